@@ -1,0 +1,16 @@
+// Atomic file output: write to a temporary file in the target's folder, flush, then rename(2), so
+// readers see either the old file or the complete new one, never half of it.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <ostream>
+
+namespace xb {
+
+/// Writes `path` atomically with `writer`. Throws std::runtime_error naming the path when the
+/// temporary file cannot be created, written or renamed; the temporary is removed on failure.
+void write_file_atomic(const std::filesystem::path& path,
+                       const std::function<void(std::ostream&)>& writer);
+
+}  // namespace xb

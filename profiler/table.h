@@ -1,0 +1,51 @@
+// The key_averages()-style table (docs/formats.md, "table.json"), built from the event model.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "profiler/event_model.h"
+
+namespace xb {
+
+/// One row: all events of one (name, kind). Times in ns.
+struct TableRow {
+  std::string name;
+  std::string kind;  ///< kernel, gpu_memcpy, gpu_memset, user_annotation, cpu_op, cuda_runtime, cuda_driver
+  std::int64_t calls = 0;
+  std::int64_t self_cpu_ns = 0;
+  std::int64_t cpu_total_ns = 0;
+  std::int64_t self_cuda_ns = 0;
+  std::int64_t cuda_total_ns = 0;
+  double self_cpu_pct = 0;
+  double cpu_total_pct = 0;
+  double self_cuda_pct = 0;
+  double median_ns = 0;  ///< of per-call durations (device time for device rows, CPU total otherwise)
+  std::int64_t min_ns = 0;
+  std::int64_t max_ns = 0;
+  double cpu_time_avg_ns() const { return calls ? double(cpu_total_ns) / calls : 0.0; }
+  double cuda_time_avg_ns() const { return calls ? double(cuda_total_ns) / calls : 0.0; }
+  bool is_device() const { return kind == "kernel" || kind == "gpu_memcpy" || kind == "gpu_memset"; }
+};
+
+struct Table {
+  std::vector<TableRow> rows;  ///< sorted by cuda_total_ns descending, then name, then kind
+  std::int64_t self_cpu_total_ns = 0;
+  std::int64_t self_cuda_total_ns = 0;
+};
+
+/// Builds the table (definitions in docs/formats.md). Sync events are not rows.
+Table build_table(const Session& session);
+
+/// PyTorch's text layout plus Median/Min/Max columns and the two totals.
+void write_table_text(const Table& table, std::ostream& out);
+
+/// table.json, with the session's metadata block.
+void write_table_json(const Table& table, const SessionMeta& meta, std::ostream& out);
+
+/// Median of values (mean of the two middle ones for an even count); 0 for none.
+double median_of(std::vector<std::int64_t> values);
+
+}  // namespace xb
