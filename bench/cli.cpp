@@ -1,0 +1,143 @@
+#include "bench/cli.h"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <iostream>
+#include <set>
+#include <sstream>
+
+#include "kernels/workload.h"
+
+namespace xb {
+namespace {
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> items;
+  std::string item;
+  std::istringstream in(text);
+  while (std::getline(in, item, ',')) items.push_back(item);
+  if (!text.empty() && text.back() == ',') items.emplace_back();
+  return items;
+}
+
+/// Joins repeated list options ("--size 64 --size 128" or "--size 64,128") into one list.
+std::vector<std::string> flatten(const std::vector<std::string>& values, const char* what) {
+  std::vector<std::string> out;
+  for (const std::string& v : values) {
+    for (std::string& item : split(v)) {
+      if (item.empty()) throw UsageError(std::string("empty item in ") + what + " list '" + v + "'");
+      out.push_back(std::move(item));
+    }
+  }
+  if (out.empty()) throw UsageError(std::string("empty ") + what + " list");
+  return out;
+}
+
+template <typename Parse>
+std::vector<std::string> checked_names(const std::vector<std::string>& values, const char* what,
+                                       Parse parse) {
+  std::vector<std::string> names = flatten(values, what);
+  std::set<std::string> seen;
+  for (const std::string& name : names) {
+    try {
+      parse(name);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    if (!seen.insert(name).second) throw UsageError(std::string("duplicate ") + what + " '" + name + "'");
+  }
+  return names;
+}
+
+}  // namespace
+
+std::vector<std::int64_t> parse_size_list(const std::string& text) {
+  std::vector<std::int64_t> sizes;
+  std::set<std::int64_t> seen;
+  for (const std::string& item : flatten({text}, "size")) {
+    const bool digits = !item.empty() && std::all_of(item.begin(), item.end(), [](char c) {
+      return c >= '0' && c <= '9';
+    });
+    if (!digits) {
+      if (item[0] == '-' && item.size() > 1) throw UsageError("size '" + item + "' is negative");
+      throw UsageError("size '" + item + "' is not a positive integer");
+    }
+    errno = 0;
+    const unsigned long long value = std::strtoull(item.c_str(), nullptr, 10);
+    if (errno == ERANGE || value > static_cast<unsigned long long>(kMaxSize)) {
+      throw UsageError("size '" + item + "' is too large (at most " + std::to_string(kMaxSize) + ")");
+    }
+    if (value == 0) throw UsageError("size '0' must be at least 1");
+    const auto n = static_cast<std::int64_t>(value);
+    if (!seen.insert(n).second) throw UsageError("duplicate size '" + item + "'");
+    sizes.push_back(n);
+  }
+  return sizes;
+}
+
+std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv) {
+  BenchOptions opt;
+  // Google Benchmark's own flags pass through untouched.
+  std::vector<const char*> ours{argv[0]};
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--benchmark_", 0) == 0) {
+      opt.benchmark_args.push_back(arg);
+    } else {
+      ours.push_back(argv[i]);
+    }
+  }
+
+  CLI::App app{"crossbench: GPU kernel timings cross-validated between cudaEvent and CUPTI"};
+  app.name("bench");
+  std::vector<std::string> sizes, ops, dtypes;
+  std::string out, replay;
+  app.add_option("--size", sizes, "comma-separated square sizes n (default 64,4096)");
+  app.add_option("--op", ops, "comma-separated ops: matmul, add, addmm, addmm_bias1d (default all)");
+  app.add_option("--dtype", dtypes, "comma-separated dtypes: bf16, fp16, fp32 (default bf16)");
+  app.add_flag("--warmup", opt.warmup, "run each fixture until its event time is steady first");
+  app.add_option("--wait-steps", opt.wait_steps, "schedule: unrecorded steps per fixture (default 1)");
+  app.add_option("--warmup-steps", opt.warmup_steps,
+                 "schedule: recorded-then-discarded steps per fixture (default 2)");
+  app.add_option("--active-steps", opt.active_steps,
+                 "schedule: recorded steps per fixture (default 20)");
+  app.add_option("--out", out, "run folder to create (default results/runs/<UTC time>)");
+  app.add_option("--replay", replay,
+                 "regenerate table, exports and validation from a raw_session.json (no GPU)");
+  try {
+    app.parse(static_cast<int>(ours.size()), ours.data());
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return std::nullopt;
+  } catch (const CLI::ParseError& e) {
+    throw UsageError(e.what());
+  }
+  if (!sizes.empty()) {
+    opt.sizes.clear();
+    std::string joined;
+    for (const std::string& s : sizes) joined += (joined.empty() ? "" : ",") + s;
+    opt.sizes = parse_size_list(joined);
+  } else if (app.count("--size") > 0) {
+    throw UsageError("empty size list");
+  }
+  if (!ops.empty()) opt.ops = checked_names(ops, "op", [](const std::string& s) { parse_op(s); });
+  if (!dtypes.empty()) {
+    opt.dtypes = checked_names(dtypes, "dtype", [](const std::string& s) { parse_dtype(s); });
+  }
+  if (opt.wait_steps < 0) throw UsageError("--wait-steps must be >= 0");
+  if (opt.warmup_steps < 0) throw UsageError("--warmup-steps must be >= 0");
+  if (opt.active_steps < 1 || opt.active_steps > 100000) {
+    throw UsageError("--active-steps must be in 1..100000");
+  }
+  if (!out.empty()) opt.out = out;
+  if (!replay.empty()) opt.replay = std::filesystem::path(replay);
+  if (opt.replay && app.count("--size") + app.count("--op") + app.count("--dtype") > 0) {
+    throw UsageError("--replay regenerates a recorded session; it takes no --size, --op or --dtype");
+  }
+  return opt;
+}
+
+}  // namespace xb

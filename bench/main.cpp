@@ -1,0 +1,139 @@
+// bench: runs the fixtures, records them with CUPTI, writes the run folder and validates it.
+// Exit codes: 0 success, 1 validation failed or a fixture failed, 2 usage or input error.
+#include <benchmark/benchmark.h>
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+
+#include "bench/cli.h"
+#include "bench/fixtures.h"
+#include "bench/run_dir.h"
+#include "kernels/blocking.h"
+#include "kernels/cuda_check.h"
+#include "kernels/cuda_raii.h"
+#include "kernels/workload.h"
+#include "profiler/profiler.h"
+#include "profiler/session_io.h"
+
+namespace fs = std::filesystem;
+using namespace xb;
+
+namespace {
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+/// Fails with UsageError when there is no usable device or a fixture cannot fit in its memory.
+void check_device(const BenchOptions& opt) {
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess || count == 0) {
+    throw UsageError(fmt::format(
+        "no CUDA device found ({}); to try crossbench without a GPU, run: bench --replay "
+        "results/sessions/h200-small/raw_session.json",
+        err != cudaSuccess ? cudaGetErrorString(err) : "device count is 0"));
+  }
+  std::size_t free_bytes = 0, total_bytes = 0;
+  XB_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
+  for (const std::string& op : opt.ops) {
+    for (const std::string& dtype : opt.dtypes) {
+      for (std::int64_t n : opt.sizes) {
+        const std::size_t need = workload_device_bytes(parse_op(op), parse_dtype(dtype), n);
+        if (need > free_bytes) {
+          throw UsageError(fmt::format(
+              "size {} does not fit: {} needs {:.2f} GiB of device memory, {:.2f} GiB free of {:.2f} GiB",
+              n, fixture_name(op, dtype, n), need / 1073741824.0, free_bytes / 1073741824.0,
+              total_bytes / 1073741824.0));
+        }
+      }
+    }
+  }
+}
+
+int run(const BenchOptions& opt, int argc0_unused, const char* argv0) {
+  (void)argc0_unused;
+  if (opt.replay) {
+    const fs::path dir = opt.out.empty() ? default_run_dir() : opt.out;
+    return replay_session(*opt.replay, dir, std::cout);
+  }
+  check_device(opt);
+  const fs::path dir = opt.out.empty() ? default_run_dir() : opt.out;
+  create_run_dir(dir);
+
+  // Google Benchmark: the user's --benchmark_* flags, plus JSON output into the run folder
+  // (written under a partial name, renamed when complete).
+  const fs::path gb_partial = dir / ".benchmark.json.partial";
+  std::vector<std::string> gb_args{argv0};
+  bool user_out = false;
+  for (const std::string& a : opt.benchmark_args) {
+    user_out = user_out || a.rfind("--benchmark_out=", 0) == 0;
+    gb_args.push_back(a);
+  }
+  if (!user_out) {
+    gb_args.push_back("--benchmark_out=" + gb_partial.string());
+    gb_args.push_back("--benchmark_out_format=json");
+  }
+  std::vector<char*> gb_argv;
+  for (std::string& a : gb_args) gb_argv.push_back(a.data());
+  int gb_argc = static_cast<int>(gb_argv.size());
+  benchmark::Initialize(&gb_argc, gb_argv.data());
+  if (benchmark::ReportUnrecognizedArguments(gb_argc, gb_argv.data())) return 2;
+
+  Stream stream;
+  BlockingKernel blocking;
+  Profiler profiler(make_cupti_source());
+  BenchContext ctx;
+  ctx.profiler = &profiler;
+  ctx.schedule = Schedule{opt.wait_steps, opt.warmup_steps, opt.active_steps};
+  ctx.warmup = opt.warmup;
+  ctx.stream = stream.get();
+  ctx.blocking = &blocking;
+  register_fixtures(opt, ctx);
+
+  profiler.start();
+  benchmark::RunSpecifiedBenchmarks();
+  XB_CUDA(cudaDeviceSynchronize());
+  RawSession raw = profiler.stop();
+  raw.meta.created_utc = utc_now();
+  raw.meta.cublas_version = static_cast<int>(cublasLtGetVersion());
+  benchmark::Shutdown();
+  if (!user_out && fs::exists(gb_partial)) fs::rename(gb_partial, dir / "benchmark.json");
+
+  write_run_outputs(raw, dir);
+  std::cout << "\nrun folder: " << dir.string() << "\n";
+  const int code = validate_and_report(dir, std::cout);
+  for (const std::string& e : ctx.errors) std::cerr << "bench: fixture failed: " << e << "\n";
+  return ctx.errors.empty() ? code : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const auto opt = parse_bench_args(argc, argv);
+    if (!opt) return 0;
+    return run(*opt, argc, argv[0]);
+  } catch (const UsageError& e) {
+    std::cerr << "bench: error: " << e.what() << "\n";
+    return 2;
+  } catch (const InputError& e) {
+    std::cerr << "bench: error: " << e.what() << "\n";
+    return 2;
+  } catch (const ProfilerError& e) {
+    std::cerr << "bench: error: CUPTI: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "bench: error: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,167 @@
+#include "bench/run_dir.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/cli.h"
+#include "profiler/atomic_file.h"
+#include "profiler/event_model.h"
+#include "profiler/session_io.h"
+#include "profiler/table.h"
+#include "profiler/trace_export.h"
+#include "validate/validator.h"
+
+namespace xb {
+namespace fs = std::filesystem;
+
+fs::path default_run_dir() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &utc);
+  return fs::path("results") / "runs" / stamp;
+}
+
+void create_run_dir(const fs::path& dir) {
+  std::error_code ec;
+  if (fs::exists(dir, ec)) {
+    if (!fs::is_directory(dir, ec)) throw UsageError("output '" + dir.string() + "' exists and is not a folder");
+    if (!fs::is_empty(dir, ec)) throw UsageError("output folder '" + dir.string() + "' already exists and is not empty");
+  }
+  fs::create_directories(dir, ec);
+  if (ec) throw UsageError("cannot create output folder '" + dir.string() + "': " + ec.message());
+  // Probe writability now, so a long GPU run never ends in an unwritable folder.
+  const fs::path probe = dir / ".write-probe";
+  {
+    std::ofstream f(probe);
+    if (!f) throw UsageError("output folder '" + dir.string() + "' is not writable");
+  }
+  fs::remove(probe, ec);
+}
+
+void write_events_json(const RawSession& raw, std::ostream& out) {
+  nlohmann::json doc;
+  doc["crossbench"] = meta_block(raw.meta, "events");
+  nlohmann::json fixtures = nlohmann::json::array();
+  for (const FixtureInfo& f : raw.fixtures) {
+    nlohmann::json steps = nlohmann::json::array();
+    std::vector<std::int64_t> times;
+    for (const StepTiming& t : raw.event_timings) {
+      if (t.fixture != f.name) continue;
+      steps.push_back({{"step", t.step}, {"range_id", t.range_id}, {"event_ns", t.event_ns}});
+      times.push_back(t.event_ns);
+    }
+    fixtures.push_back({{"name", f.name},
+                        {"op", f.op},
+                        {"dtype", f.dtype},
+                        {"size", f.size},
+                        {"flops", f.flops},
+                        {"bytes", f.bytes},
+                        {"verified", f.verified},
+                        {"max_rel_error", f.max_rel_error},
+                        {"steps", std::move(steps)},
+                        {"median_ns", median_of(times)}});
+  }
+  doc["fixtures"] = std::move(fixtures);
+  out << doc.dump(1) << '\n';
+}
+
+namespace {
+
+/// Per fixture: median over its active steps of the device time (sum of kernel, memcpy and
+/// memset durations) launched inside the step. ns.
+std::map<std::string, double> cupti_medians(const RawSession& raw, const Session& session) {
+  std::unordered_map<std::uint64_t, std::uint64_t> parent;
+  for (const HostRange& r : session.ranges) parent[r.id] = r.parent_id;
+  auto root = [&](std::uint64_t id) {
+    for (int guard = 0; guard < 64 && id != 0; ++guard) {
+      auto it = parent.find(id);
+      if (it == parent.end() || it->second == 0) return id;
+      id = it->second;
+    }
+    return id;
+  };
+  std::unordered_map<std::uint64_t, std::int64_t> per_step;
+  for (const DeviceActivity& a : session.device) per_step[root(a.external_id)] += a.duration_ns();
+  std::map<std::string, double> out;
+  for (const FixtureInfo& f : raw.fixtures) {
+    std::vector<std::int64_t> v;
+    for (const StepTiming& t : raw.event_timings) {
+      if (t.fixture == f.name) v.push_back(per_step[t.range_id]);
+    }
+    out[f.name] = median_of(v);
+  }
+  return out;
+}
+
+void write_summary(const RawSession& raw, const ValidationReport& report, std::ostream& out) {
+  const Session session = build_session(raw);
+  const auto cupti = cupti_medians(raw, session);
+  const std::string gpu = raw.meta.devices.empty() ? "unknown GPU" : raw.meta.devices[0].name;
+  out << "# crossbench run\n\n";
+  out << fmt::format("- GPU: {}\n- recorded: {}\n- CUDA driver {}, runtime {}, CUPTI {}, cuBLAS {}\n",
+                     gpu, raw.meta.created_utc, raw.meta.cuda_driver_version,
+                     raw.meta.cuda_runtime_version, raw.meta.cupti_version, raw.meta.cublas_version);
+  out << fmt::format("- schedule: wait {}, warmup {}, active {}; dropped records: {}\n\n",
+                     raw.meta.schedule_wait, raw.meta.schedule_warmup, raw.meta.schedule_active,
+                     raw.meta.dropped_records);
+  out << "| fixture | verified (rel. error) | cudaEvent median (us) | CUPTI device time median (us) | TFLOP/s (CUPTI) | GB/s (CUPTI) |\n";
+  out << "| --- | --- | ---: | ---: | ---: | ---: |\n";
+  for (const FixtureInfo& f : raw.fixtures) {
+    std::vector<std::int64_t> ev;
+    for (const StepTiming& t : raw.event_timings) {
+      if (t.fixture == f.name) ev.push_back(t.event_ns);
+    }
+    const double event_ns = median_of(ev);
+    const double kernel_ns = cupti.at(f.name);
+    const double tflops = kernel_ns > 0 ? f.flops / kernel_ns / 1e3 : 0.0;  // flop/ns / 1e3 = TFLOP/s
+    const double gbps = kernel_ns > 0 ? f.bytes / kernel_ns : 0.0;          // byte/ns = GB/s
+    out << fmt::format("| {} | {} ({:.2e}) | {:.3f} | {:.3f} | {:.1f} | {:.1f} |\n", f.name,
+                       f.verified ? "yes" : "NO", f.max_rel_error, event_ns / 1e3,
+                       kernel_ns / 1e3, tflops, gbps);
+  }
+  out << "\n## Validation\n\n";
+  print_summary(report, out);
+}
+
+}  // namespace
+
+void write_run_outputs(const RawSession& raw, const fs::path& dir) {
+  write_file_atomic(dir / "raw_session.json", [&](std::ostream& o) { write_raw_session(raw, o); });
+  write_file_atomic(dir / "events.json", [&](std::ostream& o) { write_events_json(raw, o); });
+  write_file_atomic(dir / "trace_only.json", [&](std::ostream& o) { write_trace_only(raw, o); });
+  const Session session = build_session(raw);
+  const Table table = build_table(session);
+  write_file_atomic(dir / "table.txt", [&](std::ostream& o) { write_table_text(table, o); });
+  write_file_atomic(dir / "table.json",
+                    [&](std::ostream& o) { write_table_json(table, raw.meta, o); });
+  write_file_atomic(dir / "full.json", [&](std::ostream& o) { write_full_trace(session, o); });
+}
+
+int validate_and_report(const fs::path& dir, std::ostream& out) {
+  const ValidationReport report = validate_run_dir(dir);
+  write_report_json(report, dir / "validation.json");
+  const RawSession raw = read_raw_session(dir / "raw_session.json");
+  write_file_atomic(dir / "summary.md", [&](std::ostream& o) { write_summary(raw, report, o); });
+  print_summary(report, out);
+  return report.passed() ? 0 : 1;
+}
+
+int replay_session(const fs::path& file, const fs::path& dir, std::ostream& out) {
+  const RawSession raw = read_raw_session(file);  // read before creating anything
+  create_run_dir(dir);
+  write_run_outputs(raw, dir);
+  out << "replayed " << file.string() << " into " << dir.string() << "\n";
+  return validate_and_report(dir, out);
+}
+
+}  // namespace xb

@@ -10,6 +10,8 @@ namespace xb {
 
 /// Writes `path` atomically with `writer`. Throws std::runtime_error naming the path when the
 /// temporary file cannot be created, written or renamed; the temporary is removed on failure.
+/// An exception thrown by `writer` itself propagates unchanged (temporary removed, old file intact).
+/// The temporary is "<path>.tmp.<pid>.<n>" in the same folder; no fsync is done.
 void write_file_atomic(const std::filesystem::path& path,
                        const std::function<void(std::ostream&)>& writer);
 

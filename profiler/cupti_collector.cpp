@@ -1,0 +1,293 @@
+// CUPTI adapter: the only translation unit that talks to CUPTI. It collects activity records
+// through the asynchronous buffer API and copies them into RawRecord (profiler/raw_records.h).
+// Reference: CUPTI documentation, "Activity API" (cuptiActivityRegisterCallbacks,
+// cuptiActivityFlushAll, cuptiActivityGetNextRecord, cuptiActivityGetNumDroppedRecords).
+#include <cuda_runtime_api.h>
+#include <cupti.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "profiler/cupti_check.h"
+#include "profiler/profiler.h"
+
+namespace xb {
+namespace {
+
+constexpr CUpti_ActivityKind kKinds[] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+    CUPTI_ACTIVITY_KIND_MEMSET,            CUPTI_ACTIVITY_KIND_RUNTIME,
+    CUPTI_ACTIVITY_KIND_DRIVER,            CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+    CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+};
+constexpr CUpti_ExternalCorrelationKind kExternalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
+constexpr std::size_t kAlign = 8;  // CUPTI requires 8-byte aligned activity buffers
+
+/// Strips CUPTI's "_v7000"-style version suffix: "cudaLaunchKernel_v7000" -> "cudaLaunchKernel".
+std::string strip_version_suffix(std::string name) {
+  const auto pos = name.rfind("_v");
+  if (pos != std::string::npos && pos + 2 < name.size() &&
+      name.find_first_not_of("0123456789", pos + 2) == std::string::npos) {
+    name.erase(pos);
+  }
+  return name;
+}
+
+class CuptiSource;
+std::atomic<CuptiSource*> g_active{nullptr};  // CUPTI allows one set of buffer callbacks
+
+class CuptiSource final : public ActivitySource {
+ public:
+  CuptiSource(std::size_t buffer_bytes, std::size_t max_buffers)
+      : buffer_bytes_(buffer_bytes), max_buffers_(max_buffers) {
+    CuptiSource* expected = nullptr;
+    if (!g_active.compare_exchange_strong(expected, this)) {
+      throw ProfilerError("a CUPTI profiler session is already active in this process");
+    }
+  }
+  ~CuptiSource() override {
+    if (enabled_) {
+      try {
+        stop();
+      } catch (...) {
+      }
+    }
+    g_active.store(nullptr);
+  }
+
+  void start() override {
+    XB_CUPTI(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM));
+    XB_CUPTI(cuptiActivityRegisterCallbacks(&CuptiSource::on_buffer_requested,
+                                            &CuptiSource::on_buffer_completed));
+    for (CUpti_ActivityKind kind : kKinds) {
+      const CUptiResult result = cuptiActivityEnable(kind);
+      if (result != CUPTI_SUCCESS) {
+        for (CUpti_ActivityKind k : kKinds) cuptiActivityDisable(k);
+        const char* text = nullptr;
+        cuptiGetResultString(result, &text);
+        throw ProfilerError(std::string("cannot enable CUPTI activity collection (") +
+                            (text ? text : "unknown") +
+                            "); is another profiler such as Nsight Systems attached?");
+      }
+    }
+    enabled_ = true;
+  }
+
+  std::vector<RawRecord> stop() override {
+    XB_CUPTI(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+    for (CUpti_ActivityKind kind : kKinds) XB_CUPTI(cuptiActivityDisable(kind));
+    enabled_ = false;
+    XB_CUPTI(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+    std::lock_guard<std::mutex> lock(mutex_);
+    return std::exchange(records_, {});
+  }
+
+  std::uint64_t dropped_records() const override { return dropped_.load(); }
+
+  std::int64_t now_ns() const override {
+    std::uint64_t ts = 0;
+    XB_CUPTI(cuptiGetTimestamp(&ts));
+    return static_cast<std::int64_t>(ts);
+  }
+
+  void push_external_id(std::uint64_t id) override {
+    XB_CUPTI(cuptiActivityPushExternalCorrelationId(kExternalKind, id));
+  }
+  void pop_external_id() override {
+    std::uint64_t last = 0;
+    XB_CUPTI(cuptiActivityPopExternalCorrelationId(kExternalKind, &last));
+  }
+
+  void describe(SessionMeta& meta) const override {
+    cudaDriverGetVersion(&meta.cuda_driver_version);
+    cudaRuntimeGetVersion(&meta.cuda_runtime_version);
+    XB_CUPTI(cuptiGetVersion(&meta.cupti_version));
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) count = 0;
+    meta.devices.clear();
+    for (int d = 0; d < count; ++d) {
+      cudaDeviceProp p{};
+      if (cudaGetDeviceProperties(&p, d) != cudaSuccess) continue;
+      DeviceInfo info;
+      info.id = static_cast<std::uint32_t>(d);
+      info.name = p.name;
+      info.total_global_mem = p.totalGlobalMem;
+      info.compute_major = p.major;
+      info.compute_minor = p.minor;
+      info.num_sms = p.multiProcessorCount;
+      info.max_threads_per_block = p.maxThreadsPerBlock;
+      info.max_threads_per_multiprocessor = p.maxThreadsPerMultiProcessor;
+      info.regs_per_block = p.regsPerBlock;
+      info.regs_per_multiprocessor = p.regsPerMultiprocessor;
+      info.warp_size = p.warpSize;
+      info.shared_mem_per_block = p.sharedMemPerBlock;
+      info.shared_mem_per_block_optin = p.sharedMemPerBlockOptin;
+      info.shared_mem_per_multiprocessor = p.sharedMemPerMultiprocessor;
+      info.l2_cache_bytes = static_cast<std::uint64_t>(p.l2CacheSize);
+      meta.devices.push_back(std::move(info));
+    }
+  }
+
+ private:
+  static void CUPTIAPI on_buffer_requested(uint8_t** buffer, size_t* size,
+                                           size_t* max_num_records) {
+    CuptiSource* self = g_active.load();
+    *buffer = nullptr;
+    *size = 0;
+    *max_num_records = 0;
+    if (self == nullptr || self->outstanding_.load() >= self->max_buffers_) return;  // CUPTI drops
+    void* p = std::aligned_alloc(kAlign, self->buffer_bytes_);
+    if (p == nullptr) return;
+    ++self->outstanding_;
+    *buffer = static_cast<uint8_t*>(p);
+    *size = self->buffer_bytes_;
+  }
+
+  static void CUPTIAPI on_buffer_completed(CUcontext context, uint32_t stream_id, uint8_t* buffer,
+                                           size_t /*size*/, size_t valid_size) {
+    CuptiSource* self = g_active.load();
+    if (self != nullptr && buffer != nullptr) {
+      self->consume(buffer, valid_size);
+      size_t dropped = 0;
+      if (cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped) == CUPTI_SUCCESS) {
+        self->dropped_ += dropped;
+      }
+      --self->outstanding_;
+    }
+    std::free(buffer);
+  }
+
+  const std::string& api_name(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+    auto key = std::make_pair(static_cast<int>(domain), static_cast<std::uint32_t>(cbid));
+    auto it = names_.find(key);
+    if (it == names_.end()) {
+      const char* name = nullptr;
+      std::string text = cuptiGetCallbackName(domain, cbid, &name) == CUPTI_SUCCESS && name
+                             ? strip_version_suffix(name)
+                             : "api#" + std::to_string(cbid);
+      it = names_.emplace(key, std::move(text)).first;
+    }
+    return it->second;
+  }
+
+  void consume(uint8_t* buffer, size_t valid_size) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    CUpti_Activity* record = nullptr;
+    while (cuptiActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS) {
+      RawRecord r;
+      switch (record->kind) {
+        case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+        case CUPTI_ACTIVITY_KIND_KERNEL: {
+          const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+          r.kind = RawKind::Kernel;
+          r.start_ns = static_cast<std::int64_t>(k->start);
+          r.end_ns = static_cast<std::int64_t>(k->end);
+          r.correlation_id = k->correlationId;
+          r.device_id = k->deviceId;
+          r.context_id = k->contextId;
+          r.stream_id = k->streamId;
+          r.name = k->name ? k->name : "";
+          r.grid[0] = k->gridX;
+          r.grid[1] = k->gridY;
+          r.grid[2] = k->gridZ;
+          r.block[0] = k->blockX;
+          r.block[1] = k->blockY;
+          r.block[2] = k->blockZ;
+          r.registers_per_thread = k->registersPerThread;
+          r.static_shared_bytes = k->staticSharedMemory;
+          r.dynamic_shared_bytes = k->dynamicSharedMemory;
+          break;
+        }
+        case CUPTI_ACTIVITY_KIND_MEMCPY: {
+          const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
+          r.kind = RawKind::Memcpy;
+          r.start_ns = static_cast<std::int64_t>(m->start);
+          r.end_ns = static_cast<std::int64_t>(m->end);
+          r.correlation_id = m->correlationId;
+          r.device_id = m->deviceId;
+          r.context_id = m->contextId;
+          r.stream_id = m->streamId;
+          r.bytes = m->bytes;
+          r.copy_kind = m->copyKind;
+          break;
+        }
+        case CUPTI_ACTIVITY_KIND_MEMSET: {
+          const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
+          r.kind = RawKind::Memset;
+          r.start_ns = static_cast<std::int64_t>(m->start);
+          r.end_ns = static_cast<std::int64_t>(m->end);
+          r.correlation_id = m->correlationId;
+          r.device_id = m->deviceId;
+          r.context_id = m->contextId;
+          r.stream_id = m->streamId;
+          r.bytes = m->bytes;
+          r.memset_value = m->value;
+          break;
+        }
+        case CUPTI_ACTIVITY_KIND_RUNTIME:
+        case CUPTI_ACTIVITY_KIND_DRIVER: {
+          const auto* a = reinterpret_cast<const CUpti_ActivityAPI*>(record);
+          const bool driver = record->kind == CUPTI_ACTIVITY_KIND_DRIVER;
+          r.kind = driver ? RawKind::Driver : RawKind::Runtime;
+          r.start_ns = static_cast<std::int64_t>(a->start);
+          r.end_ns = static_cast<std::int64_t>(a->end);
+          r.correlation_id = a->correlationId;
+          r.cbid = a->cbid;
+          r.process_id = a->processId;
+          r.thread_id = a->threadId;
+          r.return_value = static_cast<std::int32_t>(a->returnValue);
+          r.name = api_name(driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API,
+                            a->cbid);
+          break;
+        }
+        case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
+          const auto* s = reinterpret_cast<const CUpti_ActivitySynchronization2*>(record);
+          r.kind = RawKind::Synchronization;
+          r.start_ns = static_cast<std::int64_t>(s->start);
+          r.end_ns = static_cast<std::int64_t>(s->end);
+          r.correlation_id = s->correlationId;
+          r.context_id = s->contextId;
+          r.stream_id = s->streamId;
+          r.sync_type = static_cast<std::uint32_t>(s->type);
+          break;
+        }
+        case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
+          const auto* e = reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(record);
+          r.kind = RawKind::ExternalCorrelation;
+          r.correlation_id = e->correlationId;
+          r.external_kind = static_cast<std::uint32_t>(e->externalKind);
+          r.external_id = e->externalId;
+          break;
+        }
+        default:
+          continue;  // kinds we did not enable
+      }
+      records_.push_back(std::move(r));
+    }
+  }
+
+  std::size_t buffer_bytes_;
+  std::size_t max_buffers_;
+  bool enabled_ = false;
+  std::atomic<std::size_t> outstanding_{0};
+  std::atomic<std::uint64_t> dropped_{0};
+  std::mutex mutex_;
+  std::vector<RawRecord> records_;
+  std::map<std::pair<int, std::uint32_t>, std::string> names_;
+};
+
+}  // namespace
+
+std::unique_ptr<ActivitySource> make_cupti_source(std::size_t buffer_bytes,
+                                                  std::size_t max_buffers) {
+  if (buffer_bytes < 4096) throw std::invalid_argument("CUPTI buffer must be at least 4 KiB");
+  return std::make_unique<CuptiSource>(buffer_bytes, max_buffers);
+}
+
+}  // namespace xb

@@ -1,0 +1,151 @@
+#include "profiler/profiler.h"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <limits>
+#include <unordered_set>
+#include <utility>
+
+namespace xb {
+
+ScheduleFilter filter_to_windows(std::vector<RawRecord> records,
+                                 std::vector<std::pair<std::int64_t, std::int64_t>> windows) {
+  std::sort(windows.begin(), windows.end());
+  auto inside = [&](std::int64_t t) {
+    // Last window starting at or before t.
+    auto it = std::upper_bound(windows.begin(), windows.end(),
+                               std::make_pair(t, std::numeric_limits<std::int64_t>::max()));
+    return it != windows.begin() && t <= std::prev(it)->second;
+  };
+  std::unordered_set<std::uint32_t> kept_correlations;
+  for (const RawRecord& r : records) {
+    if ((r.kind == RawKind::Runtime || r.kind == RawKind::Driver) && inside(r.start_ns)) {
+      kept_correlations.insert(r.correlation_id);
+    }
+  }
+  ScheduleFilter out;
+  out.kept.reserve(records.size());
+  for (RawRecord& r : records) {
+    bool keep = false;
+    if (r.kind == RawKind::Runtime || r.kind == RawKind::Driver) {
+      keep = inside(r.start_ns);
+    } else {
+      keep = kept_correlations.count(r.correlation_id) != 0;
+    }
+    if (keep) {
+      out.kept.push_back(std::move(r));
+    } else {
+      ++out.discarded;
+    }
+  }
+  return out;
+}
+
+Profiler::Profiler(std::unique_ptr<ActivitySource> source) : source_(std::move(source)) {
+  if (!source_) throw std::invalid_argument("Profiler: null activity source");
+  pid_ = static_cast<std::uint32_t>(::getpid());
+  tid_ = static_cast<std::uint32_t>(::syscall(SYS_gettid));
+}
+
+Profiler::~Profiler() = default;
+
+void Profiler::start() {
+  source_->start();
+  started_ = true;
+  window_start_ns_ = source_->now_ns();
+}
+
+RawSession Profiler::stop() {
+  if (!started_) throw std::logic_error("Profiler::stop called before start");
+  if (in_step_) end_step();
+  RawSession session;
+  session.meta.window_start_ns = window_start_ns_;
+  session.meta.window_end_ns = source_->now_ns();
+  std::vector<RawRecord> records = source_->stop();
+  started_ = false;
+  ScheduleFilter filtered = filter_to_windows(std::move(records), windows_);
+  session.records = std::move(filtered.kept);
+  session.meta.discarded_by_schedule = filtered.discarded;
+  session.meta.dropped_records = source_->dropped_records();
+  session.meta.process_id = pid_;
+  session.meta.schedule_wait = schedule_.wait;
+  session.meta.schedule_warmup = schedule_.warmup;
+  session.meta.schedule_active = schedule_.active;
+  source_->describe(session.meta);
+  session.ranges = std::move(ranges_);
+  session.event_timings = std::move(timings_);
+  session.fixtures = std::move(fixtures_);
+  ranges_.clear();
+  timings_.clear();
+  fixtures_.clear();
+  windows_.clear();
+  return session;
+}
+
+void Profiler::begin_fixture(const Schedule& schedule) {
+  if (schedule.wait < 0 || schedule.warmup < 0 || schedule.active < 1) {
+    throw std::invalid_argument("schedule needs wait >= 0, warmup >= 0, active >= 1");
+  }
+  if (in_step_) end_step();
+  schedule_ = schedule;
+  fixture_step_ = -1;
+}
+
+std::uint64_t Profiler::begin_step() {
+  if (in_step_) end_step();
+  ++fixture_step_;
+  ++step_number_;
+  in_step_ = true;
+  step_active_ = started_ && fixture_step_ >= schedule_.wait + schedule_.warmup &&
+                 fixture_step_ < schedule_.total();
+  step_range_ = 0;
+  if (step_active_) {
+    step_range_ = begin_range("ProfilerStep#" + std::to_string(step_number_),
+                              RangeCategory::UserAnnotation);
+  }
+  return step_range_;
+}
+
+void Profiler::end_step() {
+  if (!in_step_) return;
+  if (step_active_) {
+    while (!open_.empty() && open_.back().id != step_range_) end_range(open_.back().id);
+    const std::size_t index = open_.back().index;
+    end_range(step_range_);
+    windows_.emplace_back(ranges_[index].start_ns, ranges_[index].end_ns);
+  }
+  in_step_ = false;
+  step_active_ = false;
+  step_range_ = 0;
+}
+
+std::uint64_t Profiler::begin_range(const std::string& name, RangeCategory category) {
+  if (!(in_step_ && step_active_)) return 0;
+  HostRange range;
+  range.id = next_id_++;
+  range.parent_id = open_.empty() ? 0 : open_.back().id;
+  range.name = name;
+  range.category = category;
+  range.process_id = pid_;
+  range.thread_id = tid_;
+  range.start_ns = source_->now_ns();
+  ranges_.push_back(std::move(range));
+  open_.push_back({ranges_.size() - 1, ranges_.back().id});
+  source_->push_external_id(ranges_.back().id);
+  return ranges_.back().id;
+}
+
+void Profiler::end_range(std::uint64_t id) {
+  if (id == 0) return;
+  if (open_.empty() || open_.back().id != id) {
+    throw std::logic_error("Profiler::end_range: range " + std::to_string(id) +
+                           " is not the innermost open range");
+  }
+  source_->pop_external_id();
+  ranges_[open_.back().index].end_ns = source_->now_ns();
+  open_.pop_back();
+}
+
+}  // namespace xb

@@ -11,6 +11,7 @@ namespace xb {
 std::string format_us(std::int64_t ns);
 
 /// Inverse of format_us for a parsed JSON number: llround(us * 1000). Exact for |us| < 2^43 / 1000.
+/// Throws std::invalid_argument for NaN, infinity or a value outside the int64 ns range.
 std::int64_t us_to_ns(double us);
 
 }  // namespace xb

@@ -1,0 +1,43 @@
+// Command line of `bench` (parsing and checking only; no GPU, no files touched).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace xb {
+
+/// Bad command-line input; `bench` prints "bench: error: <what>" and exits with code 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Everything `bench` was asked to do.
+struct BenchOptions {
+  std::vector<std::int64_t> sizes{64, 4096};    ///< square sizes n, each 1..kMaxSize
+  std::vector<std::string> ops{"matmul", "add", "addmm", "addmm_bias1d"};
+  std::vector<std::string> dtypes{"bf16"};
+  bool warmup = false;          ///< run each fixture until steady before recording
+  int wait_steps = 1;           ///< schedule: steps not recorded
+  int warmup_steps = 2;         ///< schedule: steps recorded then discarded
+  int active_steps = 20;        ///< schedule: recorded steps (ProfilerStep#N)
+  std::filesystem::path out;    ///< run folder; empty = results/runs/<UTC time>
+  std::optional<std::filesystem::path> replay;  ///< regenerate outputs from a raw session
+  std::vector<std::string> benchmark_args;      ///< --benchmark_* flags passed to Google Benchmark
+};
+
+/// Largest accepted size: n^2 elements must index comfortably in 32-bit cuBLAS leading dims.
+constexpr std::int64_t kMaxSize = 65536;
+
+/// Parses a comma-separated size list: each item a decimal integer in [1, kMaxSize], no
+/// duplicates. Throws UsageError naming the offending item.
+std::vector<std::int64_t> parse_size_list(const std::string& text);
+
+/// Parses argv. Throws UsageError on any bad input (unknown flag, op, dtype, bad size, ...).
+/// Returns std::nullopt when --help was printed.
+std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv);
+
+}  // namespace xb

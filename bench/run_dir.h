@@ -1,0 +1,38 @@
+// The run folder: creating it, and writing every output of one recording into it
+// (docs/formats.md). Plain C++: used by `bench` after a GPU run and by `bench --replay`.
+#pragma once
+
+#include <filesystem>
+#include <ostream>
+#include <string>
+
+#include "profiler/raw_records.h"
+
+namespace xb {
+
+/// Default run folder: results/runs/<UTC yyyymmdd-hhmmss>.
+std::filesystem::path default_run_dir();
+
+/// Creates `dir` (and parents). Throws UsageError when it exists and is not an empty folder, or
+/// cannot be created; nothing is written in that case.
+void create_run_dir(const std::filesystem::path& dir);
+
+/// Writes raw_session.json, events.json, table.txt, table.json, trace_only.json and full.json,
+/// each atomically. Throws std::runtime_error (from write_file_atomic) on I/O failure.
+void write_run_outputs(const RawSession& raw, const std::filesystem::path& dir);
+
+/// Writes events.json (per-iteration cudaEvent times per fixture, with medians).
+void write_events_json(const RawSession& raw, std::ostream& out);
+
+/// Validates the files in `dir` (validate/validator.h), writes validation.json and summary.md,
+/// prints the summary to `out`. Returns 0 when every check that ran passed, else 1.
+/// Throws InputError when the folder's files are unusable.
+int validate_and_report(const std::filesystem::path& dir, std::ostream& out);
+
+/// `bench --replay FILE`: reads a raw session and regenerates every output in `dir`
+/// (created as create_run_dir does), then validates. Returns the exit code (0 or 1).
+/// Throws InputError for an unusable FILE, UsageError for an unusable `dir`.
+int replay_session(const std::filesystem::path& file, const std::filesystem::path& dir,
+                   std::ostream& out);
+
+}  // namespace xb

@@ -1,0 +1,45 @@
+// Host side of BlockingKernel (see blocking.h).
+#include "kernels/blocking.h"
+
+#include <atomic>
+#include <stdexcept>
+#include <string>
+
+namespace xb {
+
+BlockingKernel::BlockingKernel()
+    : release_flag_(sizeof(int), /*mapped=*/true), timed_out_flag_(sizeof(int), /*mapped=*/true) {
+  *static_cast<volatile int*>(release_flag_.get()) = 1;
+  *static_cast<volatile int*>(timed_out_flag_.get()) = 0;
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  Stream warmup;
+  detail::launch_blocking_kernel(release_flag_.device_ptr<int>(),
+                                 timed_out_flag_.device_ptr<int>(), kDefaultTimeoutNs,
+                                 warmup.get());
+  warmup.synchronize();
+}
+
+void BlockingKernel::block(cudaStream_t stream, std::int64_t timeout_ns) {
+  if (timeout_ns < 0) {
+    throw std::invalid_argument("BlockingKernel::block: timeout_ns " + std::to_string(timeout_ns) +
+                                " < 0");
+  }
+  *static_cast<volatile int*>(release_flag_.get()) = 0;
+  *static_cast<volatile int*>(timed_out_flag_.get()) = 0;
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  detail::launch_blocking_kernel(release_flag_.device_ptr<int>(),
+                                 timed_out_flag_.device_ptr<int>(), timeout_ns, stream);
+}
+
+void BlockingKernel::release() noexcept {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  *static_cast<volatile int*>(release_flag_.get()) = 1;
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+
+bool BlockingKernel::timed_out() const noexcept {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  return *static_cast<const volatile int*>(timed_out_flag_.get()) != 0;
+}
+
+}  // namespace xb

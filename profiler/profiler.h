@@ -1,0 +1,149 @@
+// The profiler front end: host ranges (record_function-like annotations and CPU ops), a
+// wait/warmup/active step schedule, and the collection of raw activity records from an
+// ActivitySource. The CUPTI source lives in profiler/cupti_collector.h; tests inject a fake one.
+// No CUDA or CUPTI headers here.
+//
+// Units: nanoseconds on the activity source's clock (cuptiGetTimestamp for CUPTI).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "profiler/raw_records.h"
+
+namespace xb {
+
+/// A profiler that cannot start or collect (CUPTI missing, already in use by another tool, ...).
+struct ProfilerError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Where activity records come from. The CUPTI adapter implements it; CPU tests fake it.
+class ActivitySource {
+ public:
+  virtual ~ActivitySource() = default;
+  /// Enables collection. Throws ProfilerError on failure.
+  virtual void start() = 0;
+  /// Flushes every buffer, disables collection and returns the records in delivery order.
+  virtual std::vector<RawRecord> stop() = 0;
+  /// Records the source lost (buffer full or refused), so far.
+  virtual std::uint64_t dropped_records() const = 0;
+  /// Current time on the records' clock, ns.
+  virtual std::int64_t now_ns() const = 0;
+  /// Pushes/pops the external id that API calls made on this thread are tagged with.
+  virtual void push_external_id(std::uint64_t id) = 0;
+  virtual void pop_external_id() = 0;
+  /// Fills versions and device properties into the session metadata.
+  virtual void describe(SessionMeta& meta) const = 0;
+};
+
+/// torch.profiler.schedule-like step schedule: per fixture, `wait` steps are not recorded,
+/// `warmup` steps run with collection on but are discarded, `active` steps are recorded, each
+/// inside a "ProfilerStep#N" user annotation.
+struct Schedule {
+  int wait = 1;
+  int warmup = 1;
+  int active = 5;
+  int total() const { return wait + warmup + active; }
+};
+
+/// Result of filtering records to the active steps.
+struct ScheduleFilter {
+  std::vector<RawRecord> kept;
+  std::uint64_t discarded = 0;
+};
+
+/// Keeps API records that start inside one of `windows` ([start_ns, end_ns] pairs), and the
+/// device, synchronization and external-correlation records whose correlation id belongs to a
+/// kept API record; everything else is counted as discarded. Windows need not be sorted.
+ScheduleFilter filter_to_windows(std::vector<RawRecord> records,
+                                 std::vector<std::pair<std::int64_t, std::int64_t>> windows);
+
+/// Collects one session. Not thread-safe: ranges and steps are opened from one host thread.
+class Profiler {
+ public:
+  /// Takes ownership of the source. Throws std::invalid_argument for a null source.
+  explicit Profiler(std::unique_ptr<ActivitySource> source);
+  ~Profiler();
+  Profiler(const Profiler&) = delete;
+  Profiler& operator=(const Profiler&) = delete;
+
+  /// Starts collection and the recording window. Throws ProfilerError.
+  void start();
+  /// Ends the window, flushes and returns the session, filtered to the active steps.
+  RawSession stop();
+
+  /// Starts the schedule of a new fixture (step counting restarts its phases; step numbers
+  /// keep increasing across fixtures, so each ProfilerStep#N name is unique in a session).
+  void begin_fixture(const Schedule& schedule);
+  /// Begins the next step. Returns the ProfilerStep range id when the step is active, else 0.
+  std::uint64_t begin_step();
+  /// Ends the current step (closes its ProfilerStep range when active).
+  void end_step();
+  /// Number of the current (or last) step.
+  std::int64_t step_number() const { return step_number_; }
+  /// Whether the current step is active (recorded).
+  bool step_active() const { return in_step_ && step_active_; }
+
+  /// Opens a host range; recorded only inside an active step (returns 0 otherwise, and the
+  /// matching end_range(0) is a no-op). The id is pushed as the CUPTI external id.
+  std::uint64_t begin_range(const std::string& name, RangeCategory category);
+  /// Closes the innermost open range; `id` must be the value begin_range returned.
+  /// Throws std::logic_error when ranges are not closed innermost-first.
+  void end_range(std::uint64_t id);
+
+  /// Attaches fixture information and cudaEvent step timings to the session.
+  void add_fixture(FixtureInfo fixture) { fixtures_.push_back(std::move(fixture)); }
+  void add_step_timing(StepTiming timing) { timings_.push_back(std::move(timing)); }
+
+  std::int64_t now_ns() const { return source_->now_ns(); }
+  const Schedule& schedule() const { return schedule_; }
+
+ private:
+  struct Open {
+    std::size_t index;  // into ranges_
+    std::uint64_t id;
+  };
+  std::unique_ptr<ActivitySource> source_;
+  Schedule schedule_;
+  int fixture_step_ = -1;
+  std::int64_t step_number_ = -1;
+  bool in_step_ = false;
+  bool step_active_ = false;
+  bool started_ = false;
+  std::uint64_t step_range_ = 0;
+  std::uint64_t next_id_ = 1;
+  std::vector<Open> open_;
+  std::vector<HostRange> ranges_;
+  std::vector<std::pair<std::int64_t, std::int64_t>> windows_;
+  std::vector<StepTiming> timings_;
+  std::vector<FixtureInfo> fixtures_;
+  std::int64_t window_start_ns_ = 0;
+  std::uint32_t pid_ = 0;
+  std::uint32_t tid_ = 0;
+};
+
+/// RAII host range: `ScopedRange r(prof, "matmul", RangeCategory::UserAnnotation);`
+class ScopedRange {
+ public:
+  ScopedRange(Profiler& profiler, const std::string& name, RangeCategory category)
+      : profiler_(profiler), id_(profiler.begin_range(name, category)) {}
+  ~ScopedRange() { profiler_.end_range(id_); }
+  ScopedRange(const ScopedRange&) = delete;
+  ScopedRange& operator=(const ScopedRange&) = delete;
+
+ private:
+  Profiler& profiler_;
+  std::uint64_t id_;
+};
+
+/// The CUPTI activity source (profiler/cupti_collector.cpp). `buffer_bytes` per CUPTI buffer,
+/// at most `max_buffers` outstanding (beyond that CUPTI drops records and counts them).
+/// Throws ProfilerError when CUPTI cannot be initialized.
+std::unique_ptr<ActivitySource> make_cupti_source(std::size_t buffer_bytes = 8u << 20,
+                                                  std::size_t max_buffers = 256);
+
+}  // namespace xb

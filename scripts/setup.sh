@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs missing Debian/Ubuntu packages and configures + builds crossbench into build/.
+# Sourced by scripts/run.sh and scripts/test.sh; usable alone: scripts/setup.sh
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+pkgs=(cmake ninja-build g++ libbenchmark-dev libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev)
+missing=()
+for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=""; [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+cuda_root=${CUDA_HOME:-/usr/local/cuda}
+if ! command -v nvcc >/dev/null 2>&1; then
+  if [ -x "$cuda_root/bin/nvcc" ]; then export PATH="$cuda_root/bin:$PATH"; else
+    echo "setup: error: the CUDA Toolkit (nvcc, CUPTI, cuBLAS) is required; install CUDA 13 and set CUDA_HOME" >&2
+    exit 2
+  fi
+fi
+# libcupti lives beside the toolkit's other libraries on some installs, under extras/ on others.
+for d in "$cuda_root/targets/x86_64-linux/lib" "$cuda_root/extras/CUPTI/lib64"; do
+  [ -d "$d" ] && export LD_LIBRARY_PATH="$d:${LD_LIBRARY_PATH:-}"
+done
+
+build_dir=${XB_BUILD_DIR:-build}
+jobs=${XB_JOBS:-$(nproc)}
+if [ ! -f "$build_dir/build.ninja" ]; then
+  cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release
+fi
+cmake --build "$build_dir" -j "$jobs"
