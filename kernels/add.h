@@ -13,16 +13,16 @@
 
 namespace xb {
 
-/// Launch geometry of the add kernel on one device. grid_blocks = SMs x resident blocks per SM
-/// (cudaOccupancyMaxActiveBlocksPerMultiprocessor), so the grid-stride loop keeps every SM full
-/// with one launch wave; smaller problems launch fewer blocks.
+/// Launch geometry of the add kernels on one device. A launch uses one thread per 16-byte vector
+/// (one per element on the scalar path), up to max_blocks blocks; past that, the kernels'
+/// grid-stride loops cover the rest. Why not a grid of SMs x resident blocks: see add.cu.
 struct AddLaunchConfig {
-  int grid_blocks = 0;        ///< upper bound on blocks per launch
-  int threads_per_block = 0;  ///< 256
+  int max_blocks = 0;         ///< cap on blocks per launch (the device's grid x limit)
+  int threads_per_block = 0;  ///< 256 (the kernels' launch bound: more fails to launch)
 };
 
-/// Queries the current device (SM count, occupancy of the vectorized kernel for `dtype`).
-/// Call once at setup, not per launch. Throws CudaError.
+/// Queries the current device once (cudaDevAttrMaxGridDimX); call at setup, not per launch.
+/// Throws CudaError.
 AddLaunchConfig add_launch_config(DType dtype);
 
 /// Enqueues out[i] = a[i] + b[i] for i in [0, count) on `stream`; a, b, out are device pointers

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace xb {
 
@@ -19,10 +20,24 @@ BlockingKernel::BlockingKernel()
   warmup.synchronize();
 }
 
+BlockingKernel::~BlockingKernel() { release(); }
+
+BlockingKernel& BlockingKernel::operator=(BlockingKernel&& other) noexcept {
+  if (this != &other) {
+    release();
+    release_flag_ = std::move(other.release_flag_);
+    timed_out_flag_ = std::move(other.timed_out_flag_);
+  }
+  return *this;
+}
+
 void BlockingKernel::block(cudaStream_t stream, std::int64_t timeout_ns) {
   if (timeout_ns < 0) {
     throw std::invalid_argument("BlockingKernel::block: timeout_ns " + std::to_string(timeout_ns) +
                                 " < 0");
+  }
+  if (release_flag_.get() == nullptr) {
+    throw std::logic_error("BlockingKernel::block on a moved-from object");
   }
   *static_cast<volatile int*>(release_flag_.get()) = 0;
   *static_cast<volatile int*>(timed_out_flag_.get()) = 0;
@@ -32,12 +47,14 @@ void BlockingKernel::block(cudaStream_t stream, std::int64_t timeout_ns) {
 }
 
 void BlockingKernel::release() noexcept {
+  if (release_flag_.get() == nullptr) return;  // moved from
   std::atomic_thread_fence(std::memory_order_seq_cst);
   *static_cast<volatile int*>(release_flag_.get()) = 1;
   std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 
 bool BlockingKernel::timed_out() const noexcept {
+  if (timed_out_flag_.get() == nullptr) return false;  // moved from
   std::atomic_thread_fence(std::memory_order_seq_cst);
   return *static_cast<const volatile int*>(timed_out_flag_.get()) != 0;
 }

@@ -26,15 +26,24 @@ class BlockingKernel {
   /// synchronizes, which loads the module (CUDA's lazy loading) outside any timed region.
   /// Throws CudaError.
   BlockingKernel();
+  /// Releases a pending block() first, so that freeing the flags never waits for a timeout.
+  ~BlockingKernel();
+  BlockingKernel(BlockingKernel&&) noexcept = default;
+  /// Releases this object's pending block(), if any, then takes over `other`'s flags.
+  BlockingKernel& operator=(BlockingKernel&& other) noexcept;
+  BlockingKernel(const BlockingKernel&) = delete;
+  BlockingKernel& operator=(const BlockingKernel&) = delete;
 
   /// Resets both flags and enqueues the spinning kernel on `stream`. The kernel returns when
   /// release() is called or, failing that, once `timeout_ns` nanoseconds of %globaltimer have
   /// passed since it started; then timed_out() turns true. Call only when no kernel of this object
   /// is still pending (after the previous release() and a synchronize of its stream).
-  /// Throws CudaError on launch failure and std::invalid_argument for timeout_ns < 0.
+  /// Throws CudaError on launch failure, std::invalid_argument for timeout_ns < 0 and
+  /// std::logic_error on a moved-from object.
   void block(cudaStream_t stream, std::int64_t timeout_ns = kDefaultTimeoutNs);
 
   /// Sets the release flag (full fence, then a volatile store), letting the kernel return.
+  /// No effect on a moved-from object.
   void release() noexcept;
 
   /// True if the last block() ended by its timeout instead of release(). Valid once the stream

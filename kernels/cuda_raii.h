@@ -24,7 +24,8 @@ namespace xb {
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;
-  /// Allocates `bytes` bytes on the current device; throws CudaError (e.g. cudaErrorMemoryAllocation).
+  /// Allocates `bytes` bytes on the current device; throws CudaError
+  /// (e.g. cudaErrorMemoryAllocation).
   explicit DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
     if (bytes > 0) XB_CUDA(cudaMalloc(&ptr_, bytes));
   }

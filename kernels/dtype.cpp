@@ -69,7 +69,7 @@ double op_bytes(Op op, DType dtype, std::int64_t n) {
   switch (op) {
     case Op::Matmul: return 3 * mat;             // read A, B; write C
     case Op::Add: return 3 * mat;                // read a, b; write out
-    case Op::Addmm: return 4 * mat + 2 * mat;    // GEMM reads A, B, C=out, writes out; copy bias->out
+    case Op::Addmm: return 4 * mat + 2 * mat;    // GEMM: A, B, C=out, out; copy: bias, out
     case Op::AddmmBias1d: return 3 * mat + nd * e;  // read A, B, bias[n]; write out
   }
   throw std::invalid_argument("invalid Op value " + std::to_string(static_cast<int>(op)));

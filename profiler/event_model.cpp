@@ -28,21 +28,31 @@ void check_interval(std::int64_t start_ns, std::int64_t end_ns, const char* what
 
 /// correlation id -> external id, preferring CUSTOM0 records, otherwise the first record seen.
 std::unordered_map<std::uint32_t, std::uint64_t> external_map(const std::vector<RawRecord>& records) {
-  std::unordered_map<std::uint32_t, std::uint64_t> ids;
-  std::unordered_map<std::uint32_t, bool> is_custom0;
+  struct Entry {
+    std::uint64_t id;
+    bool custom0;
+  };
+  std::unordered_map<std::uint32_t, Entry> entries;
+  std::size_t count = 0;
+  for (const RawRecord& r : records) count += r.kind == RawKind::ExternalCorrelation ? 1 : 0;
+  entries.reserve(count);
   for (const RawRecord& r : records) {
     if (r.kind != RawKind::ExternalCorrelation) continue;
     const bool custom0 = r.external_kind == kExternalKindCustom0;
-    const auto [it, inserted] = ids.emplace(r.correlation_id, r.external_id);
-    bool& have_custom0 = is_custom0[r.correlation_id];
-    if (inserted) {
-      have_custom0 = custom0;
-    } else if (custom0 && !have_custom0) {
-      it->second = r.external_id;
-      have_custom0 = true;
-    }
+    const auto [it, inserted] = entries.emplace(r.correlation_id, Entry{r.external_id, custom0});
+    if (!inserted && custom0 && !it->second.custom0) it->second = Entry{r.external_id, true};
   }
+  std::unordered_map<std::uint32_t, std::uint64_t> ids;
+  ids.reserve(entries.size());
+  for (const auto& [corr, entry] : entries) ids.emplace(corr, entry.id);
   return ids;
+}
+
+/// Sorts by `less` unless already sorted (CUPTI delivers each kind mostly in order); stable, so
+/// full ties keep delivery order.
+template <typename T, typename Less>
+void sort_if_needed(std::vector<T>& v, Less less) {
+  if (!std::is_sorted(v.begin(), v.end(), less)) std::stable_sort(v.begin(), v.end(), less);
 }
 
 std::uint64_t lookup(const std::unordered_map<std::uint32_t, std::uint64_t>& map, std::uint32_t key) {
@@ -107,12 +117,21 @@ Session build_session(const RawSession& raw) {
     check_interval(raw.ranges[i].start_ns, raw.ranges[i].end_ns, "ranges", i);
   }
   s.ranges = raw.ranges;
-  std::stable_sort(s.ranges.begin(), s.ranges.end(), [](const HostRange& a, const HostRange& b) {
+  sort_if_needed(s.ranges, [](const HostRange& a, const HostRange& b) {
     return std::tie(a.start_ns, a.id) < std::tie(b.start_ns, b.id);
   });
 
   const auto ext = external_map(raw.records);
   std::unordered_map<std::string, std::string> demangled;  // mangled -> demangled, computed once
+  std::size_t n_api = 0, n_device = 0, n_sync = 0;
+  for (const RawRecord& r : raw.records) {
+    n_api += r.kind == RawKind::Runtime || r.kind == RawKind::Driver ? 1 : 0;
+    n_device += r.kind == RawKind::Kernel || r.kind == RawKind::Memcpy || r.kind == RawKind::Memset ? 1 : 0;
+    n_sync += r.kind == RawKind::Synchronization ? 1 : 0;
+  }
+  s.api.reserve(n_api);
+  s.device.reserve(n_device);
+  s.syncs.reserve(n_sync);
 
   for (std::size_t i = 0; i < raw.records.size(); ++i) {
     const RawRecord& r = raw.records[i];
@@ -180,50 +199,47 @@ Session build_session(const RawSession& raw) {
 
   // Deterministic order: start time, then correlation id (runtime before driver), then the
   // remaining identifying fields; stable_sort keeps delivery order for full ties.
-  std::stable_sort(s.api.begin(), s.api.end(), [](const ApiCall& a, const ApiCall& b) {
+  sort_if_needed(s.api, [](const ApiCall& a, const ApiCall& b) {
     return std::tie(a.start_ns, a.correlation_id, a.driver, a.thread_id, a.end_ns) <
            std::tie(b.start_ns, b.correlation_id, b.driver, b.thread_id, b.end_ns);
   });
-  std::stable_sort(s.device.begin(), s.device.end(), [](const DeviceActivity& a, const DeviceActivity& b) {
+  sort_if_needed(s.device, [](const DeviceActivity& a, const DeviceActivity& b) {
     return std::tie(a.start_ns, a.correlation_id, a.device_id, a.stream_id, a.end_ns) <
            std::tie(b.start_ns, b.correlation_id, b.device_id, b.stream_id, b.end_ns);
   });
-  std::stable_sort(s.syncs.begin(), s.syncs.end(), [](const SyncEvent& a, const SyncEvent& b) {
+  sort_if_needed(s.syncs, [](const SyncEvent& a, const SyncEvent& b) {
     return std::tie(a.start_ns, a.correlation_id, a.device_id, a.stream_id) <
            std::tie(b.start_ns, b.correlation_id, b.device_id, b.stream_id);
   });
 
-  // correlation id -> launching call: runtime preferred over driver, then the earliest.
-  std::unordered_map<std::uint32_t, std::int64_t> launch_of;
-  std::unordered_map<std::uint32_t, int> api_count;
-  launch_of.reserve(s.api.size());
+  // correlation id -> launching call (runtime preferred over driver, then the earliest) and how
+  // many API and device records carry it.
+  struct Corr {
+    std::int64_t launch = -1;
+    int api = 0;
+    int device = 0;
+  };
+  std::unordered_map<std::uint32_t, Corr> corr;
+  corr.reserve(s.api.size() + s.device.size() / 4);
   for (std::size_t i = 0; i < s.api.size(); ++i) {
-    const ApiCall& c = s.api[i];
-    ++api_count[c.correlation_id];
-    const auto [it, inserted] = launch_of.emplace(c.correlation_id, static_cast<std::int64_t>(i));
-    if (!inserted && s.api[static_cast<std::size_t>(it->second)].driver && !c.driver) {
-      it->second = static_cast<std::int64_t>(i);
+    Corr& c = corr[s.api[i].correlation_id];
+    ++c.api;
+    if (c.launch < 0 || (s.api[static_cast<std::size_t>(c.launch)].driver && !s.api[i].driver)) {
+      c.launch = static_cast<std::int64_t>(i);
     }
   }
-  std::unordered_map<std::uint32_t, int> device_count;
-  device_count.reserve(s.device.size());
   for (DeviceActivity& a : s.device) {
-    ++device_count[a.correlation_id];
-    const auto it = launch_of.find(a.correlation_id);
-    if (it == launch_of.end()) continue;
-    a.launch = it->second;
+    Corr& c = corr[a.correlation_id];
+    ++c.device;
+    if (c.launch < 0) continue;
+    a.launch = c.launch;
     ++s.api[static_cast<std::size_t>(a.launch)].device_work;
   }
-
-  for (const auto& [id, n] : api_count) {
-    if (n > 1) s.duplicate_correlations.push_back(id);
-  }
-  for (const auto& [id, n] : device_count) {
-    if (n > 1) s.duplicate_correlations.push_back(id);
+  for (const auto& [id, c] : corr) {
+    if (c.api > 1 || c.device > 1) s.duplicate_correlations.push_back(id);
   }
   auto& dups = s.duplicate_correlations;
   std::sort(dups.begin(), dups.end());
-  dups.erase(std::unique(dups.begin(), dups.end()), dups.end());
   return s;
 }
 

@@ -79,16 +79,33 @@ struct Session {
 /// joins ExternalCorrelation records to API calls (correlation id -> external id) and device
 /// activities to their launch (correlation id). Keeps a pointer into `raw.records`, so `raw` must
 /// outlive the result. Throws std::invalid_argument on records that cannot be converted
-/// (end before start on a record with timestamps).
+/// (end before start on a record with timestamps, or on a range).
+///
+/// Join rules:
+/// - external id of a correlation id: the ExternalCorrelation record of kind CUSTOM0 (value 3,
+///   what the collector pushes); without one, the first record of any other kind.
+/// - API calls, device activities and sync events take the external id of their correlation id.
+/// - launch of a device activity: the API call with its correlation id; when several share it, a
+///   runtime call wins over a driver call, then the earliest. Every device activity of that id
+///   counts in the launch's device_work.
+/// - duplicate_correlations (sorted, unique): ids carried by more than one API record (runtime
+///   and driver together included) or by more than one device record.
+/// - order: ranges by (start, id); API calls by (start, correlation id, runtime first, thread,
+///   end); device activities by (start, correlation id, device, stream, end); syncs by (start,
+///   correlation id, device, stream); full ties keep delivery order.
 Session build_session(const RawSession& raw);
 
-/// Demangles a CUPTI kernel name (Itanium ABI); returns it unchanged when it is not mangled.
+/// Demangles a CUPTI kernel name (Itanium ABI, names starting with "_Z"); returns it unchanged
+/// when it is not mangled or does not demangle.
 std::string demangle(const std::string& name);
 
-/// PyTorch's memcpy name for a CUpti_ActivityMemcpyKind: "Memcpy DtoD (Device -> Device)".
+/// PyTorch's memcpy name for a CUpti_ActivityMemcpyKind: "Memcpy DtoD (Device -> Device)"
+/// (8), "Memcpy HtoD (Host -> Device)" (1), "Memcpy DtoH (Device -> Host)" (2), ... through
+/// "Memcpy PtoP (Device -> Device)" (10); "Memcpy Unknown" for anything else.
 std::string memcpy_name(std::uint32_t copy_kind);
 
-/// Name of a CUpti_ActivitySynchronizationType ("Event Synchronize", ...).
+/// Name of a CUpti_ActivitySynchronizationType: "Event Synchronize" (1), "Stream Wait Event" (2),
+/// "Stream Synchronize" (3), "Context Synchronize" (4), "Unknown Synchronize" otherwise.
 std::string sync_name(std::uint32_t sync_type);
 
 }  // namespace xb

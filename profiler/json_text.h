@@ -1,8 +1,9 @@
-// Internal helpers for writing JSON text by hand (streaming exporters, raw session writer).
-// Not part of the public model API: only profiler/*.cpp include this.
+// Internal helper for writing JSON text by hand (trace exporters, raw session writer). Not part of
+// the public model API: only profiler/*.cpp include this.
 //
-// Everything appends to a fmt::memory_buffer; JsonStream flushes that buffer to an std::ostream in
-// large chunks, so multi-hundred-megabyte traces are written without building a JSON tree.
+// JsonOut writes into a fixed chunk buffer with a raw pointer and drains it into an std::ostream
+// when full, so multi-hundred-megabyte traces are written without building a JSON tree and
+// without per-append overhead. Every method reserves the room it needs itself.
 #pragma once
 
 #include <cstdint>
@@ -10,59 +11,32 @@
 #include <ostream>
 #include <stdexcept>
 #include <string_view>
+#include <type_traits>
+#include <vector>
 
 #include <fmt/format.h>
 
 namespace xb::detail {
 
-/// Appends `ns` as microseconds with exactly three decimals ("-0.005" for -5). Exact integer
-/// arithmetic; handles the whole int64 range, INT64_MIN included.
-inline void append_us(fmt::memory_buffer& buf, std::int64_t ns) {
-  const bool negative = ns < 0;
-  const std::uint64_t magnitude =
-      negative ? std::uint64_t{0} - static_cast<std::uint64_t>(ns) : static_cast<std::uint64_t>(ns);
-  if (negative) buf.push_back('-');
-  const fmt::format_int whole(magnitude / 1000);
-  buf.append(whole.data(), whole.data() + whole.size());
-  const auto frac = static_cast<unsigned>(magnitude % 1000);
-  const char digits[4] = {'.', static_cast<char>('0' + frac / 100),
-                          static_cast<char>('0' + frac / 10 % 10), static_cast<char>('0' + frac % 10)};
-  buf.append(digits, digits + 4);
-}
-
-/// Appends an integer in decimal.
-template <typename Int>
-inline void append_int(fmt::memory_buffer& buf, Int value) {
-  const fmt::format_int text(value);
-  buf.append(text.data(), text.data() + text.size());
-}
-
-/// Appends a finite double in its shortest round-trip form; throws std::invalid_argument for NaN
-/// or infinity (JSON has neither).
-inline void append_double(fmt::memory_buffer& buf, double value) {
-  if (!(value == value) || value - value != 0.0) {
-    throw std::invalid_argument("cannot write NaN or infinity as JSON");
-  }
-  fmt::format_to(std::back_inserter(buf), "{}", value);
-}
-
-/// Appends a literal (already valid JSON text, e.g. `,"ts":`).
-inline void append_raw(fmt::memory_buffer& buf, std::string_view text) {
-  buf.append(text.data(), text.data() + text.size());
-}
-
-/// Length of the valid UTF-8 sequence starting at s[i] (1..4), or 0 when it is not valid UTF-8.
+/// Length of the valid UTF-8 sequence starting at s[i] (2..4), or 0 when it is not valid UTF-8
+/// (overlong forms, surrogates and code points past U+10FFFF are invalid).
 inline std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
   const auto b0 = static_cast<unsigned char>(s[i]);
   std::size_t len = 0;
   std::uint32_t min_cp = 0;
   std::uint32_t cp = 0;
   if (b0 >= 0xC2 && b0 <= 0xDF) {
-    len = 2, min_cp = 0x80, cp = b0 & 0x1Fu;
+    len = 2;
+    min_cp = 0x80;
+    cp = b0 & 0x1Fu;
   } else if (b0 >= 0xE0 && b0 <= 0xEF) {
-    len = 3, min_cp = 0x800, cp = b0 & 0x0Fu;
+    len = 3;
+    min_cp = 0x800;
+    cp = b0 & 0x0Fu;
   } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-    len = 4, min_cp = 0x10000, cp = b0 & 0x07u;
+    len = 4;
+    min_cp = 0x10000;
+    cp = b0 & 0x07u;
   } else {
     return 0;
   }
@@ -76,63 +50,147 @@ inline std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
   return len;
 }
 
-/// Appends `s` as a quoted JSON string: escapes quotes, backslashes and control characters, and
-/// replaces bytes that are not valid UTF-8 with U+FFFD, so the output always parses.
-inline void append_string(fmt::memory_buffer& buf, std::string_view s) {
-  buf.push_back('"');
-  std::size_t run_start = 0;
-  const auto flush_run = [&](std::size_t end) {
-    buf.append(s.data() + run_start, s.data() + end);
-  };
-  for (std::size_t i = 0; i < s.size();) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
-      ++i;
-      continue;
+/// A chunked JSON text writer over an std::ostream. Call finish() at the end; it throws
+/// std::runtime_error when the stream failed. Destroying it without finish() drops the tail.
+class JsonOut {
+ public:
+  explicit JsonOut(std::ostream& out, std::size_t chunk = std::size_t{1} << 20)
+      : out_(out), buf_(chunk), p_(buf_.data()), end_(buf_.data() + buf_.size()) {}
+  JsonOut(const JsonOut&) = delete;
+  JsonOut& operator=(const JsonOut&) = delete;
+  ~JsonOut() = default;
+
+  /// Makes room for n more bytes: drains the buffer, and grows it for a single item larger than it.
+  void reserve(std::size_t n) {
+    if (static_cast<std::size_t>(end_ - p_) < n) make_room(n);
+  }
+
+  /// A string literal (already valid JSON text, e.g. `,"ts":`); N includes the terminating NUL.
+  template <std::size_t N>
+  void lit(const char (&text)[N]) {
+    reserve(N - 1);
+    std::memcpy(p_, text, N - 1);
+    p_ += N - 1;
+  }
+
+  /// Raw JSON text of any length.
+  void raw(std::string_view text) {
+    reserve(text.size());
+    std::memcpy(p_, text.data(), text.size());
+    p_ += text.size();
+  }
+
+  void ch(char c) {
+    reserve(1);
+    *p_++ = c;
+  }
+
+  /// An integer in decimal.
+  template <typename Int>
+  void integer(Int value) {
+    static_assert(std::is_integral_v<Int>, "integer() takes integers");
+    reserve(21);
+    if constexpr (std::is_signed_v<Int>) {
+      if (value < 0) {
+        *p_++ = '-';
+        p_ = write_decimal(p_, std::uint64_t{0} - static_cast<std::uint64_t>(static_cast<std::int64_t>(value)));
+        return;
+      }
     }
-    if (c >= 0x80) {
-      const std::size_t len = utf8_sequence_length(s, i);
-      if (len != 0) {
-        i += len;
+    p_ = write_decimal(p_, static_cast<std::uint64_t>(value));
+  }
+
+  /// `ns` as microseconds with exactly three decimals ("-0.005" for -5), by integer arithmetic;
+  /// the whole int64 range, INT64_MIN included.
+  void us(std::int64_t ns) {
+    reserve(26);
+    std::uint64_t magnitude = static_cast<std::uint64_t>(ns);
+    if (ns < 0) {
+      *p_++ = '-';
+      magnitude = std::uint64_t{0} - magnitude;
+    }
+    p_ = write_decimal(p_, magnitude / 1000);
+    const auto frac = static_cast<unsigned>(magnitude % 1000);
+    p_[0] = '.';
+    p_[1] = static_cast<char>('0' + frac / 100);
+    std::memcpy(p_ + 2, kDigitPairs + 2 * (frac % 100), 2);
+    p_ += 4;
+  }
+
+  /// A finite double in its shortest round-trip form; throws std::invalid_argument for NaN or
+  /// infinity (JSON has neither).
+  void number(double value) {
+    if (!(value == value) || value - value != 0.0) {
+      throw std::invalid_argument("cannot write NaN or infinity as JSON");
+    }
+    reserve(40);
+    p_ = fmt::format_to(p_, "{}", value);
+  }
+
+  /// `s` as a quoted JSON string: escapes quotes, backslashes and control characters, and
+  /// replaces bytes that are not valid UTF-8 with U+FFFD, so the output always parses.
+  void string(std::string_view s) {
+    reserve(s.size() * 6 + 2);  // worst case: every byte becomes \u00XX
+    char* p = p_;
+    *p++ = '"';
+    for (std::size_t i = 0; i < s.size();) {
+      // Fast path: copy 8 plain ASCII bytes at a time (no control char, quote, backslash or
+      // byte >= 0x80 among them).
+      while (i + 8 <= s.size()) {
+        std::uint64_t word;
+        std::memcpy(&word, s.data() + i, 8);
+        if (!plain_ascii(word)) break;
+        std::memcpy(p, &word, 8);
+        p += 8;
+        i += 8;
+      }
+      if (i >= s.size()) break;
+      const auto c = static_cast<unsigned char>(s[i]);
+      if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+        *p++ = static_cast<char>(c);
+        ++i;
         continue;
       }
-      flush_run(i);
-      append_raw(buf, "\\ufffd");
-      run_start = ++i;
-      continue;
+      if (c >= 0x80) {
+        const std::size_t len = utf8_sequence_length(s, i);
+        if (len != 0) {
+          std::memcpy(p, s.data() + i, len);
+          p += len;
+          i += len;
+        } else {
+          std::memcpy(p, "\\ufffd", 6);
+          p += 6;
+          ++i;
+        }
+        continue;
+      }
+      *p++ = '\\';
+      switch (c) {
+        case '"': *p++ = '"'; break;
+        case '\\': *p++ = '\\'; break;
+        case '\n': *p++ = 'n'; break;
+        case '\r': *p++ = 'r'; break;
+        case '\t': *p++ = 't'; break;
+        case '\b': *p++ = 'b'; break;
+        case '\f': *p++ = 'f'; break;
+        default: {
+          static constexpr char kHex[] = "0123456789abcdef";
+          p[0] = 'u';
+          p[1] = '0';
+          p[2] = '0';
+          p[3] = kHex[c >> 4];
+          p[4] = kHex[c & 0xF];
+          p += 5;
+          break;
+        }
+      }
+      ++i;
     }
-    flush_run(i);
-    switch (c) {
-      case '"': append_raw(buf, "\\\""); break;
-      case '\\': append_raw(buf, "\\\\"); break;
-      case '\n': append_raw(buf, "\\n"); break;
-      case '\r': append_raw(buf, "\\r"); break;
-      case '\t': append_raw(buf, "\\t"); break;
-      case '\b': append_raw(buf, "\\b"); break;
-      case '\f': append_raw(buf, "\\f"); break;
-      default: fmt::format_to(std::back_inserter(buf), "\\u{:04x}", static_cast<unsigned>(c)); break;
-    }
-    run_start = ++i;
+    *p++ = '"';
+    p_ = p;
   }
-  flush_run(s.size());
-  buf.push_back('"');
-}
 
-/// A memory buffer that drains into an ostream whenever it grows past `chunk` bytes.
-class JsonStream {
- public:
-  explicit JsonStream(std::ostream& out, std::size_t chunk = std::size_t{1} << 20)
-      : out_(out), chunk_(chunk) {}
-  JsonStream(const JsonStream&) = delete;
-  JsonStream& operator=(const JsonStream&) = delete;
-  ~JsonStream() = default;  // callers must call finish(); a throwing path drops the rest
-
-  fmt::memory_buffer& buf() { return buf_; }
-  /// Writes the buffer out when it is larger than the chunk size.
-  void maybe_flush() {
-    if (buf_.size() >= chunk_) drain();
-  }
-  /// Writes everything buffered; throws std::runtime_error when the stream is in a failed state.
+  /// Writes everything buffered and flushes; throws std::runtime_error when the stream failed.
   void finish() {
     drain();
     out_.flush();
@@ -141,12 +199,60 @@ class JsonStream {
 
  private:
   void drain() {
-    out_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
-    buf_.clear();
+    const std::size_t used = static_cast<std::size_t>(p_ - buf_.data());
+    if (used != 0) out_.write(buf_.data(), static_cast<std::streamsize>(used));
+    p_ = buf_.data();
   }
+  static constexpr char kDigitPairs[] =
+      "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+      "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+      "8081828384858687888990919293949596979899";
+
+  /// Writes v in decimal at p (at most 20 bytes); returns the end.
+  static char* write_decimal(char* p, std::uint64_t v) {
+    int digits = 1;
+    for (std::uint64_t t = v; t >= 10; t /= 10) ++digits;
+    char* end = p + digits;
+    char* q = end;
+    while (v >= 100) {
+      q -= 2;
+      std::memcpy(q, kDigitPairs + 2 * (v % 100), 2);
+      v /= 100;
+    }
+    if (v >= 10) {
+      q -= 2;
+      std::memcpy(q, kDigitPairs + 2 * v, 2);
+    } else {
+      *--q = static_cast<char>('0' + v);
+    }
+    return end;
+  }
+
+  /// True when none of the 8 bytes is < 0x20, '"', '\\' or >= 0x80.
+  static bool plain_ascii(std::uint64_t w) {
+    constexpr std::uint64_t ones = 0x0101010101010101ull;
+    constexpr std::uint64_t highs = 0x8080808080808080ull;
+    const auto has_zero = [](std::uint64_t x) { return (x - ones) & ~x & highs; };
+    const std::uint64_t high = w & highs;                              // bytes >= 0x80
+    const std::uint64_t control = (w - ones * 0x20) & ~w & highs;      // bytes < 0x20 (valid when no high bit)
+    const std::uint64_t quote = has_zero(w ^ (ones * static_cast<unsigned char>('"')));
+    const std::uint64_t backslash = has_zero(w ^ (ones * static_cast<unsigned char>('\\')));
+    return (high | control | quote | backslash) == 0;
+  }
+
+  void make_room(std::size_t n) {
+    drain();
+    if (buf_.size() < n) {
+      buf_.resize(n);
+      p_ = buf_.data();
+      end_ = buf_.data() + buf_.size();
+    }
+  }
+
   std::ostream& out_;
-  std::size_t chunk_;
-  fmt::memory_buffer buf_;
+  std::vector<char> buf_;
+  char* p_;
+  char* end_;
 };
 
 }  // namespace xb::detail

@@ -72,6 +72,7 @@ struct RawRecord {
 
 /// Category of a host range, named as in PyTorch's trace ("user_annotation", "cpu_op").
 enum class RangeCategory { UserAnnotation, CpuOp };
+/// "user_annotation" or "cpu_op", as in PyTorch traces and raw_session.json.
 const char* to_string(RangeCategory category);
 /// Throws std::invalid_argument for an unknown name.
 RangeCategory range_category_from_string(const std::string& name);

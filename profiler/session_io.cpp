@@ -2,6 +2,7 @@
 #include "profiler/session_io.h"
 
 #include <cmath>
+#include <cstddef>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -16,9 +17,6 @@ namespace xb {
 namespace {
 
 using nlohmann::json;
-using detail::append_int;
-using detail::append_raw;
-using detail::append_string;
 
 // ---------------------------------------------------------------------------------------------
 // Writing
@@ -67,157 +65,220 @@ void check_finite(double value, const std::string& what) {
   }
 }
 
-template <typename Int>
-void field(fmt::memory_buffer& b, std::string_view key, Int value) {
-  append_raw(b, ",\"");
-  append_raw(b, key);
-  append_raw(b, "\":");
-  append_int(b, value);
+template <std::size_t N, typename Int>
+void field(detail::JsonOut& o, const char (&key)[N], Int value) {
+  o.lit(key);
+  o.integer(value);
 }
 
-void int3(fmt::memory_buffer& b, std::string_view key, const std::int32_t (&v)[3]) {
-  append_raw(b, ",\"");
-  append_raw(b, key);
-  append_raw(b, "\":[");
-  append_int(b, v[0]);
-  b.push_back(',');
-  append_int(b, v[1]);
-  b.push_back(',');
-  append_int(b, v[2]);
-  b.push_back(']');
+void int3(detail::JsonOut& o, const std::int32_t (&v)[3]) {
+  o.ch('[');
+  o.integer(v[0]);
+  o.ch(',');
+  o.integer(v[1]);
+  o.ch(',');
+  o.integer(v[2]);
+  o.ch(']');
 }
 
-void write_record(fmt::memory_buffer& b, const RawRecord& r) {
-  append_raw(b, "{\"kind\":\"");
-  append_raw(b, to_string(r.kind));
-  b.push_back('"');
+void write_record(detail::JsonOut& o, const RawRecord& r) {
+  o.lit("{\"kind\":\"");
+  o.raw(to_string(r.kind));
+  o.ch('"');
   if (r.kind != RawKind::ExternalCorrelation) {
-    field(b, "start_ns", r.start_ns);
-    field(b, "end_ns", r.end_ns);
+    field(o, ",\"start_ns\":", r.start_ns);
+    field(o, ",\"end_ns\":", r.end_ns);
   }
-  field(b, "correlation_id", r.correlation_id);
+  field(o, ",\"correlation_id\":", r.correlation_id);
   switch (r.kind) {
     case RawKind::Kernel:
     case RawKind::Memcpy:
     case RawKind::Memset:
     case RawKind::Synchronization:
-      field(b, "device_id", r.device_id);
-      field(b, "context_id", r.context_id);
-      field(b, "stream_id", r.stream_id);
+      field(o, ",\"device_id\":", r.device_id);
+      field(o, ",\"context_id\":", r.context_id);
+      field(o, ",\"stream_id\":", r.stream_id);
       break;
     default:
       break;
   }
   switch (r.kind) {
     case RawKind::Kernel:
-      append_raw(b, ",\"name\":");
-      append_string(b, r.name);
-      int3(b, "grid", r.grid);
-      int3(b, "block", r.block);
-      field(b, "registers_per_thread", r.registers_per_thread);
-      field(b, "static_shared_bytes", r.static_shared_bytes);
-      field(b, "dynamic_shared_bytes", r.dynamic_shared_bytes);
+      o.lit(",\"name\":");
+      o.string(r.name);
+      o.lit(",\"grid\":");
+      int3(o, r.grid);
+      o.lit(",\"block\":");
+      int3(o, r.block);
+      field(o, ",\"registers_per_thread\":", r.registers_per_thread);
+      field(o, ",\"static_shared_bytes\":", r.static_shared_bytes);
+      field(o, ",\"dynamic_shared_bytes\":", r.dynamic_shared_bytes);
       break;
     case RawKind::Memcpy:
-      field(b, "bytes", r.bytes);
-      field(b, "copy_kind", r.copy_kind);
+      field(o, ",\"bytes\":", r.bytes);
+      field(o, ",\"copy_kind\":", r.copy_kind);
       break;
     case RawKind::Memset:
-      field(b, "bytes", r.bytes);
-      field(b, "memset_value", r.memset_value);
+      field(o, ",\"bytes\":", r.bytes);
+      field(o, ",\"memset_value\":", r.memset_value);
       break;
     case RawKind::Runtime:
     case RawKind::Driver:
-      append_raw(b, ",\"name\":");
-      append_string(b, r.name);
-      field(b, "cbid", r.cbid);
-      field(b, "process_id", r.process_id);
-      field(b, "thread_id", r.thread_id);
-      field(b, "return_value", r.return_value);
+      o.lit(",\"name\":");
+      o.string(r.name);
+      field(o, ",\"cbid\":", r.cbid);
+      field(o, ",\"process_id\":", r.process_id);
+      field(o, ",\"thread_id\":", r.thread_id);
+      field(o, ",\"return_value\":", r.return_value);
       break;
     case RawKind::Synchronization:
-      field(b, "sync_type", r.sync_type);
+      field(o, ",\"sync_type\":", r.sync_type);
       break;
     case RawKind::ExternalCorrelation:
-      field(b, "external_kind", r.external_kind);
-      field(b, "external_id", r.external_id);
+      field(o, ",\"external_kind\":", r.external_kind);
+      field(o, ",\"external_id\":", r.external_id);
       break;
   }
-  b.push_back('}');
+  o.ch('}');
 }
 
-void write_range(fmt::memory_buffer& b, const HostRange& r) {
-  append_raw(b, "{\"id\":");
-  append_int(b, r.id);
-  field(b, "parent_id", r.parent_id);
-  append_raw(b, ",\"name\":");
-  append_string(b, r.name);
-  append_raw(b, ",\"category\":\"");
-  append_raw(b, to_string(r.category));
-  b.push_back('"');
-  field(b, "start_ns", r.start_ns);
-  field(b, "end_ns", r.end_ns);
-  field(b, "process_id", r.process_id);
-  field(b, "thread_id", r.thread_id);
-  b.push_back('}');
+void write_range(detail::JsonOut& o, const HostRange& r) {
+  field(o, "{\"id\":", r.id);
+  field(o, ",\"parent_id\":", r.parent_id);
+  o.lit(",\"name\":");
+  o.string(r.name);
+  o.lit(",\"category\":\"");
+  o.raw(to_string(r.category));
+  o.ch('"');
+  field(o, ",\"start_ns\":", r.start_ns);
+  field(o, ",\"end_ns\":", r.end_ns);
+  field(o, ",\"process_id\":", r.process_id);
+  field(o, ",\"thread_id\":", r.thread_id);
+  o.ch('}');
 }
 
 // ---------------------------------------------------------------------------------------------
-// Parsing: every accessor names the object it reads ("records[12]") and the key.
+// Parsing.
+//
+// nlohmann's SAX interface drives one pass over the text. "records" and "ranges" elements (the
+// bulk of a session) are collected into a reusable FlatObject and converted on the spot; the
+// small rest (crossbench, meta, event_timings, fixtures) is built as an nlohmann::json tree.
+// Both shapes go through the same strict accessors, which name the object ("records[12]") and
+// the key in every error.
 
-[[noreturn]] void fail(const std::string& where, const std::string& what) {
-  throw InputError("raw_session: " + where + ": " + what);
+/// Where a value sits, e.g. {"records", 12} -> "records[12]"; formatted only on error.
+struct Loc {
+  std::string_view name;
+  std::ptrdiff_t index = -1;
+  std::string str() const {
+    return index < 0 ? std::string(name) : fmt::format("{}[{}]", name, index);
+  }
+};
+
+[[noreturn]] void fail(const Loc& where, const std::string& what) {
+  throw InputError("raw_session: " + where.str() + ": " + what);
 }
 
-const json& require(const json& obj, const char* key, const std::string& where) {
+/// One scalar or (for grid/block) an array of scalars inside a flat record object.
+struct FlatValue {
+  enum class Type : std::uint8_t { Null, Bool, Int, Uint, Float, String, Array, Object };
+  Type type = Type::Null;
+  bool boolean = false;
+  std::int64_t i = 0;
+  std::uint64_t u = 0;
+  double d = 0;
+  std::string s;
+  std::vector<FlatValue> items;  // Array: its scalar elements
+  bool nested = false;           // Array holding arrays/objects (never valid here)
+};
+
+/// The keys and values of one record or range object; slots are reused between elements.
+struct FlatObject {
+  std::vector<std::pair<std::string, FlatValue>> fields;
+  std::size_t size = 0;
+  void clear() { size = 0; }
+  /// Appends a slot for `key`. A repeated key gets a second slot; find() returns the last one,
+  /// so the last value wins, as in nlohmann::json.
+  FlatValue& add(const std::string& key) {
+    if (size == fields.size()) fields.emplace_back();
+    fields[size].first = key;
+    return reset(fields[size++].second);
+  }
+  const FlatValue* find(std::string_view key) const {
+    for (std::size_t k = size; k-- > 0;) {
+      if (fields[k].first == key) return &fields[k].second;
+    }
+    return nullptr;
+  }
+  static FlatValue& reset(FlatValue& v) {
+    v.type = FlatValue::Type::Null;
+    v.items.clear();
+    v.nested = false;
+    return v;
+  }
+};
+
+// -- strict accessors over nlohmann::json -----------------------------------------------------
+
+const json& require(const json& obj, const char* key, const Loc& where) {
   const auto it = obj.find(key);
   if (it == obj.end()) fail(where, fmt::format("missing key \"{}\"", key));
   return *it;
 }
 
-const json& require_object(const json& parent, const char* key, const std::string& where) {
+const json& require_object(const json& parent, const char* key, const Loc& where) {
   const json& v = require(parent, key, where);
   if (!v.is_object()) fail(where, fmt::format("key \"{}\" must be an object", key));
   return v;
 }
 
-const json& require_array(const json& parent, const char* key, const std::string& where) {
+const json& require_array(const json& parent, const char* key, const Loc& where) {
   const json& v = require(parent, key, where);
   if (!v.is_array()) fail(where, fmt::format("key \"{}\" must be an array", key));
   return v;
 }
 
-/// Converts a JSON value to Int, checking type and range; `what` names it in errors.
+/// Names a value inside an object in error messages: key "grid" or key "grid"[1]; formatted only
+/// on error (the accessors run for every field of every record).
+struct What {
+  const char* key;
+  int element = -1;
+  std::string str() const {
+    return element < 0 ? fmt::format("key \"{}\"", key) : fmt::format("key \"{}\"[{}]", key, element);
+  }
+};
+
+/// Checks an integer (given as unsigned or signed) against Int's range.
 template <typename Int>
-Int to_int(const json& v, const std::string& where, const std::string& what) {
-  if (v.is_number_unsigned()) {
-    const auto u = v.get<std::uint64_t>();
+Int checked_int(bool is_unsigned, std::uint64_t u, std::int64_t i, const Loc& where, const What& what) {
+  if (is_unsigned) {
     if (u <= static_cast<std::uint64_t>(std::numeric_limits<Int>::max())) return static_cast<Int>(u);
-  } else if (v.is_number_integer()) {
-    const auto i = v.get<std::int64_t>();
-    if constexpr (std::is_signed_v<Int>) {
-      if (i >= static_cast<std::int64_t>(std::numeric_limits<Int>::min()) &&
-          i <= static_cast<std::int64_t>(std::numeric_limits<Int>::max())) {
-        return static_cast<Int>(i);
-      }
-    } else {
-      if (i >= 0 && static_cast<std::uint64_t>(i) <= std::numeric_limits<Int>::max()) {
-        return static_cast<Int>(i);
-      }
+    fail(where, fmt::format("{} = {} is out of range", what.str(), u));
+  }
+  if constexpr (std::is_signed_v<Int>) {
+    if (i >= static_cast<std::int64_t>(std::numeric_limits<Int>::min()) &&
+        i <= static_cast<std::int64_t>(std::numeric_limits<Int>::max())) {
+      return static_cast<Int>(i);
     }
   } else {
-    fail(where, what + " must be an integer");
+    if (i >= 0 && static_cast<std::uint64_t>(i) <= std::numeric_limits<Int>::max()) return static_cast<Int>(i);
   }
-  fail(where, what + " = " + v.dump() + " is out of range");
+  fail(where, fmt::format("{} = {} is out of range", what.str(), i));
 }
 
-/// Reads an integer key into Int, checking type and range.
 template <typename Int>
-Int get_int(const json& obj, const char* key, const std::string& where) {
-  return to_int<Int>(require(obj, key, where), where, fmt::format("key \"{}\"", key));
+Int to_int(const json& v, const Loc& where, const What& what) {
+  if (v.is_number_unsigned()) return checked_int<Int>(true, v.get<std::uint64_t>(), 0, where, what);
+  if (v.is_number_integer()) return checked_int<Int>(false, 0, v.get<std::int64_t>(), where, what);
+  fail(where, what.str() + " must be an integer");
 }
 
-double get_double(const json& obj, const char* key, const std::string& where) {
+template <typename Int>
+Int get_int(const json& obj, const char* key, const Loc& where) {
+  return to_int<Int>(require(obj, key, where), where, What{key});
+}
+
+double get_double(const json& obj, const char* key, const Loc& where) {
   const json& v = require(obj, key, where);
   if (!v.is_number()) fail(where, fmt::format("key \"{}\" must be a number", key));
   const double d = v.get<double>();
@@ -225,31 +286,72 @@ double get_double(const json& obj, const char* key, const std::string& where) {
   return d;
 }
 
-bool get_bool(const json& obj, const char* key, const std::string& where) {
+bool get_bool(const json& obj, const char* key, const Loc& where) {
   const json& v = require(obj, key, where);
   if (!v.is_boolean()) fail(where, fmt::format("key \"{}\" must be a boolean", key));
   return v.get<bool>();
 }
 
-std::string get_string(const json& obj, const char* key, const std::string& where) {
+std::string get_string(const json& obj, const char* key, const Loc& where) {
   const json& v = require(obj, key, where);
   if (!v.is_string()) fail(where, fmt::format("key \"{}\" must be a string", key));
   return v.get<std::string>();
 }
 
-void get_int3(const json& obj, const char* key, const std::string& where, std::int32_t (&out)[3]) {
-  const json& v = require(obj, key, where);
-  if (!v.is_array() || v.size() != 3) fail(where, fmt::format("key \"{}\" must be an array of 3 integers", key));
-  for (std::size_t k = 0; k < 3; ++k) {
-    out[k] = to_int<std::int32_t>(v[k], where, fmt::format("key \"{}\"[{}]", key, k));
-  }
-}
-
-void require_is_object(const json& v, const std::string& where) {
+void require_is_object(const json& v, const Loc& where) {
   if (!v.is_object()) fail(where, "must be an object");
 }
 
-DeviceInfo parse_device(const json& j, const std::string& w) {
+// -- the same accessors over FlatObject -------------------------------------------------------
+
+const FlatValue& require(const FlatObject& obj, const char* key, const Loc& where) {
+  const FlatValue* v = obj.find(key);
+  if (v == nullptr) fail(where, fmt::format("missing key \"{}\"", key));
+  return *v;
+}
+
+template <typename Int>
+Int to_int(const FlatValue& v, const Loc& where, const What& what) {
+  if (v.type == FlatValue::Type::Uint) return checked_int<Int>(true, v.u, 0, where, what);
+  if (v.type == FlatValue::Type::Int) return checked_int<Int>(false, 0, v.i, where, what);
+  fail(where, what.str() + " must be an integer");
+}
+
+template <typename Int>
+Int get_int(const FlatObject& obj, const char* key, const Loc& where) {
+  return to_int<Int>(require(obj, key, where), where, What{key});
+}
+
+std::string get_string(const FlatObject& obj, const char* key, const Loc& where) {
+  const FlatValue& v = require(obj, key, where);
+  if (v.type != FlatValue::Type::String) fail(where, fmt::format("key \"{}\" must be a string", key));
+  return v.s;
+}
+
+void require_is_object(const FlatObject&, const Loc&) {}  // checked while collecting
+
+template <typename Obj>
+void get_int3(const Obj& obj, const char* key, const Loc& where, std::int32_t (&out)[3]) {
+  const auto& v = require(obj, key, where);
+  bool ok = false;
+  if constexpr (std::is_same_v<Obj, json>) {
+    ok = v.is_array() && v.size() == 3;
+  } else {
+    ok = v.type == FlatValue::Type::Array && !v.nested && v.items.size() == 3;
+  }
+  if (!ok) fail(where, fmt::format("key \"{}\" must be an array of 3 integers", key));
+  for (std::size_t k = 0; k < 3; ++k) {
+    if constexpr (std::is_same_v<Obj, json>) {
+      out[k] = to_int<std::int32_t>(v[k], where, What{key, static_cast<int>(k)});
+    } else {
+      out[k] = to_int<std::int32_t>(v.items[k], where, What{key, static_cast<int>(k)});
+    }
+  }
+}
+
+// -- converters ------------------------------------------------------------------------------
+
+DeviceInfo parse_device(const json& j, const Loc& w) {
   require_is_object(j, w);
   DeviceInfo d;
   d.id = get_int<std::uint32_t>(j, "id", w);
@@ -271,7 +373,7 @@ DeviceInfo parse_device(const json& j, const std::string& w) {
 }
 
 SessionMeta parse_meta(const json& j) {
-  const std::string w = "meta";
+  const Loc w{"meta"};
   SessionMeta m;
   m.tool = get_string(j, "tool", w);
   m.created_utc = get_string(j, "created_utc", w);
@@ -290,12 +392,13 @@ SessionMeta parse_meta(const json& j) {
   const json& devices = require_array(j, "devices", w);
   m.devices.reserve(devices.size());
   for (std::size_t i = 0; i < devices.size(); ++i) {
-    m.devices.push_back(parse_device(devices[i], fmt::format("meta.devices[{}]", i)));
+    m.devices.push_back(parse_device(devices[i], Loc{"meta.devices", static_cast<std::ptrdiff_t>(i)}));
   }
   return m;
 }
 
-RawRecord parse_record(const json& j, const std::string& w) {
+template <typename Obj>
+RawRecord parse_record(const Obj& j, const Loc& w) {
   require_is_object(j, w);
   RawRecord r;
   try {
@@ -356,7 +459,8 @@ RawRecord parse_record(const json& j, const std::string& w) {
   return r;
 }
 
-HostRange parse_range(const json& j, const std::string& w) {
+template <typename Obj>
+HostRange parse_range(const Obj& j, const Loc& w) {
   require_is_object(j, w);
   HostRange r;
   r.id = get_int<std::uint64_t>(j, "id", w);
@@ -374,7 +478,7 @@ HostRange parse_range(const json& j, const std::string& w) {
   return r;
 }
 
-StepTiming parse_timing(const json& j, const std::string& w) {
+StepTiming parse_timing(const json& j, const Loc& w) {
   require_is_object(j, w);
   StepTiming t;
   t.fixture = get_string(j, "fixture", w);
@@ -384,7 +488,7 @@ StepTiming parse_timing(const json& j, const std::string& w) {
   return t;
 }
 
-FixtureInfo parse_fixture(const json& j, const std::string& w) {
+FixtureInfo parse_fixture(const json& j, const Loc& w) {
   require_is_object(j, w);
   FixtureInfo f;
   f.name = get_string(j, "name", w);
@@ -397,6 +501,200 @@ FixtureInfo parse_fixture(const json& j, const std::string& w) {
   f.max_rel_error = get_double(j, "max_rel_error", w);
   return f;
 }
+
+/// SAX handler: a JSON tree for everything except the elements of the top-level "records" and
+/// "ranges" arrays, which are converted one by one as they end.
+class SessionSax : public nlohmann::json_sax<json> {
+ public:
+  json root;
+  std::vector<RawRecord> records;
+  std::vector<HostRange> ranges;
+
+  bool null() override { return scalar([](FlatValue&) {}, [] { return json(nullptr); }); }
+  bool boolean(bool v) override {
+    return scalar(
+        [&](FlatValue& f) {
+          f.type = FlatValue::Type::Bool;
+          f.boolean = v;
+        },
+        [&] { return json(v); });
+  }
+  bool number_integer(number_integer_t v) override {
+    return scalar(
+        [&](FlatValue& f) {
+          f.type = FlatValue::Type::Int;
+          f.i = v;
+        },
+        [&] { return json(v); });
+  }
+  bool number_unsigned(number_unsigned_t v) override {
+    return scalar(
+        [&](FlatValue& f) {
+          f.type = FlatValue::Type::Uint;
+          f.u = v;
+        },
+        [&] { return json(v); });
+  }
+  bool number_float(number_float_t v, const string_t&) override {
+    return scalar(
+        [&](FlatValue& f) {
+          f.type = FlatValue::Type::Float;
+          f.d = v;
+        },
+        [&] { return json(v); });
+  }
+  bool string(string_t& v) override {
+    return scalar(
+        [&](FlatValue& f) {
+          f.type = FlatValue::Type::String;
+          f.s.swap(v);
+        },
+        [&] { return json(std::move(v)); });
+  }
+  bool binary(binary_t&) override { return true; }  // never produced by JSON text
+
+  bool key(string_t& k) override {
+    if (flat_ != Flat::None) {
+      if (flat_depth_ == 1) key_.swap(k);
+    } else {
+      key_.swap(k);
+    }
+    return true;
+  }
+
+  bool start_object(std::size_t) override {
+    if (flat_ != Flat::None) {
+      if (flat_depth_ == 0) {
+        object_.clear();
+      } else if (flat_depth_ == 1) {
+        current_array_ = &object_.add(key_);  // content collected like an array's, but the type
+        current_array_->type = FlatValue::Type::Object;  // stays Object, so every accessor rejects it
+      } else if (flat_depth_ == 2) {
+        current_array_->nested = true;
+      }
+      ++flat_depth_;
+      return true;
+    }
+    push(json::object());
+    return true;
+  }
+
+  bool end_object() override {
+    if (flat_ != Flat::None) {
+      if (--flat_depth_ == 0) finish_element();
+      return true;
+    }
+    stack_.pop_back();
+    return true;
+  }
+
+  bool start_array(std::size_t) override {
+    if (flat_ != Flat::None) {
+      if (flat_depth_ == 0) element_not_object();
+      if (flat_depth_ == 1) {
+        current_array_ = &object_.add(key_);
+        current_array_->type = FlatValue::Type::Array;
+      } else if (flat_depth_ == 2) {
+        current_array_->nested = true;
+      }
+      ++flat_depth_;
+      return true;
+    }
+    if (stack_.size() == 1 && stack_.back()->is_object() && (key_ == "records" || key_ == "ranges")) {
+      flat_ = key_ == "records" ? Flat::Records : Flat::Ranges;
+      if (stack_.back()->contains(key_)) fail(Loc{"top level"}, fmt::format("duplicate key \"{}\"", key_));
+      (*stack_.back())[key_] = json::array();  // marks the key as present for the shape checks
+      flat_depth_ = 0;
+      index_ = 0;
+      return true;
+    }
+    push(json::array());
+    return true;
+  }
+
+  bool end_array() override {
+    if (flat_ != Flat::None) {
+      if (flat_depth_ == 0) {
+        flat_ = Flat::None;
+      } else {
+        --flat_depth_;
+      }
+      return true;
+    }
+    stack_.pop_back();
+    return true;
+  }
+
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& ex) override {
+    throw InputError(std::string("raw_session: not valid JSON: ") + ex.what());
+  }
+
+ private:
+  enum class Flat { None, Records, Ranges };
+
+  template <typename SetFlat, typename MakeJson>
+  bool scalar(SetFlat&& set_flat, MakeJson&& make_json) {
+    if (flat_ != Flat::None) {
+      if (flat_depth_ == 0) element_not_object();
+      if (flat_depth_ == 1) {
+        set_flat(object_.add(key_));
+      } else if (flat_depth_ == 2) {
+        current_array_->items.emplace_back();
+        set_flat(current_array_->items.back());
+      }
+      return true;
+    }
+    insert(make_json());
+    return true;
+  }
+
+  void insert(json&& value) {
+    if (stack_.empty()) {
+      root = std::move(value);
+    } else if (stack_.back()->is_array()) {
+      stack_.back()->push_back(std::move(value));
+    } else {
+      (*stack_.back())[key_] = std::move(value);
+    }
+  }
+
+  void push(json&& container) {
+    if (stack_.empty()) {
+      root = std::move(container);
+      stack_.push_back(&root);
+    } else if (stack_.back()->is_array()) {
+      stack_.back()->push_back(std::move(container));
+      stack_.push_back(&stack_.back()->back());
+    } else {
+      json& slot = (*stack_.back())[key_];
+      slot = std::move(container);
+      stack_.push_back(&slot);
+    }
+  }
+
+  [[noreturn]] void element_not_object() const {
+    fail(Loc{flat_ == Flat::Records ? "records" : "ranges", static_cast<std::ptrdiff_t>(index_)},
+         "must be an object");
+  }
+
+  void finish_element() {
+    const Loc where{flat_ == Flat::Records ? "records" : "ranges", static_cast<std::ptrdiff_t>(index_)};
+    if (flat_ == Flat::Records) {
+      records.push_back(parse_record(object_, where));
+    } else {
+      ranges.push_back(parse_range(object_, where));
+    }
+    ++index_;
+  }
+
+  std::vector<json*> stack_;
+  std::string key_;
+  Flat flat_ = Flat::None;
+  int flat_depth_ = 0;  // 0: in the array, 1: in an element, 2: in an element's array/object
+  std::size_t index_ = 0;
+  FlatObject object_;
+  FlatValue* current_array_ = nullptr;
+};
 
 }  // namespace
 
@@ -437,69 +735,68 @@ void write_raw_session(const RawSession& session, std::ostream& out) {
         json{{"fixture", t.fixture}, {"step", t.step}, {"range_id", t.range_id}, {"event_ns", t.event_ns}});
   }
 
-  detail::JsonStream stream(out);
-  fmt::memory_buffer& b = stream.buf();
-  append_raw(b, "{\"crossbench\": ");
-  append_raw(b, meta_block(session.meta, "raw_session").dump());
-  append_raw(b, ",\n\"meta\": ");
-  append_raw(b, meta_to_json(session.meta).dump());
-  append_raw(b, ",\n\"records\": [");
+  detail::JsonOut o(out);
+  o.lit("{\"crossbench\": ");
+  o.raw(meta_block(session.meta, "raw_session").dump(-1, ' ', false, json::error_handler_t::replace));
+  o.lit(",\n\"meta\": ");
+  o.raw(meta_to_json(session.meta).dump(-1, ' ', false, json::error_handler_t::replace));
+  o.lit(",\n\"records\": [");
   for (std::size_t i = 0; i < session.records.size(); ++i) {
-    append_raw(b, i == 0 ? "\n" : ",\n");
-    write_record(b, session.records[i]);
-    stream.maybe_flush();
+    if (i == 0) {
+      o.ch('\n');
+    } else {
+      o.lit(",\n");
+    }
+    write_record(o, session.records[i]);
   }
-  append_raw(b, "],\n\"ranges\": [");
+  o.lit("],\n\"ranges\": [");
   for (std::size_t i = 0; i < session.ranges.size(); ++i) {
-    append_raw(b, i == 0 ? "\n" : ",\n");
-    write_range(b, session.ranges[i]);
-    stream.maybe_flush();
+    if (i == 0) {
+      o.ch('\n');
+    } else {
+      o.lit(",\n");
+    }
+    write_range(o, session.ranges[i]);
   }
-  append_raw(b, "],\n\"event_timings\": ");
-  append_raw(b, timings.dump());
-  append_raw(b, ",\n\"fixtures\": ");
-  append_raw(b, fixtures.dump());
-  append_raw(b, "}\n");
-  stream.finish();
+  o.lit("],\n\"event_timings\": ");
+  o.raw(timings.dump(-1, ' ', false, json::error_handler_t::replace));
+  o.lit(",\n\"fixtures\": ");
+  o.raw(fixtures.dump(-1, ' ', false, json::error_handler_t::replace));
+  o.lit("}\n");
+  o.finish();
 }
 
 RawSession parse_raw_session(const std::string& text) {
-  json root;
+  SessionSax sax;
   try {
-    root = json::parse(text);
-  } catch (const json::parse_error& e) {
+    json::sax_parse(text, &sax);
+  } catch (const json::exception& e) {
     throw InputError(std::string("raw_session: not valid JSON: ") + e.what());
   }
+  const json& root = sax.root;
   if (!root.is_object()) throw InputError("raw_session: top level must be an object");
 
-  const json& block = require_object(root, "crossbench", "top level");
-  const std::string format = get_string(block, "format", "crossbench");
-  if (format != "raw_session") {
-    fail("crossbench", "format is \"" + format + "\", expected \"raw_session\"");
-  }
-  const auto version = get_int<std::int64_t>(block, "version", "crossbench");
-  if (version != 1) fail("crossbench", fmt::format("unsupported version {}", version));
+  const Loc top{"top level"};
+  const Loc block_loc{"crossbench"};
+  const json& block = require_object(root, "crossbench", top);
+  const std::string format = get_string(block, "format", block_loc);
+  if (format != "raw_session") fail(block_loc, "format is \"" + format + "\", expected \"raw_session\"");
+  const auto version = get_int<std::int64_t>(block, "version", block_loc);
+  if (version != 1) fail(block_loc, fmt::format("unsupported version {}", version));
 
   RawSession s;
-  s.meta = parse_meta(require_object(root, "meta", "top level"));
-
-  const json& records = require_array(root, "records", "top level");
-  s.records.reserve(records.size());
-  for (std::size_t i = 0; i < records.size(); ++i) {
-    s.records.push_back(parse_record(records[i], fmt::format("records[{}]", i)));
-  }
-  const json& ranges = require_array(root, "ranges", "top level");
-  s.ranges.reserve(ranges.size());
-  for (std::size_t i = 0; i < ranges.size(); ++i) {
-    s.ranges.push_back(parse_range(ranges[i], fmt::format("ranges[{}]", i)));
-  }
-  const json& timings = require_array(root, "event_timings", "top level");
+  s.meta = parse_meta(require_object(root, "meta", top));
+  require_array(root, "records", top);  // present and an array; elements were converted while parsing
+  require_array(root, "ranges", top);
+  s.records = std::move(sax.records);
+  s.ranges = std::move(sax.ranges);
+  const json& timings = require_array(root, "event_timings", top);
   for (std::size_t i = 0; i < timings.size(); ++i) {
-    s.event_timings.push_back(parse_timing(timings[i], fmt::format("event_timings[{}]", i)));
+    s.event_timings.push_back(parse_timing(timings[i], Loc{"event_timings", static_cast<std::ptrdiff_t>(i)}));
   }
-  const json& fixtures = require_array(root, "fixtures", "top level");
+  const json& fixtures = require_array(root, "fixtures", top);
   for (std::size_t i = 0; i < fixtures.size(); ++i) {
-    s.fixtures.push_back(parse_fixture(fixtures[i], fmt::format("fixtures[{}]", i)));
+    s.fixtures.push_back(parse_fixture(fixtures[i], Loc{"fixtures", static_cast<std::ptrdiff_t>(i)}));
   }
   return s;
 }

@@ -17,14 +17,22 @@ struct InputError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// The "crossbench" metadata block every output file carries (docs/formats.md).
+/// The "crossbench" metadata block every output file carries (docs/formats.md): format, version
+/// 1, created_utc, dropped_records, discarded_by_schedule, window_start_ns, window_end_ns, the
+/// CUDA/CUPTI/cuBLAS versions and schedule {wait, warmup, active}.
 nlohmann::json meta_block(const SessionMeta& meta, const std::string& format);
 
-/// Serializes a session: only the fields each record kind carries are written.
+/// Serializes a session (streamed, one record per line): only the fields each record kind
+/// carries are written; ExternalCorrelation records have no start_ns/end_ns. Throws
+/// std::invalid_argument when a fixture's flops, bytes or max_rel_error is NaN or infinite (JSON
+/// has neither), std::runtime_error when the stream fails.
 void write_raw_session(const RawSession& session, std::ostream& out);
 
-/// Parses raw_session.json text. Throws InputError naming what is wrong (not JSON, missing key,
-/// wrong type, unknown kind).
+/// Parses raw_session.json text. Strict: requires crossbench.format == "raw_session" and
+/// version 1, every key of docs/formats.md with its JSON type, integers in range of their field
+/// (no fractions, no negative unsigned), finite doubles; extra keys are ignored. Throws
+/// InputError naming what is wrong and where ("raw_session: records[12]: missing key
+/// \"end_ns\""): not JSON, missing key, wrong type, out of range, unknown kind or category.
 RawSession parse_raw_session(const std::string& text);
 
 /// Reads and parses a file; throws InputError naming the file.

@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <iterator>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 
@@ -25,16 +28,16 @@ struct RowAcc {
   std::vector<std::int64_t> samples;  // per-call durations for median/min/max
 };
 
+/// Rows by (kind, name). Keys are views of the session's own strings, which outlive the set, so
+/// a lookup allocates nothing.
 class RowSet {
  public:
-  RowAcc& get(const std::string& name, const char* kind) {
-    std::string key = kind;
-    key.push_back('\x1f');
-    key += name;
-    const auto [it, inserted] = index_.emplace(std::move(key), rows_.size());
+  RowAcc& get(std::string_view name, const char* kind) {
+    auto& index = index_for(kind);
+    const auto [it, inserted] = index.emplace(name, rows_.size());
     if (inserted) {
       rows_.emplace_back();
-      rows_.back().row.name = name;
+      rows_.back().row.name = std::string(name);
       rows_.back().row.kind = kind;
     }
     return rows_[it->second];
@@ -42,7 +45,14 @@ class RowSet {
   std::vector<RowAcc>& rows() { return rows_; }
 
  private:
-  std::unordered_map<std::string, std::size_t> index_;
+  std::unordered_map<std::string_view, std::size_t>& index_for(const char* kind) {
+    for (auto& [k, index] : kinds_) {
+      if (std::strcmp(k, kind) == 0) return index;
+    }
+    kinds_.emplace_back(kind, std::unordered_map<std::string_view, std::size_t>{});
+    return kinds_.back().second;
+  }
+  std::vector<std::pair<const char*, std::unordered_map<std::string_view, std::size_t>>> kinds_;
   std::vector<RowAcc> rows_;
 };
 
@@ -74,6 +84,7 @@ Table build_table(const Session& session) {
 
   // Device rows.
   std::unordered_map<std::uint64_t, std::int64_t> device_ns_by_ext;  // range id -> launched device time
+  device_ns_by_ext.reserve(session.ranges.size());
   std::int64_t device_total = 0;
   for (const DeviceActivity& a : session.device) {
     const std::int64_t d = a.duration_ns();
@@ -88,6 +99,7 @@ Table build_table(const Session& session) {
 
   // API rows; API time also counts as a direct child of the range it ran in.
   std::unordered_map<std::uint64_t, std::int64_t> child_ns_by_range;  // range id -> children's time
+  child_ns_by_range.reserve(session.ranges.size());
   for (const ApiCall& c : session.api) {
     const std::int64_t d = c.duration_ns();
     RowAcc& acc = set.get(c.name, c.driver ? "cuda_driver" : "cuda_runtime");
@@ -244,7 +256,7 @@ void write_table_json(const Table& table, const SessionMeta& meta, std::ostream&
                               {"self_cpu_total_ns", table.self_cpu_total_ns},
                               {"self_cuda_total_ns", table.self_cuda_total_ns},
                               {"rows", std::move(rows)}};
-  out << doc.dump(1) << '\n';
+  out << doc.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
 }
 
 }  // namespace xb

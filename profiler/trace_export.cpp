@@ -1,0 +1,472 @@
+// Chrome trace exporters (profiler/trace_export.h, docs/formats.md "trace_only.json", "full.json").
+//
+// Both writers stream JSON text through detail::JsonStream (no JSON tree for traceEvents), with
+// timestamps written as exact microsecond text relative to meta.window_start_ns.
+#include "profiler/trace_export.h"
+
+#include <algorithm>
+#include <functional>
+#include <set>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "profiler/json_text.h"
+#include "profiler/session_io.h"
+
+namespace xb {
+namespace {
+
+
+/// deviceProperties in PyTorch/Kineto's field names and order.
+std::string device_properties(const SessionMeta& meta) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const DeviceInfo& d : meta.devices) {
+    list.push_back(nlohmann::ordered_json{{"id", d.id},
+                                          {"name", d.name},
+                                          {"totalGlobalMem", d.total_global_mem},
+                                          {"computeMajor", d.compute_major},
+                                          {"computeMinor", d.compute_minor},
+                                          {"maxThreadsPerBlock", d.max_threads_per_block},
+                                          {"maxThreadsPerMultiprocessor", d.max_threads_per_multiprocessor},
+                                          {"regsPerBlock", d.regs_per_block},
+                                          {"warpSize", d.warp_size},
+                                          {"sharedMemPerBlock", d.shared_mem_per_block},
+                                          {"numSms", d.num_sms},
+                                          {"regsPerMultiprocessor", d.regs_per_multiprocessor},
+                                          {"sharedMemPerBlockOptin", d.shared_mem_per_block_optin},
+                                          {"sharedMemPerMultiprocessor", d.shared_mem_per_multiprocessor}});
+  }
+  return list.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+/// Lanes seen while writing, for the metadata events. Consecutive events mostly share a lane, so
+/// the last insertion is cached to keep the std::set cost off the hot path.
+class Lanes {
+ public:
+  void host(std::uint32_t pid, std::uint32_t tid) { add(host_, last_host_, pid, tid); }
+  void device(std::uint32_t dev, std::uint32_t stream) { add(device_, last_device_, dev, stream); }
+  const std::set<std::pair<std::uint32_t, std::uint32_t>>& host_lanes() const { return host_; }
+  const std::set<std::pair<std::uint32_t, std::uint32_t>>& device_lanes() const { return device_; }
+
+ private:
+  using Lane = std::pair<std::uint32_t, std::uint32_t>;
+  static void add(std::set<Lane>& set, Lane& last, std::uint32_t a, std::uint32_t b) {
+    const Lane lane{a, b};
+    if (lane == last && !set.empty()) return;
+    set.insert(lane);
+    last = lane;
+  }
+  std::set<Lane> host_, device_;
+  Lane last_host_{}, last_device_{};
+};
+
+/// Streams one Chrome trace document: header keys, the traceEvents array, trailing keys.
+class TraceWriter {
+ public:
+  TraceWriter(std::ostream& out, std::int64_t base_ns) : o_(out), base_ns_(base_ns) {}
+
+  /// Writes everything up to and including `"traceEvents": [`.
+  void begin(const SessionMeta& meta, const char* format, bool distributed_info) {
+    o_.lit("{\"schemaVersion\": 1,\n\"crossbench\": ");
+    o_.raw(meta_block(meta, format).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    o_.lit(",\n\"deviceProperties\": ");
+    o_.raw(device_properties(meta));
+    if (distributed_info) {
+      o_.lit(",\n\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 0, \"world_size\": 1}");
+    }
+    o_.lit(",\n\"displayTimeUnit\": \"ms\",\n\"baseTimeNanoseconds\": ");
+    o_.integer(meta.window_start_ns);
+    o_.lit(",\n\"traceEvents\": [");
+  }
+
+  /// Starts one array element ("{" with the separating comma).
+  void open() {
+    if (first_) {
+      o_.lit("\n{");
+      first_ = false;
+    } else {
+      o_.lit(",\n{");
+    }
+  }
+
+  /// `"ph":"X","cat":cat,"name":name,"pid":pid,"tid":tid,"ts":..,"dur":..,"args":{` (args open;
+  /// the caller writes them and closes with "}}").
+  void complete(std::string_view cat, std::string_view name, std::uint64_t pid, std::uint64_t tid,
+                std::int64_t start_ns, std::int64_t end_ns) {
+    open();
+    o_.lit("\"ph\":\"X\",\"cat\":\"");
+    o_.raw(cat);
+    o_.lit("\",\"name\":");
+    o_.string(name);
+    pid_tid(pid, tid);
+    o_.lit(",\"ts\":");
+    o_.us(start_ns - base_ns_);
+    o_.lit(",\"dur\":");
+    o_.us(end_ns - start_ns);
+    o_.lit(",\"args\":{");
+  }
+
+  /// An ac2g flow endpoint: "s" on the launch lane or "f" (binding "e") on the device lane.
+  void flow(bool start, std::uint32_t id, std::uint64_t pid, std::uint64_t tid, std::int64_t ts_ns) {
+    open();
+    if (start) {
+      o_.lit("\"ph\":\"s\",\"id\":");
+    } else {
+      o_.lit("\"ph\":\"f\",\"id\":");
+    }
+    o_.integer(id);
+    pid_tid(pid, tid);
+    o_.lit(",\"ts\":");
+    o_.us(ts_ns - base_ns_);
+    if (start) {
+      o_.lit(",\"cat\":\"ac2g\",\"name\":\"ac2g\"}");
+    } else {
+      o_.lit(",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}");
+    }
+  }
+
+  /// A metadata event: {"name":meta,"ph":"M","ts":0.000,"pid","tid","args":{key: text or number}}.
+  void metadata(std::string_view meta, std::uint64_t pid, std::uint64_t tid, std::string_view key,
+                const std::string* text, std::uint64_t number) {
+    open();
+    o_.lit("\"name\":\"");
+    o_.raw(meta);
+    o_.lit("\",\"ph\":\"M\",\"ts\":");
+    o_.us(0);
+    pid_tid(pid, tid);
+    o_.lit(",\"args\":{\"");
+    o_.raw(key);
+    o_.lit("\":");
+    if (text != nullptr) {
+      o_.string(*text);
+    } else {
+      o_.integer(number);
+    }
+    o_.lit("}}");
+  }
+
+  /// Process/thread name, label and sort-index events for every lane seen.
+  void lane_metadata(const Lanes& lanes, const std::string& process_name) {
+    const std::string cpu = "CPU";
+    bool have_pid = false;
+    std::uint32_t last_pid = 0;
+    for (const auto& [pid, tid] : lanes.host_lanes()) {
+      if (!have_pid || pid != last_pid) {
+        metadata("process_name", pid, 0, "name", &process_name, 0);
+        metadata("process_labels", pid, 0, "labels", &cpu, 0);
+        metadata("process_sort_index", pid, 0, "sort_index", nullptr, pid);
+        last_pid = pid;
+        have_pid = true;
+      }
+      const std::string thread = fmt::format("thread {} ({})", tid, process_name);
+      metadata("thread_name", pid, tid, "name", &thread, 0);
+      metadata("thread_sort_index", pid, tid, "sort_index", nullptr, tid);
+    }
+    have_pid = false;
+    for (const auto& [dev, stream] : lanes.device_lanes()) {
+      if (!have_pid || dev != last_pid) {
+        const std::string gpu = fmt::format("GPU {}", dev);
+        metadata("process_name", dev, 0, "name", &gpu, 0);
+        metadata("process_labels", dev, 0, "labels", &gpu, 0);
+        metadata("process_sort_index", dev, 0, "sort_index", nullptr, 5000000ull + dev);
+        last_pid = dev;
+        have_pid = true;
+      }
+      const std::string name = fmt::format("stream {}", stream);
+      metadata("thread_name", dev, stream, "name", &name, 0);
+      metadata("thread_sort_index", dev, stream, "sort_index", nullptr, stream);
+    }
+  }
+
+  /// Closes traceEvents; the caller may add more keys through out(), then calls finish().
+  void end_events() { o_.lit("\n]"); }
+  detail::JsonOut& out() { return o_; }
+  void finish() {
+    o_.lit("}\n");
+    o_.finish();
+  }
+
+ private:
+  void pid_tid(std::uint64_t pid, std::uint64_t tid) {
+    o_.lit(",\"pid\":");
+    o_.integer(pid);
+    o_.lit(",\"tid\":");
+    o_.integer(tid);
+  }
+
+  detail::JsonOut o_;
+  std::int64_t base_ns_;
+  bool first_ = true;
+};
+
+/// Device activity args after "args":{ (and after "External id" when the caller wrote it):
+/// device, context, stream, correlation, then the per-kind extras PyTorch writes.
+void device_args(detail::JsonOut& o, bool leading_comma, std::uint32_t device, std::uint32_t context,
+                 std::uint32_t stream, std::uint32_t correlation, const RawRecord* raw) {
+  if (leading_comma) {
+    o.lit(",\"device\":");
+  } else {
+    o.lit("\"device\":");
+  }
+  o.integer(device);
+  o.lit(",\"context\":");
+  o.integer(context);
+  o.lit(",\"stream\":");
+  o.integer(stream);
+  o.lit(",\"correlation\":");
+  o.integer(correlation);
+  if (raw == nullptr) return;
+  if (raw->kind == RawKind::Kernel) {
+    o.lit(",\"registers per thread\":");
+    o.integer(raw->registers_per_thread);
+    o.lit(",\"shared memory\":");
+    o.integer(static_cast<std::int64_t>(raw->static_shared_bytes) + raw->dynamic_shared_bytes);
+    o.lit(",\"grid\":[");
+    o.integer(raw->grid[0]);
+    o.ch(',');
+    o.integer(raw->grid[1]);
+    o.ch(',');
+    o.integer(raw->grid[2]);
+    o.lit("],\"block\":[");
+    o.integer(raw->block[0]);
+    o.ch(',');
+    o.integer(raw->block[1]);
+    o.ch(',');
+    o.integer(raw->block[2]);
+    o.ch(']');
+  } else if (raw->kind == RawKind::Memcpy || raw->kind == RawKind::Memset) {
+    o.lit(",\"bytes\":");
+    o.integer(raw->bytes);
+    // bytes per ns == GB/s (Kineto's formula); 0 for a zero-length interval instead of Inf.
+    const std::int64_t dur = raw->end_ns - raw->start_ns;
+    o.lit(",\"memory bandwidth (GB/s)\":");
+    o.number(dur > 0 ? static_cast<double>(raw->bytes) / static_cast<double>(dur) : 0.0);
+  }
+}
+
+/// Caches demangled/derived names of raw kernel records by their mangled name.
+class NameCache {
+ public:
+  const std::string& kernel(const std::string& mangled) {
+    auto it = names_.find(mangled);
+    if (it == names_.end()) it = names_.emplace(mangled, demangle(mangled)).first;
+    return it->second;
+  }
+
+ private:
+  std::unordered_map<std::string, std::string> names_;
+};
+
+/// (range index, device, stream) of a gpu_user_annotation span.
+struct SpanKey {
+  std::size_t range;
+  std::uint32_t device, stream;
+  bool operator==(const SpanKey& o) const { return range == o.range && device == o.device && stream == o.stream; }
+};
+struct SpanKeyHash {
+  std::size_t operator()(const SpanKey& k) const {
+    std::uint64_t h = k.range * 0x9E3779B97F4A7C15ull;
+    h ^= (static_cast<std::uint64_t>(k.device) << 32 | k.stream) + 0x7F4A7C15ull + (h << 6) + (h >> 2);
+    return static_cast<std::size_t>(h);
+  }
+};
+
+const char* api_category(bool driver) { return driver ? "cuda_driver" : "cuda_runtime"; }
+
+}  // namespace
+
+void write_trace_only(const RawSession& raw, std::ostream& out) {
+  TraceWriter w(out, raw.meta.window_start_ns);
+  detail::JsonOut& o = w.out();
+  w.begin(raw.meta, "trace_only", false);
+  Lanes lanes;
+  NameCache names;
+  std::string memcpy_text;
+  const std::string memset_text = "Memset (Device)";
+
+  for (const RawRecord& r : raw.records) {
+    switch (r.kind) {
+      case RawKind::Kernel:
+      case RawKind::Memcpy:
+      case RawKind::Memset: {
+        const char* cat = r.kind == RawKind::Kernel ? "kernel" : r.kind == RawKind::Memcpy ? "gpu_memcpy" : "gpu_memset";
+        const std::string* name = &memset_text;
+        if (r.kind == RawKind::Kernel) {
+          name = &names.kernel(r.name);
+        } else if (r.kind == RawKind::Memcpy) {
+          memcpy_text = memcpy_name(r.copy_kind);
+          name = &memcpy_text;
+        }
+        w.complete(cat, *name, r.device_id, r.stream_id, r.start_ns, r.end_ns);
+        device_args(o, false, r.device_id, r.context_id, r.stream_id, r.correlation_id, &r);
+        o.lit("}}");
+        lanes.device(r.device_id, r.stream_id);
+        break;
+      }
+      case RawKind::Runtime:
+      case RawKind::Driver:
+        w.complete(api_category(r.kind == RawKind::Driver), r.name, r.process_id, r.thread_id, r.start_ns, r.end_ns);
+        o.lit("\"cbid\":");
+        o.integer(r.cbid);
+        o.lit(",\"correlation\":");
+        o.integer(r.correlation_id);
+        o.lit("}}");
+        lanes.host(r.process_id, r.thread_id);
+        break;
+      case RawKind::Synchronization:
+        w.complete("cuda_sync", sync_name(r.sync_type), r.device_id, r.stream_id, r.start_ns, r.end_ns);
+        device_args(o, false, r.device_id, r.context_id, r.stream_id, r.correlation_id, nullptr);
+        o.lit("}}");
+        lanes.device(r.device_id, r.stream_id);
+        break;
+      case RawKind::ExternalCorrelation:
+        break;  // written to "externalCorrelations" below
+    }
+  }
+  for (const HostRange& r : raw.ranges) {
+    w.complete(to_string(r.category), r.name, r.process_id, r.thread_id, r.start_ns, r.end_ns);
+    o.lit("\"External id\":");
+    o.integer(r.id);
+    o.lit(",\"Parent id\":");
+    o.integer(r.parent_id);
+    o.lit("}}");
+    lanes.host(r.process_id, r.thread_id);
+  }
+  w.lane_metadata(lanes, raw.meta.tool);
+  w.end_events();
+
+  o.lit(",\n\"externalCorrelations\": [");
+  bool first = true;
+  for (const RawRecord& r : raw.records) {
+    if (r.kind != RawKind::ExternalCorrelation) continue;
+    if (first) {
+      o.lit("\n{\"correlation\":");
+    } else {
+      o.lit(",\n{\"correlation\":");
+    }
+    first = false;
+    o.integer(r.correlation_id);
+    o.lit(",\"External id\":");
+    o.integer(r.external_id);
+    o.lit(",\"kind\":");
+    o.integer(r.external_kind);
+    o.ch('}');
+  }
+  o.lit("\n]");
+  w.finish();
+}
+
+void write_full_trace(const Session& session, std::ostream& out) {
+  TraceWriter w(out, session.meta.window_start_ns);
+  detail::JsonOut& o = w.out();
+  w.begin(session.meta, "full", true);
+  Lanes lanes;
+
+  for (const HostRange& r : session.ranges) {
+    w.complete(to_string(r.category), r.name, r.process_id, r.thread_id, r.start_ns, r.end_ns);
+    o.lit("\"External id\":");
+    o.integer(r.id);
+    o.lit("}}");
+    lanes.host(r.process_id, r.thread_id);
+  }
+  for (const ApiCall& c : session.api) {
+    w.complete(api_category(c.driver), c.name, c.process_id, c.thread_id, c.start_ns, c.end_ns);
+    o.lit("\"External id\":");
+    o.integer(c.external_id);
+    o.lit(",\"cbid\":");
+    o.integer(c.cbid);
+    o.lit(",\"correlation\":");
+    o.integer(c.correlation_id);
+    o.lit("}}");
+    lanes.host(c.process_id, c.thread_id);
+  }
+  for (const DeviceActivity& a : session.device) {
+    w.complete(trace_category(a.kind), a.name, a.device_id, a.stream_id, a.start_ns, a.end_ns);
+    o.lit("\"External id\":");
+    o.integer(a.external_id);
+    device_args(o, true, a.device_id, a.context_id, a.stream_id, a.correlation_id, a.raw);
+    o.lit("}}");
+    lanes.device(a.device_id, a.stream_id);
+    if (a.launch >= 0 && static_cast<std::size_t>(a.launch) < session.api.size()) {
+      const ApiCall& launch = session.api[static_cast<std::size_t>(a.launch)];
+      w.flow(true, a.correlation_id, launch.process_id, launch.thread_id, launch.start_ns);
+      w.flow(false, a.correlation_id, a.device_id, a.stream_id, a.start_ns);
+    }
+  }
+
+  // gpu_user_annotation: per user_annotation range and (device, stream), first start to last end
+  // of the device work launched anywhere in its subtree.
+  struct Span {
+    std::size_t range;
+    std::uint32_t device, stream;
+    std::int64_t start_ns, end_ns;
+  };
+  std::unordered_map<std::uint64_t, std::size_t> index_of;
+  index_of.reserve(session.ranges.size());
+  for (std::size_t i = 0; i < session.ranges.size(); ++i) index_of.emplace(session.ranges[i].id, i);
+  std::vector<Span> spans;
+  std::unordered_map<SpanKey, std::size_t, SpanKeyHash> slot_of;  // (range, device, stream) -> spans index
+  std::tuple<std::uint64_t, std::uint32_t, std::uint32_t> last_key{0, 0, 0};
+  std::vector<std::size_t> last_slots;  // slots of the last (external id, device, stream)
+  bool have_last = false;
+  for (const DeviceActivity& a : session.device) {
+    if (a.external_id == 0) continue;
+    const auto key = std::make_tuple(a.external_id, a.device_id, a.stream_id);
+    if (!have_last || key != last_key) {
+      last_slots.clear();
+      auto it = index_of.find(a.external_id);
+      for (std::size_t guard = 0; it != index_of.end() && guard < session.ranges.size(); ++guard) {
+        const HostRange& r = session.ranges[it->second];
+        if (r.category == RangeCategory::UserAnnotation) {
+          const auto [slot, inserted] = slot_of.emplace(SpanKey{it->second, a.device_id, a.stream_id}, spans.size());
+          if (inserted) spans.push_back(Span{it->second, a.device_id, a.stream_id, a.start_ns, a.end_ns});
+          last_slots.push_back(slot->second);
+        }
+        if (r.parent_id == 0 || r.parent_id == r.id) break;
+        it = index_of.find(r.parent_id);
+      }
+      last_key = key;
+      have_last = true;
+    }
+    for (std::size_t s : last_slots) {
+      spans[s].start_ns = std::min(spans[s].start_ns, a.start_ns);
+      spans[s].end_ns = std::max(spans[s].end_ns, a.end_ns);
+    }
+  }
+  std::sort(spans.begin(), spans.end(), [](const Span& x, const Span& y) {
+    return std::tie(x.range, x.device, x.stream) < std::tie(y.range, y.device, y.stream);
+  });
+  for (const Span& s : spans) {
+    const HostRange& r = session.ranges[s.range];
+    w.complete("gpu_user_annotation", r.name, s.device, s.stream, s.start_ns, s.end_ns);
+    o.lit("\"External id\":");
+    o.integer(r.id);
+    o.lit("}}");
+    lanes.device(s.device, s.stream);
+  }
+
+  for (const SyncEvent& e : session.syncs) {
+    w.complete("cuda_sync", e.name, e.device_id, e.stream_id, e.start_ns, e.end_ns);
+    o.lit("\"External id\":");
+    o.integer(e.external_id);
+    o.lit(",\"device\":");
+    o.integer(e.device_id);
+    o.lit(",\"stream\":");
+    o.integer(e.stream_id);
+    o.lit(",\"correlation\":");
+    o.integer(e.correlation_id);
+    o.lit("}}");
+    lanes.device(e.device_id, e.stream_id);
+  }
+
+  w.lane_metadata(lanes, session.meta.tool);
+  w.end_events();
+  w.finish();
+}
+
+}  // namespace xb

@@ -6,14 +6,13 @@
 
 #include <fmt/format.h>
 
-#include "profiler/json_text.h"
-
 namespace xb {
 
 std::string format_us(std::int64_t ns) {
-  fmt::memory_buffer buf;
-  detail::append_us(buf, ns);
-  return fmt::to_string(buf);
+  const bool negative = ns < 0;
+  const std::uint64_t magnitude =
+      negative ? std::uint64_t{0} - static_cast<std::uint64_t>(ns) : static_cast<std::uint64_t>(ns);
+  return fmt::format("{}{}.{:03}", negative ? "-" : "", magnitude / 1000, magnitude % 1000);
 }
 
 std::int64_t us_to_ns(double us) {

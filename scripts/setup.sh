@@ -4,9 +4,15 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-pkgs=(cmake ninja-build g++ libbenchmark-dev libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev)
 missing=()
-for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+# Tools: any install on PATH will do (pip's cmake and ninja count).
+command -v cmake >/dev/null 2>&1 || missing+=(cmake)
+command -v ninja >/dev/null 2>&1 || missing+=(ninja-build)
+command -v g++ >/dev/null 2>&1 || missing+=(g++)
+# Libraries: the distribution's -dev packages.
+for p in libbenchmark-dev libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   sudo_cmd=""; [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"

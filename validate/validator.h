@@ -97,7 +97,8 @@ struct ValidationReport {
   CheckStatus status_of(const std::string& check) const;
 };
 
-/// Knobs of the validation. Defaults match docs/metrics.md.
+/// Knobs of the validation. The defaults are what `validate` and `bench` use; the report's
+/// tolerance texts state the values applied.
 struct ValidateOptions {
   /// event_vs_cupti passes when |event - cupti| <= max(event_abs_tol_ns, event_rel_tol * event).
   std::int64_t event_abs_tol_ns = 5000;
@@ -126,8 +127,9 @@ void write_report_json(const ValidationReport& report, std::ostream& out);
 std::filesystem::path write_report_json(const ValidationReport& report,
                                         const std::filesystem::path& dir_or_file);
 
-/// Short human summary: one line per failed (and not-run) result with check, subject, expected
-/// and found, the tolerances, then the counts and the verdict.
+/// Short human summary: the verdict, the checks that passed, one line per failed (and not-run)
+/// result with check, subject, expected and found, the per-fixture event_vs_cupti numbers and
+/// tolerance, then the counts.
 void print_summary(const ValidationReport& report, std::ostream& out);
 
 }  // namespace xb

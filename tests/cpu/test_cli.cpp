@@ -1,0 +1,118 @@
+// bench's command line: every kind of bad input gives a UsageError naming the value; the bench
+// executable turns it into one line on stderr, exit code 2, and writes nothing.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime_api.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "bench/cli.h"
+
+namespace xb {
+namespace {
+
+std::optional<BenchOptions> parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "bench");
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  return parse_bench_args(static_cast<int>(argv.size()), argv.data());
+}
+
+TEST(Cli, Defaults) {
+  const auto opt = parse({});
+  ASSERT_TRUE(opt);
+  EXPECT_EQ(opt->sizes, (std::vector<std::int64_t>{64, 4096}));
+  EXPECT_EQ(opt->ops.size(), 4u);
+  EXPECT_EQ(opt->dtypes, std::vector<std::string>{"bf16"});
+  EXPECT_FALSE(opt->warmup);
+}
+
+TEST(Cli, ListsAndFlags) {
+  const auto opt = parse({"--size", "64,256", "--op", "add", "--dtype", "fp16,fp32", "--warmup",
+                          "--out", "/tmp/x", "--active-steps", "3", "--benchmark_filter=add"});
+  ASSERT_TRUE(opt);
+  EXPECT_EQ(opt->sizes, (std::vector<std::int64_t>{64, 256}));
+  EXPECT_EQ(opt->ops, std::vector<std::string>{"add"});
+  EXPECT_EQ(opt->dtypes, (std::vector<std::string>{"fp16", "fp32"}));
+  EXPECT_TRUE(opt->warmup);
+  EXPECT_EQ(opt->active_steps, 3);
+  EXPECT_EQ(opt->out, "/tmp/x");
+  EXPECT_EQ(opt->benchmark_args, std::vector<std::string>{"--benchmark_filter=add"});
+}
+
+struct BadCase {
+  std::vector<std::string> args;
+  std::string needle;  // must appear in the message
+};
+
+class CliBad : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(CliBad, IsAUsageErrorNamingTheValue) {
+  try {
+    parse(GetParam().args);
+    FAIL() << "accepted bad input";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find(GetParam().needle), std::string::npos) << e.what();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, CliBad,
+    ::testing::Values(BadCase{{"--size", "0"}, "'0'"}, BadCase{{"--size=-1"}, "'-1'"},
+                      BadCase{{"--size", "abc"}, "'abc'"}, BadCase{{"--size", "64,abc"}, "'abc'"},
+                      BadCase{{"--size", "99999999999999999999999"}, "too large"},
+                      BadCase{{"--size", "70000"}, "too large"},
+                      BadCase{{"--size", "64,64"}, "duplicate size '64'"},
+                      BadCase{{"--size", ""}, "empty"}, BadCase{{"--size", "64,,128"}, "empty"},
+                      BadCase{{"--size", "1.5"}, "'1.5'"}, BadCase{{"--op", "conv"}, "'conv'"},
+                      BadCase{{"--op", "add,add"}, "duplicate op"},
+                      BadCase{{"--dtype", "fp8"}, "'fp8'"}, BadCase{{"--dtype", ""}, "empty"},
+                      BadCase{{"--active-steps", "0"}, "--active-steps"},
+                      BadCase{{"--wait-steps", "-2"}, "--wait-steps"},
+                      BadCase{{"--nonsense"}, "nonsense"},
+                      BadCase{{"--replay", "x.json", "--size", "64"}, "--replay"}),
+    [](const ::testing::TestParamInfo<BadCase>& info) { return "case" + std::to_string(info.index); });
+
+/// Runs a command, returns (exit code, combined output).
+std::pair<int, std::string> run(const std::string& cmd) {
+  std::string out;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (p == nullptr) return {-1, ""};
+  std::array<char, 4096> buf{};
+  while (fgets(buf.data(), buf.size(), p) != nullptr) out += buf.data();
+  const int status = pclose(p);
+  return {WEXITSTATUS(status), out};
+}
+
+TEST(BenchExe, BadInputExitsTwoWithOneLineAndWritesNothing) {
+  const std::filesystem::path out = std::filesystem::temp_directory_path() / "xb_cli_bad_out";
+  std::filesystem::remove_all(out);
+  for (const std::string args : {"--size 0", "--size -1", "--size abc", "--op conv", "--dtype fp8"}) {
+    const auto [code, text] = run(std::string(XB_BENCH_EXE) + " " + args + " --out " + out.string());
+    EXPECT_EQ(code, 2) << args << ": " << text;
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << args << ": " << text;
+    EXPECT_EQ(text.rfind("bench: error: ", 0), 0u) << text;
+    EXPECT_FALSE(std::filesystem::exists(out)) << args;
+  }
+}
+
+TEST(BenchExe, NoDeviceIsAClearErrorWithExitTwo) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0) {
+    GTEST_SKIP() << "a CUDA device is present; this test covers machines without one";
+  }
+  const std::filesystem::path out = std::filesystem::temp_directory_path() / "xb_cli_nodev_out";
+  std::filesystem::remove_all(out);
+  const auto [code, text] = run(std::string(XB_BENCH_EXE) + " --size 64 --out " + out.string());
+  EXPECT_EQ(code, 2) << text;
+  EXPECT_NE(text.find("no CUDA device"), std::string::npos) << text;
+  EXPECT_NE(text.find("--replay"), std::string::npos) << text;
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+}  // namespace
+}  // namespace xb

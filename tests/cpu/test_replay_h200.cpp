@@ -1,0 +1,130 @@
+// Replays a session recorded on the H200 (results/sessions/h200-small, `bench --size 64,256
+// --active-steps 3`) through the event model, the table and both exporters, parses every output
+// back and runs the validator on the files, as `bench --replay` does.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/run_dir.h"
+#include "profiler/event_model.h"
+#include "profiler/session_io.h"
+#include "profiler/units.h"
+#include "validate/validator.h"
+
+namespace xb {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kSession = fs::path(XB_RESULTS_DIR) / "sessions" / "h200-small" / "raw_session.json";
+
+nlohmann::json load(const fs::path& p) {
+  std::ifstream f(p);
+  return nlohmann::json::parse(f);
+}
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / name;
+  fs::remove_all(dir);
+  return dir;
+}
+
+TEST(ReplayH200, RecordedSessionIsRealAndComplete) {
+  const RawSession raw = read_raw_session(kSession);
+  ASSERT_FALSE(raw.meta.devices.empty());
+  EXPECT_EQ(raw.meta.devices[0].name, "NVIDIA H200");
+  EXPECT_EQ(raw.meta.dropped_records, 0u);
+  EXPECT_EQ(raw.fixtures.size(), 8u);  // 4 ops x sizes 64, 256
+  for (const FixtureInfo& f : raw.fixtures) EXPECT_TRUE(f.verified) << f.name;
+  const Session s = build_session(raw);
+  ASSERT_FALSE(s.device.empty());
+  for (const DeviceActivity& a : s.device) {
+    EXPECT_GE(a.launch, 0) << a.name << " has no launch";
+    EXPECT_NE(a.external_id, 0u) << a.name << " has no annotation";
+    EXPECT_GT(a.duration_ns(), 0);
+    EXPECT_GE(a.start_ns, s.api[static_cast<std::size_t>(a.launch)].start_ns);
+  }
+  EXPECT_TRUE(s.duplicate_correlations.empty());
+}
+
+TEST(ReplayH200, OutputsParseBackAgreeAndValidate) {
+  const fs::path dir = fresh_dir("xb_replay_h200");
+  std::ostringstream log;
+  ASSERT_EQ(replay_session(kSession, dir, log), 0) << log.str();
+  for (const char* f : {"raw_session.json", "events.json", "table.json", "trace_only.json",
+                        "full.json", "validation.json"}) {
+    EXPECT_NO_THROW(load(dir / f)) << f;
+  }
+  // Per kernel name, counts and total ns from the raw records equal the three outputs'.
+  const RawSession raw = read_raw_session(kSession);
+  std::map<std::string, std::pair<int, std::int64_t>> expected;
+  for (const RawRecord& r : raw.records) {
+    if (r.kind != RawKind::Kernel) continue;
+    auto& e = expected[demangle(r.name)];
+    ++e.first;
+    e.second += r.end_ns - r.start_ns;
+  }
+  ASSERT_FALSE(expected.empty());
+  for (const char* trace : {"trace_only.json", "full.json"}) {
+    std::map<std::string, std::pair<int, std::int64_t>> found;
+    const nlohmann::json doc = load(dir / trace);
+    for (const auto& ev : doc["traceEvents"]) {
+      if (ev.value("cat", "") != "kernel") continue;
+      auto& e = found[ev["name"].get<std::string>()];
+      ++e.first;
+      e.second += us_to_ns(ev["dur"].get<double>());
+    }
+    EXPECT_EQ(found, expected) << trace;
+  }
+  std::map<std::string, std::pair<int, std::int64_t>> table;
+  double device_pct = 0;
+  const nlohmann::json table_doc = load(dir / "table.json");
+  for (const auto& row : table_doc["rows"]) {
+    const std::string kind = row["kind"];
+    if (kind == "kernel" || kind == "gpu_memcpy" || kind == "gpu_memset") {
+      device_pct += row["self_cuda_pct"].get<double>();
+    }
+    if (kind != "kernel") continue;
+    table[row["name"]] = {row["calls"].get<int>(), row["self_cuda_ns"].get<std::int64_t>()};
+  }
+  EXPECT_EQ(table, expected);
+  EXPECT_NEAR(device_pct, 100.0, 1e-6);
+  // The validator read the files: every check ran and passed.
+  const auto report = load(dir / "validation.json");
+  EXPECT_TRUE(report["passed"].get<bool>());
+  EXPECT_EQ(report["summary"]["failed"].get<int>(), 0);
+  EXPECT_EQ(report["summary"]["not_run"].get<int>(), 0);
+}
+
+TEST(ReplayH200, DroppedRecordsInTheSessionFailValidation) {
+  RawSession raw = read_raw_session(kSession);
+  raw.meta.dropped_records = 7;
+  const fs::path dir = fresh_dir("xb_replay_h200_dropped");
+  fs::create_directories(dir);
+  write_run_outputs(raw, dir);
+  const ValidationReport report = validate_run_dir(dir);
+  EXPECT_FALSE(report.passed());
+  EXPECT_EQ(report.status_of(checks::kNoDroppedRecords), CheckStatus::Failed);
+}
+
+TEST(ReplayH200, ReplayRefusesANonEmptyOutputFolderAndBadFiles) {
+  const fs::path dir = fresh_dir("xb_replay_h200_busy");
+  fs::create_directories(dir);
+  std::ofstream(dir / "keep.txt") << "precious";
+  std::ostringstream log;
+  EXPECT_ANY_THROW(replay_session(kSession, dir, log));
+  EXPECT_TRUE(fs::exists(dir / "keep.txt"));
+  EXPECT_FALSE(fs::exists(dir / "table.json"));
+  const fs::path bad = fs::temp_directory_path() / "xb_not_json.json";
+  std::ofstream(bad) << "{\"records\": [";
+  EXPECT_THROW(replay_session(bad, fresh_dir("xb_replay_bad"), log), InputError);
+  EXPECT_FALSE(fs::exists(fs::temp_directory_path() / "xb_replay_bad"));
+}
+
+}  // namespace
+}  // namespace xb
