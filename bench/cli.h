@@ -29,8 +29,9 @@ struct BenchOptions {
   std::vector<std::string> benchmark_args;      ///< --benchmark_* flags passed to Google Benchmark
 };
 
-/// Largest accepted size: n^2 elements must index comfortably in 32-bit cuBLAS leading dims.
-constexpr std::int64_t kMaxSize = 65536;
+/// Largest accepted size: n fits cuBLAS's 32-bit dimensions and n^2 elements fit int64 with room
+/// to spare. Whether a size fits in device memory is checked separately, against the GPU in use.
+constexpr std::int64_t kMaxSize = 1 << 20;
 
 /// Parses a comma-separated size list: each item a decimal integer in [1, kMaxSize], no
 /// duplicates. Throws UsageError naming the offending item.

@@ -65,6 +65,17 @@ std::string us_text(std::int64_t ns) { return format_us(ns) + "us"; }
 std::string us_text(double ns) { return fmt::format("{:.3f}us", ns / 1000.0); }
 std::string pct_text(double pct) { return fmt::format("{:.2f}%", pct); }
 
+/// Row name of a host range: every "ProfilerStep#N" shares the row "ProfilerStep*", as in
+/// PyTorch's key_averages(); other names are their own rows.
+std::string_view range_row_name(std::string_view name) {
+  constexpr std::string_view kStep = "ProfilerStep#";
+  if (name.size() > kStep.size() && name.substr(0, kStep.size()) == kStep &&
+      name.find_first_not_of("0123456789", kStep.size()) == std::string_view::npos) {
+    return "ProfilerStep*";
+  }
+  return name;
+}
+
 }  // namespace
 
 double median_of(std::vector<std::int64_t> values) {
@@ -150,7 +161,7 @@ Table build_table(const Session& session) {
     const auto child = child_ns_by_range.find(r.id);
     const std::int64_t children = child == child_ns_by_range.end() ? 0 : child->second;
     const auto self_cuda = device_ns_by_ext.find(r.id);
-    RowAcc& acc = set.get(r.name, to_string(r.category));
+    RowAcc& acc = set.get(range_row_name(r.name), to_string(r.category));
     acc.row.calls += 1;
     acc.row.cpu_total_ns += d;
     acc.row.self_cpu_ns += std::max<std::int64_t>(0, d - children);

@@ -1,0 +1,121 @@
+// The CUPTI profiler and bench on a real GPU: records kernels, memcpy, memset, runtime/driver
+// calls, synchronization and external correlation, joins them in the event model, and the
+// bench executable's device-dependent errors. Skips without a device.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <set>
+
+#include "gpu_test.h"
+#include "kernels/cuda_check.h"
+#include "kernels/cuda_raii.h"
+#include "kernels/workload.h"
+#include "profiler/event_model.h"
+#include "profiler/profiler.h"
+
+namespace xb {
+namespace {
+
+using xb::testing::GpuTest;
+
+TEST_F(GpuTest, CuptiRecordsEveryKindAndTheModelJoinsThem) {
+  Stream stream;
+  auto add = make_workload(Op::Add, DType::BF16, 256, stream.get());
+  auto addmm = make_workload(Op::Addmm, DType::BF16, 256, stream.get());  // memcpy + GEMM
+  Profiler prof(make_cupti_source());
+  prof.start();
+  prof.begin_fixture(Schedule{1, 1, 3});
+  for (int i = 0; i < 5; ++i) {
+    const std::uint64_t step = prof.begin_step();
+    {
+      ScopedRange a(prof, "work", RangeCategory::UserAnnotation);
+      ScopedRange op(prof, "xb::add", RangeCategory::CpuOp);
+      add->enqueue();
+      addmm->enqueue();
+    }
+    stream.synchronize();
+    EXPECT_EQ(step != 0, i >= 2);
+    prof.end_step();
+  }
+  XB_CUDA(cudaDeviceSynchronize());
+  const RawSession raw = prof.stop();
+  EXPECT_EQ(raw.meta.dropped_records, 0u);
+  EXPECT_GT(raw.meta.discarded_by_schedule, 0u);  // wait and warmup steps
+  ASSERT_FALSE(raw.meta.devices.empty());
+  std::set<RawKind> kinds;
+  for (const RawRecord& r : raw.records) kinds.insert(r.kind);
+  for (RawKind k : {RawKind::Kernel, RawKind::Memcpy, RawKind::Runtime, RawKind::Driver,
+                    RawKind::Synchronization, RawKind::ExternalCorrelation}) {
+    EXPECT_TRUE(kinds.count(k)) << "no " << to_string(k) << " record";
+  }
+  const Session s = build_session(raw);
+  int kernels = 0, memcpys = 0;
+  for (const DeviceActivity& a : s.device) {
+    kernels += a.kind == DeviceActivityKind::Kernel;
+    memcpys += a.kind == DeviceActivityKind::Memcpy;
+    ASSERT_GE(a.launch, 0) << a.name;
+    EXPECT_GE(a.start_ns, s.api[static_cast<std::size_t>(a.launch)].start_ns) << a.name;
+    EXPECT_GT(a.duration_ns(), 0) << a.name;
+    EXPECT_NE(a.external_id, 0u) << a.name;
+    EXPECT_GE(a.start_ns, raw.meta.window_start_ns);
+    EXPECT_LE(a.end_ns, raw.meta.window_end_ns);
+  }
+  EXPECT_EQ(kernels, 3 * 2);  // 3 active steps x (add kernel + GEMM)
+  EXPECT_EQ(memcpys, 3);      // addmm's bias copy
+  EXPECT_EQ(raw.ranges.size(), 3u * 3u);
+}
+
+TEST_F(GpuTest, DroppedRecordsAreCountedWithATinyBufferLimit) {
+  Stream stream;
+  auto add = make_workload(Op::Add, DType::FP32, 64, stream.get());
+  // One 4 KiB buffer at a time: thousands of launches cannot fit, CUPTI must drop and count.
+  Profiler prof(make_cupti_source(4096, 1));
+  prof.start();
+  prof.begin_fixture(Schedule{0, 0, 1});
+  prof.begin_step();
+  for (int i = 0; i < 20000; ++i) add->enqueue();
+  stream.synchronize();
+  prof.end_step();
+  const RawSession raw = prof.stop();
+  EXPECT_GT(raw.meta.dropped_records, 0u);
+}
+
+std::pair<int, std::string> run(const std::string& cmd) {
+  std::string out;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (p == nullptr) return {-1, ""};
+  std::array<char, 4096> buf{};
+  while (fgets(buf.data(), buf.size(), p) != nullptr) out += buf.data();
+  const int status = pclose(p);
+  return {WEXITSTATUS(status), out};
+}
+
+TEST_F(GpuTest, BenchRefusesSizesThatDoNotFitInDeviceMemory) {
+  const auto out = std::filesystem::temp_directory_path() / "xb_gpu_too_big";
+  std::filesystem::remove_all(out);
+  const auto [code, text] =
+      run(std::string(XB_BENCH_EXE) + " --size 64,300000 --op add --out " + out.string());
+  EXPECT_EQ(code, 2) << text;
+  EXPECT_NE(text.find("does not fit"), std::string::npos) << text;
+  EXPECT_NE(text.find("GiB free"), std::string::npos) << text;
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+TEST_F(GpuTest, BenchEndToEndSmallRunValidates) {
+  const auto out = std::filesystem::temp_directory_path() / "xb_gpu_e2e";
+  std::filesystem::remove_all(out);
+  const auto [code, text] = run(std::string(XB_BENCH_EXE) +
+                                " --size 64 --dtype bf16,fp16,fp32 --active-steps 3 --out " +
+                                out.string());
+  EXPECT_EQ(code, 0) << text;
+  for (const char* f : {"benchmark.json", "events.json", "raw_session.json", "table.txt",
+                        "table.json", "trace_only.json", "full.json", "validation.json",
+                        "summary.md"}) {
+    EXPECT_TRUE(std::filesystem::exists(out / f)) << f;
+  }
+}
+
+}  // namespace
+}  // namespace xb
