@@ -63,8 +63,14 @@ class CuptiSource final : public ActivitySource {
 
   void start() override {
     XB_CUPTI(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM));
-    XB_CUPTI(cuptiActivityRegisterCallbacks(&CuptiSource::on_buffer_requested,
-                                            &CuptiSource::on_buffer_completed));
+    // The callbacks find the live source through g_active, so registering once per process
+    // serves every later session.
+    static const bool registered = [] {
+      XB_CUPTI(cuptiActivityRegisterCallbacks(&CuptiSource::on_buffer_requested,
+                                              &CuptiSource::on_buffer_completed));
+      return true;
+    }();
+    (void)registered;
     for (CUpti_ActivityKind kind : kKinds) {
       const CUptiResult result = cuptiActivityEnable(kind);
       if (result != CUPTI_SUCCESS) {
