@@ -5,7 +5,6 @@
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
-#include <ctime>
 #include <filesystem>
 #include <iostream>
 
@@ -23,15 +22,6 @@ namespace fs = std::filesystem;
 using namespace xb;
 
 namespace {
-
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
-}
 
 /// Fails with UsageError when there is no usable device or a fixture cannot fit in its memory.
 void check_device(const BenchOptions& opt) {
@@ -104,7 +94,7 @@ int run(const BenchOptions& opt, int argc0_unused, const char* argv0) {
   benchmark::RunSpecifiedBenchmarks();
   XB_CUDA(cudaDeviceSynchronize());
   RawSession raw = profiler.stop();
-  raw.meta.created_utc = utc_now();
+  raw.meta.created_utc = utc_time("%Y-%m-%dT%H:%M:%SZ");
   raw.meta.cublas_version = static_cast<int>(cublasLtGetVersion());
   benchmark::Shutdown();
   if (!user_out && fs::exists(gb_partial)) fs::rename(gb_partial, dir / "benchmark.json");

@@ -22,14 +22,16 @@
 namespace xb {
 namespace fs = std::filesystem;
 
-fs::path default_run_dir() {
+std::string utc_time(const char* format) {
   const std::time_t now = std::time(nullptr);
   std::tm utc{};
   gmtime_r(&now, &utc);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &utc);
-  return fs::path("results") / "runs" / stamp;
+  char text[64];
+  const std::size_t n = std::strftime(text, sizeof text, format, &utc);
+  return std::string(text, n);
 }
+
+fs::path default_run_dir() { return fs::path("results") / "runs" / utc_time("%Y%m%d-%H%M%S"); }
 
 void create_run_dir(const fs::path& dir) {
   std::error_code ec;

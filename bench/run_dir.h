@@ -10,6 +10,9 @@
 
 namespace xb {
 
+/// The current UTC time formatted with strftime's `format`, e.g. "%Y-%m-%dT%H:%M:%SZ".
+std::string utc_time(const char* format);
+
 /// Default run folder: results/runs/<UTC yyyymmdd-hhmmss>.
 std::filesystem::path default_run_dir();
 

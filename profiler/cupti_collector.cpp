@@ -39,6 +39,17 @@ std::string strip_version_suffix(std::string name) {
   return name;
 }
 
+/// Copies the fields every device-activity record (kernel, memcpy, memset) carries.
+template <typename Record>
+void copy_device_fields(const Record& a, RawRecord& r) {
+  r.start_ns = static_cast<std::int64_t>(a.start);
+  r.end_ns = static_cast<std::int64_t>(a.end);
+  r.correlation_id = a.correlationId;
+  r.device_id = a.deviceId;
+  r.context_id = a.contextId;
+  r.stream_id = a.streamId;
+}
+
 class CuptiSource;
 std::atomic<CuptiSource*> g_active{nullptr};  // CUPTI allows one set of buffer callbacks
 
@@ -192,12 +203,7 @@ class CuptiSource final : public ActivitySource {
         case CUPTI_ACTIVITY_KIND_KERNEL: {
           const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
           r.kind = RawKind::Kernel;
-          r.start_ns = static_cast<std::int64_t>(k->start);
-          r.end_ns = static_cast<std::int64_t>(k->end);
-          r.correlation_id = k->correlationId;
-          r.device_id = k->deviceId;
-          r.context_id = k->contextId;
-          r.stream_id = k->streamId;
+          copy_device_fields(*k, r);
           r.name = k->name ? k->name : "";
           r.grid[0] = k->gridX;
           r.grid[1] = k->gridY;
@@ -213,12 +219,7 @@ class CuptiSource final : public ActivitySource {
         case CUPTI_ACTIVITY_KIND_MEMCPY: {
           const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
           r.kind = RawKind::Memcpy;
-          r.start_ns = static_cast<std::int64_t>(m->start);
-          r.end_ns = static_cast<std::int64_t>(m->end);
-          r.correlation_id = m->correlationId;
-          r.device_id = m->deviceId;
-          r.context_id = m->contextId;
-          r.stream_id = m->streamId;
+          copy_device_fields(*m, r);
           r.bytes = m->bytes;
           r.copy_kind = m->copyKind;
           break;
@@ -226,12 +227,7 @@ class CuptiSource final : public ActivitySource {
         case CUPTI_ACTIVITY_KIND_MEMSET: {
           const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
           r.kind = RawKind::Memset;
-          r.start_ns = static_cast<std::int64_t>(m->start);
-          r.end_ns = static_cast<std::int64_t>(m->end);
-          r.correlation_id = m->correlationId;
-          r.device_id = m->deviceId;
-          r.context_id = m->contextId;
-          r.stream_id = m->streamId;
+          copy_device_fields(*m, r);
           r.bytes = m->bytes;
           r.memset_value = m->value;
           break;

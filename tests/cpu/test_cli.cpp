@@ -2,6 +2,8 @@
 // executable turns it into one line on stderr, exit code 2, and writes nothing.
 #include <gtest/gtest.h>
 
+#include "../common/run_command.h"
+
 #include <cuda_runtime_api.h>
 
 #include <array>
@@ -77,22 +79,11 @@ INSTANTIATE_TEST_SUITE_P(
                       BadCase{{"--replay", "x.json", "--size", "64"}, "--replay"}),
     [](const ::testing::TestParamInfo<BadCase>& info) { return "case" + std::to_string(info.index); });
 
-/// Runs a command, returns (exit code, combined output).
-std::pair<int, std::string> run(const std::string& cmd) {
-  std::string out;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (p == nullptr) return {-1, ""};
-  std::array<char, 4096> buf{};
-  while (fgets(buf.data(), buf.size(), p) != nullptr) out += buf.data();
-  const int status = pclose(p);
-  return {WEXITSTATUS(status), out};
-}
-
 TEST(BenchExe, BadInputExitsTwoWithOneLineAndWritesNothing) {
   const std::filesystem::path out = std::filesystem::temp_directory_path() / "xb_cli_bad_out";
   std::filesystem::remove_all(out);
   for (const std::string args : {"--size 0", "--size -1", "--size abc", "--op conv", "--dtype fp8"}) {
-    const auto [code, text] = run(std::string(XB_BENCH_EXE) + " " + args + " --out " + out.string());
+    const auto [code, text] = xb::testing::run_command(std::string(XB_BENCH_EXE) + " " + args + " --out " + out.string());
     EXPECT_EQ(code, 2) << args << ": " << text;
     EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << args << ": " << text;
     EXPECT_EQ(text.rfind("bench: error: ", 0), 0u) << text;
@@ -107,7 +98,7 @@ TEST(BenchExe, NoDeviceIsAClearErrorWithExitTwo) {
   }
   const std::filesystem::path out = std::filesystem::temp_directory_path() / "xb_cli_nodev_out";
   std::filesystem::remove_all(out);
-  const auto [code, text] = run(std::string(XB_BENCH_EXE) + " --size 64 --out " + out.string());
+  const auto [code, text] = xb::testing::run_command(std::string(XB_BENCH_EXE) + " --size 64 --out " + out.string());
   EXPECT_EQ(code, 2) << text;
   EXPECT_NE(text.find("no CUDA device"), std::string::npos) << text;
   EXPECT_NE(text.find("--replay"), std::string::npos) << text;

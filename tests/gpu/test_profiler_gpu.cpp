@@ -3,6 +3,8 @@
 // bench executable's device-dependent errors. Skips without a device.
 #include <gtest/gtest.h>
 
+#include "../common/run_command.h"
+
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -82,21 +84,11 @@ TEST_F(GpuTest, DroppedRecordsAreCountedWithATinyBufferLimit) {
   EXPECT_GT(raw.meta.dropped_records, 0u);
 }
 
-std::pair<int, std::string> run(const std::string& cmd) {
-  std::string out;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (p == nullptr) return {-1, ""};
-  std::array<char, 4096> buf{};
-  while (fgets(buf.data(), buf.size(), p) != nullptr) out += buf.data();
-  const int status = pclose(p);
-  return {WEXITSTATUS(status), out};
-}
-
 TEST_F(GpuTest, BenchRefusesSizesThatDoNotFitInDeviceMemory) {
   const auto out = std::filesystem::temp_directory_path() / "xb_gpu_too_big";
   std::filesystem::remove_all(out);
   const auto [code, text] =
-      run(std::string(XB_BENCH_EXE) + " --size 64,300000 --op add --out " + out.string());
+      xb::testing::run_command(std::string(XB_BENCH_EXE) + " --size 64,300000 --op add --out " + out.string());
   EXPECT_EQ(code, 2) << text;
   EXPECT_NE(text.find("does not fit"), std::string::npos) << text;
   EXPECT_NE(text.find("GiB free"), std::string::npos) << text;
@@ -106,7 +98,7 @@ TEST_F(GpuTest, BenchRefusesSizesThatDoNotFitInDeviceMemory) {
 TEST_F(GpuTest, BenchEndToEndSmallRunValidates) {
   const auto out = std::filesystem::temp_directory_path() / "xb_gpu_e2e";
   std::filesystem::remove_all(out);
-  const auto [code, text] = run(std::string(XB_BENCH_EXE) +
+  const auto [code, text] = xb::testing::run_command(std::string(XB_BENCH_EXE) +
                                 " --size 64 --dtype bf16,fp16,fp32 --active-steps 3 --out " +
                                 out.string());
   EXPECT_EQ(code, 0) << text;
