@@ -127,15 +127,27 @@ std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv) 
   if (!dtypes.empty()) {
     opt.dtypes = checked_names(dtypes, "dtype", [](const std::string& s) { parse_dtype(s); });
   }
-  if (opt.wait_steps < 0) throw UsageError("--wait-steps must be >= 0");
-  if (opt.warmup_steps < 0) throw UsageError("--warmup-steps must be >= 0");
+  if (opt.wait_steps < 0 || opt.wait_steps > 100000) throw UsageError("--wait-steps must be in 0..100000");
+  if (opt.warmup_steps < 0 || opt.warmup_steps > 100000) {
+    throw UsageError("--warmup-steps must be in 0..100000");
+  }
   if (opt.active_steps < 1 || opt.active_steps > 100000) {
     throw UsageError("--active-steps must be in 1..100000");
   }
+  if (app.count("--out") > 0 && out.empty()) throw UsageError("empty --out folder");
+  if (app.count("--replay") > 0 && replay.empty()) throw UsageError("empty --replay file name");
   if (!out.empty()) opt.out = out;
   if (!replay.empty()) opt.replay = std::filesystem::path(replay);
-  if (opt.replay && app.count("--size") + app.count("--op") + app.count("--dtype") > 0) {
-    throw UsageError("--replay regenerates a recorded session; it takes no --size, --op or --dtype");
+  if (opt.replay) {
+    for (const char* flag : {"--size", "--op", "--dtype", "--warmup", "--wait-steps", "--warmup-steps",
+                             "--active-steps"}) {
+      if (app.count(flag) > 0) {
+        throw UsageError(std::string("--replay regenerates a recorded session; it takes no ") + flag);
+      }
+    }
+    if (!opt.benchmark_args.empty()) {
+      throw UsageError("--replay runs no benchmark; it takes no " + opt.benchmark_args.front());
+    }
   }
   return opt;
 }

@@ -7,10 +7,13 @@
 
 #include <filesystem>
 #include <iostream>
+#include <string>
 
+#include "bench/calibrate.h"
 #include "bench/cli.h"
 #include "bench/fixtures.h"
 #include "bench/run_dir.h"
+#include "bench/sweep_run.h"
 #include "kernels/blocking.h"
 #include "kernels/cuda_check.h"
 #include "kernels/cuda_raii.h"
@@ -22,6 +25,9 @@ namespace fs = std::filesystem;
 using namespace xb;
 
 namespace {
+
+/// Bytes in GiB, for messages.
+double gib(std::size_t bytes) { return static_cast<double>(bytes) / 1073741824.0; }
 
 /// Fails with UsageError when there is no usable device or a fixture cannot fit in its memory.
 void check_device(const BenchOptions& opt) {
@@ -42,26 +48,21 @@ void check_device(const BenchOptions& opt) {
         if (need > free_bytes) {
           throw UsageError(fmt::format(
               "size {} does not fit: {} needs {:.2f} GiB of device memory, {:.2f} GiB free of {:.2f} GiB",
-              n, fixture_name(op, dtype, n), need / 1073741824.0, free_bytes / 1073741824.0,
-              total_bytes / 1073741824.0));
+              n, fixture_name(op, dtype, n), gib(need), gib(free_bytes), gib(total_bytes)));
         }
       }
     }
   }
 }
 
-int run(const BenchOptions& opt, int argc0_unused, const char* argv0) {
-  (void)argc0_unused;
-  if (opt.replay) {
-    const fs::path dir = opt.out.empty() ? default_run_dir() : opt.out;
-    return replay_session(*opt.replay, dir, std::cout);
-  }
-  check_device(opt);
+int run(const BenchOptions& opt, const char* argv0) {
   const fs::path dir = opt.out.empty() ? default_run_dir() : opt.out;
-  create_run_dir(dir);
+  if (opt.replay) return replay_session(*opt.replay, dir, std::cout);
+  check_device(opt);
 
   // Google Benchmark: the user's --benchmark_* flags, plus JSON output into the run folder
-  // (written under a partial name, renamed when complete).
+  // (written under a partial name, renamed when complete). Flags are checked before the run
+  // folder exists, so a mistyped one leaves nothing behind.
   const fs::path gb_partial = dir / ".benchmark.json.partial";
   std::vector<std::string> gb_args{argv0};
   bool user_out = false;
@@ -77,7 +78,8 @@ int run(const BenchOptions& opt, int argc0_unused, const char* argv0) {
   for (std::string& a : gb_args) gb_argv.push_back(a.data());
   int gb_argc = static_cast<int>(gb_argv.size());
   benchmark::Initialize(&gb_argc, gb_argv.data());
-  if (benchmark::ReportUnrecognizedArguments(gb_argc, gb_argv.data())) return 2;
+  if (gb_argc > 1) throw UsageError(std::string("unrecognized Google Benchmark flag '") + gb_argv[1] + "'");
+  create_run_dir(dir);
 
   Stream stream;
   BlockingKernel blocking;
@@ -100,6 +102,7 @@ int run(const BenchOptions& opt, int argc0_unused, const char* argv0) {
   if (!user_out && fs::exists(gb_partial)) fs::rename(gb_partial, dir / "benchmark.json");
 
   write_run_outputs(raw, dir);
+  release_run_dir(dir);
   std::cout << "\nrun folder: " << dir.string() << "\n";
   const int code = validate_and_report(dir, std::cout);
   for (const std::string& e : ctx.errors) std::cerr << "bench: fixture failed: " << e << "\n";
@@ -110,9 +113,12 @@ int run(const BenchOptions& opt, int argc0_unused, const char* argv0) {
 
 int main(int argc, char** argv) {
   try {
+    // Subcommands (bench/sweep_run.h, bench/calibrate.h); anything else is the plain `bench`.
+    if (argc > 1 && std::string(argv[1]) == "sweep") return sweep_command(argc - 1, argv + 1);
+    if (argc > 1 && std::string(argv[1]) == "calibrate") return calibrate_command(argc - 1, argv + 1);
     const auto opt = parse_bench_args(argc, argv);
     if (!opt) return 0;
-    return run(*opt, argc, argv[0]);
+    return run(*opt, argv[0]);
   } catch (const UsageError& e) {
     std::cerr << "bench: error: " << e.what() << "\n";
     return 2;

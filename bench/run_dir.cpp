@@ -3,8 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <chrono>
 #include <ctime>
+
+#include <fcntl.h>
+#include <unistd.h>
 #include <fstream>
 #include <map>
 #include <unordered_map>
@@ -31,23 +36,40 @@ std::string utc_time(const char* format) {
   return std::string(text, n);
 }
 
-fs::path default_run_dir() { return fs::path("results") / "runs" / utc_time("%Y%m%d-%H%M%S"); }
+fs::path default_run_dir() {
+  return fs::path("results") / "runs" / (utc_time("%Y%m%d-%H%M%S") + "-" + std::to_string(::getpid()));
+}
 
 void create_run_dir(const fs::path& dir) {
   std::error_code ec;
-  if (fs::exists(dir, ec)) {
-    if (!fs::is_directory(dir, ec)) throw UsageError("output '" + dir.string() + "' exists and is not a folder");
-    if (!fs::is_empty(dir, ec)) throw UsageError("output folder '" + dir.string() + "' already exists and is not empty");
+  const bool existed = fs::exists(dir, ec);
+  if (existed && !fs::is_directory(dir, ec)) {
+    throw UsageError("output '" + dir.string() + "' exists and is not a folder");
   }
-  fs::create_directories(dir, ec);
-  if (ec) throw UsageError("cannot create output folder '" + dir.string() + "': " + ec.message());
-  // Probe writability now, so a long GPU run never ends in an unwritable folder.
-  const fs::path probe = dir / ".write-probe";
-  {
-    std::ofstream f(probe);
-    if (!f) throw UsageError("output folder '" + dir.string() + "' is not writable");
+  if (existed && !fs::is_empty(dir, ec)) {
+    throw UsageError("output folder '" + dir.string() + "' already exists and is not empty");
   }
-  fs::remove(probe, ec);
+  if (!existed && !fs::create_directories(dir, ec) && ec) {
+    throw UsageError("cannot create output folder '" + dir.string() + "': " + ec.message());
+  }
+  // Claim the folder with a marker created exclusively (two runs given the same folder cannot
+  // both get it); this also proves it is writable before a long GPU run starts.
+  const fs::path claim = dir / ".crossbench-claim";
+  const int fd = ::open(claim.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644);
+  if (fd < 0) {
+    const int err = errno;
+    if (!existed) fs::remove(dir, ec);
+    if (err == EEXIST) {
+      throw UsageError("output folder '" + dir.string() + "' is being written by another run");
+    }
+    throw UsageError("output folder '" + dir.string() + "' is not writable: " + std::strerror(err));
+  }
+  ::close(fd);
+}
+
+void release_run_dir(const fs::path& dir) {
+  std::error_code ec;
+  fs::remove(dir / ".crossbench-claim", ec);
 }
 
 void write_events_json(const RawSession& raw, std::ostream& out) {
@@ -159,9 +181,15 @@ int validate_and_report(const fs::path& dir, std::ostream& out) {
 }
 
 int replay_session(const fs::path& file, const fs::path& dir, std::ostream& out) {
-  const RawSession raw = read_raw_session(file);  // read before creating anything
+  const RawSession raw = read_raw_session(file);  // read and check before creating anything
+  try {
+    (void)build_session(raw);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(file.string() + ": " + e.what());
+  }
   create_run_dir(dir);
   write_run_outputs(raw, dir);
+  release_run_dir(dir);
   out << "replayed " << file.string() << " into " << dir.string() << "\n";
   return validate_and_report(dir, out);
 }

@@ -13,12 +13,17 @@ namespace xb {
 /// The current UTC time formatted with strftime's `format`, e.g. "%Y-%m-%dT%H:%M:%SZ".
 std::string utc_time(const char* format);
 
-/// Default run folder: results/runs/<UTC yyyymmdd-hhmmss>.
+/// Default run folder: results/runs/<UTC yyyymmdd-hhmmss>-<pid>.
 std::filesystem::path default_run_dir();
 
-/// Creates `dir` (and parents). Throws UsageError when it exists and is not an empty folder, or
-/// cannot be created; nothing is written in that case.
+/// Creates `dir` (and parents) and claims it with a marker file created exclusively, so two runs
+/// given the same folder cannot both write it. Throws UsageError when it exists and is not an
+/// empty folder, is claimed by another run, or cannot be created or written; nothing is left
+/// behind in that case.
 void create_run_dir(const std::filesystem::path& dir);
+
+/// Removes the claim marker once every output is written.
+void release_run_dir(const std::filesystem::path& dir);
 
 /// Writes raw_session.json, events.json, table.txt, table.json, trace_only.json and full.json,
 /// each atomically. Throws std::runtime_error (from write_file_atomic) on I/O failure.

@@ -4,6 +4,10 @@
 #include <cmath>
 #include <cstddef>
 #include <fstream>
+#include <unordered_map>
+#include <unordered_set>
+#include <cerrno>
+#include <cstring>
 #include <limits>
 #include <sstream>
 #include <string_view>
@@ -798,7 +802,64 @@ RawSession parse_raw_session(const std::string& text) {
   for (std::size_t i = 0; i < fixtures.size(); ++i) {
     s.fixtures.push_back(parse_fixture(fixtures[i], Loc{"fixtures", static_cast<std::ptrdiff_t>(i)}));
   }
+  check_raw_session(s);
   return s;
+}
+
+void check_raw_session(const RawSession& s) {
+  const auto bad = [](const std::string& what) { throw InputError("raw_session: " + what); };
+  if (s.meta.window_end_ns < s.meta.window_start_ns) {
+    bad(fmt::format("meta: window ends before it starts ({} < {} ns)", s.meta.window_end_ns,
+                    s.meta.window_start_ns));
+  }
+  if (s.meta.schedule_wait < 0 || s.meta.schedule_warmup < 0 || s.meta.schedule_active < 0) {
+    bad("meta: negative schedule step count");
+  }
+  for (std::size_t i = 0; i < s.records.size(); ++i) {
+    const RawRecord& r = s.records[i];
+    if (r.kind == RawKind::ExternalCorrelation) continue;
+    if (r.start_ns < 0 || r.end_ns < r.start_ns) {
+      bad(fmt::format("records[{}]: timestamps start {} ns, end {} ns (need 0 <= start <= end)", i,
+                      r.start_ns, r.end_ns));
+    }
+  }
+  std::unordered_map<std::uint64_t, std::uint64_t> parent_of;
+  for (std::size_t i = 0; i < s.ranges.size(); ++i) {
+    const HostRange& r = s.ranges[i];
+    if (r.id == 0) bad(fmt::format("ranges[{}]: id 0 (ids start at 1)", i));
+    if (!parent_of.emplace(r.id, r.parent_id).second) bad(fmt::format("ranges[{}]: duplicate id {}", i, r.id));
+    if (r.start_ns < 0 || r.end_ns < r.start_ns) {
+      bad(fmt::format("ranges[{}]: timestamps start {} ns, end {} ns (need 0 <= start <= end)", i,
+                      r.start_ns, r.end_ns));
+    }
+  }
+  for (const auto& [id, parent] : parent_of) {
+    std::uint64_t at = parent;
+    for (std::size_t hops = 0; at != 0; ++hops) {
+      const auto it = parent_of.find(at);
+      if (it == parent_of.end()) bad(fmt::format("range {}: parent {} does not exist", id, at));
+      if (hops > parent_of.size()) bad(fmt::format("range {}: parent links form a cycle", id));
+      at = it->second;
+    }
+  }
+  std::unordered_set<std::string> fixture_names;
+  for (std::size_t i = 0; i < s.fixtures.size(); ++i) {
+    const FixtureInfo& f = s.fixtures[i];
+    if (!fixture_names.insert(f.name).second) bad(fmt::format("fixtures[{}]: duplicate fixture '{}'", i, f.name));
+    if (f.size < 1 || !(f.flops >= 0) || !(f.bytes >= 0) || !(f.max_rel_error >= 0)) {
+      bad(fmt::format("fixtures[{}]: size, flops, bytes and max_rel_error must be non-negative (size >= 1)", i));
+    }
+  }
+  for (std::size_t i = 0; i < s.event_timings.size(); ++i) {
+    const StepTiming& t = s.event_timings[i];
+    if (t.event_ns <= 0) bad(fmt::format("event_timings[{}]: event_ns {} is not positive", i, t.event_ns));
+    if (fixture_names.count(t.fixture) == 0) {
+      bad(fmt::format("event_timings[{}]: unknown fixture '{}'", i, t.fixture));
+    }
+    if (parent_of.count(t.range_id) == 0) {
+      bad(fmt::format("event_timings[{}]: range {} does not exist", i, t.range_id));
+    }
+  }
 }
 
 RawSession read_raw_session(const std::filesystem::path& path) {
@@ -814,7 +875,7 @@ std::string read_text_file(const std::filesystem::path& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) throw InputError(path.string() + ": cannot open (a directory)");
   std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) throw InputError(path.string() + ": cannot open");
+  if (!in) throw InputError(path.string() + ": cannot open: " + std::strerror(errno));
   const std::streamoff size = in.tellg();
   std::string text;
   if (size > 0) {

@@ -35,6 +35,13 @@ void write_raw_session(const RawSession& session, std::ostream& out);
 /// \"end_ns\""): not JSON, missing key, wrong type, out of range, unknown kind or category.
 RawSession parse_raw_session(const std::string& text);
 
+/// Checks what a session must satisfy before anything is built from it: timestamps
+/// 0 <= start <= end, range ids unique and > 0 with existing, acyclic parents, positive event
+/// times naming known fixtures and ranges, unique fixtures with non-negative counts, a window
+/// that ends after it starts. Throws InputError naming the first violation. parse_raw_session
+/// calls it.
+void check_raw_session(const RawSession& session);
+
 /// Reads and parses a file; throws InputError naming the file.
 RawSession read_raw_session(const std::filesystem::path& path);
 

@@ -18,8 +18,9 @@
 namespace xb {
 namespace {
 
-/// Names longer than this are cut to kNameCap - 3 characters plus "..." in table.txt.
-constexpr std::size_t kNameCap = 120;
+/// Names longer than this are cut to kNameCap - 3 characters plus "..." in table.txt, as
+/// PyTorch's key_averages().table() does with its default max_name_column_width of 55.
+constexpr std::size_t kNameCap = 55;
 constexpr int kColumnWidth = 12;  // PyTorch's DEFAULT_COLUMN_WIDTH
 constexpr const char* kSpacing = "  ";
 

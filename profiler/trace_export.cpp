@@ -77,8 +77,17 @@ class TraceWriter {
     o_.lit(",\n\"deviceProperties\": ");
     o_.raw(device_properties(meta));
     if (distributed_info) {
-      o_.lit(",\n\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 0, \"world_size\": 1}");
+      // One process, one GPU: rank 0 of 1 (HTA reads the rank from here). No backend is named,
+      // since no collective library is involved.
+      o_.lit(",\n\"distributedInfo\": {\"rank\": 0, \"world_size\": 1}");
     }
+    // Kineto's top-level version keys, so tools that read PyTorch traces find them.
+    o_.lit(",\n\"cuda_driver_version\": ");
+    o_.integer(meta.cuda_driver_version);
+    o_.lit(",\n\"cuda_runtime_version\": ");
+    o_.integer(meta.cuda_runtime_version);
+    o_.lit(",\n\"cupti_version\": ");
+    o_.integer(meta.cupti_version);
     o_.lit(",\n\"displayTimeUnit\": \"ms\",\n\"baseTimeNanoseconds\": ");
     o_.integer(meta.window_start_ns);
     o_.lit(",\n\"traceEvents\": [");

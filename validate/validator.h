@@ -1,6 +1,8 @@
 // The validator: reads a run folder's files back (table.json, trace_only.json, full.json,
-// events.json; docs/formats.md) and proves they agree. Never looks at in-memory profiler objects,
-// so it checks exactly what a user (or PyTorch tooling) would read.
+// events.json; docs/formats.md), or PyTorch profiler exports (one or two Chrome traces from
+// export_chrome_trace, plain or gzipped, and the key_averages().table() text), and proves they
+// agree. Never looks at in-memory profiler objects, so it checks exactly what a user (or PyTorch
+// tooling) would read. docs/validator.md describes every check, its inputs and tolerance.
 //
 // Modelled on cutlass tools/profiler: every check has a name (namespace xb::checks), every
 // outcome is one value of CheckStatus, and every failure says which check, which subject
@@ -23,30 +25,54 @@ namespace xb {
 
 /// Names of the checks, as they appear in CheckResult::check and validation.json.
 namespace checks {
-/// Per device-activity (kind, name): count, total, median, min, max agree exactly between
-/// table.json, trace_only.json and full.json.
+/// Per device-activity (kind, name): count, total, median, min, max agree between the table and
+/// each trace (text tables: count, total and average, within their print resolution).
 inline constexpr const char* kKernelStats = "kernel_stats";
-/// Per correlation id: the activity, its launch call and its external id (annotation/op) are the
-/// same in trace_only.json and full.json; every external id names an existing host range.
+/// Every table row names events of the trace (cut names by prefix; ambiguous cuts are reported)
+/// and its calls, Self CPU, CPU total, Self CUDA and CUDA total equal what the trace implies.
+inline constexpr const char* kTableRows = "table_rows";
+/// Table arithmetic per kind of row: Self CUDA over device rows and over the host ranges that
+/// launched them equals the Self CUDA total; Self CPU over host rows equals the Self CPU total;
+/// percentages and averages match their values; no row above 100%; a parent's CUDA total is at
+/// least the sum of its children's.
+inline constexpr const char* kTableTotals = "table_totals";
+/// An annotation's GPU span (first kernel start to last kernel end) is not kernel time: a table
+/// row showing it as Self CUDA above the kernels under it fails (pytorch#130730); trace
+/// gpu_user_annotation events span exactly their device work.
+inline constexpr const char* kAnnotationSpan = "annotation_span";
+/// Per correlation id: the activity has exactly one launch call, the activity and its launch name
+/// the same host range (through the correlation -> External id maps only), that range exists,
+/// and a second trace has the same activity, launch and range.
 inline constexpr const char* kAttribution = "attribution";
-/// full.json: exactly one ac2g "s"/"f" pair per launched device activity, on the right lanes and
-/// timestamps; no flow without an activity.
+/// Exactly one ac2g "s"/"f" pair per launched device activity, on the right lanes and
+/// timestamps; a flow start on a launch/memcpy/memset call with no device record fails, one on a
+/// call that launches no device work (a synchronize) is a note.
 inline constexpr const char* kFlows = "flows";
-/// crossbench.dropped_records is 0 in every file and the files agree.
+/// Dropped and out-of-range record counts in the files' metadata are 0 and agree.
 inline constexpr const char* kNoDroppedRecords = "no_dropped_records";
-/// No device activity with dur <= 0.
+/// No device activity with dur <= 0 (and no event with dur < 0).
 inline constexpr const char* kDurationsPositive = "durations_positive";
 /// Device activities on one (device, stream) lane never overlap.
 inline constexpr const char* kStreamOverlap = "stream_overlap";
-/// No device activity starts before its launch call starts.
+/// No device activity starts before its launch call starts; reports the launch latency
+/// distribution.
 inline constexpr const char* kLaunchBeforeKernel = "launch_before_kernel";
-/// table.json: Self CUDA totals and percentages add up; parents' CUDA total >= children's.
-inline constexpr const char* kTableTotals = "table_totals";
+/// No event lies outside the recording window of the trace metadata.
+inline constexpr const char* kRecordingWindow = "recording_window";
+/// Timestamps are monotonic per lane: on each stream, activities in launch (correlation) order
+/// start in non-decreasing time; on each host thread, API calls in correlation order too.
+inline constexpr const char* kLaneOrder = "lane_order";
 /// Per fixture: median cudaEvent step time vs median CUPTI step span, within tolerance.
 inline constexpr const char* kEventVsCupti = "event_vs_cupti";
 /// Every fixture's result matched the host reference (events.json "verified").
 inline constexpr const char* kVerified = "verified";
+/// Not a check of the report: the name the fault corpus uses for unusable input (InputError,
+/// exit code 2), which stops validation before any check runs.
+inline constexpr const char* kInput = "input";
 }  // namespace checks
+
+/// Every check, in report order.
+const std::vector<std::string>& all_checks();
 
 /// Outcome of one check on one subject.
 enum class CheckStatus {
@@ -81,10 +107,12 @@ struct CheckCounts {
 /// nothing wrong (event_vs_cupti and verified: one per fixture), one Failed result per
 /// disagreement (capped, see ValidateOptions::max_failures_per_check), or NotRun results.
 struct ValidationReport {
-  std::string run_dir;                           ///< folder that was validated
+  std::string run_dir;                           ///< folder that was validated ("" for files)
+  nlohmann::json inputs;                         ///< {"traces": [...], "table", "events"}: files read
   std::vector<CheckResult> checks;               ///< in check order
   std::map<std::string, std::string> tolerances; ///< check name -> tolerance it applied, as text
   nlohmann::json source_meta;  ///< "crossbench" block of the validated full.json (null if none)
+  nlohmann::json figures;      ///< check name -> measured figures (launch latency distribution, ...)
 
   /// True when no result is Failed (NotRun results do not fail a run).
   bool passed() const;
@@ -108,12 +136,31 @@ struct ValidateOptions {
   /// At most this many Failed results per check; the rest are summarised in one more Failed
   /// result. 0 = no cap.
   std::size_t max_failures_per_check = 50;
+  /// annotation_span: a trace's gpu_user_annotation event may differ from the first start / last
+  /// end of its device work by this much at each end (PyTorch's exports differ by 1 ns).
+  std::int64_t span_tol_ns = 1;
+};
+
+/// Files to validate outside a run folder (`validate --trace FILE [--trace FILE] [--table FILE]
+/// [--events FILE]`).
+struct ValidateInputs {
+  /// One or two Chrome traces of one session (plain or .json.gz). With two, the first is the
+  /// primary one (the full export), unless only the other has flows; a crossbench
+  /// trace_only.json is always the second.
+  std::vector<std::filesystem::path> traces;
+  std::filesystem::path table;   ///< table.json or key_averages().table() text; empty = none
+  std::filesystem::path events;  ///< events.json or a reference summary.json; empty = none
 };
 
 /// Reads table.json, trace_only.json, full.json and events.json from `dir` and runs every check.
 /// Throws InputError (profiler/session_io.h) naming the file and what is wrong when a file is
 /// missing, is not JSON, has the wrong "crossbench.format", or lacks a field the checks need.
 ValidationReport validate_run_dir(const std::filesystem::path& dir, const ValidateOptions& opts = {});
+
+/// Validates traces and optionally a table and event times (ValidateInputs). Checks that lack an
+/// input report NotRun with the reason. Throws InputError naming the file and what is wrong when
+/// a file is missing or unusable, std::invalid_argument when no trace (or more than two) is given.
+ValidationReport validate_files(const ValidateInputs& inputs, const ValidateOptions& opts = {});
 
 /// The validation.json document (docs/formats.md) of a report.
 nlohmann::json report_json(const ValidationReport& report);
@@ -131,5 +178,9 @@ std::filesystem::path write_report_json(const ValidationReport& report,
 /// result with check, subject, expected and found, the per-fixture event_vs_cupti numbers and
 /// tolerance, then the counts.
 void print_summary(const ValidationReport& report, std::ostream& out);
+
+/// A markdown section: the verdict per check (passed / FAILED / not run) with every failure's
+/// subject, expected and found, and the not-run reasons. `title` heads the section.
+void write_markdown(const ValidationReport& report, const std::string& title, std::ostream& out);
 
 }  // namespace xb

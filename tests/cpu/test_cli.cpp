@@ -6,6 +6,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <unistd.h>
+
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -76,11 +78,15 @@ INSTANTIATE_TEST_SUITE_P(
                       BadCase{{"--active-steps", "0"}, "--active-steps"},
                       BadCase{{"--wait-steps", "-2"}, "--wait-steps"},
                       BadCase{{"--nonsense"}, "nonsense"},
-                      BadCase{{"--replay", "x.json", "--size", "64"}, "--replay"}),
-    [](const ::testing::TestParamInfo<BadCase>& info) { return "case" + std::to_string(info.index); });
+                      BadCase{{"--replay", "x.json", "--size", "64"}, "--replay"},
+                      BadCase{{"--replay", "x.json", "--warmup"}, "--warmup"},
+                      BadCase{{"--replay", "x.json", "--benchmark_filter=x"}, "--benchmark_filter"},
+                      BadCase{{"--replay", ""}, "empty --replay"}, BadCase{{"--out", ""}, "empty --out"},
+                      BadCase{{"--warmup-steps", "100001"}, "--warmup-steps"}),
+    [](const ::testing::TestParamInfo<BadCase>& param) { return "case" + std::to_string(param.index); });
 
 TEST(BenchExe, BadInputExitsTwoWithOneLineAndWritesNothing) {
-  const std::filesystem::path out = std::filesystem::temp_directory_path() / "xb_cli_bad_out";
+  const std::filesystem::path out = std::filesystem::temp_directory_path() / ("xb_cli_bad_out-" + std::to_string(::getpid()));
   std::filesystem::remove_all(out);
   for (const std::string args : {"--size 0", "--size -1", "--size abc", "--op conv", "--dtype fp8"}) {
     const auto [code, text] = xb::testing::run_command(std::string(XB_BENCH_EXE) + " " + args + " --out " + out.string());
@@ -96,7 +102,7 @@ TEST(BenchExe, NoDeviceIsAClearErrorWithExitTwo) {
   if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0) {
     GTEST_SKIP() << "a CUDA device is present; this test covers machines without one";
   }
-  const std::filesystem::path out = std::filesystem::temp_directory_path() / "xb_cli_nodev_out";
+  const std::filesystem::path out = std::filesystem::temp_directory_path() / ("xb_cli_nodev_out-" + std::to_string(::getpid()));
   std::filesystem::remove_all(out);
   const auto [code, text] = xb::testing::run_command(std::string(XB_BENCH_EXE) + " --size 64 --out " + out.string());
   EXPECT_EQ(code, 2) << text;

@@ -71,7 +71,7 @@ RawSession tricky_session() {
   s.meta.devices.push_back(s.meta.devices[0]);
   s.meta.devices[1].id = 1;
   s.fixtures[0].max_rel_error = 1e-300;
-  s.event_timings.push_back(StepTiming{"add/fp32/4096", -1, 0, 0});
+  s.event_timings.push_back(StepTiming{"addmm/bf16/64", -1, 1, 1});
   return s;
 }
 
@@ -256,6 +256,44 @@ TEST(ModelSessionIo, ReadsFiles) {
   }
   EXPECT_THROW(read_text_file(dir), InputError);
   std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace xb
+
+namespace xb {
+namespace {
+
+/// Each violation of check_raw_session is an InputError naming it; the sample session passes.
+TEST(ModelSessionIo, CheckRejectsInconsistentSessions) {
+  EXPECT_NO_THROW(check_raw_session(sample_session()));
+  const std::vector<std::pair<std::string, std::function<void(RawSession&)>>> cases = {
+      {"ends before it starts", [](RawSession& s) { s.meta.window_end_ns = s.meta.window_start_ns - 1; }},
+      {"negative schedule", [](RawSession& s) { s.meta.schedule_active = -3; }},
+      {"need 0 <= start <= end", [](RawSession& s) {
+         for (RawRecord& r : s.records) {
+           if (r.kind == RawKind::Kernel) r.end_ns = r.start_ns - 1;
+         }
+       }},
+      {"id 0", [](RawSession& s) { s.ranges[0].id = 0; }},
+      {"duplicate id", [](RawSession& s) { s.ranges[1].id = s.ranges[0].id; }},
+      {"cycle", [](RawSession& s) { s.ranges[0].parent_id = s.ranges[0].id; }},
+      {"does not exist", [](RawSession& s) { s.ranges[1].parent_id = 424242; }},
+      {"duplicate fixture", [](RawSession& s) { s.fixtures.push_back(s.fixtures[0]); }},
+      {"non-negative", [](RawSession& s) { s.fixtures[0].flops = -1; }},
+      {"not positive", [](RawSession& s) { s.event_timings[0].event_ns = -5; }},
+      {"unknown fixture", [](RawSession& s) { s.event_timings[0].fixture = "nope/bf16/1"; }},
+  };
+  for (const auto& [needle, mutate] : cases) {
+    RawSession s = sample_session();
+    mutate(s);
+    try {
+      check_raw_session(s);
+      ADD_FAILURE() << needle << ": accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // build_table arithmetic on hand-computed numbers, median_of, text and JSON layout.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include <sstream>
@@ -158,7 +160,7 @@ TEST(ModelTable, TextLayout) {
   write_table_text(t, out);
   const std::vector<std::string> lines = lines_of(out.str());
   ASSERT_EQ(lines.size(), 3u + t.rows.size() + 3u);
-  const std::size_t name_width = 124;  // 120-character cap + 4
+  const std::size_t name_width = 59;  // 55-character cap + 4
   const std::string sep = std::string(name_width, '-') + "  " + [] {
     std::string s;
     for (int i = 0; i < 13; ++i) s += std::string(12, '-') + "  ";
@@ -179,20 +181,27 @@ TEST(ModelTable, TextLayout) {
       << step;
   const std::string& launch = lines[3 + 9];
   EXPECT_NE(launch.find("             2       2.500us       1.000us       4.000us  "), std::string::npos) << launch;
-  // The 150-character name is cut to 117 + "..." in the text.
+  // The 150-character name is cut to 52 + "..." in the text.
   const std::string& long_line = lines[3 + t.rows.size() - 1];
-  EXPECT_EQ(long_line.substr(0, name_width), "    " + std::string(117, 'k') + "...");
+  EXPECT_EQ(long_line.substr(0, name_width), "    " + std::string(52, 'k') + "...");
   for (std::size_t i = 0; i + 2 < lines.size(); ++i) {
     EXPECT_EQ(lines[i].substr(lines[i].size() - 2), "  ") << i;
   }
 }
 
 TEST(ModelTable, NameColumnFitsShortNames) {
-  const Table t = build_table(build_session(sample_session()));
+  RawSession raw = sample_session();
+  for (RawRecord& r : raw.records) {
+    if (r.kind == RawKind::Kernel) r.name = "k" + std::to_string(r.correlation_id);
+  }
+  const Table t = build_table(build_session(raw));
   std::ostringstream out;
   write_table_text(t, out);
-  // Longest name is the demangled add kernel (67 chars): column = 71.
-  const std::size_t width = std::string(kAddDemangled).size() + 4;
+  // Every name is under the 55-character cap: the column is the longest name + 4.
+  std::size_t longest = 0;
+  for (const TableRow& row : t.rows) longest = std::max(longest, row.name.size());
+  ASSERT_LT(longest, 55u);
+  const std::size_t width = longest + 4;
   EXPECT_EQ(lines_of(out.str())[0].substr(0, width + 2), std::string(width, '-') + "  ");
 }
 

@@ -3,6 +3,8 @@
 // back and runs the validator on the files, as `bench --replay` does.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -28,8 +30,9 @@ nlohmann::json load(const fs::path& p) {
   return nlohmann::json::parse(f);
 }
 
+/// A temporary path unique to this process (tests may run concurrently).
 fs::path fresh_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / name;
+  const fs::path dir = fs::temp_directory_path() / (name + "-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   return dir;
 }
@@ -120,10 +123,12 @@ TEST(ReplayH200, ReplayRefusesANonEmptyOutputFolderAndBadFiles) {
   EXPECT_ANY_THROW(replay_session(kSession, dir, log));
   EXPECT_TRUE(fs::exists(dir / "keep.txt"));
   EXPECT_FALSE(fs::exists(dir / "table.json"));
-  const fs::path bad = fs::temp_directory_path() / "xb_not_json.json";
+  const fs::path bad = fresh_dir("xb_not_json.json");
   std::ofstream(bad) << "{\"records\": [";
-  EXPECT_THROW(replay_session(bad, fresh_dir("xb_replay_bad"), log), InputError);
-  EXPECT_FALSE(fs::exists(fs::temp_directory_path() / "xb_replay_bad"));
+  const fs::path bad_out = fresh_dir("xb_replay_bad");
+  EXPECT_THROW(replay_session(bad, bad_out, log), InputError);
+  EXPECT_FALSE(fs::exists(bad_out));
+  fs::remove(bad);
 }
 
 }  // namespace

@@ -1,0 +1,301 @@
+// `bench calibrate` (see calibrate.h).
+#include "bench/calibrate.h"
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <vector>
+
+#include "bench/cli.h"
+#include "bench/run_dir.h"
+#include "kernels/cuda_check.h"
+#include "kernels/cuda_raii.h"
+#include "kernels/random_fill.h"
+#include "kernels/workload.h"
+#include "profiler/atomic_file.h"
+#include "profiler/table.h"
+
+namespace xb {
+namespace {
+
+using steady = std::chrono::steady_clock;
+
+double seconds_since(steady::time_point t0) {
+  return std::chrono::duration<double>(steady::now() - t0).count();
+}
+
+/// The few NVML functions crossbench reads, loaded with dlopen from libnvidia-ml.so.1 (the
+/// driver's library; nvml.h is not needed: these functions are NVML's stable C ABI). Every
+/// failure leaves the object unavailable with a reason, never throws: clocks are facts recorded
+/// beside the ceilings, not needed to measure them.
+class Nvml {
+ public:
+  explicit Nvml(const std::string& pci_bus_id) {
+    lib_ = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (lib_ == nullptr) {
+      status_ = "unavailable: libnvidia-ml.so.1 not loadable";
+      return;
+    }
+    if (!load(init_, "nvmlInit_v2") || !load(shutdown_, "nvmlShutdown") ||
+        !load(by_pci_, "nvmlDeviceGetHandleByPciBusId_v2") || !load(clock_, "nvmlDeviceGetClockInfo") ||
+        !load(max_clock_, "nvmlDeviceGetMaxClockInfo") || !load(driver_, "nvmlSystemGetDriverVersion") ||
+        !load(temperature_, "nvmlDeviceGetTemperature")) {
+      return;
+    }
+    if (const int rc = init_(); rc != 0) {
+      status_ = fmt::format("unavailable: nvmlInit_v2 returned {}", rc);
+      return;
+    }
+    initialized_ = true;
+    if (const int rc = by_pci_(pci_bus_id.c_str(), &device_); rc != 0) {
+      status_ = fmt::format("unavailable: nvmlDeviceGetHandleByPciBusId_v2({}) returned {}", pci_bus_id, rc);
+      return;
+    }
+    status_ = "nvml";
+    ok_ = true;
+  }
+  ~Nvml() {
+    if (initialized_) shutdown_();
+    if (lib_ != nullptr) dlclose(lib_);
+  }
+  Nvml(const Nvml&) = delete;
+  Nvml& operator=(const Nvml&) = delete;
+
+  bool ok() const { return ok_; }
+  const std::string& status() const { return status_; }
+
+  /// SM and memory clocks (MHz) and GPU temperature (C) now; -1 for what cannot be read.
+  ClockReading read(const std::string& when) const {
+    ClockReading r;
+    r.when = when;
+    if (!ok_) return r;
+    unsigned v = 0;
+    if (clock_(device_, kClockSm, &v) == 0) r.sm_mhz = static_cast<int>(v);
+    if (clock_(device_, kClockMem, &v) == 0) r.mem_mhz = static_cast<int>(v);
+    if (temperature_(device_, kTemperatureGpu, &v) == 0) r.temperature_c = static_cast<int>(v);
+    return r;
+  }
+  int max_sm_mhz() const { return max_of(kClockSm); }
+  int max_mem_mhz() const { return max_of(kClockMem); }
+  std::string driver_version() const {
+    if (!ok_) return "";
+    char text[96] = {};
+    return driver_(text, sizeof text) == 0 ? std::string(text) : std::string();
+  }
+
+ private:
+  // nvml.h values: nvmlClockType_t NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2;
+  // nvmlTemperatureSensors_t NVML_TEMPERATURE_GPU = 0. nvmlReturn_t NVML_SUCCESS = 0.
+  static constexpr int kClockSm = 1;
+  static constexpr int kClockMem = 2;
+  static constexpr int kTemperatureGpu = 0;
+  using Device = void*;  // nvmlDevice_t: an opaque pointer
+
+  template <typename F>
+  bool load(F& fn, const char* name) {
+    fn = reinterpret_cast<F>(dlsym(lib_, name));
+    if (fn == nullptr) status_ = std::string("unavailable: libnvidia-ml.so.1 has no ") + name;
+    return fn != nullptr;
+  }
+  int max_of(int type) const {
+    unsigned v = 0;
+    return ok_ && max_clock_(device_, type, &v) == 0 ? static_cast<int>(v) : -1;
+  }
+
+  void* lib_ = nullptr;
+  bool initialized_ = false;
+  bool ok_ = false;
+  std::string status_;
+  Device device_ = nullptr;
+  int (*init_)() = nullptr;
+  int (*shutdown_)() = nullptr;
+  int (*by_pci_)(const char*, Device*) = nullptr;
+  int (*clock_)(Device, int, unsigned*) = nullptr;
+  int (*max_clock_)(Device, int, unsigned*) = nullptr;
+  int (*driver_)(char*, unsigned) = nullptr;
+  int (*temperature_)(Device, int, unsigned*) = nullptr;
+};
+
+/// Runs `enqueue` back to back until `ms` of wall time have passed (at least 2 calls), in batches
+/// sized from the time per call seen so far, synchronizing after each batch. Returns the calls.
+int warm_up_for(cudaStream_t stream, double ms, const std::function<void()>& enqueue) {
+  const auto t0 = steady::now();
+  int calls = 0;
+  int batch = 1;
+  for (;;) {
+    for (int i = 0; i < batch; ++i) enqueue();
+    calls += batch;
+    XB_CUDA(cudaStreamSynchronize(stream));
+    const double elapsed_ms = seconds_since(t0) * 1e3;
+    if (calls >= 2 && elapsed_ms >= ms) return calls;
+    const double per_call_ms = elapsed_ms / calls;
+    const double left_ms = std::max(ms - elapsed_ms, per_call_ms);
+    batch = static_cast<int>(std::clamp(left_ms / std::max(per_call_ms, 1e-3), 1.0, 256.0));
+  }
+}
+
+/// `calls` back-to-back calls with a cudaEvent recorded before the first and after each one, so
+/// that each consecutive pair times one call on the device; NVML is read once half of them have
+/// completed. Returns per-call ns.
+std::vector<std::int64_t> time_back_to_back(cudaStream_t stream, int calls, const std::function<void()>& enqueue,
+                                            const Nvml& nvml, const std::string& when,
+                                            std::vector<ClockReading>& clocks) {
+  std::vector<Event> events(static_cast<std::size_t>(calls) + 1);
+  events[0].record(stream);
+  for (int i = 0; i < calls; ++i) {
+    enqueue();
+    events[static_cast<std::size_t>(i) + 1].record(stream);
+  }
+  events[static_cast<std::size_t>(calls / 2)].synchronize();
+  clocks.push_back(nvml.read(when));
+  events.back().synchronize();
+  std::vector<std::int64_t> ns;
+  for (int i = 0; i < calls; ++i) {
+    const float ms = events[static_cast<std::size_t>(i) + 1].elapsed_ms_since(events[static_cast<std::size_t>(i)]);
+    ns.push_back(static_cast<std::int64_t>(std::llround(static_cast<double>(ms) * 1e6)));
+  }
+  return ns;
+}
+
+int attribute(cudaDeviceAttr attr, int device) {
+  int v = -1;
+  return cudaDeviceGetAttribute(&v, attr, device) == cudaSuccess ? v : -1;
+}
+
+}  // namespace
+
+void require_cuda_device() {
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess || count == 0) {
+    throw UsageError(fmt::format("no CUDA device found ({}); sweeps and calibration need an NVIDIA GPU",
+                                 err != cudaSuccess ? cudaGetErrorString(err) : "device count is 0"));
+  }
+}
+
+void require_device_memory(std::size_t need, const std::string& what) {
+  std::size_t free_bytes = 0, total_bytes = 0;
+  XB_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
+  if (need > free_bytes) {
+    throw UsageError(fmt::format("{} does not fit: it needs {:.2f} GiB of device memory, {:.2f} GiB free of {:.2f} GiB",
+                                 what, static_cast<double>(need) / 1073741824.0, static_cast<double>(free_bytes) / 1073741824.0,
+                                 static_cast<double>(total_bytes) / 1073741824.0));
+  }
+}
+
+Calibration run_calibration(const CalibrateOptions& opt, std::ostream& log) {
+  Calibration c;
+  c.created_utc = utc_time("%Y-%m-%dT%H:%M:%SZ");
+  XB_CUDA(cudaGetDevice(&c.device_index));
+  cudaDeviceProp prop{};
+  XB_CUDA(cudaGetDeviceProperties(&prop, c.device_index));
+  c.gpu_name = prop.name;
+  c.compute_major = prop.major;
+  c.compute_minor = prop.minor;
+  c.sm_count = prop.multiProcessorCount;
+  c.total_global_mem = prop.totalGlobalMem;
+  char bus[32] = {};
+  XB_CUDA(cudaDeviceGetPCIBusId(bus, sizeof bus, c.device_index));
+  c.pci_bus_id = bus;
+  XB_CUDA(cudaDriverGetVersion(&c.cuda_driver_version));
+  XB_CUDA(cudaRuntimeGetVersion(&c.cuda_runtime_version));
+  c.cublas_version = static_cast<int>(cublasLtGetVersion());
+  c.memory_bus_width_bits = attribute(cudaDevAttrGlobalMemoryBusWidth, c.device_index);
+
+  const Nvml nvml(c.pci_bus_id);
+  c.clock_source = nvml.status();
+  c.driver_version = nvml.driver_version();
+  c.sm_clock_max_mhz = nvml.max_sm_mhz();
+  c.mem_clock_max_mhz = nvml.max_mem_mhz();
+  if (c.sm_clock_max_mhz < 0) {  // fall back to the CUDA attributes (peak clocks, kHz)
+    const int khz = attribute(cudaDevAttrClockRate, c.device_index);
+    c.sm_clock_max_mhz = khz > 0 ? khz / 1000 : -1;
+  }
+  if (c.mem_clock_max_mhz < 0) {
+    const int khz = attribute(cudaDevAttrMemoryClockRate, c.device_index);
+    c.mem_clock_max_mhz = khz > 0 ? khz / 1000 : -1;
+  }
+  c.clocks.push_back(nvml.read("idle, before calibration"));
+  log << fmt::format("calibrate: {} (PCI {}), driver {}, clocks: {}\n", c.gpu_name, c.pci_bus_id,
+                     c.driver_version.empty() ? std::to_string(c.cuda_driver_version) : c.driver_version, c.clock_source);
+
+  Stream stream;
+  // Copy ceiling.
+  {
+    const std::size_t bytes = static_cast<std::size_t>(opt.copy_mib) << 20;
+    require_device_memory(2 * bytes, fmt::format("the {} MiB copy", opt.copy_mib));
+    DeviceBuffer src(bytes), dst(bytes);
+    launch_random_fill(DType::BF16, src.get(), static_cast<std::int64_t>(bytes / 2), 0x5eedc0b1, stream.get());
+    const auto copy = [&] {
+      XB_CUDA(cudaMemcpyAsync(dst.get(), src.get(), bytes, cudaMemcpyDeviceToDevice, stream.get()));
+    };
+    warm_up_for(stream.get(), opt.warmup_ms, copy);
+    const std::vector<std::int64_t> ns = time_back_to_back(stream.get(), opt.calls, copy, nvml, "during the copy", c.clocks);
+    c.copy.buffer_bytes = bytes;
+    c.copy.moved_bytes = 2 * bytes;
+    c.copy.calls = opt.calls;
+    c.copy.median_ns = median_of(ns);
+    c.copy.min_ns = static_cast<double>(*std::min_element(ns.begin(), ns.end()));
+    if (!(c.copy.median_ns > 0)) throw std::runtime_error("copy calibration measured no time");
+    c.copy.gbps = static_cast<double>(c.copy.moved_bytes) / c.copy.median_ns;  // B/ns = GB/s
+    log << fmt::format("calibrate: copy {} MiB: median {:.1f} us -> {:.0f} GB/s (read + written)\n", opt.copy_mib,
+                       c.copy.median_ns / 1e3, c.copy.gbps);
+  }
+  // GEMM ceilings.
+  for (const std::string& dtype_name : opt.dtypes) {
+    const DType dtype = parse_dtype(dtype_name);
+    for (std::int64_t n : opt.gemm_sizes) {
+      require_device_memory(workload_device_bytes(Op::Matmul, dtype, n), fmt::format("GEMM {} {}", dtype_name, n));
+      auto w = make_workload(Op::Matmul, dtype, n, stream.get());
+      const auto call = [&] { w->enqueue(); };
+      warm_up_for(stream.get(), opt.warmup_ms, call);
+      const std::vector<std::int64_t> ns = time_back_to_back(
+          stream.get(), opt.calls, call, nvml, fmt::format("during the {} GEMM {}", dtype_name, n), c.clocks);
+      GemmCeiling g;
+      g.dtype = dtype_name;
+      g.n = n;
+      g.calls = opt.calls;
+      g.median_ns = median_of(ns);
+      g.min_ns = static_cast<double>(*std::min_element(ns.begin(), ns.end()));
+      if (!(g.median_ns > 0)) throw std::runtime_error("GEMM calibration measured no time");
+      g.tflops = op_flops(Op::Matmul, n) / g.median_ns / 1e3;  // FLOP/ns / 1e3 = TFLOP/s
+      log << fmt::format("calibrate: {} GEMM {}: median {:.1f} us -> {:.1f} TFLOP/s\n", dtype_name, n,
+                         g.median_ns / 1e3, g.tflops);
+      c.gemm.push_back(g);
+    }
+  }
+  c.clocks.push_back(nvml.read("after calibration"));
+  return c;
+}
+
+int calibrate_command(int argc, const char* const* argv) {
+  const auto opt = parse_calibrate_args(argc, argv);
+  if (!opt) return 0;
+  require_cuda_device();
+  // Everything that can be checked is checked before the folder is created.
+  require_device_memory(2 * (static_cast<std::size_t>(opt->copy_mib) << 20), fmt::format("the {} MiB copy", opt->copy_mib));
+  for (const std::string& dtype : opt->dtypes) {
+    for (std::int64_t n : opt->gemm_sizes) {
+      require_device_memory(workload_device_bytes(Op::Matmul, parse_dtype(dtype), n), fmt::format("GEMM {} {}", dtype, n));
+    }
+  }
+  const std::filesystem::path dir = opt->out.empty() ? default_run_dir() : opt->out;
+  create_run_dir(dir);
+  const Calibration c = run_calibration(*opt, std::cout);
+  write_file_atomic(dir / "ceilings.json", [&](std::ostream& o) { write_calibration_json(c, o); });
+  write_file_atomic(dir / "calibration.md", [&](std::ostream& o) { write_calibration_markdown(c, o); });
+  std::cout << "\n";
+  write_calibration_markdown(c, std::cout);
+  std::cout << "\ncalibration folder: " << dir.string() << "\n";
+  return 0;
+}
+
+}  // namespace xb

@@ -1,0 +1,151 @@
+// cudaEvent timings reader (validate/events_reader.h).
+#include "validate/events_reader.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "profiler/session_io.h"
+#include "validate/json_scan.h"
+
+namespace xb {
+
+namespace {
+
+using json = nlohmann::json;
+
+/// Error helper: "<label>: <where><what>".
+struct Bad {
+  const std::string& label;
+  [[noreturn]] void operator()(const std::string& what) const { throw InputError(label + ": " + what); }
+};
+
+double number(const json& obj, const char* key, const std::string& where, const Bad& bad) {
+  auto it = obj.find(key);
+  if (it == obj.end()) bad(fmt::format("{}missing \"{}\"", where, key));
+  if (!it->is_number()) bad(fmt::format("{}\"{}\" is not a number", where, key));
+  const double v = it->get<double>();
+  if (!std::isfinite(v)) bad(fmt::format("{}\"{}\" is not finite", where, key));
+  return v;
+}
+
+std::int64_t integer(const json& obj, const char* key, const std::string& where, const Bad& bad) {
+  auto it = obj.find(key);
+  if (it == obj.end()) bad(fmt::format("{}missing \"{}\"", where, key));
+  if (it->is_number_unsigned()) {
+    if (it->get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) bad(fmt::format("{}\"{}\" is out of range", where, key));
+    return static_cast<std::int64_t>(it->get<std::uint64_t>());
+  }
+  if (it->is_number_integer()) return it->get<std::int64_t>();
+  if (it->is_number_float()) {
+    const double d = it->get<double>();
+    if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9e15) return static_cast<std::int64_t>(d);
+  }
+  bad(fmt::format("{}\"{}\" is not an integer", where, key));
+}
+
+EventsData parse_per_step(json& doc, const std::string& label, const Bad& bad) {
+  EventsData ev;
+  ev.kind = EventsData::Kind::PerStep;
+  auto meta = doc.find("crossbench");
+  if (meta == doc.end() || !meta->is_object()) bad("no \"crossbench\" metadata block");
+  auto f = meta->find("format");
+  if (f == meta->end() || !f->is_string()) bad("crossbench.format is missing");
+  if (*f != "events") bad(fmt::format("crossbench.format is \"{}\", expected \"events\"", f->get<std::string>()));
+  if (auto v = meta->find("version"); v != meta->end() && !(v->is_number_integer() && v->get<std::int64_t>() == 1))
+    bad(fmt::format("unsupported crossbench.version {}", v->dump()));
+  ev.meta = *meta;
+  auto fx = doc.find("fixtures");
+  if (fx == doc.end()) bad("missing \"fixtures\"");
+  if (!fx->is_array()) bad("\"fixtures\" is not an array");
+  for (std::size_t i = 0; i < fx->size(); ++i) {
+    const json& j = (*fx)[i];
+    const std::string where = fmt::format("fixtures[{}]: ", i);
+    if (!j.is_object()) bad(where + "not an object");
+    EventFixture fix;
+    auto name = j.find("name");
+    if (name == j.end() || !name->is_string()) bad(where + "\"name\" is missing or not a string");
+    fix.name = name->get<std::string>();
+    auto verified = j.find("verified");
+    if (verified == j.end() || !verified->is_boolean()) bad(where + "\"verified\" is missing or not a boolean");
+    fix.verified = verified->get<bool>();
+    if (auto m = j.find("max_rel_error"); m != j.end() && m->is_number()) fix.max_rel_error = m->get<double>();
+    if (auto m = j.find("median_ns"); m != j.end() && !m->is_null()) {
+      fix.median_ns = number(j, "median_ns", where, bad);
+      fix.has_median = true;
+    }
+    auto steps = j.find("steps");
+    if (steps == j.end() || !steps->is_array()) bad(where + "\"steps\" is missing or not an array");
+    for (const json& s : *steps) {
+      if (!s.is_object()) bad(where + "steps[] entry is not an object");
+      EventStep st;
+      st.step = integer(s, "step", where + "steps[].", bad);
+      const std::int64_t id = integer(s, "range_id", where + "steps[].", bad);
+      if (id < 0) bad(where + "steps[].\"range_id\" is negative");
+      st.range_id = static_cast<std::uint64_t>(id);
+      st.event_ns = integer(s, "event_ns", where + "steps[].", bad);
+      fix.steps.push_back(st);
+    }
+    ev.fixtures.push_back(std::move(fix));
+  }
+  (void)label;
+  return ev;
+}
+
+EventsData parse_summary(json& doc, const Bad& bad) {
+  EventsData ev;
+  ev.kind = EventsData::Kind::OtherCalls;
+  const json& runs = doc["runs"];
+  if (!runs.is_array()) bad("\"runs\" is not an array");
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const json& r = runs[i];
+    const std::string where = fmt::format("runs[{}]: ", i);
+    if (!r.is_object()) bad(where + "not an object");
+    EventRun run;
+    run.n = integer(r, "n", where, bad);
+    auto op = r.find("op");
+    if (op == r.end() || !op->is_string()) bad(where + "\"op\" is missing or not a string");
+    run.op = op->get<std::string>();
+    auto e = r.find("event");
+    if (e == r.end() || !e->is_object()) bad(where + "\"event\" is missing or not an object");
+    run.median_ns = number(*e, "median_us", where + "event.", bad) * 1000.0;
+    if (e->contains("min_us")) run.min_ns = number(*e, "min_us", where + "event.", bad) * 1000.0;
+    if (e->contains("max_us")) run.max_ns = number(*e, "max_us", where + "event.", bad) * 1000.0;
+    ev.runs.push_back(std::move(run));
+  }
+  return ev;
+}
+
+}  // namespace
+
+EventsData parse_events(std::string_view text, const std::string& label) {
+  const Bad bad{label};
+  json doc;
+  try {
+    doc = json::parse(text.begin(), text.end());
+  } catch (const json::exception& e) {
+    bad(std::string("not JSON: ") + e.what());
+  }
+  if (!doc.is_object()) bad("top level is not a JSON object");
+  EventsData ev;
+  if (doc.contains("crossbench") || !doc.contains("runs"))
+    ev = parse_per_step(doc, label, bad);
+  else
+    ev = parse_summary(doc, bad);
+  ev.path = label;
+  ev.file = std::filesystem::path(label).filename().string();
+  return ev;
+}
+
+EventsData read_events(const std::filesystem::path& path) {
+  const std::string p = path.string();
+  std::string text;
+  try {
+    text = scan::read_all(p);
+  } catch (const std::exception& e) {
+    throw InputError(p + ": " + e.what());
+  }
+  return parse_events(text, p);
+}
+
+}  // namespace xb

@@ -1,0 +1,59 @@
+// Reading cudaEvent timings for the validator's event_vs_cupti check: crossbench's events.json
+// (one event time per recorded ProfilerStep, tied to the step's range id) and the summary.json of
+// PyTorch reference recordings (per workload, the median of cudaEvent times of other calls).
+//
+// Units: nanoseconds.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace xb {
+
+/// One recorded step's cudaEvent time.
+struct EventStep {
+  std::int64_t step = 0;       ///< ProfilerStep number
+  std::uint64_t range_id = 0;  ///< External id of the step's "ProfilerStep#N" range in the traces
+  std::int64_t event_ns = 0;
+};
+
+/// One crossbench fixture of events.json.
+struct EventFixture {
+  std::string name;
+  bool verified = false;
+  double max_rel_error = 0;
+  bool has_median = false;
+  double median_ns = 0;
+  std::vector<EventStep> steps;
+};
+
+/// One workload of a PyTorch reference summary.json: event statistics over calls that were not
+/// profiled (so not the profiled iterations).
+struct EventRun {
+  std::int64_t n = 0;  ///< problem size
+  std::string op;      ///< "matmul", "add", "addmm"
+  double median_ns = 0, min_ns = 0, max_ns = 0;
+};
+
+/// An events file.
+struct EventsData {
+  std::string path, file;
+  enum class Kind { PerStep, OtherCalls } kind = Kind::PerStep;
+  nlohmann::json meta;  ///< events.json "crossbench" block (null for summary.json)
+  std::vector<EventFixture> fixtures;  ///< Kind::PerStep
+  std::vector<EventRun> runs;          ///< Kind::OtherCalls
+};
+
+/// Reads events.json (crossbench.format "events") or a reference summary.json (top-level
+/// "runs" with "event": {"median_us", ...}). Throws InputError naming the file and what is wrong.
+EventsData read_events(const std::filesystem::path& path);
+
+/// Same, from memory.
+EventsData parse_events(std::string_view text, const std::string& label);
+
+}  // namespace xb

@@ -1,0 +1,444 @@
+// key_averages()-style table reader (validate/table_reader.h).
+#include "validate/table_reader.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "profiler/session_io.h"
+#include "validate/json_scan.h"
+
+namespace xb {
+
+std::string TableData::where(const TableRowData& r) const {
+  return fmt::format("{} {} {} '{}'", file, json ? "row" : "line", r.line, r.name);
+}
+
+namespace {
+
+using json = nlohmann::json;
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+bool is_rule(std::string_view line) {
+  line = trim(line);
+  if (line.size() < 3) return false;
+  bool dash = false;
+  for (char ch : line) {
+    if (ch == '-') dash = true;
+    else if (ch != ' ') return false;
+  }
+  return dash;
+}
+
+/// A decimal "[-]digits[.digits]": value and number of fraction digits. False when malformed.
+bool decimal_text(std::string_view s, double& value, int& decimals) {
+  if (s.empty()) return false;
+  std::size_t i = 0;
+  if (s[0] == '-') i = 1;
+  const std::size_t int_start = i;
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+  if (i == int_start || i - int_start > 18) return false;
+  decimals = 0;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    const std::size_t f = i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+    if (i == f) return false;
+    decimals = static_cast<int>(i - f);
+  }
+  if (i != s.size() || decimals > 9) return false;
+  // Exact: digits as an integer, then one division by 10^decimals.
+  long double mant = 0;
+  for (char ch : s)
+    if (ch >= '0' && ch <= '9') mant = mant * 10 + (ch - '0');
+  value = static_cast<double>(mant / std::pow(10.0L, decimals));
+  if (s[0] == '-') value = -value;
+  return true;
+}
+
+/// "12.345us" / "1.234ms" / "2.000s" / "5ns" -> ns with its resolution.
+std::optional<TableTime> time_text(std::string_view cell) {
+  double unit = 0;
+  std::string_view num;
+  auto ends = [&](std::string_view suffix) {
+    return cell.size() > suffix.size() && cell.substr(cell.size() - suffix.size()) == suffix;
+  };
+  if (ends("us")) {
+    unit = 1e3;
+    num = cell.substr(0, cell.size() - 2);
+  } else if (ends("ms")) {
+    unit = 1e6;
+    num = cell.substr(0, cell.size() - 2);
+  } else if (ends("ns")) {
+    unit = 1;
+    num = cell.substr(0, cell.size() - 2);
+  } else if (ends("s")) {
+    unit = 1e9;
+    num = cell.substr(0, cell.size() - 1);
+  } else {
+    return std::nullopt;
+  }
+  double v = 0;
+  int dec = 0;
+  if (!decimal_text(num, v, dec)) return std::nullopt;
+  TableTime t;
+  t.ns = v * unit;
+  t.res_ns = unit / std::pow(10.0, dec);
+  if (!std::isfinite(t.ns)) return std::nullopt;
+  return t;
+}
+
+bool is_nan_text(std::string_view s) {
+  std::string l(s);
+  for (char& ch : l) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  while (!l.empty() && l.back() == '%') l.pop_back();
+  if (!l.empty() && (l[0] == '-' || l[0] == '+')) l.erase(0, 1);
+  return l == "nan" || l == "inf" || l == "infinity";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Text tables
+
+enum class Col {
+  Name, SelfCpuPct, SelfCpu, CpuTotalPct, CpuTotal, CpuAvg, SelfCuda, SelfCudaPct, CudaTotal, CudaAvg, Calls,
+  Median, Min, Max, Other
+};
+
+/// Maps a header cell to a column; `device` receives the device label ("CUDA", "Device", ...).
+Col column_of(std::string_view h, std::string& device) {
+  if (h == "Name") return Col::Name;
+  if (h == "Self CPU %") return Col::SelfCpuPct;
+  if (h == "Self CPU") return Col::SelfCpu;
+  if (h == "CPU total %") return Col::CpuTotalPct;
+  if (h == "CPU total") return Col::CpuTotal;
+  if (h == "CPU time avg") return Col::CpuAvg;
+  if (h == "# of Calls") return Col::Calls;
+  if (h == "Median") return Col::Median;
+  if (h == "Min") return Col::Min;
+  if (h == "Max") return Col::Max;
+  // Device columns: "Self CUDA", "Self CUDA %", "CUDA total", "CUDA time avg" (also "Device",
+  // "XPU", ... in other PyTorch versions/backends). Memory columns ("Self CUDA Mem") are other.
+  auto device_of = [&](std::string_view word) {
+    if (word.empty() || word == "CPU" || word.find(' ') != std::string_view::npos) return false;
+    device = std::string(word);
+    return true;
+  };
+  constexpr std::string_view kSelf = "Self ";
+  if (h.substr(0, kSelf.size()) == kSelf) {
+    std::string_view rest = h.substr(kSelf.size());
+    if (rest.size() > 2 && rest.substr(rest.size() - 2) == " %") {
+      if (device_of(rest.substr(0, rest.size() - 2))) return Col::SelfCudaPct;
+    } else if (device_of(rest)) {
+      return Col::SelfCuda;
+    }
+    return Col::Other;
+  }
+  constexpr std::string_view kTotal = " total", kAvg = " time avg";
+  if (h.size() > kTotal.size() && h.substr(h.size() - kTotal.size()) == kTotal &&
+      device_of(h.substr(0, h.size() - kTotal.size())))
+    return Col::CudaTotal;
+  if (h.size() > kAvg.size() && h.substr(h.size() - kAvg.size()) == kAvg &&
+      device_of(h.substr(0, h.size() - kAvg.size())))
+    return Col::CudaAvg;
+  return Col::Other;
+}
+
+struct Span {
+  std::size_t begin, end;  // [begin, end) byte columns
+};
+
+TableData parse_text(std::string_view text, const std::string& label) {
+  TableData t;
+  t.path = label;
+  t.file = std::filesystem::path(label).filename().string();
+  std::vector<std::string_view> lines;
+  for (std::size_t pos = 0; pos <= text.size();) {
+    std::size_t nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) nl = text.size();
+    std::string_view l = text.substr(pos, nl - pos);
+    if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+    lines.push_back(l);
+    pos = nl + 1;
+  }
+  auto fail = [&](std::size_t line, const std::string& what) -> void {
+    throw InputError(fmt::format("{}: line {}: {}", label, line, what));
+  };
+  const std::string not_table = fmt::format(
+      "{}: not a key_averages() table: no '-----' rule followed by a header line with \"Name\" and \"# of Calls\"", label);
+
+  // The header: a rule, a line naming the columns, a rule.
+  std::size_t rule = lines.size();
+  for (std::size_t i = 0; i + 2 < lines.size(); ++i) {
+    if (is_rule(lines[i]) && lines[i + 1].find("Name") != std::string_view::npos && is_rule(lines[i + 2])) {
+      rule = i;
+      break;
+    }
+  }
+  if (rule == lines.size()) throw InputError(not_table);
+  // Column spans from the rule's dash runs.
+  std::vector<Span> spans;
+  {
+    const std::string_view r = lines[rule];
+    for (std::size_t i = 0; i < r.size();) {
+      if (r[i] != '-') {
+        ++i;
+        continue;
+      }
+      std::size_t j = i;
+      while (j < r.size() && r[j] == '-') ++j;
+      spans.push_back({i, j});
+      i = j;
+    }
+  }
+  auto cell = [](std::string_view line, const Span& s) {
+    if (s.begin >= line.size()) return std::string_view{};
+    return trim(line.substr(s.begin, std::min(s.end, line.size()) - s.begin));
+  };
+  std::vector<Col> cols;
+  std::vector<std::string> headers;
+  int name_col = -1, calls_col = -1;
+  for (std::size_t k = 0; k < spans.size(); ++k) {
+    const std::string_view h = cell(lines[rule + 1], spans[k]);
+    headers.emplace_back(h);
+    std::string device;
+    const Col c = column_of(h, device);
+    if (c != Col::Other && std::find(cols.begin(), cols.end(), c) != cols.end())
+      fail(rule + 2, fmt::format("column \"{}\" appears twice", h));
+    cols.push_back(c);
+    if (!device.empty()) t.device_label = device;
+    if (c == Col::Name) name_col = static_cast<int>(k);
+    if (c == Col::Calls) calls_col = static_cast<int>(k);
+  }
+  if (name_col != 0 || calls_col < 0) throw InputError(not_table);
+  auto has = [&](Col c) { return std::find(cols.begin(), cols.end(), c) != cols.end(); };
+  t.has_cpu = has(Col::SelfCpu) && has(Col::CpuTotal);
+  t.has_cuda = has(Col::SelfCuda) && has(Col::CudaTotal);
+  t.has_pct = has(Col::SelfCpuPct) || has(Col::SelfCudaPct);
+  t.has_avg = has(Col::CpuAvg) || has(Col::CudaAvg);
+  t.has_stats = has(Col::Median) && has(Col::Min) && has(Col::Max);
+
+  // Rows: until the next rule.
+  std::size_t i = rule + 3;
+  for (; i < lines.size() && !is_rule(lines[i]); ++i) {
+    const std::string_view line = lines[i];
+    if (trim(line).empty()) continue;
+    const std::size_t lineno = i + 1;
+    // Cells by position; a row whose separators are not blank (a name wider than its column)
+    // is split from the right instead: every column but the name is one token.
+    std::vector<std::string_view> cells(spans.size());
+    bool aligned = true;
+    for (std::size_t k = 0; k + 1 < spans.size(); ++k) {
+      for (std::size_t x = spans[k].end; x < spans[k + 1].begin && x < line.size(); ++x)
+        if (line[x] != ' ') aligned = false;
+    }
+    if (line.size() > spans.back().end && !trim(line.substr(spans.back().end)).empty()) aligned = false;
+    if (aligned) {
+      for (std::size_t k = 0; k < spans.size(); ++k) cells[k] = cell(line, spans[k]);
+    } else {
+      std::vector<std::string_view> tokens;
+      std::string_view rest = trim(line);
+      std::size_t end = rest.size();
+      for (std::size_t k = spans.size() - 1; k >= 1; --k) {
+        std::size_t e = end;
+        while (e > 0 && rest[e - 1] == ' ') --e;
+        std::size_t b = e;
+        while (b > 0 && rest[b - 1] != ' ') --b;
+        if (b == e) fail(lineno, fmt::format("row has fewer than {} columns", spans.size()));
+        cells[k] = rest.substr(b, e - b);
+        end = b;
+      }
+      cells[0] = trim(rest.substr(0, end));
+    }
+    TableRowData row;
+    row.line = lineno;
+    row.name = std::string(cells[0]);
+    if (row.name.empty()) fail(lineno, "row without a name");
+    row.cut = row.name.size() > 3 && row.name.compare(row.name.size() - 3, 3, "...") == 0;
+    for (std::size_t k = 1; k < spans.size(); ++k) {
+      const Col c = cols[k];
+      const std::string_view v = cells[k];
+      if (c == Col::Other) continue;
+      if (is_nan_text(v) && c != Col::SelfCpuPct && c != Col::CpuTotalPct && c != Col::SelfCudaPct)
+        fail(lineno, fmt::format("column \"{}\" is {}: NaN/Infinity is not a value", headers[k], std::string(v)));
+      if (c == Col::Calls) {
+        double calls = 0;
+        int dec = 0;
+        if (!decimal_text(v, calls, dec) || dec != 0 || calls < 0)
+          fail(lineno, fmt::format("column \"# of Calls\" is '{}', not a count", std::string(v)));
+        row.calls = static_cast<std::int64_t>(calls);
+        continue;
+      }
+      if (c == Col::SelfCpuPct || c == Col::CpuTotalPct || c == Col::SelfCudaPct) {
+        TablePct p;
+        if (v == "NaN") {
+          p.nan = true;
+        } else {
+          double x = 0;
+          int dec = 0;
+          if (v.size() < 2 || v.back() != '%' || !decimal_text(v.substr(0, v.size() - 1), x, dec))
+            fail(lineno, fmt::format("column \"{}\" is '{}', not a percentage", headers[k], std::string(v)));
+          p.pct = x;
+          p.res = std::pow(10.0, -dec);
+        }
+        (c == Col::SelfCpuPct ? row.self_cpu_pct : c == Col::CpuTotalPct ? row.cpu_total_pct : row.self_cuda_pct) = p;
+        continue;
+      }
+      const auto tv = time_text(v);
+      if (!tv) fail(lineno, fmt::format("column \"{}\" is '{}', not a time (a number with us, ms or s)", headers[k], std::string(v)));
+      switch (c) {
+        case Col::SelfCpu: row.self_cpu = *tv; break;
+        case Col::CpuTotal: row.cpu_total = *tv; break;
+        case Col::CpuAvg: row.cpu_avg = *tv; break;
+        case Col::SelfCuda: row.self_cuda = *tv; break;
+        case Col::CudaTotal: row.cuda_total = *tv; break;
+        case Col::CudaAvg: row.cuda_avg = *tv; break;
+        case Col::Median: row.median = *tv; break;
+        case Col::Min: row.min = *tv; break;
+        case Col::Max: row.max = *tv; break;
+        default: break;
+      }
+    }
+    t.rows.push_back(std::move(row));
+  }
+  if (i >= lines.size()) throw InputError(fmt::format("{}: truncated table: no closing '-----' rule after the rows", label));
+  // Totals after the closing rule.
+  for (++i; i < lines.size(); ++i) {
+    const std::string_view l = trim(lines[i]);
+    constexpr std::string_view kCpu = "Self CPU time total:";
+    auto total = [&](std::string_view rest, TableTime& out, bool& flag) {
+      const std::string_view v = trim(rest);
+      if (is_nan_text(v)) fail(i + 1, "total is NaN/Infinity");
+      const auto tv = time_text(v);
+      if (!tv) fail(i + 1, fmt::format("total '{}' is not a time", std::string(v)));
+      out = *tv;
+      flag = true;
+    };
+    if (l.substr(0, kCpu.size()) == kCpu) {
+      total(l.substr(kCpu.size()), t.self_cpu_total, t.has_self_cpu_total);
+    } else if (l.substr(0, 5) == "Self " && l.find(" time total:") != std::string_view::npos) {
+      const std::size_t at = l.find(" time total:");
+      t.device_label = std::string(l.substr(5, at - 5));
+      total(l.substr(at + 12), t.self_cuda_total, t.has_self_cuda_total);
+    }
+  }
+  return t;
+}
+
+// ---------------------------------------------------------------------------------------------
+// table.json
+
+TableData parse_json_table(std::string_view text, const std::string& label) {
+  json doc;
+  try {
+    doc = json::parse(text.begin(), text.end());
+  } catch (const json::parse_error& e) {
+    throw InputError(fmt::format("{}: not JSON: {}", label, e.what()));
+  }
+  TableData t;
+  t.path = label;
+  t.file = std::filesystem::path(label).filename().string();
+  t.json = true;
+  auto bad = [&](const std::string& what) -> void { throw InputError(label + ": " + what); };
+  if (!doc.is_object()) bad("top level is not a JSON object");
+  auto meta = doc.find("crossbench");
+  if (meta == doc.end() || !meta->is_object()) bad("not a crossbench table.json (no \"crossbench\" metadata block)");
+  auto fmt_it = meta->find("format");
+  if (fmt_it == meta->end() || !fmt_it->is_string()) bad("crossbench.format is missing");
+  if (*fmt_it != "table") bad(fmt::format("crossbench.format is \"{}\", expected \"table\"", fmt_it->get<std::string>()));
+  if (auto v = meta->find("version"); v != meta->end() && !(v->is_number_integer() && v->get<std::int64_t>() == 1))
+    bad(fmt::format("unsupported crossbench.version {}", v->dump()));
+  t.meta = *meta;
+  auto num = [&](const json& obj, const char* key, const std::string& where) -> double {
+    auto it = obj.find(key);
+    if (it == obj.end()) bad(fmt::format("{}missing \"{}\"", where, key));
+    if (!it->is_number()) bad(fmt::format("{}\"{}\" is not a number", where, key));
+    const double v = it->get<double>();
+    if (!std::isfinite(v)) bad(fmt::format("{}\"{}\" is not finite", where, key));
+    return v;
+  };
+  auto integer = [&](const json& obj, const char* key, const std::string& where) -> double {
+    auto it = obj.find(key);
+    if (it == obj.end()) bad(fmt::format("{}missing \"{}\"", where, key));
+    if (!it->is_number_integer()) {
+      if (it->is_number_float()) {
+        const double d = it->get<double>();
+        if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9e15) return d;
+      }
+      bad(fmt::format("{}\"{}\" is not an integer", where, key));
+    }
+    return it->is_number_unsigned() ? static_cast<double>(it->get<std::uint64_t>()) : static_cast<double>(it->get<std::int64_t>());
+  };
+  t.self_cpu_total = {integer(doc, "self_cpu_total_ns", ""), 0};
+  t.self_cuda_total = {integer(doc, "self_cuda_total_ns", ""), 0};
+  t.has_self_cpu_total = t.has_self_cuda_total = true;
+  t.has_cpu = t.has_cuda = t.has_pct = t.has_avg = t.has_stats = true;
+  auto rows = doc.find("rows");
+  if (rows == doc.end()) bad("missing \"rows\"");
+  if (!rows->is_array()) bad("\"rows\" is not an array");
+  t.rows.reserve(rows->size());
+  for (std::size_t i = 0; i < rows->size(); ++i) {
+    const json& r = (*rows)[i];
+    const std::string where = fmt::format("rows[{}]: ", i);
+    if (!r.is_object()) bad(where + "not an object");
+    TableRowData row;
+    row.line = i + 1;
+    auto str = [&](const char* key) {
+      auto it = r.find(key);
+      if (it == r.end()) bad(fmt::format("{}missing \"{}\"", where, key));
+      if (!it->is_string()) bad(fmt::format("{}\"{}\" is not a string", where, key));
+      return it->get<std::string>();
+    };
+    row.name = str("name");
+    row.kind = str("kind");
+    const double calls = integer(r, "calls", where);
+    if (calls < 0) bad(where + "\"calls\" is negative");
+    row.calls = static_cast<std::int64_t>(calls);
+    row.self_cpu = {integer(r, "self_cpu_ns", where), 0};
+    row.cpu_total = {integer(r, "cpu_total_ns", where), 0};
+    row.self_cuda = {integer(r, "self_cuda_ns", where), 0};
+    row.cuda_total = {integer(r, "cuda_total_ns", where), 0};
+    row.self_cpu_pct = {num(r, "self_cpu_pct", where), 0, false};
+    row.cpu_total_pct = {num(r, "cpu_total_pct", where), 0, false};
+    row.self_cuda_pct = {num(r, "self_cuda_pct", where), 0, false};
+    row.cpu_avg = {r.contains("cpu_time_avg_ns") ? num(r, "cpu_time_avg_ns", where) : (calls ? row.cpu_total.ns / calls : 0), 0};
+    row.cuda_avg = {r.contains("cuda_time_avg_ns") ? num(r, "cuda_time_avg_ns", where) : (calls ? row.cuda_total.ns / calls : 0), 0};
+    row.median = {num(r, "median_ns", where), 0};
+    row.min = {integer(r, "min_ns", where), 0};
+    row.max = {integer(r, "max_ns", where), 0};
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+}  // namespace
+
+TableData parse_table(std::string_view data, const std::string& label) {
+  std::size_t i = 0;
+  while (i < data.size() && (data[i] == ' ' || data[i] == '\n' || data[i] == '\r' || data[i] == '\t')) ++i;
+  if (i < data.size() && data[i] == '{') return parse_json_table(data, label);
+  if (data.find('\0') != std::string_view::npos)
+    throw InputError(label + ": not a key_averages() table (binary data)");
+  return parse_text(data, label);
+}
+
+TableData read_table(const std::filesystem::path& path) {
+  const std::string p = path.string();
+  std::string text;
+  try {
+    text = scan::read_all(p);
+  } catch (const std::exception& e) {
+    throw InputError(p + ": " + e.what());
+  }
+  return parse_table(text, p);
+}
+
+}  // namespace xb
