@@ -35,7 +35,7 @@ void check_device(const BenchOptions& opt) {
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess || count == 0) {
     throw UsageError(fmt::format(
-        "no CUDA device found ({}); to try crossbench without a GPU, run: bench --replay "
+        "no CUDA device found ({}); to try crossbench without a GPU, run: build/bench --replay "
         "results/sessions/h200-small/raw_session.json",
         err != cudaSuccess ? cudaGetErrorString(err) : "device count is 0"));
   }
