@@ -292,6 +292,7 @@ int calibrate_command(int argc, const char* const* argv) {
   const Calibration c = run_calibration(*opt, std::cout);
   write_file_atomic(dir / "ceilings.json", [&](std::ostream& o) { write_calibration_json(c, o); });
   write_file_atomic(dir / "calibration.md", [&](std::ostream& o) { write_calibration_markdown(c, o); });
+  release_run_dir(dir);
   std::cout << "\n";
   write_calibration_markdown(c, std::cout);
   std::cout << "\ncalibration folder: " << dir.string() << "\n";

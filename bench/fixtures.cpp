@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <iostream>
+#include <limits>
 
 #include "kernels/cuda_check.h"
 #include "kernels/cuda_raii.h"
@@ -16,14 +17,11 @@
 namespace xb {
 namespace {
 
-/// One cudaEvent-timed call of the workload. The blocking kernel holds the stream while the
-/// start event, the workload and the stop event are queued, so the host's launch gap stays
-/// outside the event interval (nvbench's method). Returns the interval in ns and whether the
-/// call was an active (recorded) profiler step.
-std::pair<std::int64_t, bool> timed_call(Workload& w, BenchContext& ctx, const Event& start, const Event& stop,
-                        const std::string& annotation, const std::string& op_name) {
-  Profiler& prof = *ctx.profiler;
-  ctx.blocking->block(w.stream());
+}  // namespace
+
+TimedCall timed_call(Workload& w, Profiler& prof, BlockingKernel& blocking, const Event& start,
+                     const Event& stop, const std::string& annotation, const std::string& op_name) {
+  blocking.block(w.stream());
   const std::uint64_t step = prof.begin_step();
   start.record(w.stream());
   {
@@ -32,20 +30,22 @@ std::pair<std::int64_t, bool> timed_call(Workload& w, BenchContext& ctx, const E
     w.enqueue();
   }
   stop.record(w.stream());
-  ctx.blocking->release();
+  blocking.release();
   stop.synchronize();
-  if (ctx.blocking->timed_out()) {
+  if (blocking.timed_out()) {
     throw std::runtime_error("blocking kernel timed out before the host released it");
   }
-  float ms = 0;
-  XB_CUDA(cudaEventElapsedTime(&ms, start.get(), stop.get()));
-  const auto ns = static_cast<std::int64_t>(std::llround(static_cast<double>(ms) * 1e6));
-  if (step != 0) {
-    prof.add_step_timing({annotation, prof.step_number(), step, ns});
+  const auto ns = static_cast<std::int64_t>(
+      std::llround(static_cast<double>(stop.elapsed_ms_since(start)) * 1e6));
+  if (ns <= 0) {
+    throw std::runtime_error("non-positive cudaEvent interval (" + std::to_string(ns) + " ns)");
   }
+  if (step != 0) prof.add_step_timing({annotation, prof.step_number(), step, ns});
   prof.end_step();
   return {ns, step != 0};
 }
+
+namespace {
 
 /// Warm-up until steady: windows of 10 event-timed calls, stop when two consecutive window
 /// medians differ by under 1% after at least 200 ms, or after 3 s (reported as not steady).
@@ -98,7 +98,8 @@ void run_fixture(benchmark::State& state, BenchContext& ctx, Op op, DType dtype,
     auto w = make_workload(op, dtype, n, ctx.stream);
     const Verification v = w->verify();
     info.verified = v.passed;
-    info.max_rel_error = v.rel_error;
+    // A NaN or infinite error (non-finite output) is stored as DBL_MAX: JSON has no NaN.
+    info.max_rel_error = std::isfinite(v.rel_error) ? v.rel_error : std::numeric_limits<double>::max();
     if (!v.passed) {
       const std::string msg = fmt::format("{}: wrong result: relative error {:.3e} > tolerance {:.1e} ({})",
                                           name, v.rel_error, v.tolerance, v.detail);
@@ -119,12 +120,9 @@ void run_fixture(benchmark::State& state, BenchContext& ctx, Op op, DType dtype,
     const std::string cpu_op = "xb::" + op_name;
     std::vector<std::int64_t> active;
     for (auto _ : state) {
-      const auto [ns, recorded] = timed_call(*w, ctx, start, stop, name, cpu_op);
-      if (recorded) active.push_back(ns);
-      if (ns <= 0) {
-        throw std::runtime_error("non-positive cudaEvent interval (" + std::to_string(ns) + " ns)");
-      }
-      state.SetIterationTime(static_cast<double>(ns) * 1e-9);
+      const TimedCall call = timed_call(*w, *ctx.profiler, *ctx.blocking, start, stop, name, cpu_op);
+      if (call.recorded) active.push_back(call.event_ns);
+      state.SetIterationTime(static_cast<double>(call.event_ns) * 1e-9);
     }
     // Median of the recorded (active) calls, computed by us from the raw samples.
     const double median_ns = median_of(active);

@@ -582,16 +582,16 @@ void write_sweep_markdown(const SweepReport& r, std::ostream& out) {
 }
 
 void print_sweep_table(const SweepReport& r, std::ostream& out) {
-  out << fmt::format("{:<26} {:>11} {:>11} {:>10} {:>6} {:>9} {:>9} {:>6}  {}\n", "point", "kernel us", "event us",
-                     "host us", "busy", "TFLOP/s", "GB/s", "roof", "regime");
+  out << fmt::format("{:<26} {:>11} {:>11} {:>12} {:>6} {:>9} {:>9} {:>6}  {}\n", "point", "kernel us", "event us",
+                     "host API us", "busy", "TFLOP/s", "GB/s", "roof", "regime");
   for (const PointMetrics& p : r.points) {
     const PointMeasurement& m = p.m;
     if (!m.measured) {
-      out << fmt::format("{:<26} {:>11} {:>11} {:>10} {:>6} {:>9} {:>9} {:>6}  not measured: {}\n", m.fixture, "-", "-",
+      out << fmt::format("{:<26} {:>11} {:>11} {:>12} {:>6} {:>9} {:>9} {:>6}  not measured: {}\n", m.fixture, "-", "-",
                          "-", "-", "-", "-", "-", m.note);
       continue;
     }
-    out << fmt::format("{:<26} {:>11.3f} {:>11.3f} {:>10.3f} {:>6} {:>9.1f} {:>9.1f} {:>6}  {}\n", m.fixture,
+    out << fmt::format("{:<26} {:>11.3f} {:>11.3f} {:>12.3f} {:>6} {:>9.1f} {:>9.1f} {:>6}  {}\n", m.fixture,
                        m.kernel_ns / 1e3, m.event_ns / 1e3, m.host_api_ns / 1e3, pct(p.busy), p.tflops, p.gbps,
                        pct(p.roofline_fraction), to_string(p.regime));
   }

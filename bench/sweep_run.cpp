@@ -63,29 +63,6 @@ double predict_seconds(Op op, DType dtype, std::int64_t n, const SweepOptions& o
   return 0.01 + o.warmup_ms * 1e-3 + calls * (call_s + 40e-6) + verify_s;
 }
 
-/// One call timed as `bench` times it (bench/fixtures.cpp): the blocking kernel holds the stream
-/// while the start event, the workload and the stop event are queued. Returns the event time, ns.
-std::int64_t timed_call(Workload& w, Profiler& prof, BlockingKernel& blocking, const Event& start, const Event& stop,
-                        const std::string& annotation, const std::string& op_name) {
-  blocking.block(w.stream());
-  const std::uint64_t step = prof.begin_step();
-  start.record(w.stream());
-  {
-    ScopedRange annotate(prof, annotation, RangeCategory::UserAnnotation);
-    ScopedRange op(prof, op_name, RangeCategory::CpuOp);
-    w.enqueue();
-  }
-  stop.record(w.stream());
-  blocking.release();
-  stop.synchronize();
-  if (blocking.timed_out()) throw std::runtime_error("blocking kernel timed out before the host released it");
-  const auto ns = static_cast<std::int64_t>(std::llround(static_cast<double>(stop.elapsed_ms_since(start)) * 1e6));
-  if (ns <= 0) throw std::runtime_error("non-positive cudaEvent interval (" + std::to_string(ns) + " ns)");
-  if (step != 0) prof.add_step_timing({annotation, prof.step_number(), step, ns});
-  prof.end_step();
-  return ns;
-}
-
 struct PointResult {
   PointRunInfo info;
   double event_median_ns = 0;
@@ -159,15 +136,16 @@ PointResult run_point(const PointPlan& p, const SweepOptions& o, Profiler& prof,
     Event start, stop;
     std::vector<std::int64_t> active;
     for (int i = 0; i < schedule.total(); ++i) {
-      const bool recorded = i >= schedule.wait + schedule.warmup;
-      const std::int64_t ns = timed_call(*w, prof, blocking, start, stop, p.name, cpu_op);
-      if (recorded) active.push_back(ns);
+      const TimedCall call = timed_call(*w, prof, blocking, start, stop, p.name, cpu_op);
+      if (call.recorded) active.push_back(call.event_ns);
     }
     r.event_median_ns = median_of(active);
     prof.add_fixture(info);
   } catch (const std::exception& e) {
     r.info.error = e.what();
     info.verified = false;
+    blocking.release();  // never leave the stream held by a pending blocking kernel
+    XB_CUDA_NOTHROW(cudaStreamSynchronize(stream));
     prof.end_step();
     prof.add_fixture(info);
   }
@@ -203,6 +181,15 @@ std::optional<Calibration> preflight(const SweepOptions& opt) {
     if (given->gpu_name != prop.name) {
       throw UsageError(fmt::format("{} was measured on {}, but this GPU is {}; run bench calibrate here",
                                    opt.ceilings->string(), given->gpu_name, prop.name));
+    }
+  }
+  if (!given) {  // the calibration run_calibration will do
+    const CalibrateOptions co;
+    require_device_memory(2 * (static_cast<std::size_t>(co.copy_mib) << 20), fmt::format("the {} MiB copy", co.copy_mib));
+    for (const std::string& dtype : opt.dtypes) {
+      for (std::int64_t n : co.gemm_sizes) {
+        require_device_memory(workload_device_bytes(Op::Matmul, parse_dtype(dtype), n), fmt::format("GEMM {} {}", dtype, n));
+      }
     }
   }
   for (const std::string& op : opt.ops) {
@@ -292,15 +279,14 @@ int sweep_command(int argc, const char* const* argv) {
   // is printed unless it failed.
   std::ostringstream vlog;
   const int vcode = validate_and_report(dir, vlog);
+  report.validation_passed = vcode == 0;
   try {
     const auto v = nlohmann::json::parse(read_text_file(dir / "validation.json"));
-    report.validation_passed = v.at("passed").get<bool>();
     const auto& s = v.at("summary");
     report.validation_summary = fmt::format("{} passed, {} failed, {} not run", s.at("passed").get<int>(),
                                             s.at("failed").get<int>(), s.at("not_run").get<int>());
   } catch (const std::exception& e) {
-    report.validation_passed = false;
-    report.validation_summary = std::string("validation.json unreadable: ") + e.what();
+    report.validation_summary = std::string("validation.json summary unreadable: ") + e.what();
   }
   if (vcode != 0) std::cout << vlog.str();
 
@@ -313,6 +299,7 @@ int sweep_command(int argc, const char* const* argv) {
   write_file_atomic(dir / "sweep.json", [&](std::ostream& o) { write_sweep_json(report, o); });
   write_file_atomic(dir / "sweep.csv", [&](std::ostream& o) { write_sweep_csv(report, o); });
   write_file_atomic(dir / "sweep.md", [&](std::ostream& o) { write_sweep_markdown(report, o); });
+  release_run_dir(dir);
 
   std::cout << "\n";
   print_sweep_table(report, std::cout);

@@ -1,30 +1,48 @@
 #!/usr/bin/env bash
 # Run on the H200 machine through the device tool (from the repository root):
-#   bash scripts/h200.sh
-# Builds there, runs the GPU tests, the main job and a small recording for the CPU test
-# fixtures, and puts logs and tarred run folders into $OUT (at most 8 files come back).
+#   bash scripts/h200.sh [--sweep]
+# Builds there, runs the GPU tests (ctest label `gpu`), the main job (`bench --size 64,4096
+# --warmup`) and a small recording (the CPU tests' replay fixture); with --sweep also
+# scripts/h200_sweep.sh (calibration, sweep, plots). Everything lands in one tarball, $OUT/h200.tar.gz (the device
+# tool brings back at most 8 files), plus $OUT/summary.txt.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 OUT=${OUT:-/tmp/xb-out}
-mkdir -p "$OUT"
+W=/tmp/xb-h200
+rm -rf "$W" && mkdir -p "$OUT" "$W/logs"
 export LD_LIBRARY_PATH=/usr/local/cuda-13.0/targets/x86_64-linux/lib:${LD_LIBRARY_PATH:-}
 export PATH=/usr/local/cuda-13.0/bin:$PATH
 export XB_BUILD_DIR=build-h200 XB_JOBS=16
+sweep=0
+for a in "$@"; do
+  case "$a" in --sweep) sweep=1 ;; *) echo "h200.sh: unknown option $a"; exit 2 ;; esac
+done
 {
+  date -u +%Y-%m-%dT%H:%M:%SZ
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv
   nvcc --version | tail -1
-} 2>&1 | tee "$OUT/machine.txt"
+} 2>&1 | tee "$W/logs/machine.txt"
 
-bash scripts/setup.sh > "$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
+if ! bash scripts/setup.sh > "$W/logs/build.log" 2>&1; then
+  tail -50 "$W/logs/build.log"; cp "$W/logs/build.log" "$OUT/"; exit 1
+fi
 echo "build ok"
 
-ctest --test-dir build-h200 -L gpu --output-on-failure 2>&1 | tee "$OUT/gpu_tests.log" | tail -15
+ctest --test-dir build-h200 -L gpu --output-on-failure > "$W/logs/gpu_tests.log" 2>&1
+echo "gpu tests exit: $?" | tee -a "$W/logs/gpu_tests.log"
+./build-h200/tests/xb_gpu_tests 2>&1 | grep -E "^\[  (PASSED|FAILED|SKIPPED)" | tee -a "$W/logs/gpu_tests.log"
 
-rm -rf /tmp/xb-main /tmp/xb-small
-( time ./build-h200/bench --size 64,4096 --warmup --out /tmp/xb-main ) 2>&1 | tee "$OUT/main.log" | tail -60
-echo "main exit: ${PIPESTATUS[0]}" | tee -a "$OUT/main.log"
-./build-h200/bench --size 64,256 --wait-steps 1 --warmup-steps 1 --active-steps 3 --out /tmp/xb-small \
-  > "$OUT/small.log" 2>&1
-echo "small exit: $?" | tee -a "$OUT/small.log"
-tar -czf "$OUT/runs.tar.gz" -C /tmp xb-main xb-small
+( time ./build-h200/bench --size 64,4096 --warmup --out "$W/e2e" ) > "$W/logs/main.log" 2>&1
+echo "main exit: $?" >> "$W/logs/main.log"
+tail -25 "$W/logs/main.log"
+
+./build-h200/bench --size 64,256 --wait-steps 1 --warmup-steps 1 --active-steps 3 --out "$W/small" \
+  > "$W/logs/small.log" 2>&1
+echo "small exit: $?" | tee -a "$W/logs/small.log"
+
+if [ $sweep -eq 1 ]; then
+  OUT="$W/sweep-out" bash scripts/h200_sweep.sh 2>&1 | tail -60
+fi
+
+tar -czf "$OUT/h200.tar.gz" -C "$W" .
 ls -la "$OUT"
