@@ -14,20 +14,11 @@
 namespace xb {
 namespace {
 
-std::vector<std::string> split(const std::string& text) {
-  std::vector<std::string> items;
-  std::string item;
-  std::istringstream in(text);
-  while (std::getline(in, item, ',')) items.push_back(item);
-  if (!text.empty() && text.back() == ',') items.emplace_back();
-  return items;
-}
-
 /// Joins repeated list options ("--size 64 --size 128" or "--size 64,128") into one list.
 std::vector<std::string> flatten(const std::vector<std::string>& values, const char* what) {
   std::vector<std::string> out;
   for (const std::string& v : values) {
-    for (std::string& item : split(v)) {
+    for (std::string& item : split_list(v)) {
       if (item.empty()) throw UsageError(std::string("empty item in ") + what + " list '" + v + "'");
       out.push_back(std::move(item));
     }
@@ -54,28 +45,55 @@ std::vector<std::string> checked_names(const std::vector<std::string>& values, c
 
 }  // namespace
 
+std::vector<std::string> split_list(const std::string& text, char sep) {
+  std::vector<std::string> items;
+  std::string item;
+  std::istringstream in(text);
+  while (std::getline(in, item, sep)) items.push_back(item);
+  if (!text.empty() && text.back() == sep) items.emplace_back();
+  return items;
+}
+
+std::string join_list(const std::vector<std::string>& values) {
+  std::string joined;
+  for (const std::string& v : values) joined += (joined.empty() ? "" : ",") + v;
+  return joined;
+}
+
+std::int64_t parse_size(const std::string& item) {
+  const bool digits = !item.empty() && std::all_of(item.begin(), item.end(), [](char c) {
+    return c >= '0' && c <= '9';
+  });
+  if (!digits) {
+    if (item.size() > 1 && item[0] == '-') throw UsageError("size '" + item + "' is negative");
+    throw UsageError("size '" + item + "' is not a positive integer");
+  }
+  errno = 0;
+  const unsigned long long value = std::strtoull(item.c_str(), nullptr, 10);
+  if (errno == ERANGE || value > static_cast<unsigned long long>(kMaxSize)) {
+    throw UsageError("size '" + item + "' is too large (at most " + std::to_string(kMaxSize) + ")");
+  }
+  if (value == 0) throw UsageError("size '0' must be at least 1");
+  return static_cast<std::int64_t>(value);
+}
+
 std::vector<std::int64_t> parse_size_list(const std::string& text) {
   std::vector<std::int64_t> sizes;
   std::set<std::int64_t> seen;
   for (const std::string& item : flatten({text}, "size")) {
-    const bool digits = !item.empty() && std::all_of(item.begin(), item.end(), [](char c) {
-      return c >= '0' && c <= '9';
-    });
-    if (!digits) {
-      if (item[0] == '-' && item.size() > 1) throw UsageError("size '" + item + "' is negative");
-      throw UsageError("size '" + item + "' is not a positive integer");
-    }
-    errno = 0;
-    const unsigned long long value = std::strtoull(item.c_str(), nullptr, 10);
-    if (errno == ERANGE || value > static_cast<unsigned long long>(kMaxSize)) {
-      throw UsageError("size '" + item + "' is too large (at most " + std::to_string(kMaxSize) + ")");
-    }
-    if (value == 0) throw UsageError("size '0' must be at least 1");
-    const auto n = static_cast<std::int64_t>(value);
+    const std::int64_t n = parse_size(item);
     if (!seen.insert(n).second) throw UsageError("duplicate size '" + item + "'");
     sizes.push_back(n);
   }
   return sizes;
+}
+
+std::vector<std::string> parse_op_list(const std::vector<std::string>& values) {
+  return checked_names(values, "op", [](const std::string& s) { parse_op(s); });
+}
+
+std::vector<std::string> parse_dtype_list(const std::vector<std::string>& values) {
+  return checked_names(values, "dtype", [](const std::string& s) { parse_dtype(s); });
 }
 
 std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv) {
@@ -116,17 +134,12 @@ std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv) 
     throw UsageError(e.what());
   }
   if (!sizes.empty()) {
-    opt.sizes.clear();
-    std::string joined;
-    for (const std::string& s : sizes) joined += (joined.empty() ? "" : ",") + s;
-    opt.sizes = parse_size_list(joined);
+    opt.sizes = parse_size_list(join_list(sizes));
   } else if (app.count("--size") > 0) {
     throw UsageError("empty size list");
   }
-  if (!ops.empty()) opt.ops = checked_names(ops, "op", [](const std::string& s) { parse_op(s); });
-  if (!dtypes.empty()) {
-    opt.dtypes = checked_names(dtypes, "dtype", [](const std::string& s) { parse_dtype(s); });
-  }
+  if (!ops.empty()) opt.ops = parse_op_list(ops);
+  if (!dtypes.empty()) opt.dtypes = parse_dtype_list(dtypes);
   if (opt.wait_steps < 0 || opt.wait_steps > 100000) throw UsageError("--wait-steps must be in 0..100000");
   if (opt.warmup_steps < 0 || opt.warmup_steps > 100000) {
     throw UsageError("--warmup-steps must be in 0..100000");

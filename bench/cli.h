@@ -33,6 +33,19 @@ struct BenchOptions {
 /// to spare. Whether a size fits in device memory is checked separately, against the GPU in use.
 constexpr std::int64_t kMaxSize = 1 << 20;
 
+/// Splits "a,b,,c" at `sep` into {"a", "b", "", "c"} (a trailing separator gives a last "").
+std::vector<std::string> split_list(const std::string& text, char sep = ',');
+/// Joins repeated option values with commas.
+std::string join_list(const std::vector<std::string>& values);
+
+/// Parses one size: a decimal integer in [1, kMaxSize]. Throws UsageError naming the item.
+std::int64_t parse_size(const std::string& item);
+
+/// Parses repeated and/or comma-separated op (dtype) names. Throws UsageError on an unknown,
+/// duplicate or empty name.
+std::vector<std::string> parse_op_list(const std::vector<std::string>& values);
+std::vector<std::string> parse_dtype_list(const std::vector<std::string>& values);
+
 /// Parses a comma-separated size list: each item a decimal integer in [1, kMaxSize], no
 /// duplicates. Throws UsageError naming the offending item.
 std::vector<std::int64_t> parse_size_list(const std::string& text);

@@ -26,51 +26,13 @@ namespace {
 
 using json = nlohmann::json;
 
-std::vector<std::string> split(const std::string& text, char sep) {
-  std::vector<std::string> items;
-  std::string item;
-  std::istringstream in(text);
-  while (std::getline(in, item, sep)) items.push_back(item);
-  if (!text.empty() && text.back() == sep) items.emplace_back();
-  return items;
-}
-
-std::string join(const std::vector<std::string>& values) {
-  std::string joined;
-  for (const std::string& v : values) joined += (joined.empty() ? "" : ",") + v;
-  return joined;
-}
-
-/// A decimal integer in [1, kMaxSize]; `what` names the field in messages.
-std::int64_t parse_positive(const std::string& text, const std::string& item, const char* what) {
-  const bool digits = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
-  if (!digits) throw UsageError(fmt::format("{} '{}' in '{}' is not a positive integer", what, text, item));
-  errno = 0;
-  const unsigned long long value = std::strtoull(text.c_str(), nullptr, 10);
-  if (errno == ERANGE || value > static_cast<unsigned long long>(kMaxSize)) {
-    throw UsageError(fmt::format("{} '{}' in '{}' is too large (at most {})", what, text, item, kMaxSize));
+/// One end of a size range; UsageError names the range it came from.
+std::int64_t range_end(const std::string& text, const std::string& item) {
+  try {
+    return parse_size(text);
+  } catch (const UsageError& e) {
+    throw UsageError(std::string(e.what()) + " in size range '" + item + "'");
   }
-  if (value == 0) throw UsageError(fmt::format("{} '0' in '{}' must be at least 1", what, item));
-  return static_cast<std::int64_t>(value);
-}
-
-/// Comma-separated names, each checked by `parse` (std::invalid_argument -> UsageError).
-template <typename Parse>
-std::vector<std::string> name_list(const std::vector<std::string>& values, const char* what, Parse parse) {
-  std::vector<std::string> out;
-  std::set<std::string> seen;
-  for (const std::string& item : split(join(values), ',')) {
-    if (item.empty()) throw UsageError(std::string("empty item in ") + what + " list '" + join(values) + "'");
-    try {
-      parse(item);
-    } catch (const std::invalid_argument& e) {
-      throw UsageError(e.what());
-    }
-    if (!seen.insert(item).second) throw UsageError(std::string("duplicate ") + what + " '" + item + "'");
-    out.push_back(item);
-  }
-  if (out.empty()) throw UsageError(std::string("empty ") + what + " list");
-  return out;
 }
 
 }  // namespace
@@ -83,18 +45,18 @@ std::vector<std::int64_t> parse_size_spec(const std::string& text) {
     if (!seen.insert(n).second) throw UsageError(fmt::format("duplicate size {} (from '{}')", n, item));
     sizes.push_back(n);
   };
-  for (const std::string& item : split(text, ',')) {
+  for (const std::string& item : split_list(text, ',')) {
     if (item.empty()) throw UsageError("empty item in size list '" + text + "'");
     if (item.find(':') == std::string::npos) {
       for (std::int64_t n : parse_size_list(item)) add(n, item);
       continue;
     }
-    const std::vector<std::string> f = split(item, ':');
+    const std::vector<std::string> f = split_list(item, ':');
     if (f.size() != 3) {
       throw UsageError("size range '" + item + "' is not START:END:x2 (e.g. 64:16384:x2)");
     }
-    const std::int64_t start = parse_positive(f[0], item, "range start");
-    const std::int64_t end = parse_positive(f[1], item, "range end");
+    const std::int64_t start = range_end(f[0], item);
+    const std::int64_t end = range_end(f[1], item);
     if (f[2] != "x2") {
       throw UsageError("size range '" + item + "': step '" + f[2] + "' is not supported; ranges go by powers of two (x2)");
     }
@@ -138,9 +100,9 @@ std::optional<SweepOptions> parse_sweep_args(int argc, const char* const* argv) 
   } catch (const CLI::ParseError& e) {
     throw UsageError(e.what());
   }
-  opt.sizes = parse_size_spec(sizes.empty() ? (app.count("--size") > 0 ? std::string() : "64:16384:x2") : join(sizes));
-  if (!ops.empty()) opt.ops = name_list(ops, "op", [](const std::string& s) { parse_op(s); });
-  if (!dtypes.empty()) opt.dtypes = name_list(dtypes, "dtype", [](const std::string& s) { parse_dtype(s); });
+  opt.sizes = parse_size_spec(sizes.empty() ? (app.count("--size") > 0 ? std::string() : "64:16384:x2") : join_list(sizes));
+  if (!ops.empty()) opt.ops = parse_op_list(ops);
+  if (!dtypes.empty()) opt.dtypes = parse_dtype_list(dtypes);
   if (opt.wait_steps < 0) throw UsageError("--wait-steps must be >= 0");
   if (opt.warmup_steps < 0) throw UsageError("--warmup-steps must be >= 0");
   if (opt.active_steps < 1 || opt.active_steps > 100000) throw UsageError("--active-steps must be in 1..100000");
@@ -176,9 +138,9 @@ std::optional<CalibrateOptions> parse_calibrate_args(int argc, const char* const
   } catch (const CLI::ParseError& e) {
     throw UsageError(e.what());
   }
-  if (!dtypes.empty()) opt.dtypes = name_list(dtypes, "dtype", [](const std::string& s) { parse_dtype(s); });
+  if (!dtypes.empty()) opt.dtypes = parse_dtype_list(dtypes);
   if (!gemm_sizes.empty()) {
-    opt.gemm_sizes = parse_size_spec(join(gemm_sizes));
+    opt.gemm_sizes = parse_size_spec(join_list(gemm_sizes));
   } else if (app.count("--gemm-size") > 0) {
     throw UsageError("empty size list");
   }
