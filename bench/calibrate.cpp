@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <functional>
+#include <thread>
 #include <iostream>
 #include <memory>
 #include <vector>
@@ -256,7 +257,9 @@ Calibration run_calibration(const CalibrateOptions& opt, std::ostream& log) {
       require_device_memory(workload_device_bytes(Op::Matmul, dtype, n), fmt::format("GEMM {} {}", dtype_name, n));
       auto w = make_workload(Op::Matmul, dtype, n, stream.get());
       const auto call = [&] { w->enqueue(); };
-      warm_up_for(stream.get(), opt.warmup_ms, call);
+      XB_CUDA(cudaStreamSynchronize(stream.get()));
+      std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(opt.cooldown_ms));
+      warm_up_for(stream.get(), opt.gemm_warmup_ms, call);
       const std::vector<std::int64_t> ns = time_back_to_back(
           stream.get(), opt.calls, call, nvml, fmt::format("during the {} GEMM {}", dtype_name, n), c.clocks);
       GemmCeiling g;

@@ -25,8 +25,9 @@ void require_device_memory(std::size_t need, const std::string& what);
 ///    stream after opt.warmup_ms of warm-up; opt.calls calls each timed by the cudaEvents recorded
 ///    between consecutive calls; ceiling = 2 x bytes / median time (read + written).
 ///  - GEMM: for each dtype and size, the matmul workload (cuBLASLt, uniform random inputs in
-///    [-1, 1), the same code path as the sweep's matmul points), timed the same way; a dtype's
-///    ceiling is the best median TFLOP/s over the sizes.
+///    [-1, 1), the same code path as the sweep's matmul points), timed back to back after an
+///    idle cool-down of opt.cooldown_ms and opt.gemm_warmup_ms of warm-up (the conditions of a
+///    sweep point); a dtype's ceiling is the best median TFLOP/s over the sizes.
 ///  - NVML clocks (SM, memory, temperature) idle before, and while each measurement runs.
 /// Prints one line per measurement to `log`. Throws CudaError/CublasError on CUDA failures and
 /// UsageError when a buffer does not fit in device memory.

@@ -54,7 +54,13 @@ struct CalibrateOptions {
   std::vector<std::int64_t> gemm_sizes{4096, 8192};  ///< GEMM ceiling = best median over these
   std::int64_t copy_mib = 1024;  ///< bytes copied per call, MiB (read + written: twice that)
   int calls = 20;                ///< timed calls per measurement
-  double warmup_ms = 200;        ///< back-to-back warm-up before each measurement
+  double warmup_ms = 200;        ///< back-to-back warm-up before the copy measurement
+  /// GEMM ceilings are measured as the sweep measures its points: after `cooldown_ms` of idle
+  /// GPU and `gemm_warmup_ms` of warm-up. Under sustained back-to-back GEMMs the H200's power
+  /// limit lowers its SM clock (1545 MHz seen after 200 ms at 8192, against 1980 MHz boost) and
+  /// the rate by ~15%, which would put short-burst points above the "ceiling".
+  double cooldown_ms = 500;
+  double gemm_warmup_ms = 20;
   std::filesystem::path out;     ///< folder for ceilings.json and calibration.md
 };
 
