@@ -10,7 +10,7 @@ command -v cmake >/dev/null 2>&1 || missing+=(cmake)
 command -v ninja >/dev/null 2>&1 || missing+=(ninja-build)
 command -v g++ >/dev/null 2>&1 || missing+=(g++)
 # Libraries: the distribution's -dev packages.
-for p in libbenchmark-dev libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev; do
+for p in libbenchmark-dev libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev zlib1g-dev; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then

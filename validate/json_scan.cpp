@@ -2,6 +2,7 @@
 #include "validate/json_scan.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -45,6 +46,69 @@ class FileSource final : public Source {
 
  private:
   int fd_;
+};
+
+/// A plain file mapped in windows of 64 MB (moved forward as the parser consumes it): no copy
+/// through read(2), and only one window resident at a time.
+class MappedSource final : public Source {
+ public:
+  MappedSource(int fd, std::uint64_t size) : fd_(fd), size_(size) {
+    page_ = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+    window_ = std::uint64_t{64} << 20;
+  }
+  ~MappedSource() override {
+    unmap();
+    if (fd_ >= 0) ::close(fd_);
+  }
+  /// Gives the descriptor up (the caller reads it another way).
+  int take_fd() {
+    const int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+  /// Maps the window holding byte `keep_off` of the file; returns false when mapping fails.
+  bool map_at(std::uint64_t keep_off, bool grow) {
+    const std::uint64_t start = keep_off & ~(page_ - 1);
+    if (grow) window_ *= 2;
+    const std::uint64_t len = std::min<std::uint64_t>(window_, size_ - start);
+    unmap();
+    if (len == 0) {
+      map_ = nullptr;
+      begin_ = end_ = nullptr;
+      base_ = start;
+      eof_ = true;
+      return true;
+    }
+    void* m = ::mmap(nullptr, static_cast<std::size_t>(len), PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd_, static_cast<off_t>(start));
+    if (m == MAP_FAILED) return false;
+    ::madvise(m, static_cast<std::size_t>(len), MADV_SEQUENTIAL);
+    map_ = static_cast<char*>(m);
+    map_len_ = static_cast<std::size_t>(len);
+    begin_ = map_;
+    end_ = map_ + len;
+    base_ = start;
+    eof_ = start + len == size_;
+    return true;
+  }
+  const char* advance(const char* keep) {
+    const std::uint64_t keep_off = base_ + static_cast<std::uint64_t>(keep - begin_);
+    const bool stuck = (keep_off & ~(page_ - 1)) == base_;  // no progress: a unit larger than the window
+    if (!map_at(keep_off, stuck)) throw ScanError(std::string("cannot map the file: ") + std::strerror(errno), nullptr);
+    return begin_ + (keep_off - base_);
+  }
+
+ protected:
+  std::size_t read(char*, std::size_t) override { return 0; }
+
+ private:
+  void unmap() {
+    if (map_) ::munmap(map_, map_len_);
+    map_ = nullptr;
+  }
+  int fd_;
+  std::uint64_t size_, page_, window_;
+  char* map_ = nullptr;
+  std::size_t map_len_ = 0;
 };
 
 /// Inflates gzip data coming from a file descriptor or from memory. Concatenated gzip members
@@ -141,6 +205,7 @@ bool is_gzip_magic(const unsigned char* p, std::size_t n) { return n >= 2 && p[0
 
 const char* Source::refill(const char* keep) {
   if (eof_) return keep;
+  if (auto* mapped = dynamic_cast<MappedSource*>(this)) return mapped->advance(keep);
   const std::size_t kept = static_cast<std::size_t>(end_ - keep);
   const std::size_t keep_off = static_cast<std::size_t>(keep - begin_);
   if (buf_.empty()) {
@@ -183,6 +248,10 @@ std::unique_ptr<Source> Source::open_file(const std::string& path) {
   std::unique_ptr<Source> src;
   if (got == 2 && is_gzip_magic(magic, 2)) {
     src = std::make_unique<GzipSource>(fd, std::string_view{});
+  } else if (S_ISREG(st.st_mode) && st.st_size > 0) {
+    auto mapped = std::make_unique<MappedSource>(fd, static_cast<std::uint64_t>(st.st_size));
+    if (mapped->map_at(0, false)) return mapped;
+    src = std::make_unique<FileSource>(mapped->take_fd());  // not mappable (some file systems): read(2)
   } else {
     src = std::make_unique<FileSource>(fd);
   }
@@ -567,7 +636,21 @@ double strtod_token(const Number& n) {
 
 }  // namespace
 
+/// Plain integer tokens of up to 18 digits: the common case, converted without decimal().
+inline bool small_int(const Number& n, std::int64_t& v) {
+  if (!n.integral || n.e - n.b > 18) return false;
+  const char* p = n.b;
+  const bool neg = *p == '-';
+  if (neg) ++p;
+  std::int64_t x = 0;
+  for (; p < n.e; ++p) x = x * 10 + (*p - '0');
+  v = neg ? -x : x;
+  return true;
+}
+
 std::int64_t to_i64(const Number& n, const char* what) {
+  if (n.simple && n.frac == 0) return n.neg ? -static_cast<std::int64_t>(n.mant) : static_cast<std::int64_t>(n.mant);
+  if (std::int64_t v; small_int(n, v)) return v;
   const Decimal d = decimal(n);
   if (d.overflow) out_of_range(n, what, "out of range");
   std::int64_t v = 0;
@@ -584,6 +667,8 @@ std::int64_t to_i64(const Number& n, const char* what) {
 }
 
 std::uint64_t to_u64(const Number& n, const char* what) {
+  if (n.simple && n.frac == 0 && (!n.neg || n.mant == 0)) return n.mant;
+  if (std::int64_t v; small_int(n, v) && v >= 0) return static_cast<std::uint64_t>(v);
   const Decimal d = decimal(n);
   if (d.neg && d.mant != 0) out_of_range(n, what, "negative");
   if (d.overflow) out_of_range(n, what, "out of range");
@@ -606,7 +691,12 @@ double to_double(const Number& n, const char* what) {
 }
 
 std::int64_t us_to_ns(const Number& n, const char* what) {
-  // Fast path: plain decimal with at most 3 fraction digits and at most 15 integer digits.
+  if (n.simple && n.frac <= 3 && n.mant < 1000000000000000ull) {
+    static constexpr std::int64_t kScale[4] = {1000, 100, 10, 1};
+    const std::int64_t v = static_cast<std::int64_t>(n.mant) * kScale[n.frac];
+    return n.neg ? -v : v;
+  }
+  // Plain decimal with at most 3 fraction digits and at most 15 integer digits.
   if (!(n.e - n.b > 24)) {
     const char* p = n.b;
     bool neg = false;

@@ -171,6 +171,12 @@ struct Number {
   const char* b = nullptr;
   const char* e = nullptr;
   bool integral = true;  ///< no fraction and no exponent
+  /// Set by scanners that decode while validating: the token is [-]digits[.digits] with at most
+  /// 18 digits in all, whose value is (neg ? -1 : 1) * mant / 10^frac.
+  bool simple = false;
+  bool neg = false;
+  std::uint8_t frac = 0;
+  std::uint64_t mant = 0;
   bool present() const { return b != nullptr; }
 };
 

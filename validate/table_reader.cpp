@@ -152,10 +152,6 @@ Col column_of(std::string_view h, std::string& device) {
   return Col::Other;
 }
 
-struct Span {
-  std::size_t begin, end;  // [begin, end) byte columns
-};
-
 TableData parse_text(std::string_view text, const std::string& label) {
   TableData t;
   t.path = label;
@@ -184,30 +180,27 @@ TableData parse_text(std::string_view text, const std::string& label) {
     }
   }
   if (rule == lines.size()) throw InputError(not_table);
-  // Column spans from the rule's dash runs.
-  std::vector<Span> spans;
-  {
-    const std::string_view r = lines[rule];
-    for (std::size_t i = 0; i < r.size();) {
-      if (r[i] != '-') {
-        ++i;
-        continue;
-      }
-      std::size_t j = i;
-      while (j < r.size() && r[j] == '-') ++j;
-      spans.push_back({i, j});
+  // Header cells: separated by runs of two or more spaces (PyTorch joins cells with two spaces,
+  // and a header wider than its column, such as "CUDA time avg", shifts the rest, so positions
+  // from the rule are not reliable).
+  auto split2 = [](std::string_view line) {
+    std::vector<std::string_view> out;
+    line = trim(line);
+    std::size_t i = 0;
+    while (i < line.size()) {
+      std::size_t j = line.find("  ", i);
+      if (j == std::string_view::npos) j = line.size();
+      out.push_back(trim(line.substr(i, j - i)));
       i = j;
+      while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
     }
-  }
-  auto cell = [](std::string_view line, const Span& s) {
-    if (s.begin >= line.size()) return std::string_view{};
-    return trim(line.substr(s.begin, std::min(s.end, line.size()) - s.begin));
+    return out;
   };
   std::vector<Col> cols;
   std::vector<std::string> headers;
   int name_col = -1, calls_col = -1;
-  for (std::size_t k = 0; k < spans.size(); ++k) {
-    const std::string_view h = cell(lines[rule + 1], spans[k]);
+  for (std::string_view h : split2(lines[rule + 1])) {
+    const std::size_t k = headers.size();
     headers.emplace_back(h);
     std::string device;
     const Col c = column_of(h, device);
@@ -232,38 +225,26 @@ TableData parse_text(std::string_view text, const std::string& label) {
     const std::string_view line = lines[i];
     if (trim(line).empty()) continue;
     const std::size_t lineno = i + 1;
-    // Cells by position; a row whose separators are not blank (a name wider than its column)
-    // is split from the right instead: every column but the name is one token.
-    std::vector<std::string_view> cells(spans.size());
-    bool aligned = true;
-    for (std::size_t k = 0; k + 1 < spans.size(); ++k) {
-      for (std::size_t x = spans[k].end; x < spans[k + 1].begin && x < line.size(); ++x)
-        if (line[x] != ' ') aligned = false;
-    }
-    if (line.size() > spans.back().end && !trim(line.substr(spans.back().end)).empty()) aligned = false;
-    if (aligned) {
-      for (std::size_t k = 0; k < spans.size(); ++k) cells[k] = cell(line, spans[k]);
-    } else {
-      std::vector<std::string_view> tokens;
+    // Cells from the right, split at runs of two or more spaces; the rest is the name (which
+    // may itself contain spaces, even double ones).
+    std::vector<std::string_view> cells(cols.size());
+    {
       std::string_view rest = trim(line);
-      std::size_t end = rest.size();
-      for (std::size_t k = spans.size() - 1; k >= 1; --k) {
-        std::size_t e = end;
-        while (e > 0 && rest[e - 1] == ' ') --e;
-        std::size_t b = e;
-        while (b > 0 && rest[b - 1] != ' ') --b;
-        if (b == e) fail(lineno, fmt::format("row has fewer than {} columns", spans.size()));
-        cells[k] = rest.substr(b, e - b);
-        end = b;
+      for (std::size_t k = cols.size() - 1; k >= 1; --k) {
+        const std::size_t sep = rest.rfind("  ");
+        if (sep == std::string_view::npos)
+          fail(lineno, fmt::format("row has fewer than {} columns", cols.size()));
+        cells[k] = trim(rest.substr(sep));
+        rest = trim(rest.substr(0, sep));
       }
-      cells[0] = trim(rest.substr(0, end));
+      cells[0] = rest;
     }
     TableRowData row;
     row.line = lineno;
     row.name = std::string(cells[0]);
     if (row.name.empty()) fail(lineno, "row without a name");
     row.cut = row.name.size() > 3 && row.name.compare(row.name.size() - 3, 3, "...") == 0;
-    for (std::size_t k = 1; k < spans.size(); ++k) {
+    for (std::size_t k = 1; k < cols.size(); ++k) {
       const Col c = cols[k];
       const std::string_view v = cells[k];
       if (c == Col::Other) continue;
@@ -340,7 +321,7 @@ TableData parse_json_table(std::string_view text, const std::string& label) {
   json doc;
   try {
     doc = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
     throw InputError(fmt::format("{}: not JSON: {}", label, e.what()));
   }
   TableData t;

@@ -70,9 +70,10 @@ inline bool is_range(TraceCat c) { return c == TraceCat::UserAnnotation || c == 
 struct TraceEvent {
   std::int64_t start_ns = 0;      ///< absolute ns (baseTimeNanoseconds + ts)
   std::int64_t dur_ns = 0;
-  std::uint64_t correlation = 0;  ///< args.correlation (device activities, API calls, syncs)
+  /// args.correlation (device activities, API calls, syncs). Host ranges have none, so theirs
+  /// holds args["Parent id"] (crossbench trace_only ranges) instead: read it with parent_id().
+  std::uint64_t correlation = 0;
   std::uint64_t external_id = 0;  ///< args["External id"]; 0 = none
-  std::uint64_t parent_id = 0;    ///< args["Parent id"] (crossbench trace_only ranges)
   std::uint32_t name = 0;         ///< NameTable id
   std::uint32_t lane = 0;         ///< index into TraceData::lanes
   std::uint32_t index = 0;        ///< position in traceEvents, for messages
@@ -81,7 +82,10 @@ struct TraceEvent {
   static constexpr std::uint8_t kHasCorrelation = 1, kHasExternal = 2, kHasParent = 4;
   std::int64_t end_ns() const { return start_ns + dur_ns; }
   bool has(std::uint8_t bit) const { return (flags & bit) != 0; }
+  /// A host range's args["Parent id"] (0 when it has none).
+  std::uint64_t parent_id() const { return has(kHasParent) ? correlation : 0; }
 };
+static_assert(sizeof(TraceEvent) <= 48, "TraceEvent is read millions of times: keep it small");
 
 /// One ac2g flow endpoint ("ph": "s" at the launch call, "f" at the device activity).
 struct TraceFlow {
@@ -135,5 +139,9 @@ TraceData read_trace(const std::filesystem::path& path, NameTable& names);
 
 /// Same, from memory; `label` stands for the file name in messages.
 TraceData parse_trace(std::string_view data, const std::string& label, NameTable& names);
+
+/// For tests: with false, every element goes through the strict scanner instead of the fast
+/// paths (which must give identical results). Not thread-safe; default true.
+void set_fast_paths_for_testing(bool enabled);
 
 }  // namespace xb

@@ -1,0 +1,320 @@
+// validate_bench: the validator's speed benchmark (README, "Performance"; scripts/bench_validate.sh).
+//
+// Generates a synthetic session of N kernels with their launch calls, CPU ops and annotations
+// (ProfilerStep#k > user annotation > 10 CPU ops > 10 cudaLaunchKernel + kernel each, one step per
+// 100 kernels), writes its exports with the real exporters of profiler/ (trace_only.json,
+// full.json, table.json) and events.json, then runs `validate RUN_DIR` on them in a fresh process
+// pinned to one CPU and reports its wall time and peak memory (ru_maxrss of that process). It does
+// this for N/10 and N kernels to check that the cost grows linearly.
+//
+//   validate_bench [--kernels N] [--dir DIR] [--validate PATH] [--repeat R] [--keep]
+//
+// Targets (issue 3): N = 1,000,000 validates in <= 2 s on one core, 10x the events costs <= 11x
+// the time, peak memory <= 1.5 GB. Exit status 0 when all are met, 1 otherwise, 2 on usage errors.
+#include <sched.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "bench/run_dir.h"
+#include "profiler/atomic_file.h"
+#include "profiler/event_model.h"
+#include "profiler/raw_records.h"
+#include "profiler/table.h"
+#include "profiler/trace_export.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+/// A synthetic session of `kernels` kernels (rounded up to whole steps of 100).
+xb::RawSession synthetic_session(std::int64_t kernels) {
+  constexpr int kOpsPerStep = 10, kKernelsPerOp = 10;
+  const std::int64_t steps = (kernels + kOpsPerStep * kKernelsPerOp - 1) / (kOpsPerStep * kKernelsPerOp);
+  // Kernel names as PyTorch, cuBLAS and Triton name them: 26 to 243 characters, 114 on average.
+  static const char* const kNames[] = {
+      "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT",
+      "void at::native::vectorized_elementwise_kernel<8, at::native::CUDAFunctor_add<c10::BFloat16>, "
+      "std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul>)",
+      "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float, "
+      "at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(float*, float const*, int)",
+      "nvjet_sm90_tst_64x8_64x16_1x4_h_badd_NNT",
+      "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::MeanOps<float, float, float, "
+      "float>, unsigned int, float, 4> >(at::native::ReduceOp<float, at::native::MeanOps<float, float, float, float>, "
+      "unsigned int, float, 4>)",
+      "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_64x3_tn",
+      "void xb::(anonymous namespace)::add_vectorized_kernel<__nv_bfloat16>(__nv_bfloat16 const*, "
+      "__nv_bfloat16 const*, __nv_bfloat16*, long)",
+      "triton_poi_fused_add_mul_0"};
+  static const char* const kOps[] = {"matmul", "add", "softmax", "linear"};
+  xb::RawSession s;
+  s.meta.created_utc = "2026-11-29T00:00:00Z";
+  s.meta.window_start_ns = 1'000'000'000'000LL;
+  s.meta.process_id = 4242;
+  s.meta.schedule_wait = 1;
+  s.meta.schedule_warmup = 1;
+  s.meta.schedule_active = static_cast<int>(steps);
+  s.meta.cuda_driver_version = 13000;
+  s.meta.cuda_runtime_version = 13000;
+  s.meta.cupti_version = 130001;
+  xb::DeviceInfo dev;
+  dev.name = "NVIDIA H200 (synthetic)";
+  s.meta.devices.push_back(dev);
+  for (int f = 0; f < 4; ++f) {
+    xb::FixtureInfo fx;
+    fx.op = kOps[f];
+    fx.dtype = "bf16";
+    fx.size = 1024;
+    fx.name = fmt::format("{}/bf16/1024", fx.op);
+    fx.verified = true;
+    fx.max_rel_error = 1e-3;
+    s.fixtures.push_back(fx);
+  }
+  s.records.reserve(static_cast<std::size_t>(steps) * kOpsPerStep * kKernelsPerOp * 3);
+  s.ranges.reserve(static_cast<std::size_t>(steps) * (2 + kOpsPerStep));
+  std::int64_t t = s.meta.window_start_ns + 1000;  // host clock
+  std::int64_t gpu = t;                             // end of the last kernel on the stream
+  std::uint64_t id = 1;
+  std::uint32_t corr = 1;
+  for (std::int64_t k = 0; k < steps; ++k) {
+    const std::uint64_t step_id = id++;
+    const int fixture = static_cast<int>(k % 4);
+    xb::HostRange step{step_id, 0, fmt::format("ProfilerStep#{}", k + 2), xb::RangeCategory::UserAnnotation, t, 0, 4242, 4242};
+    const std::uint64_t annot_id = id++;
+    xb::HostRange annot{annot_id, step_id, s.fixtures[static_cast<std::size_t>(fixture)].name, xb::RangeCategory::UserAnnotation,
+                        t + 500, 0, 4242, 4242};
+    t += 1000;
+    std::int64_t first_kernel = -1;
+    for (int o = 0; o < kOpsPerStep; ++o) {
+      const std::uint64_t op_id = id++;
+      xb::HostRange op{op_id, annot_id, fmt::format("aten::{}", kOps[(fixture + o) % 4]), xb::RangeCategory::CpuOp, t, 0, 4242, 4242};
+      t += 300;
+      for (int j = 0; j < kKernelsPerOp; ++j) {
+        xb::RawRecord x;
+        x.kind = xb::RawKind::ExternalCorrelation;
+        x.correlation_id = corr;
+        x.external_kind = 3;  // CUSTOM0, as the collector pushes
+        x.external_id = op_id;
+        s.records.push_back(x);
+        xb::RawRecord api;
+        api.kind = xb::RawKind::Runtime;
+        api.name = "cudaLaunchKernel";
+        api.cbid = 211;
+        api.start_ns = t;
+        api.end_ns = t + 2500 + (j * 37) % 900;
+        api.correlation_id = corr;
+        api.process_id = 4242;
+        api.thread_id = 4242;
+        s.records.push_back(api);
+        xb::RawRecord ker;
+        ker.kind = xb::RawKind::Kernel;
+        ker.name = kNames[(o * kKernelsPerOp + j + k) % 8];
+        ker.start_ns = std::max(gpu, t + 4000) + 200;
+        ker.end_ns = ker.start_ns + 1500 + ((j * 7919 + o * 104729 + k * 31) % 20000);
+        ker.correlation_id = corr;
+        ker.device_id = 0;
+        ker.context_id = 1;
+        ker.stream_id = 7;
+        ker.grid[0] = 132;
+        ker.grid[1] = ker.grid[2] = 1;
+        ker.block[0] = 256;
+        ker.block[1] = ker.block[2] = 1;
+        ker.registers_per_thread = 64;
+        gpu = ker.end_ns;
+        if (first_kernel < 0) first_kernel = ker.start_ns;
+        s.records.push_back(ker);
+        t = api.end_ns + 400;
+        ++corr;
+      }
+      op.end_ns = t;
+      t += 200;
+      s.ranges.push_back(op);
+    }
+    annot.end_ns = t;
+    t += 300;
+    step.end_ns = t;
+    s.ranges.push_back(step);
+    s.ranges.push_back(annot);
+    s.event_timings.push_back({s.fixtures[static_cast<std::size_t>(fixture)].name, k + 2, step_id, gpu - first_kernel + 1500});
+    t = std::max(t, gpu) + 2000;  // the next step starts after this one's kernels
+  }
+  s.meta.window_end_ns = std::max(t, gpu) + 1000;
+  return s;
+}
+
+/// Writes the run folder's validated files with the real exporters.
+void write_exports(const xb::RawSession& raw, const fs::path& dir) {
+  fs::create_directories(dir);
+  xb::write_file_atomic(dir / "trace_only.json", [&](std::ostream& o) { xb::write_trace_only(raw, o); });
+  {
+    const xb::Session session = xb::build_session(raw);
+    xb::write_file_atomic(dir / "full.json", [&](std::ostream& o) { xb::write_full_trace(session, o); });
+    const xb::Table table = xb::build_table(session);
+    xb::write_file_atomic(dir / "table.json", [&](std::ostream& o) { xb::write_table_json(table, raw.meta, o); });
+  }
+  xb::write_file_atomic(dir / "events.json", [&](std::ostream& o) { xb::write_events_json(raw, o); });
+}
+
+struct Run {
+  int status = -1;
+  double seconds = 0;
+  double max_rss_mb = 0;
+};
+
+/// Runs `validate DIR` in a child pinned to one CPU; wall time and peak RSS of the child.
+Run run_validate(const std::string& exe, const fs::path& dir) {
+  Run r;
+  std::cout.flush();
+  std::fflush(stdout);
+  const auto t0 = std::chrono::steady_clock::now();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(0, &set);
+    sched_setaffinity(0, sizeof set, &set);
+    const std::string out = (dir / "validate.log").string();
+    if (!std::freopen(out.c_str(), "w", stdout)) _exit(127);
+    const std::string d = dir.string();
+    execl(exe.c_str(), exe.c_str(), d.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  struct rusage ru {};
+  wait4(pid, &status, 0, &ru);
+  const auto t1 = std::chrono::steady_clock::now();
+  r.seconds = std::chrono::duration<double>(t1 - t0).count();
+  r.max_rss_mb = static_cast<double>(ru.ru_maxrss) / 1024.0;
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::int64_t kernels = 1'000'000;
+  fs::path dir = fs::temp_directory_path() / "xb_validate_bench";
+  std::string exe = (fs::path(argv[0]).parent_path() / "validate").string();
+  int repeat = 3;
+  bool keep = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::cerr << "validate_bench: " << a << " needs a value\n";
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--kernels") kernels = std::stoll(value());
+    else if (a == "--dir") dir = value();
+    else if (a == "--validate") exe = value();
+    else if (a == "--repeat") repeat = std::max(1, std::stoi(value()));
+    else if (a == "--keep") keep = true;
+    else {
+      std::cerr << "usage: validate_bench [--kernels N] [--dir DIR] [--validate PATH] [--repeat R] [--keep]\n";
+      return 2;
+    }
+  }
+  if (kernels < 1000) {
+    std::cerr << "validate_bench: --kernels must be at least 1000\n";
+    return 2;
+  }
+  if (!fs::exists(exe)) {
+    std::cerr << "validate_bench: no validate executable at " << exe << " (give --validate PATH)\n";
+    return 2;
+  }
+  std::cout << fmt::format("validate_bench: {} kernels and {} kernels, best of {} runs each, validate pinned to CPU 0\n",
+                           kernels / 10, kernels, repeat);
+  struct Point {
+    std::int64_t kernels;
+    std::uint64_t bytes;
+    fs::path dir;
+    std::vector<double> seconds;
+    double max_rss_mb = 0;
+    double best() const { return *std::min_element(seconds.begin(), seconds.end()); }
+    double median() const {
+      std::vector<double> v = seconds;
+      std::sort(v.begin(), v.end());
+      return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+    }
+  };
+  std::vector<Point> points;
+  bool ok = true;
+  for (const std::int64_t n : {kernels / 10, kernels}) {
+    const fs::path d = dir / std::to_string(n);
+    fs::remove_all(d);
+    const auto g0 = std::chrono::steady_clock::now();
+    // Generate in a child process: the session takes gigabytes, and a validate child forked from
+    // a large parent would count the parent's pages in its peak memory (ru_maxrss).
+    std::cout.flush();
+    const pid_t gen_pid = fork();
+    if (gen_pid == 0) {
+      try {
+        const xb::RawSession raw = synthetic_session(n);
+        write_exports(raw, d);
+      } catch (const std::exception& e) {
+        std::cerr << "validate_bench: " << e.what() << '\n';
+        _exit(1);
+      }
+      _exit(0);
+    }
+    int gen_status = 0;
+    waitpid(gen_pid, &gen_status, 0);
+    if (!WIFEXITED(gen_status) || WEXITSTATUS(gen_status) != 0) {
+      std::cerr << "validate_bench: generating the session failed\n";
+      return 1;
+    }
+    std::uint64_t bytes = 0;
+    for (const char* f : {"trace_only.json", "full.json", "table.json", "events.json"}) bytes += fs::file_size(d / f);
+    const double gen = std::chrono::duration<double>(std::chrono::steady_clock::now() - g0).count();
+    std::cout << fmt::format("  {:>9} kernels: {:>7.1f} MB of exports ({:.0f} bytes per kernel), generated in {:.1f} s\n", n,
+                             static_cast<double>(bytes) / 1e6, static_cast<double>(bytes) / static_cast<double>(n), gen);
+    points.push_back({n, bytes, d, {}, 0});
+  }
+  // Interleaved runs, so that a noisy neighbour affects both sizes alike.
+  for (int r = 0; r < repeat; ++r) {
+    for (Point& p : points) {
+      const Run run = run_validate(exe, p.dir);
+      if (run.status != 0) {
+        std::cerr << fmt::format("validate_bench: validate exited with {} on {} (see {})\n", run.status, p.dir.string(),
+                                 (p.dir / "validate.log").string());
+        ok = false;
+      }
+      p.seconds.push_back(run.seconds);
+      p.max_rss_mb = std::max(p.max_rss_mb, run.max_rss_mb);
+    }
+  }
+  for (const Point& p : points) {
+    std::cout << fmt::format("  {:>9} kernels: validate best {:.3f} s, median {:.3f} s of {} runs ({:.0f} MB/s at best), peak "
+                             "memory {:.0f} MB\n",
+                             p.kernels, p.best(), p.median(), p.seconds.size(), static_cast<double>(p.bytes) / 1e6 / p.best(),
+                             p.max_rss_mb);
+    if (!keep) fs::remove_all(p.dir);
+  }
+  const Point& small = points[0];
+  const Point& big = points[1];
+  const double ratio = big.best() / small.best(), ratio_median = big.median() / small.median();
+  const double size_ratio = static_cast<double>(big.kernels) / static_cast<double>(small.kernels);
+  const bool time_ok = big.best() <= 2.0, linear_ok = std::min(ratio, ratio_median) <= 1.1 * size_ratio,
+             mem_ok = big.max_rss_mb <= 1536;
+  std::cout << fmt::format("  time {:.3f} s at best (target <= 2 s): {}\n", big.best(), time_ok ? "met" : "MISSED");
+  std::cout << fmt::format("  growth {:.2f}x (best) / {:.2f}x (median) time for {:.0f}x kernels (target <= {:.0f}x): {}\n", ratio,
+                           ratio_median, size_ratio, 1.1 * size_ratio, linear_ok ? "met" : "MISSED");
+  std::cout << fmt::format("  peak memory {:.0f} MB (target <= 1536 MB): {}\n", big.max_rss_mb, mem_ok ? "met" : "MISSED");
+  if (!keep) fs::remove_all(dir);
+  return ok && time_ok && linear_ok && mem_ok ? 0 : 1;
+}
