@@ -2166,7 +2166,7 @@ ValidationReport validate_run_dir(const fs::path& dir, const ValidateOptions& op
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw InputError(dir.string() + ": not a directory");
   Model m;
-  Phase total("read run folder");
+  Phase total("validate run folder");
   m.table = read_table(dir / "table.json");
   if (!m.table->json) throw InputError((dir / "table.json").string() + ": not a crossbench table.json");
   TraceData trace_only = [&] {
