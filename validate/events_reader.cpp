@@ -139,13 +139,7 @@ EventsData parse_events(std::string_view text, const std::string& label) {
 
 EventsData read_events(const std::filesystem::path& path) {
   const std::string p = path.string();
-  std::string text;
-  try {
-    text = scan::read_all(p);
-  } catch (const std::exception& e) {
-    throw InputError(p + ": " + e.what());
-  }
-  return parse_events(text, p);
+  return parse_events(scan::read_input(p), p);
 }
 
 }  // namespace xb

@@ -1,6 +1,8 @@
 // Streaming JSON scanner (validate/json_scan.h).
 #include "validate/json_scan.h"
 
+#include "profiler/session_io.h"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -267,6 +269,16 @@ std::unique_ptr<Source> Source::from_memory(std::string_view data) {
     return src;
   }
   return std::make_unique<MemorySource>(data);
+}
+
+std::string read_input(const std::string& path) {
+  try {
+    return read_all(path);
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw InputError(path + ": " + e.what());
+  }
 }
 
 std::string read_all(const std::string& path) {

@@ -77,6 +77,8 @@ class Source {
 /// Reads a whole (plain or gzip) file into a string. Throws std::runtime_error as open_file and
 /// ScanError on a corrupt gzip stream.
 std::string read_all(const std::string& path);
+/// read_all, with any failure rethrown as InputError("<path>: <what>") (exit code 2 in the CLIs).
+std::string read_input(const std::string& path);
 
 /// The scanning position: [p, end) is what is left of the window.
 struct Cursor {

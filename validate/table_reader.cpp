@@ -413,13 +413,7 @@ TableData parse_table(std::string_view data, const std::string& label) {
 
 TableData read_table(const std::filesystem::path& path) {
   const std::string p = path.string();
-  std::string text;
-  try {
-    text = scan::read_all(p);
-  } catch (const std::exception& e) {
-    throw InputError(p + ": " + e.what());
-  }
-  return parse_table(text, p);
+  return parse_table(scan::read_input(p), p);
 }
 
 }  // namespace xb
