@@ -390,8 +390,8 @@ TableData parse_json_table(std::string_view text, const std::string& label) {
     row.self_cpu_pct = {num(r, "self_cpu_pct", where), 0, false};
     row.cpu_total_pct = {num(r, "cpu_total_pct", where), 0, false};
     row.self_cuda_pct = {num(r, "self_cuda_pct", where), 0, false};
-    row.cpu_avg = {r.contains("cpu_time_avg_ns") ? num(r, "cpu_time_avg_ns", where) : (calls ? row.cpu_total.ns / calls : 0), 0};
-    row.cuda_avg = {r.contains("cuda_time_avg_ns") ? num(r, "cuda_time_avg_ns", where) : (calls ? row.cuda_total.ns / calls : 0), 0};
+    row.cpu_avg = {r.contains("cpu_time_avg_ns") ? num(r, "cpu_time_avg_ns", where) : (calls > 0 ? row.cpu_total.ns / calls : 0), 0};
+    row.cuda_avg = {r.contains("cuda_time_avg_ns") ? num(r, "cuda_time_avg_ns", where) : (calls > 0 ? row.cuda_total.ns / calls : 0), 0};
     row.median = {num(r, "median_ns", where), 0};
     row.min = {integer(r, "min_ns", where), 0};
     row.max = {integer(r, "max_ns", where), 0};
