@@ -3,7 +3,6 @@
 
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
-#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -19,6 +18,7 @@
 #include "bench/run_dir.h"
 #include "kernels/cuda_check.h"
 #include "kernels/cuda_raii.h"
+#include "kernels/nvml_probe.h"
 #include "kernels/random_fill.h"
 #include "kernels/workload.h"
 #include "profiler/atomic_file.h"
@@ -33,97 +33,16 @@ double seconds_since(steady::time_point t0) {
   return std::chrono::duration<double>(steady::now() - t0).count();
 }
 
-/// The few NVML functions crossbench reads, loaded with dlopen from libnvidia-ml.so.1 (the
-/// driver's library; nvml.h is not needed: these functions are NVML's stable C ABI). Every
-/// failure leaves the object unavailable with a reason, never throws: clocks are facts recorded
-/// beside the ceilings, not needed to measure them.
-class Nvml {
- public:
-  explicit Nvml(const std::string& pci_bus_id) {
-    lib_ = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (lib_ == nullptr) {
-      status_ = "unavailable: libnvidia-ml.so.1 not loadable";
-      return;
-    }
-    if (!load(init_, "nvmlInit_v2") || !load(shutdown_, "nvmlShutdown") ||
-        !load(by_pci_, "nvmlDeviceGetHandleByPciBusId_v2") || !load(clock_, "nvmlDeviceGetClockInfo") ||
-        !load(max_clock_, "nvmlDeviceGetMaxClockInfo") || !load(driver_, "nvmlSystemGetDriverVersion") ||
-        !load(temperature_, "nvmlDeviceGetTemperature")) {
-      return;
-    }
-    if (const int rc = init_(); rc != 0) {
-      status_ = fmt::format("unavailable: nvmlInit_v2 returned {}", rc);
-      return;
-    }
-    initialized_ = true;
-    if (const int rc = by_pci_(pci_bus_id.c_str(), &device_); rc != 0) {
-      status_ = fmt::format("unavailable: nvmlDeviceGetHandleByPciBusId_v2({}) returned {}", pci_bus_id, rc);
-      return;
-    }
-    status_ = "nvml";
-    ok_ = true;
-  }
-  ~Nvml() {
-    if (initialized_) shutdown_();
-    if (lib_ != nullptr) dlclose(lib_);
-  }
-  Nvml(const Nvml&) = delete;
-  Nvml& operator=(const Nvml&) = delete;
-
-  bool ok() const { return ok_; }
-  const std::string& status() const { return status_; }
-
-  /// SM and memory clocks (MHz) and GPU temperature (C) now; -1 for what cannot be read.
-  ClockReading read(const std::string& when) const {
-    ClockReading r;
-    r.when = when;
-    if (!ok_) return r;
-    unsigned v = 0;
-    if (clock_(device_, kClockSm, &v) == 0) r.sm_mhz = static_cast<int>(v);
-    if (clock_(device_, kClockMem, &v) == 0) r.mem_mhz = static_cast<int>(v);
-    if (temperature_(device_, kTemperatureGpu, &v) == 0) r.temperature_c = static_cast<int>(v);
-    return r;
-  }
-  int max_sm_mhz() const { return max_of(kClockSm); }
-  int max_mem_mhz() const { return max_of(kClockMem); }
-  std::string driver_version() const {
-    if (!ok_) return "";
-    char text[96] = {};
-    return driver_(text, sizeof text) == 0 ? std::string(text) : std::string();
-  }
-
- private:
-  // nvml.h values: nvmlClockType_t NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2;
-  // nvmlTemperatureSensors_t NVML_TEMPERATURE_GPU = 0. nvmlReturn_t NVML_SUCCESS = 0.
-  static constexpr int kClockSm = 1;
-  static constexpr int kClockMem = 2;
-  static constexpr int kTemperatureGpu = 0;
-  using Device = void*;  // nvmlDevice_t: an opaque pointer
-
-  template <typename F>
-  bool load(F& fn, const char* name) {
-    fn = reinterpret_cast<F>(dlsym(lib_, name));
-    if (fn == nullptr) status_ = std::string("unavailable: libnvidia-ml.so.1 has no ") + name;
-    return fn != nullptr;
-  }
-  int max_of(int type) const {
-    unsigned v = 0;
-    return ok_ && max_clock_(device_, type, &v) == 0 ? static_cast<int>(v) : -1;
-  }
-
-  void* lib_ = nullptr;
-  bool initialized_ = false;
-  bool ok_ = false;
-  std::string status_;
-  Device device_ = nullptr;
-  int (*init_)() = nullptr;
-  int (*shutdown_)() = nullptr;
-  int (*by_pci_)(const char*, Device*) = nullptr;
-  int (*clock_)(Device, int, unsigned*) = nullptr;
-  int (*max_clock_)(Device, int, unsigned*) = nullptr;
-  int (*driver_)(char*, unsigned) = nullptr;
-  int (*temperature_)(Device, int, unsigned*) = nullptr;
-};
+/// The clocks of one NVML snapshot as calibration records them (-1 for what could not be read).
+ClockReading read_clocks(const Nvml& nvml, const std::string& when) {
+  const GpuSnapshot snap = nvml.snapshot();
+  ClockReading r;
+  r.when = when;
+  r.sm_mhz = snap.sm_clock_mhz;
+  r.mem_mhz = snap.mem_clock_mhz;
+  r.temperature_c = snap.temperature_c;
+  return r;
+}
 
 /// Runs `enqueue` back to back until `ms` of wall time have passed (at least 2 calls), in batches
 /// sized from the time per call seen so far, synchronizing after each batch. Returns the calls.
@@ -156,7 +75,7 @@ std::vector<std::int64_t> time_back_to_back(cudaStream_t stream, int calls, cons
     events[static_cast<std::size_t>(i) + 1].record(stream);
   }
   events[static_cast<std::size_t>(calls / 2)].synchronize();
-  clocks.push_back(nvml.read(when));
+  clocks.push_back(read_clocks(nvml, when));
   events.back().synchronize();
   std::vector<std::int64_t> ns;
   for (int i = 0; i < calls; ++i) {
@@ -211,11 +130,14 @@ Calibration run_calibration(const CalibrateOptions& opt, std::ostream& log) {
   c.cublas_version = static_cast<int>(cublasLtGetVersion());
   c.memory_bus_width_bits = attribute(cudaDevAttrGlobalMemoryBusWidth, c.device_index);
 
+  // NVML clocks are facts recorded beside the ceilings, not needed to measure them: without NVML
+  // clock_source says why and the clocks are -1 (the maximum clocks fall back to CUDA's).
   const Nvml nvml(c.pci_bus_id);
+  const GpuStaticInfo info = nvml.static_info();
   c.clock_source = nvml.status();
-  c.driver_version = nvml.driver_version();
-  c.sm_clock_max_mhz = nvml.max_sm_mhz();
-  c.mem_clock_max_mhz = nvml.max_mem_mhz();
+  c.driver_version = info.driver_version;
+  c.sm_clock_max_mhz = info.sm_clock_max_mhz;
+  c.mem_clock_max_mhz = info.mem_clock_max_mhz;
   if (c.sm_clock_max_mhz < 0) {  // fall back to the CUDA attributes (peak clocks, kHz)
     const int khz = attribute(cudaDevAttrClockRate, c.device_index);
     c.sm_clock_max_mhz = khz > 0 ? khz / 1000 : -1;
@@ -224,7 +146,7 @@ Calibration run_calibration(const CalibrateOptions& opt, std::ostream& log) {
     const int khz = attribute(cudaDevAttrMemoryClockRate, c.device_index);
     c.mem_clock_max_mhz = khz > 0 ? khz / 1000 : -1;
   }
-  c.clocks.push_back(nvml.read("idle, before calibration"));
+  c.clocks.push_back(read_clocks(nvml, "idle, before calibration"));
   log << fmt::format("calibrate: {} (PCI {}), driver {}, clocks: {}\n", c.gpu_name, c.pci_bus_id,
                      c.driver_version.empty() ? std::to_string(c.cuda_driver_version) : c.driver_version, c.clock_source);
 
@@ -275,13 +197,15 @@ Calibration run_calibration(const CalibrateOptions& opt, std::ostream& log) {
       c.gemm.push_back(g);
     }
   }
-  c.clocks.push_back(nvml.read("after calibration"));
+  c.clocks.push_back(read_clocks(nvml, "after calibration"));
   return c;
 }
 
 int calibrate_command(int argc, const char* const* argv) {
   const auto opt = parse_calibrate_args(argc, argv);
   if (!opt) return 0;
+  const std::filesystem::path dir = opt->out.empty() ? default_run_dir() : opt->out;
+  check_run_dir(dir);  // a bad --out is reported before the device checks
   require_cuda_device();
   // Everything that can be checked is checked before the folder is created.
   require_device_memory(2 * (static_cast<std::size_t>(opt->copy_mib) << 20), fmt::format("the {} MiB copy", opt->copy_mib));
@@ -290,7 +214,6 @@ int calibrate_command(int argc, const char* const* argv) {
       require_device_memory(workload_device_bytes(Op::Matmul, parse_dtype(dtype), n), fmt::format("GEMM {} {}", dtype, n));
     }
   }
-  const std::filesystem::path dir = opt->out.empty() ? default_run_dir() : opt->out;
   create_run_dir(dir);
   const Calibration c = run_calibration(*opt, std::cout);
   write_file_atomic(dir / "ceilings.json", [&](std::ostream& o) { write_calibration_json(c, o); });

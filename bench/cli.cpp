@@ -122,6 +122,18 @@ std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv) 
                  "schedule: recorded-then-discarded steps per fixture (default 2)");
   app.add_option("--active-steps", opt.active_steps,
                  "schedule: recorded steps per fixture (default 20)");
+  app.add_option("--mode", opt.mode,
+                 "hot: back-to-back launches per sample, time divided by launches (default); "
+                 "cold: L2 flushed and inputs rotated before each single-launch sample");
+  app.add_option("--batch", opt.batch, "hot mode: launches per sample (default: auto, ~0.5 ms of GPU time)");
+  app.add_option("--max-noise", opt.max_noise_pct,
+                 "stop sampling once the samples' relative standard deviation is at most this, percent (default 0.5)");
+  app.add_option("--min-samples", opt.min_samples, "stopping rule: at least this many samples (default 10)");
+  app.add_option("--min-time", opt.min_time_s, "stopping rule: at least this many seconds of sampling (default 0.5)");
+  app.add_option("--max-time", opt.max_time_s,
+                 "stopping rule: at most this many seconds per fixture; the output says when the noise target was not met (default 3)");
+  app.add_flag("--no-blocking", "enqueue samples without the blocking kernel (the launch gap then falls inside the event interval)");
+  app.add_flag("--no-cupti", "event-only mode: time with cudaEvents alone, no CUPTI; validation reports the CUPTI checks as not run");
   app.add_option("--out", out, "run folder to create (default results/runs/<UTC time>)");
   app.add_option("--replay", replay,
                  "regenerate table, exports and validation from a raw_session.json (no GPU)");
@@ -147,13 +159,30 @@ std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv) 
   if (opt.active_steps < 1 || opt.active_steps > 100000) {
     throw UsageError("--active-steps must be in 1..100000");
   }
+  opt.blocking = app.count("--no-blocking") == 0;
+  opt.cupti = app.count("--no-cupti") == 0;
+  if (opt.mode != "hot" && opt.mode != "cold") {
+    throw UsageError("unknown mode '" + opt.mode + "' (choose hot or cold)");
+  }
+  if (opt.batch < 0 || opt.batch > kMaxBatch) {
+    throw UsageError("--batch must be in 0..." + std::to_string(kMaxBatch) + " (0 = auto)");
+  }
+  if (opt.mode == "cold" && app.count("--batch") > 0) {
+    throw UsageError("--batch applies to --mode hot; a cold sample is one launch");
+  }
+  if (!(opt.max_noise_pct > 0 && opt.max_noise_pct <= 100)) throw UsageError("--max-noise must be in (0, 100] percent");
+  if (opt.min_samples < 2 || opt.min_samples > 1000000) throw UsageError("--min-samples must be in 2..1000000");
+  if (!(opt.min_time_s >= 0 && opt.min_time_s <= 600)) throw UsageError("--min-time must be in 0..600 seconds");
+  if (!(opt.max_time_s > 0 && opt.max_time_s <= 3600)) throw UsageError("--max-time must be in (0, 3600] seconds");
+  if (opt.max_time_s < opt.min_time_s) throw UsageError("--max-time must be at least --min-time");
   if (app.count("--out") > 0 && out.empty()) throw UsageError("empty --out folder");
   if (app.count("--replay") > 0 && replay.empty()) throw UsageError("empty --replay file name");
   if (!out.empty()) opt.out = out;
   if (!replay.empty()) opt.replay = std::filesystem::path(replay);
   if (opt.replay) {
     for (const char* flag : {"--size", "--op", "--dtype", "--warmup", "--wait-steps", "--warmup-steps",
-                             "--active-steps"}) {
+                             "--active-steps", "--mode", "--batch", "--max-noise", "--min-samples", "--min-time",
+                             "--max-time", "--no-blocking", "--no-cupti"}) {
       if (app.count(flag) > 0) {
         throw UsageError(std::string("--replay regenerates a recorded session; it takes no ") + flag);
       }

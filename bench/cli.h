@@ -24,6 +24,14 @@ struct BenchOptions {
   int wait_steps = 1;           ///< schedule: steps not recorded
   int warmup_steps = 2;         ///< schedule: steps recorded then discarded
   int active_steps = 20;        ///< schedule: recorded steps (ProfilerStep#N)
+  std::string mode = "hot";     ///< "hot": back-to-back launches per sample; "cold": L2 flushed before each sample
+  int batch = 0;                ///< hot mode: launches per sample (0 = enough for ~kHotBatchTargetNs of GPU time)
+  double max_noise_pct = 0.5;   ///< stopping rule: target relative standard deviation of the samples, percent
+  int min_samples = 10;         ///< stopping rule: at least this many samples
+  double min_time_s = 0.5;      ///< stopping rule: at least this many seconds of sampling
+  double max_time_s = 3.0;      ///< stopping rule: at most this many seconds of sampling per fixture
+  bool blocking = true;         ///< hold the stream with the blocking kernel while a sample is enqueued
+  bool cupti = true;            ///< record with the CUPTI profiler (false: event-only mode)
   std::filesystem::path out;    ///< run folder; empty = results/runs/<UTC time>
   std::optional<std::filesystem::path> replay;  ///< regenerate outputs from a raw session
   std::vector<std::string> benchmark_args;      ///< --benchmark_* flags passed to Google Benchmark
@@ -32,6 +40,11 @@ struct BenchOptions {
 /// Largest accepted size: n fits cuBLAS's 32-bit dimensions and n^2 elements fit int64 with room
 /// to spare. Whether a size fits in device memory is checked separately, against the GPU in use.
 constexpr std::int64_t kMaxSize = 1 << 20;
+
+/// Most launches per hot-mode sample. Everything of one sample is queued behind the blocking
+/// kernel before the host releases it; CUDA's launch queue holds about a thousand pending
+/// launches (nvbench caps its batches for the same reason), and an addmm launch is two calls.
+constexpr int kMaxBatch = 256;
 
 /// Splits "a,b,,c" at `sep` into {"a", "b", "", "c"} (a trailing separator gives a last "").
 std::vector<std::string> split_list(const std::string& text, char sep = ',');

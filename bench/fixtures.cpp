@@ -8,6 +8,7 @@
 #include <cmath>
 #include <iostream>
 #include <limits>
+#include <stdexcept>
 
 #include "kernels/cuda_check.h"
 #include "kernels/cuda_raii.h"
@@ -15,24 +16,48 @@
 #include "profiler/table.h"
 
 namespace xb {
-namespace {
 
-}  // namespace
+double measure_copy_bandwidth(cudaStream_t stream) {
+  constexpr std::size_t kBytes = 256u << 20;
+  DeviceBuffer src(kBytes), dst(kBytes);
+  XB_CUDA(cudaMemsetAsync(src.get(), 1, kBytes, stream));  // contents do not matter for a copy
+  Event start, stop;
+  double best_ns = std::numeric_limits<double>::max();
+  for (int i = 0; i < 25; ++i) {
+    start.record(stream);
+    XB_CUDA(cudaMemcpyAsync(dst.get(), src.get(), kBytes, cudaMemcpyDeviceToDevice, stream));
+    stop.record(stream);
+    stop.synchronize();
+    if (i >= 5) best_ns = std::min(best_ns, static_cast<double>(stop.elapsed_ms_since(start)) * 1e6);
+  }
+  if (!(best_ns > 0)) throw std::runtime_error("copy bandwidth: no positive event time");
+  return 2.0 * static_cast<double>(kBytes) / best_ns;
+}
 
-TimedCall timed_call(Workload& w, Profiler& prof, BlockingKernel& blocking, const Event& start,
-                     const Event& stop, const std::string& annotation, const std::string& op_name) {
-  blocking.block(w.stream());
+TimedCall timed_sample(Workload& w, Profiler& prof, BlockingKernel* blocking, const Event& start,
+                       const Event& stop, const std::string& annotation, const std::string& op_name,
+                       const SampleSpec& spec) {
+  if (spec.launches < 1) throw std::invalid_argument("timed_sample: launches must be at least 1");
+  if (spec.blocking && blocking == nullptr) throw std::invalid_argument("timed_sample: blocking without a kernel");
+  if (spec.blocking) blocking->block(w.stream());
+  if (spec.flush != nullptr) {
+    // L2 flush: overwrite a buffer of at least the L2 size (nvbench's l2flush does the same
+    // with cudaMemsetAsync), outside the event interval and the profiler step.
+    XB_CUDA(cudaMemsetAsync(spec.flush->get(), 0x5a, spec.flush->bytes(), w.stream()));
+  }
   const std::uint64_t step = prof.begin_step();
   start.record(w.stream());
   {
     ScopedRange annotate(prof, annotation, RangeCategory::UserAnnotation);
-    ScopedRange op(prof, op_name, RangeCategory::CpuOp);
-    w.enqueue();
+    for (int i = 0; i < spec.launches; ++i) {
+      ScopedRange op(prof, op_name, RangeCategory::CpuOp);
+      w.enqueue();
+    }
   }
   stop.record(w.stream());
-  blocking.release();
+  if (spec.blocking) blocking->release();
   stop.synchronize();
-  if (blocking.timed_out()) {
+  if (spec.blocking && blocking->timed_out()) {
     throw std::runtime_error("blocking kernel timed out before the host released it");
   }
   const auto ns = static_cast<std::int64_t>(
@@ -40,47 +65,85 @@ TimedCall timed_call(Workload& w, Profiler& prof, BlockingKernel& blocking, cons
   if (ns <= 0) {
     throw std::runtime_error("non-positive cudaEvent interval (" + std::to_string(ns) + " ns)");
   }
-  if (step != 0) prof.add_step_timing({annotation, prof.step_number(), step, ns});
+  if (step != 0) {
+    StepTiming t;
+    t.fixture = annotation;
+    t.step = prof.step_number();
+    t.range_id = step;
+    t.event_ns = ns;
+    t.launches = spec.launches;
+    prof.add_step_timing(std::move(t));
+  }
   prof.end_step();
   return {ns, step != 0};
 }
 
+TimedCall timed_call(Workload& w, Profiler& prof, BlockingKernel& blocking, const Event& start,
+                     const Event& stop, const std::string& annotation, const std::string& op_name) {
+  return timed_sample(w, prof, &blocking, start, stop, annotation, op_name, SampleSpec{});
+}
+
 namespace {
 
-/// Warm-up until steady: windows of 10 event-timed calls, stop when two consecutive window
-/// medians differ by under 1% after at least 200 ms, or after 3 s (reported as not steady).
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+/// Warm-up until steady (--warmup): the fixture's own samples, unrecorded, in windows of at
+/// least 0.25 s; steady once two consecutive window medians differ by under 0.5% after at least
+/// 0.5 s, so that clocks have settled too (a GEMM at full load drops from boost to its power-capped
+/// clock within about a second on the H200, results/h200/timing-2026-11-29); at most 5 s
+/// (reported as not steady).
 struct WarmupResult {
-  int calls = 0;
+  int samples = 0;
   double seconds = 0;
   bool steady = false;
 };
 
-WarmupResult warm_up(Workload& w, const Event& start, const Event& stop) {
-  using clock = std::chrono::steady_clock;
-  const auto t0 = clock::now();
+template <class Sample>
+WarmupResult warm_up(Sample&& sample) {
+  const auto t0 = Clock::now();
   WarmupResult r;
   double previous = -1;
   for (;;) {
-    std::vector<std::int64_t> window;
-    for (int i = 0; i < 10; ++i) {
-      start.record(w.stream());
-      w.enqueue();
-      stop.record(w.stream());
-      stop.synchronize();
-      float ms = 0;
-      XB_CUDA(cudaEventElapsedTime(&ms, start.get(), stop.get()));
-      window.push_back(static_cast<std::int64_t>(std::llround(static_cast<double>(ms) * 1e6)));
-      ++r.calls;
+    std::vector<double> window;
+    const auto w0 = Clock::now();
+    while (window.size() < 3 || seconds_since(w0) < 0.25) {
+      window.push_back(sample());
+      ++r.samples;
     }
-    const double median = median_of(window);
-    r.seconds = std::chrono::duration<double>(clock::now() - t0).count();
-    if (previous > 0 && r.seconds >= 0.2 && std::fabs(median - previous) <= 0.01 * previous) {
+    const double median = compute_stats(window).median;
+    r.seconds = seconds_since(t0);
+    if (previous > 0 && r.seconds >= 0.5 && std::fabs(median - previous) <= 0.005 * previous) {
       r.steady = true;
       return r;
     }
-    if (r.seconds >= 3.0) return r;
+    if (r.seconds >= 5.0) return r;
     previous = median;
   }
+}
+
+GpuClockSample read_gpu(const BenchContext& ctx) {
+  if (!ctx.read_gpu) {
+    GpuClockSample g;
+    g.error = "NVML not available";
+    return g;
+  }
+  return ctx.read_gpu();
+}
+
+/// The workloads one fixture samples from: one, or `rotation_copies` copies in cold mode.
+std::vector<std::unique_ptr<Workload>> make_workloads(const BenchContext& ctx, Op op, DType dtype, std::int64_t n) {
+  std::vector<std::unique_ptr<Workload>> ws;
+  ws.push_back(make_workload(op, dtype, n, ctx.stream));
+  if (ctx.mode == "cold") {
+    // Working set: the bytes one call touches at least (op_bytes), not the GEMM workspace.
+    const int copies = rotation_copies(static_cast<std::size_t>(op_bytes(op, dtype, n)), ctx.l2_bytes);
+    for (int i = 1; i < copies; ++i) ws.push_back(make_workload(op, dtype, n, ctx.stream));
+  }
+  return ws;
 }
 
 void run_fixture(benchmark::State& state, BenchContext& ctx, Op op, DType dtype, std::int64_t n) {
@@ -94,49 +157,111 @@ void run_fixture(benchmark::State& state, BenchContext& ctx, Op op, DType dtype,
   info.flops = op_flops(op, n);
   info.bytes = op_bytes(op, dtype, n);
   const bool first = ctx.recorded.insert(name).second;
+  auto fail = [&](const std::string& why) {
+    const std::string msg = name + ": " + why;
+    ctx.errors.push_back(msg);
+    info.error = why;
+    if (first) ctx.profiler->add_fixture(info);
+    state.SkipWithError(msg.c_str());
+  };
   try {
-    auto w = make_workload(op, dtype, n, ctx.stream);
-    const Verification v = w->verify();
+    auto ws = make_workloads(ctx, op, dtype, n);
+    Workload& w0 = *ws.front();
+    const Verification v = w0.verify();
     info.verified = v.passed;
     // A NaN or infinite error (non-finite output) is stored as DBL_MAX: JSON has no NaN.
     info.max_rel_error = std::isfinite(v.rel_error) ? v.rel_error : std::numeric_limits<double>::max();
     if (!v.passed) {
-      const std::string msg = fmt::format("{}: wrong result: relative error {:.3e} > tolerance {:.1e} ({})",
-                                          name, v.rel_error, v.tolerance, v.detail);
-      ctx.errors.push_back(msg);
-      if (first) ctx.profiler->add_fixture(info);
-      state.SkipWithError(msg.c_str());
-      return;
+      return fail(fmt::format("wrong result: relative error {:.3e} > tolerance {:.1e} ({})", v.rel_error,
+                              v.tolerance, v.detail));
     }
     Event start, stop;
-    if (ctx.warmup) {
-      const WarmupResult wr = warm_up(*w, start, stop);
-      state.counters["warmup_calls"] = wr.calls;
-      if (!wr.steady) {
-        std::cerr << "bench: note: " << name << " not steady after " << wr.seconds << " s of warm-up\n";
+    FixtureTiming& t = info.timing;
+    t.mode = ctx.mode;
+    t.blocking = ctx.blocking != nullptr;
+    t.rotation = static_cast<int>(ws.size());
+    t.max_noise = ctx.stopping.max_noise;
+    t.min_samples = ctx.stopping.min_samples;
+    t.min_time_s = ctx.stopping.min_time_s;
+    t.max_time_s = ctx.stopping.max_time_s;
+    const std::string cpu_op = "xb::" + op_name;
+    SampleSpec spec;
+    spec.blocking = ctx.blocking != nullptr;
+    spec.flush = ctx.mode == "cold" ? ctx.flush : nullptr;
+    if (ctx.mode == "hot") {
+      if (ctx.batch > 0) {
+        spec.launches = ctx.batch;
+      } else {
+        // Probe: median of three unrecorded single-launch samples sizes the batch.
+        std::vector<std::int64_t> probe;
+        Profiler& prof = *ctx.profiler;
+        prof.begin_fixture(Schedule{3, 0, 1});
+        for (int i = 0; i < 3; ++i) probe.push_back(timed_sample(w0, prof, ctx.blocking, start, stop, name, "probe", SampleSpec{1, spec.blocking, nullptr}).event_ns);
+        spec.launches = auto_batch(median_of(probe));
       }
     }
-    ctx.profiler->begin_fixture(ctx.schedule);
-    const std::string cpu_op = "xb::" + op_name;
-    std::vector<std::int64_t> active;
-    for (auto _ : state) {
-      const TimedCall call = timed_call(*w, *ctx.profiler, *ctx.blocking, start, stop, name, cpu_op);
-      if (call.recorded) active.push_back(call.event_ns);
-      state.SetIterationTime(static_cast<double>(call.event_ns) * 1e-9);
+    t.launches_per_sample = spec.launches;
+    if (ctx.warmup) {
+      std::size_t k = 0;
+      ctx.profiler->begin_fixture(Schedule{std::numeric_limits<int>::max() / 2, 0, 1});  // nothing recorded
+      const WarmupResult wr = warm_up([&] {
+        Workload& w = *ws[k++ % ws.size()];
+        return static_cast<double>(timed_sample(w, *ctx.profiler, ctx.blocking, start, stop, name, cpu_op, spec).event_ns) /
+               spec.launches;
+      });
+      state.counters["warmup_s"] = wr.seconds;
+      t.warmed_up = wr.steady;
+      if (!wr.steady) std::cerr << fmt::format("bench: note: {} not steady after {:.1f} s of warm-up\n", name, wr.seconds);
     }
-    // Median of the recorded (active) calls, computed by us from the raw samples.
-    const double median_ns = median_of(active);
-    if (median_ns <= 0) throw std::runtime_error("no positive cudaEvent time recorded");
+    t.gpu_before = read_gpu(ctx);
+
+    ctx.profiler->begin_fixture(ctx.schedule);
+    StoppingRule rule(ctx.stopping);
+    const auto t0 = Clock::now();
+    const int scheduled = ctx.schedule.total();
+    for (auto _ : state) {
+      for (std::size_t i = 0;; ++i) {
+        Workload& w = *ws[i % ws.size()];
+        const TimedCall call = timed_sample(w, *ctx.profiler, ctx.blocking, start, stop, name, cpu_op, spec);
+        const double per_launch = static_cast<double>(call.event_ns) / spec.launches;
+        t.samples_ns.push_back(per_launch);
+        rule.add(per_launch, seconds_since(t0));
+        if (rule.state() != StoppingRule::State::Continue && static_cast<int>(i + 1) >= scheduled) break;
+      }
+      t.sampling_s = seconds_since(t0);
+      const SampleStats st = compute_stats(t.samples_ns);
+      state.SetIterationTime(st.median * 1e-9);
+    }
+    t.gpu_after = read_gpu(ctx);
+    t.stop = to_string(rule.state());
+    const SampleStats st = compute_stats(t.samples_ns);
+    t.early_slowdown = early_slowdown(t.samples_ns);
+    t.cold_start = !t.warmed_up && std::fabs(t.early_slowdown) > 0.02;
     // TFLOP/s = flops / (median_ns * 1e-9 s) / 1e12 = flops / median_ns / 1e3; GB/s = bytes / ns.
-    state.counters["event_median_us"] = median_ns / 1e3;
-    state.counters["TFLOP/s"] = info.flops / median_ns / 1e3;
-    state.counters["GB/s"] = info.bytes / median_ns;
+    state.counters["median_us"] = st.median / 1e3;
+    state.counters["rsd_pct"] = st.rsd() * 100;
+    state.counters["samples"] = static_cast<double>(st.count);
+    state.counters["launches_per_sample"] = spec.launches;
+    state.counters["TFLOP/s"] = info.flops / st.median / 1e3;
+    state.counters["GB/s"] = info.bytes / st.median;
+    state.counters["noisy"] = rule.state() == StoppingRule::State::Converged ? 0 : 1;
+    state.counters["throttled"] = (t.gpu_before.throttled || t.gpu_after.throttled) ? 1 : 0;
+    if (rule.state() != StoppingRule::State::Converged) {
+      std::cerr << fmt::format("bench: note: {} noise target {:.2f}% not met after {:.1f} s (RSD {:.2f}%, {} samples)\n",
+                               name, t.max_noise * 100, t.sampling_s, st.rsd() * 100, st.count);
+    }
+    if (t.cold_start) {
+      std::cerr << fmt::format("bench: note: {} is cold: not warmed up, and its first samples ran {:+.1f}% off "
+                               "the median (clocks, caches or lazy loading still settling; use --warmup)\n",
+                               name, t.early_slowdown * 100);
+    }
     if (first) ctx.profiler->add_fixture(info);
+    if (ctx.mode == "cold" && ctx.copy_bytes_per_ns > 0 && info.bytes / st.median > 1.02 * ctx.copy_bytes_per_ns) {
+      return fail(fmt::format("cold-mode rate {:.0f} GB/s is above the measured device-to-device copy bandwidth "
+                              "{:.0f} GB/s: the L2 flush is not working", info.bytes / st.median, ctx.copy_bytes_per_ns));
+    }
   } catch (const std::exception& e) {
-    const std::string msg = name + ": " + e.what();
-    ctx.errors.push_back(msg);
-    if (first) ctx.profiler->add_fixture(info);
-    state.SkipWithError(msg.c_str());
+    fail(e.what());
   }
 }
 
@@ -157,7 +282,7 @@ void register_fixtures(const BenchOptions& options, BenchContext& context) {
                                      [ctx, op, dtype, n](benchmark::State& state) {
                                        run_fixture(state, *ctx, op, dtype, n);
                                      })
-            ->Iterations(context.schedule.total())
+            ->Iterations(1)
             ->UseManualTime()
             ->Unit(benchmark::kMicrosecond);
       }

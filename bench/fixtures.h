@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -10,10 +11,12 @@
 #include <cuda_runtime_api.h>
 
 #include "bench/cli.h"
+#include "bench/sampling.h"
 #include "kernels/blocking.h"
 #include "kernels/cuda_raii.h"
 #include "kernels/workload.h"
 #include "profiler/profiler.h"
+#include "profiler/stats.h"
 
 namespace xb {
 
@@ -23,14 +26,34 @@ struct BenchContext {
   Schedule schedule;
   bool warmup = false;
   cudaStream_t stream = nullptr;
-  BlockingKernel* blocking = nullptr;
+  BlockingKernel* blocking = nullptr;   ///< null: --no-blocking
+  std::string mode = "hot";             ///< "hot" or "cold" (BenchOptions::mode)
+  int batch = 0;                        ///< hot mode launches per sample, 0 = auto
+  StoppingRule::Config stopping;        ///< noise-based stopping rule
+  std::size_t l2_bytes = 0;             ///< L2 size of the device (cudaDevAttrL2CacheSize)
+  const DeviceBuffer* flush = nullptr;  ///< cold mode: L2 flush buffer (at least 2x l2_bytes)
+  double copy_bytes_per_ns = 0;         ///< cold mode: measured D2D copy bandwidth, bytes/ns (= GB/s)
+  std::function<GpuClockSample()> read_gpu;  ///< NVML snapshot; may be empty
   std::set<std::string> recorded;       ///< fixtures already added to the session
   std::vector<std::string> errors;      ///< fixtures that failed (wrong result, CUDA error, ...)
 };
 
+/// Device-to-device copy bandwidth in bytes/ns (= GB/s): 20 event-timed cudaMemcpyAsync calls of
+/// a 256 MiB buffer after 5 untimed ones, counting bytes read + written (2 x 256 MiB) over the
+/// fastest call, so that it bounds any achievable rate from above (docs/metrics.md). Throws
+/// CudaError (e.g. out of memory).
+double measure_copy_bandwidth(cudaStream_t stream);
+
+/// What one sample does (see timed_call).
+struct SampleSpec {
+  int launches = 1;                     ///< workload calls between the events
+  bool blocking = true;                 ///< queue everything behind the blocking kernel
+  const DeviceBuffer* flush = nullptr;  ///< overwrite this buffer (L2 flush) before the start event
+};
+
 /// Result of one timed call.
 struct TimedCall {
-  std::int64_t event_ns = 0;  ///< cudaEvent interval, ns
+  std::int64_t event_ns = 0;  ///< cudaEvent interval, ns (all launches of the sample)
   bool recorded = false;      ///< the call was an active (recorded) profiler step
 };
 
@@ -42,6 +65,15 @@ struct TimedCall {
 /// kernel timed out or the interval is not positive, CudaError on API failure.
 TimedCall timed_call(Workload& w, Profiler& prof, BlockingKernel& blocking, const Event& start,
                      const Event& stop, const std::string& annotation, const std::string& op_name);
+
+/// General form: `spec.launches` calls of `w` between the events, each inside its own CPU op
+/// range (all inside one annotation); with spec.flush, the flush buffer is overwritten first
+/// (outside the event interval and the profiler step); without spec.blocking, nothing holds the
+/// stream (`blocking` may then be null). Same errors as above, plus std::invalid_argument for
+/// spec.launches < 1.
+TimedCall timed_sample(Workload& w, Profiler& prof, BlockingKernel* blocking, const Event& start,
+                       const Event& stop, const std::string& annotation, const std::string& op_name,
+                       const SampleSpec& spec);
 
 /// Fixture name "<op>/<dtype>/<n>", also the user annotation around each timed call.
 std::string fixture_name(const std::string& op, const std::string& dtype, std::int64_t n);

@@ -12,6 +12,7 @@
 #include "bench/calibrate.h"
 #include "bench/cli.h"
 #include "bench/fixtures.h"
+#include "bench/gpu_meta.h"
 #include "bench/run_dir.h"
 #include "bench/sweep_run.h"
 #include "kernels/blocking.h"
@@ -83,13 +84,41 @@ int run(const BenchOptions& opt, const char* argv0) {
 
   Stream stream;
   BlockingKernel blocking;
-  Profiler profiler(make_cupti_source());
+  // Event-only mode (--no-cupti): the same fixtures and events, no CUPTI; validation then reports
+  // the CUPTI checks as not run.
+  Profiler profiler(opt.cupti ? make_cupti_source() : make_null_source());
   BenchContext ctx;
   ctx.profiler = &profiler;
   ctx.schedule = Schedule{opt.wait_steps, opt.warmup_steps, opt.active_steps};
   ctx.warmup = opt.warmup;
   ctx.stream = stream.get();
-  ctx.blocking = &blocking;
+  ctx.blocking = opt.blocking ? &blocking : nullptr;
+  ctx.mode = opt.mode;
+  ctx.batch = opt.batch;
+  ctx.stopping.min_samples = opt.min_samples;
+  ctx.stopping.min_time_s = opt.min_time_s;
+  ctx.stopping.max_time_s = opt.max_time_s;
+  ctx.stopping.max_noise = opt.max_noise_pct / 100;
+  int device = 0, l2 = 0;
+  XB_CUDA(cudaGetDevice(&device));
+  XB_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
+  ctx.l2_bytes = static_cast<std::size_t>(l2);
+  DeviceBuffer flush;
+  if (opt.mode == "cold") {
+    // The flush buffer spans twice the L2; one memset first loads the memset kernel (lazy
+    // loading) outside any sample. The copy bandwidth bounds every cold-mode rate.
+    flush = DeviceBuffer(2 * ctx.l2_bytes);
+    XB_CUDA(cudaMemsetAsync(flush.get(), 0, flush.bytes(), stream.get()));
+    XB_CUDA(cudaStreamSynchronize(stream.get()));
+    ctx.flush = &flush;
+    ctx.copy_bytes_per_ns = measure_copy_bandwidth(stream.get());
+    std::cout << fmt::format("cold mode: L2 {} MiB, flush buffer {} MiB, device-to-device copy {:.0f} GB/s\n",
+                             ctx.l2_bytes >> 20, flush.bytes() >> 20, ctx.copy_bytes_per_ns);
+  }
+  // NVML: the GPU's facts and clocks at the start and end of the recording (meta.gpu), and a
+  // snapshot before and after each fixture's sampling (throttle flags).
+  const GpuMetaRecorder gpu_meta;
+  ctx.read_gpu = [&gpu_meta] { return to_clock_sample(gpu_meta.nvml().snapshot()); };
   register_fixtures(opt, ctx);
 
   profiler.start();
@@ -98,6 +127,7 @@ int run(const BenchOptions& opt, const char* argv0) {
   RawSession raw = profiler.stop();
   raw.meta.created_utc = utc_time("%Y-%m-%dT%H:%M:%SZ");
   raw.meta.cublas_version = static_cast<int>(cublasLtGetVersion());
+  gpu_meta.fill(raw.meta);
   benchmark::Shutdown();
   if (!user_out && fs::exists(gb_partial)) fs::rename(gb_partial, dir / "benchmark.json");
 
@@ -126,7 +156,7 @@ int main(int argc, char** argv) {
     std::cerr << "bench: error: " << e.what() << "\n";
     return 2;
   } catch (const ProfilerError& e) {
-    std::cerr << "bench: error: CUPTI: " << e.what() << "\n";
+    std::cerr << "bench: error: CUPTI: " << e.what() << " (to time with cudaEvents alone, rerun with --no-cupti)\n";
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "bench: error: " << e.what() << "\n";

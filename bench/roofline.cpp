@@ -351,7 +351,7 @@ Calibration parse_calibration_json(const std::string& text) {
   json doc;
   try {
     doc = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
     throw InputError(std::string("ceilings: not JSON: ") + e.what());
   }
   const json& meta = at(doc, "crossbench", "top level");

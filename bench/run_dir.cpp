@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <chrono>
 #include <ctime>
@@ -20,6 +21,7 @@
 #include "profiler/atomic_file.h"
 #include "profiler/event_model.h"
 #include "profiler/session_io.h"
+#include "profiler/stats.h"
 #include "profiler/table.h"
 #include "profiler/trace_export.h"
 #include "validate/validator.h"
@@ -40,7 +42,45 @@ fs::path default_run_dir() {
   return fs::path("results") / "runs" / (utc_time("%Y%m%d-%H%M%S") + "-" + std::to_string(::getpid()));
 }
 
+namespace {
+
+/// Proves that folders can be created in `folder` by creating one and removing it. Throws
+/// UsageError naming `dir` (the output folder asked for).
+void probe_writable(const fs::path& folder, const fs::path& dir) {
+  std::string name = (folder / ".crossbench-probe-XXXXXX").string();
+  if (::mkdtemp(name.data()) == nullptr) {
+    const int err = errno;
+    if (folder == dir) throw UsageError("output folder '" + dir.string() + "' is not writable: " + std::strerror(err));
+    throw UsageError("cannot create output folder '" + dir.string() + "' in '" + folder.string() + "': " + std::strerror(err));
+  }
+  ::rmdir(name.c_str());
+}
+
+}  // namespace
+
+void check_run_dir(const fs::path& dir) {
+  std::error_code ec;
+  const fs::file_status st = fs::symlink_status(dir, ec);
+  if (fs::exists(st)) {
+    if (!fs::is_directory(fs::status(dir, ec))) throw UsageError("output '" + dir.string() + "' exists and is not a folder");
+    const bool empty = fs::is_empty(dir, ec);
+    if (ec) throw UsageError("output folder '" + dir.string() + "' cannot be read: " + ec.message());
+    if (!empty) throw UsageError("output folder '" + dir.string() + "' already exists and is not empty");
+    probe_writable(dir, dir);
+    return;
+  }
+  // The nearest existing parent must be a folder we can create folders in.
+  fs::path parent = dir.parent_path();
+  while (!parent.empty() && !fs::exists(fs::symlink_status(parent, ec))) parent = parent.parent_path();
+  if (parent.empty()) parent = ".";
+  if (!fs::is_directory(fs::status(parent, ec))) {
+    throw UsageError("cannot create output folder '" + dir.string() + "': '" + parent.string() + "' is not a folder");
+  }
+  probe_writable(parent, dir);
+}
+
 void create_run_dir(const fs::path& dir) {
+  check_run_dir(dir);
   std::error_code ec;
   const bool existed = fs::exists(dir, ec);
   if (existed && !fs::is_directory(dir, ec)) {
@@ -49,7 +89,20 @@ void create_run_dir(const fs::path& dir) {
   if (existed && !fs::is_empty(dir, ec)) {
     throw UsageError("output folder '" + dir.string() + "' already exists and is not empty");
   }
+  // The topmost folder this call creates, so that a failure removes everything it created.
+  fs::path created;
+  if (!existed) {
+    for (fs::path p = dir; !p.empty() && !fs::exists(fs::symlink_status(p, ec)); p = p.parent_path()) created = p;
+  }
+  const auto remove_created = [&] {
+    if (created.empty()) return;
+    for (fs::path p = dir;; p = p.parent_path()) {
+      fs::remove(p, ec);  // only removes empty folders
+      if (p == created || p.empty()) break;
+    }
+  };
   if (!existed && !fs::create_directories(dir, ec) && ec) {
+    remove_created();
     throw UsageError("cannot create output folder '" + dir.string() + "': " + ec.message());
   }
   // Claim the folder with a marker created exclusively (two runs given the same folder cannot
@@ -58,7 +111,7 @@ void create_run_dir(const fs::path& dir) {
   const int fd = ::open(claim.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644);
   if (fd < 0) {
     const int err = errno;
-    if (!existed) fs::remove(dir, ec);
+    remove_created();
     if (err == EEXIST) {
       throw UsageError("output folder '" + dir.string() + "' is being written by another run");
     }
@@ -81,19 +134,33 @@ void write_events_json(const RawSession& raw, std::ostream& out) {
     std::vector<std::int64_t> times;
     for (const StepTiming& t : raw.event_timings) {
       if (t.fixture != f.name) continue;
-      steps.push_back({{"step", t.step}, {"range_id", t.range_id}, {"event_ns", t.event_ns}});
+      steps.push_back({{"step", t.step}, {"range_id", t.range_id}, {"event_ns", t.event_ns}, {"launches", t.launches}});
       times.push_back(t.event_ns);
     }
-    fixtures.push_back({{"name", f.name},
-                        {"op", f.op},
-                        {"dtype", f.dtype},
-                        {"size", f.size},
-                        {"flops", f.flops},
-                        {"bytes", f.bytes},
-                        {"verified", f.verified},
-                        {"max_rel_error", f.max_rel_error},
-                        {"steps", std::move(steps)},
-                        {"median_ns", median_of(times)}});
+    nlohmann::json fj{{"name", f.name},
+                      {"op", f.op},
+                      {"dtype", f.dtype},
+                      {"size", f.size},
+                      {"flops", f.flops},
+                      {"bytes", f.bytes},
+                      {"verified", f.verified},
+                      {"max_rel_error", f.max_rel_error},
+                      {"steps", std::move(steps)},
+                      {"median_ns", median_of(times)}};
+    if (!f.error.empty()) fj["error"] = f.error;
+    if (!f.timing.mode.empty()) {
+      fj["timing"] = fixture_timing_json(f.timing);
+      if (!f.timing.samples_ns.empty()) {
+        // Statistics of every sample (per call, ns), computed here from the raw samples.
+        const SampleStats st = compute_stats(f.timing.samples_ns);
+        fj["stats"] = {{"count", st.count}, {"median_ns", st.median}, {"min_ns", st.min},   {"max_ns", st.max},
+                       {"mean_ns", st.mean},  {"stddev_ns", st.stddev}, {"mad_ns", st.mad}, {"q1_ns", st.q1},
+                       {"q3_ns", st.q3},      {"rsd", st.rsd()}};
+        fj["noisy"] = f.timing.stop != "converged";
+        fj["throttled"] = f.timing.gpu_before.throttled || f.timing.gpu_after.throttled;
+      }
+    }
+    fixtures.push_back(std::move(fj));
   }
   doc["fixtures"] = std::move(fixtures);
   out << doc.dump(1) << '\n';
@@ -184,6 +251,7 @@ int validate_and_report(const fs::path& dir, std::ostream& out) {
 }
 
 int replay_session(const fs::path& file, const fs::path& dir, std::ostream& out) {
+  check_run_dir(dir);  // a bad --out first, before a possibly long read
   const RawSession raw = read_raw_session(file);  // read and check before creating anything
   try {
     (void)build_session(raw);

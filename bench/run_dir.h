@@ -16,10 +16,18 @@ std::string utc_time(const char* format);
 /// Default run folder: results/runs/<UTC yyyymmdd-hhmmss>-<pid>.
 std::filesystem::path default_run_dir();
 
+/// Checks, creating nothing, that create_run_dir(dir) can succeed: `dir` is an empty folder we
+/// can write in, or does not exist and its nearest existing parent is a folder we can create
+/// folders in (tried with a probe folder that is removed at once, so a root-owned /proc or a
+/// read-only mount is caught even where access() would say yes). Throws UsageError naming
+/// `dir` and what is wrong. Commands call it before anything slow or device-dependent, so a bad
+/// --out is reported as such on any machine.
+void check_run_dir(const std::filesystem::path& dir);
+
 /// Creates `dir` (and parents) and claims it with a marker file created exclusively, so two runs
 /// given the same folder cannot both write it. Throws UsageError when it exists and is not an
 /// empty folder, is claimed by another run, or cannot be created or written; nothing is left
-/// behind in that case.
+/// behind in that case (neither `dir` nor the parents it created).
 void create_run_dir(const std::filesystem::path& dir);
 
 /// Removes the claim marker once every output is written.

@@ -210,8 +210,9 @@ int sweep_command(int argc, const char* const* argv) {
   const auto parsed = parse_sweep_args(argc, argv);
   if (!parsed) return 0;
   const SweepOptions& opt = *parsed;
-  const std::optional<Calibration> given = preflight(opt);
   const fs::path dir = opt.out.empty() ? default_run_dir() : opt.out;
+  check_run_dir(dir);  // a bad --out is reported before the device checks
+  const std::optional<Calibration> given = preflight(opt);
   create_run_dir(dir);
 
   SweepReport report;

@@ -4,11 +4,32 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 #include <unordered_set>
 #include <utility>
 
 namespace xb {
+
+namespace {
+
+class NullSource final : public ActivitySource {
+ public:
+  void start() override {}
+  std::vector<RawRecord> stop() override { return {}; }
+  std::uint64_t dropped_records() const override { return 0; }
+  std::int64_t now_ns() const override {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+  void push_external_id(std::uint64_t) override {}
+  void pop_external_id() override {}
+  void describe(SessionMeta& meta) const override { meta.activity_source = "none"; }
+};
+
+}  // namespace
+
+std::unique_ptr<ActivitySource> make_null_source() { return std::make_unique<NullSource>(); }
 
 ScheduleFilter filter_to_windows(std::vector<RawRecord> records,
                                  std::vector<std::pair<std::int64_t, std::int64_t>> windows) {

@@ -140,6 +140,10 @@ class ScopedRange {
   std::uint64_t id_;
 };
 
+/// Event-only mode's source: no activity records, no external ids, timestamps from
+/// std::chrono::steady_clock (ns); describe() sets meta.activity_source = "none". Never throws.
+std::unique_ptr<ActivitySource> make_null_source();
+
 /// The CUPTI activity source (profiler/cupti_collector.cpp). `buffer_bytes` per CUPTI buffer,
 /// at most `max_buffers` outstanding (beyond that CUPTI drops records and counts them).
 /// Throws ProfilerError when CUPTI cannot be initialized.

@@ -98,6 +98,7 @@ struct StepTiming {
   std::int64_t step = 0;        ///< ProfilerStep number
   std::uint64_t range_id = 0;   ///< id of the "ProfilerStep#N" HostRange
   std::int64_t event_ns = 0;    ///< cudaEventElapsedTime, converted to ns (0.5 us resolution)
+  int launches = 1;             ///< workload calls between the two events (hot mode: the batch)
 };
 
 /// Static properties of the device, as PyTorch writes them in "deviceProperties".
@@ -119,9 +120,41 @@ struct DeviceInfo {
   std::uint64_t l2_cache_bytes = 0;
 };
 
+/// GPU state read through NVML at one moment (bench/fixtures.cpp fills it; kernels/nvml_probe.h).
+struct GpuClockSample {
+  bool valid = false;             ///< false: NVML unavailable or a read failed (see error)
+  std::string error;
+  int sm_clock_mhz = 0;
+  int mem_clock_mhz = 0;
+  int temperature_c = 0;
+  double power_w = 0;
+  std::uint64_t throttle_reasons = 0;  ///< nvmlClocksEventReasons bit mask
+  bool throttled = false;              ///< a power, thermal or hardware slowdown reason was set
+};
+
+/// NVML facts about the session's GPU (bench fills them from kernels/nvml_probe.h; the profiler
+/// itself never calls NVML). A value that could not be read is "" or -1 (in a sample: -1 with
+/// valid = false). A session recorded before these fields existed reads back with source
+/// "not recorded", "" and -1, and samples left at their defaults (valid = false).
+struct GpuMeta {
+  std::string source = "not recorded";  ///< "nvml", "unavailable: <why>" or "not recorded"
+  std::string error;                    ///< static reads that failed; "" when all succeeded
+  std::string uuid;                     ///< "GPU-xxxxxxxx-xxxx-..." (nvmlDeviceGetUUID)
+  std::string pci_bus_id;               ///< as cudaDeviceGetPCIBusId gives it, e.g. "0000:19:00.0"
+  std::string driver_version;           ///< display driver, e.g. "580.159.04"
+  double power_limit_w = -1;            ///< enforced power limit, W
+  int sm_clock_max_mhz = -1;            ///< maximum (boost) SM clock, MHz
+  int mem_clock_max_mhz = -1;           ///< maximum memory clock, MHz
+  GpuClockSample at_start;              ///< read just before recording started (valid = false if not)
+  GpuClockSample at_end;                ///< read just after recording stopped
+};
+
 /// Session-level facts written into every output's metadata.
 struct SessionMeta {
   std::string tool = "crossbench";
+  /// Where device records came from: "cupti", or "none" in event-only mode (bench --no-cupti),
+  /// where the session has host ranges and cudaEvent times but no activity records.
+  std::string activity_source = "cupti";
   std::string created_utc;               ///< ISO 8601
   std::int64_t window_start_ns = 0;      ///< recording window on the CUPTI clock, ns
   std::int64_t window_end_ns = 0;
@@ -136,6 +169,25 @@ struct SessionMeta {
   int schedule_warmup = 0;
   int schedule_active = 0;
   std::vector<DeviceInfo> devices;
+  GpuMeta gpu;                           ///< NVML facts, clocks at start and end
+};
+
+/// How one fixture was sampled (bench/fixtures.cpp; docs/metrics.md defines each field).
+struct FixtureTiming {
+  std::string mode;              ///< "hot" or "cold"; empty in sessions recorded before timing modes
+  bool blocking = true;          ///< samples were queued behind the blocking kernel
+  int launches_per_sample = 1;   ///< hot mode: calls between the events; cold mode: 1
+  int rotation = 1;              ///< cold mode: input copies used in turn (1 = no rotation)
+  double max_noise = 0;          ///< stopping rule's target relative standard deviation, fraction
+  int min_samples = 0;
+  double min_time_s = 0, max_time_s = 0;
+  std::string stop;              ///< "converged" or "timed out" (noise target not met)
+  double sampling_s = 0;         ///< wall time spent sampling
+  std::vector<double> samples_ns;  ///< every sample, per call (event interval / launches), in order
+  bool warmed_up = false;        ///< --warmup ran and reached a steady state
+  bool cold_start = false;       ///< flagged: not warmed up and the first samples were slower
+  double early_slowdown = 0;     ///< median of the first tenth of samples / median of all - 1
+  GpuClockSample gpu_before, gpu_after;  ///< NVML before and after sampling
 };
 
 /// One benchmark fixture (op x dtype x size) and its verified result.
@@ -148,6 +200,8 @@ struct FixtureInfo {
   double bytes = 0;           ///< minimum bytes moved per call (docs/metrics.md)
   bool verified = false;      ///< result matched the host reference
   double max_rel_error = 0;   ///< ||out - ref|| / ||ref|| over the checked elements
+  FixtureTiming timing;       ///< empty (mode "") when the fixture failed before sampling
+  std::string error;          ///< why the fixture failed; empty when it ran
 };
 
 /// Everything one recording produced, in delivery order. This is what `raw_session.json` holds

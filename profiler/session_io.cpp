@@ -56,11 +56,13 @@ json meta_to_json(const SessionMeta& m) {
               {"cuda_runtime_version", m.cuda_runtime_version},
               {"cupti_version", m.cupti_version},
               {"cublas_version", m.cublas_version},
+              {"activity_source", m.activity_source},
               {"process_id", m.process_id},
               {"schedule_wait", m.schedule_wait},
               {"schedule_warmup", m.schedule_warmup},
               {"schedule_active", m.schedule_active},
-              {"devices", std::move(devices)}};
+              {"devices", std::move(devices)},
+              {"gpu", gpu_meta_json(m.gpu)}};
 }
 
 void check_finite(double value, const std::string& what) {
@@ -376,6 +378,25 @@ DeviceInfo parse_device(const json& j, const Loc& w) {
   return d;
 }
 
+GpuClockSample parse_gpu_sample(const json& j, const Loc& w);
+
+/// meta.gpu (docs/formats.md): every key required, as written by gpu_meta_json.
+GpuMeta parse_gpu_meta(const json& j) {
+  const Loc w{"meta.gpu"};
+  GpuMeta g;
+  g.source = get_string(j, "source", w);
+  g.error = get_string(j, "error", w);
+  g.uuid = get_string(j, "uuid", w);
+  g.pci_bus_id = get_string(j, "pci_bus_id", w);
+  g.driver_version = get_string(j, "driver_version", w);
+  g.power_limit_w = get_double(j, "power_limit_w", w);
+  g.sm_clock_max_mhz = get_int<int>(j, "sm_clock_max_mhz", w);
+  g.mem_clock_max_mhz = get_int<int>(j, "mem_clock_max_mhz", w);
+  g.at_start = parse_gpu_sample(require_object(j, "at_start", w), Loc{"meta.gpu.at_start"});
+  g.at_end = parse_gpu_sample(require_object(j, "at_end", w), Loc{"meta.gpu.at_end"});
+  return g;
+}
+
 SessionMeta parse_meta(const json& j) {
   const Loc w{"meta"};
   SessionMeta m;
@@ -389,6 +410,12 @@ SessionMeta parse_meta(const json& j) {
   m.cuda_runtime_version = get_int<int>(j, "cuda_runtime_version", w);
   m.cupti_version = get_int<std::uint32_t>(j, "cupti_version", w);
   m.cublas_version = get_int<int>(j, "cublas_version", w);
+  if (j.contains("activity_source")) {
+    m.activity_source = get_string(j, "activity_source", w);
+    if (m.activity_source != "cupti" && m.activity_source != "none") {
+      fail(w, "activity_source must be \"cupti\" or \"none\", not \"" + m.activity_source + "\"");
+    }
+  }
   m.process_id = get_int<std::uint32_t>(j, "process_id", w);
   m.schedule_wait = get_int<int>(j, "schedule_wait", w);
   m.schedule_warmup = get_int<int>(j, "schedule_warmup", w);
@@ -398,6 +425,8 @@ SessionMeta parse_meta(const json& j) {
   for (std::size_t i = 0; i < devices.size(); ++i) {
     m.devices.push_back(parse_device(devices[i], Loc{"meta.devices", static_cast<std::ptrdiff_t>(i)}));
   }
+  // Optional: sessions recorded before NVML metadata have no "gpu" (source stays "not recorded").
+  if (j.contains("gpu")) m.gpu = parse_gpu_meta(require_object(j, "gpu", w));
   return m;
 }
 
@@ -489,6 +518,50 @@ StepTiming parse_timing(const json& j, const Loc& w) {
   t.step = get_int<std::int64_t>(j, "step", w);
   t.range_id = get_int<std::uint64_t>(j, "range_id", w);
   t.event_ns = get_int<std::int64_t>(j, "event_ns", w);
+  if (j.contains("launches")) t.launches = get_int<int>(j, "launches", w);
+  return t;
+}
+
+GpuClockSample parse_gpu_sample(const json& j, const Loc& w) {
+  require_is_object(j, w);
+  GpuClockSample g;
+  g.valid = get_bool(j, "valid", w);
+  if (j.contains("error")) g.error = get_string(j, "error", w);
+  g.sm_clock_mhz = get_int<int>(j, "sm_clock_mhz", w);
+  g.mem_clock_mhz = get_int<int>(j, "mem_clock_mhz", w);
+  g.temperature_c = get_int<int>(j, "temperature_c", w);
+  g.power_w = get_double(j, "power_w", w);
+  g.throttle_reasons = get_int<std::uint64_t>(j, "throttle_reasons", w);
+  g.throttled = get_bool(j, "throttled", w);
+  return g;
+}
+
+FixtureTiming parse_fixture_timing(const json& j, const Loc& w) {
+  require_is_object(j, w);
+  FixtureTiming t;
+  t.mode = get_string(j, "mode", w);
+  if (t.mode != "hot" && t.mode != "cold") fail(w, "timing mode must be \"hot\" or \"cold\", not \"" + t.mode + "\"");
+  t.blocking = get_bool(j, "blocking", w);
+  t.launches_per_sample = get_int<int>(j, "launches_per_sample", w);
+  t.rotation = get_int<int>(j, "rotation", w);
+  t.max_noise = get_double(j, "max_noise", w);
+  t.min_samples = get_int<int>(j, "min_samples", w);
+  t.min_time_s = get_double(j, "min_time_s", w);
+  t.max_time_s = get_double(j, "max_time_s", w);
+  t.stop = get_string(j, "stop", w);
+  t.sampling_s = get_double(j, "sampling_s", w);
+  const json& samples = require(j, "samples_ns", w);
+  if (!samples.is_array()) fail(w, "key \"samples_ns\" must be an array");
+  t.samples_ns.reserve(samples.size());
+  for (const json& v : samples) {
+    if (!v.is_number() || !std::isfinite(v.get<double>())) fail(w, "samples_ns holds a value that is not a finite number");
+    t.samples_ns.push_back(v.get<double>());
+  }
+  t.warmed_up = get_bool(j, "warmed_up", w);
+  t.cold_start = get_bool(j, "cold_start", w);
+  t.early_slowdown = get_double(j, "early_slowdown", w);
+  t.gpu_before = parse_gpu_sample(require(j, "gpu_before", w), w);
+  t.gpu_after = parse_gpu_sample(require(j, "gpu_after", w), w);
   return t;
 }
 
@@ -503,6 +576,8 @@ FixtureInfo parse_fixture(const json& j, const Loc& w) {
   f.bytes = get_double(j, "bytes", w);
   f.verified = get_bool(j, "verified", w);
   f.max_rel_error = get_double(j, "max_rel_error", w);
+  if (j.contains("timing")) f.timing = parse_fixture_timing(j.at("timing"), w);
+  if (j.contains("error")) f.error = get_string(j, "error", w);
   return f;
 }
 
@@ -714,8 +789,43 @@ json meta_block(const SessionMeta& meta, const std::string& format) {
               {"cuda_runtime_version", meta.cuda_runtime_version},
               {"cupti_version", meta.cupti_version},
               {"cublas_version", meta.cublas_version},
+              {"activity_source", meta.activity_source},
               {"schedule",
                {{"wait", meta.schedule_wait}, {"warmup", meta.schedule_warmup}, {"active", meta.schedule_active}}}};
+}
+
+json gpu_sample_json(const GpuClockSample& g) {
+  check_finite(g.power_w, "GPU power");
+  json j{{"valid", g.valid},
+         {"sm_clock_mhz", g.sm_clock_mhz},
+         {"mem_clock_mhz", g.mem_clock_mhz},
+         {"temperature_c", g.temperature_c},
+         {"power_w", g.power_w},
+         {"throttle_reasons", g.throttle_reasons},
+         {"throttled", g.throttled}};
+  if (!g.error.empty()) j["error"] = g.error;
+  return j;
+}
+
+json fixture_timing_json(const FixtureTiming& t) {
+  for (double v : {t.max_noise, t.min_time_s, t.max_time_s, t.sampling_s, t.early_slowdown}) check_finite(v, "fixture timing");
+  for (double v : t.samples_ns) check_finite(v, "fixture timing sample");
+  return json{{"mode", t.mode},
+              {"blocking", t.blocking},
+              {"launches_per_sample", t.launches_per_sample},
+              {"rotation", t.rotation},
+              {"max_noise", t.max_noise},
+              {"min_samples", t.min_samples},
+              {"min_time_s", t.min_time_s},
+              {"max_time_s", t.max_time_s},
+              {"stop", t.stop},
+              {"sampling_s", t.sampling_s},
+              {"samples_ns", t.samples_ns},
+              {"warmed_up", t.warmed_up},
+              {"cold_start", t.cold_start},
+              {"early_slowdown", t.early_slowdown},
+              {"gpu_before", gpu_sample_json(t.gpu_before)},
+              {"gpu_after", gpu_sample_json(t.gpu_after)}};
 }
 
 void write_raw_session(const RawSession& session, std::ostream& out) {
@@ -724,19 +834,25 @@ void write_raw_session(const RawSession& session, std::ostream& out) {
     check_finite(f.flops, "fixture " + f.name + " flops");
     check_finite(f.bytes, "fixture " + f.name + " bytes");
     check_finite(f.max_rel_error, "fixture " + f.name + " max_rel_error");
-    fixtures.push_back(json{{"name", f.name},
-                            {"op", f.op},
-                            {"dtype", f.dtype},
-                            {"size", f.size},
-                            {"flops", f.flops},
-                            {"bytes", f.bytes},
-                            {"verified", f.verified},
-                            {"max_rel_error", f.max_rel_error}});
+    json fj{{"name", f.name},
+            {"op", f.op},
+            {"dtype", f.dtype},
+            {"size", f.size},
+            {"flops", f.flops},
+            {"bytes", f.bytes},
+            {"verified", f.verified},
+            {"max_rel_error", f.max_rel_error}};
+    if (!f.timing.mode.empty()) fj["timing"] = fixture_timing_json(f.timing);
+    if (!f.error.empty()) fj["error"] = f.error;
+    fixtures.push_back(std::move(fj));
   }
   json timings = json::array();
   for (const StepTiming& t : session.event_timings) {
-    timings.push_back(
-        json{{"fixture", t.fixture}, {"step", t.step}, {"range_id", t.range_id}, {"event_ns", t.event_ns}});
+    timings.push_back(json{{"fixture", t.fixture},
+                           {"step", t.step},
+                           {"range_id", t.range_id},
+                           {"event_ns", t.event_ns},
+                           {"launches", t.launches}});
   }
 
   detail::JsonOut o(out);
@@ -846,6 +962,15 @@ void check_raw_session(const RawSession& s) {
   for (std::size_t i = 0; i < s.fixtures.size(); ++i) {
     const FixtureInfo& f = s.fixtures[i];
     if (!fixture_names.insert(f.name).second) bad(fmt::format("fixtures[{}]: duplicate fixture '{}'", i, f.name));
+    if (!f.timing.mode.empty()) {
+      const FixtureTiming& t = f.timing;
+      if (t.launches_per_sample < 1 || t.rotation < 1) {
+        bad(fmt::format("fixtures[{}]: timing launches_per_sample and rotation must be at least 1", i));
+      }
+      for (double v : t.samples_ns) {
+        if (!(v > 0)) bad(fmt::format("fixtures[{}]: timing sample {} ns is not positive", i, v));
+      }
+    }
     if (f.size < 1 || !(f.flops >= 0) || !(f.bytes >= 0) || !(f.max_rel_error >= 0)) {
       bad(fmt::format("fixtures[{}]: size, flops, bytes and max_rel_error must be non-negative (size >= 1)", i));
     }
@@ -853,6 +978,7 @@ void check_raw_session(const RawSession& s) {
   for (std::size_t i = 0; i < s.event_timings.size(); ++i) {
     const StepTiming& t = s.event_timings[i];
     if (t.event_ns <= 0) bad(fmt::format("event_timings[{}]: event_ns {} is not positive", i, t.event_ns));
+    if (t.launches < 1) bad(fmt::format("event_timings[{}]: launches {} is below 1", i, t.launches));
     if (fixture_names.count(t.fixture) == 0) {
       bad(fmt::format("event_timings[{}]: unknown fixture '{}'", i, t.fixture));
     }
@@ -885,6 +1011,20 @@ std::string read_text_file(const std::filesystem::path& path) {
     if (in.gcount() != size) throw InputError(path.string() + ": read failed");
   }
   return text;
+}
+
+json gpu_meta_json(const GpuMeta& g) {
+  check_finite(g.power_limit_w, "GPU power limit");
+  return json{{"source", g.source},
+              {"error", g.error},
+              {"uuid", g.uuid},
+              {"pci_bus_id", g.pci_bus_id},
+              {"driver_version", g.driver_version},
+              {"power_limit_w", g.power_limit_w},
+              {"sm_clock_max_mhz", g.sm_clock_max_mhz},
+              {"mem_clock_max_mhz", g.mem_clock_max_mhz},
+              {"at_start", gpu_sample_json(g.at_start)},
+              {"at_end", gpu_sample_json(g.at_end)}};
 }
 
 }  // namespace xb

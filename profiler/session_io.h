@@ -22,6 +22,16 @@ struct InputError : std::runtime_error {
 /// CUDA/CUPTI/cuBLAS versions and schedule {wait, warmup, active}.
 nlohmann::json meta_block(const SessionMeta& meta, const std::string& format);
 
+/// JSON of a fixture's timing block (raw_session.json and events.json share it; docs/formats.md).
+/// Throws std::invalid_argument for a non-finite value.
+nlohmann::json fixture_timing_json(const FixtureTiming& timing);
+
+/// JSON of the session's NVML facts, meta.gpu (raw_session.json's "meta" and the traces' top-level
+/// "gpu"; docs/formats.md): source, error, uuid, pci_bus_id, driver_version, power_limit_w,
+/// sm_clock_max_mhz, mem_clock_max_mhz and the clock samples at_start and at_end. Throws
+/// std::invalid_argument for a non-finite power value.
+nlohmann::json gpu_meta_json(const GpuMeta& gpu);
+
 /// Serializes a session (streamed, one record per line): only the fields each record kind
 /// carries are written; ExternalCorrelation records have no start_ns/end_ns. Throws
 /// std::invalid_argument when a fixture's flops, bytes or max_rel_error is NaN or infinite (JSON

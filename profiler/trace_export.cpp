@@ -88,6 +88,9 @@ class TraceWriter {
     o_.integer(meta.cuda_runtime_version);
     o_.lit(",\n\"cupti_version\": ");
     o_.integer(meta.cupti_version);
+    // crossbench's own: the GPU's NVML facts and clocks at the start and end of the recording.
+    o_.lit(",\n\"gpu\": ");
+    o_.raw(gpu_meta_json(meta.gpu).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     o_.lit(",\n\"displayTimeUnit\": \"ms\",\n\"baseTimeNanoseconds\": ");
     o_.integer(meta.window_start_ns);
     o_.lit(",\n\"traceEvents\": [");

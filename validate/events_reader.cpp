@@ -74,6 +74,25 @@ EventsData parse_per_step(json& doc, const std::string& label, const Bad& bad) {
       fix.median_ns = number(j, "median_ns", where, bad);
       fix.has_median = true;
     }
+    if (auto e = j.find("error"); e != j.end()) {
+      if (!e->is_string()) bad(where + "\"error\" is not a string");
+      fix.error = e->get<std::string>();
+    }
+    if (auto t = j.find("timing"); t != j.end()) {
+      if (!t->is_object()) bad(where + "\"timing\" is not an object");
+      auto text = [&](const char* key) {
+        auto v = t->find(key);
+        if (v == t->end() || !v->is_string()) bad(where + "timing.\"" + key + "\" is missing or not a string");
+        return v->get<std::string>();
+      };
+      fix.mode = text("mode");
+      fix.stop = text("stop");
+      for (const char* g : {"gpu_before", "gpu_after"}) {
+        if (auto s = t->find(g); s != t->end() && s->is_object()) {
+          if (auto th = s->find("throttled"); th != s->end() && th->is_boolean() && th->get<bool>()) fix.throttled = true;
+        }
+      }
+    }
     auto steps = j.find("steps");
     if (steps == j.end() || !steps->is_array()) bad(where + "\"steps\" is missing or not an array");
     for (const json& s : *steps) {
@@ -84,6 +103,11 @@ EventsData parse_per_step(json& doc, const std::string& label, const Bad& bad) {
       if (id < 0) bad(where + "steps[].\"range_id\" is negative");
       st.range_id = static_cast<std::uint64_t>(id);
       st.event_ns = integer(s, "event_ns", where + "steps[].", bad);
+      if (s.contains("launches")) {
+        const std::int64_t launches = integer(s, "launches", where + "steps[].", bad);
+        if (launches < 1 || launches > 1000000) bad(where + "steps[].\"launches\" is not in 1..1000000");
+        st.launches = static_cast<int>(launches);
+      }
       fix.steps.push_back(st);
     }
     ev.fixtures.push_back(std::move(fix));

@@ -20,6 +20,7 @@ struct EventStep {
   std::int64_t step = 0;       ///< ProfilerStep number
   std::uint64_t range_id = 0;  ///< External id of the step's "ProfilerStep#N" range in the traces
   std::int64_t event_ns = 0;
+  int launches = 1;            ///< workload calls between the events (hot mode: the batch)
 };
 
 /// One crossbench fixture of events.json.
@@ -29,6 +30,10 @@ struct EventFixture {
   double max_rel_error = 0;
   bool has_median = false;
   double median_ns = 0;
+  std::string mode;            ///< "hot", "cold", or "" (no timing block)
+  std::string stop;            ///< stopping rule's end: "converged" or "timed out" (noise target missed)
+  bool throttled = false;      ///< NVML showed a throttle reason before or after sampling
+  std::string error;           ///< the fixture failed in the bench ("" when it ran)
   std::vector<EventStep> steps;
 };
 

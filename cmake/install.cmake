@@ -1,0 +1,31 @@
+# `cmake --install BUILD [--prefix DIR]` installs:
+#   bin/bench, bin/validate                        (RPATH keeps the CUDA toolkit's library folders)
+#   lib/libcrossbench_profiler.a                   crossbench::profiler: the CUPTI collector, and through
+#   lib/libcrossbench_profiler_core.a              crossbench::profiler_core the event model, table, exporters
+#   include/crossbench/profiler/*.h                included as "profiler/profiler.h"
+#   lib/cmake/crossbench/                          the package: find_package(crossbench) finds CUDAToolkit,
+#                                                  nlohmann_json and fmt for the targets' link dependencies
+# examples/profile_my_kernel builds against it; ctest install_example (label cpu) proves that.
+include(CMakePackageConfigHelpers)
+
+set(XB_PACKAGE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/crossbench)
+
+set_target_properties(bench validate PROPERTIES INSTALL_RPATH_USE_LINK_PATH TRUE)
+install(TARGETS bench validate RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+
+install(TARGETS xb_model xb_cupti EXPORT crossbenchTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+# The profiler's public headers; cupti_check.h (CUPTI headers) and json_text.h (the exporters'
+# JSON writer) are internal.
+file(GLOB XB_PROFILER_HEADERS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/profiler/*.h)
+list(FILTER XB_PROFILER_HEADERS EXCLUDE REGEX "/(cupti_check|json_text)\\.h$")
+install(FILES ${XB_PROFILER_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/crossbench/profiler)
+
+install(EXPORT crossbenchTargets NAMESPACE crossbench:: DESTINATION ${XB_PACKAGE_DIR})
+configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/crossbenchConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/crossbenchConfig.cmake INSTALL_DESTINATION ${XB_PACKAGE_DIR})
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/crossbenchConfigVersion.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/crossbenchConfig.cmake ${PROJECT_BINARY_DIR}/crossbenchConfigVersion.cmake
+  DESTINATION ${XB_PACKAGE_DIR})

@@ -1,0 +1,93 @@
+#include "profiler/stats.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace xb {
+
+double quantile_sorted(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) throw std::invalid_argument("quantile of an empty sample set");
+  if (!(p >= 0 && p <= 1)) throw std::invalid_argument("quantile p must be in [0, 1]");
+  const double h = static_cast<double>(sorted.size() - 1) * p;
+  const auto lo = static_cast<std::size_t>(std::floor(h));
+  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (h - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+}
+
+SampleStats compute_stats(std::vector<double> samples) {
+  if (samples.empty()) throw std::invalid_argument("statistics of an empty sample set");
+  for (double s : samples) {
+    if (!std::isfinite(s)) throw std::invalid_argument("statistics of a non-finite sample");
+  }
+  std::sort(samples.begin(), samples.end());
+  SampleStats st;
+  st.count = samples.size();
+  st.min = samples.front();
+  st.max = samples.back();
+  st.median = quantile_sorted(samples, 0.5);
+  st.q1 = quantile_sorted(samples, 0.25);
+  st.q3 = quantile_sorted(samples, 0.75);
+  // Two-pass mean and variance: exact enough for ns-scale samples.
+  double sum = 0;
+  for (double s : samples) sum += s;
+  st.mean = sum / static_cast<double>(st.count);
+  double ss = 0;
+  for (double s : samples) ss += (s - st.mean) * (s - st.mean);
+  st.stddev = st.count > 1 ? std::sqrt(ss / static_cast<double>(st.count - 1)) : 0;
+  std::vector<double> dev(samples.size());
+  for (std::size_t i = 0; i < samples.size(); ++i) dev[i] = std::fabs(samples[i] - st.median);
+  std::sort(dev.begin(), dev.end());
+  st.mad = quantile_sorted(dev, 0.5);
+  return st;
+}
+
+SampleStats compute_stats(const std::vector<std::int64_t>& samples) {
+  return compute_stats(std::vector<double>(samples.begin(), samples.end()));
+}
+
+StoppingRule::StoppingRule(Config config) : config_(config) {
+  if (config_.min_samples < 2) throw std::invalid_argument("stopping rule: min_samples must be at least 2");
+  if (!(config_.min_time_s >= 0) || !(config_.max_time_s >= config_.min_time_s)) {
+    throw std::invalid_argument("stopping rule: need 0 <= min_time_s <= max_time_s");
+  }
+  if (!(config_.max_noise > 0)) throw std::invalid_argument("stopping rule: max_noise must be positive");
+}
+
+double StoppingRule::rsd() const {
+  if (count_ < 2 || mean_ == 0) return 0;
+  return std::sqrt(m2_ / static_cast<double>(count_ - 1)) / std::fabs(mean_);
+}
+
+StoppingRule::State StoppingRule::add(double sample, double elapsed_s) {
+  if (!std::isfinite(sample)) throw std::invalid_argument("stopping rule: non-finite sample");
+  if (state_ != State::Continue) return state_;
+  ++count_;
+  const double delta = sample - mean_;
+  mean_ += delta / static_cast<double>(count_);
+  m2_ += delta * (sample - mean_);
+  if (count_ >= static_cast<std::size_t>(config_.min_samples) && elapsed_s >= config_.min_time_s &&
+      rsd() <= config_.max_noise) {
+    state_ = State::Converged;
+  } else {
+    tick(elapsed_s);
+  }
+  return state_;
+}
+
+StoppingRule::State StoppingRule::tick(double elapsed_s) {
+  if (state_ == State::Continue && elapsed_s >= config_.max_time_s) state_ = State::TimedOut;
+  return state_;
+}
+
+const char* to_string(StoppingRule::State state) {
+  switch (state) {
+    case StoppingRule::State::Converged: return "converged";
+    case StoppingRule::State::TimedOut: return "timed out";
+    case StoppingRule::State::Continue: break;
+  }
+  return "running";
+}
+
+}  // namespace xb

@@ -1,0 +1,234 @@
+// Bad input to the real `bench` executable, table-driven (issue 8): every case must exit with code
+// 2, print exactly one line on stderr ("bench: error: ..." naming the bad item, never the
+// no-device message that valid arguments get on a machine without a GPU) and nothing on stdout,
+// and write nothing: each case runs in a sandbox folder (its working directory, so the default
+// results/runs/<time> would land there too) whose whole tree, with sizes and modification times,
+// must be the same afterwards.
+//
+// Sizes that do not fit in device memory need a GPU: tests/gpu/test_profiler_gpu.cpp
+// (BenchRefusesSizesThatDoNotFitInDeviceMemory).
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace xb {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// One bad command line. "{dir}" in an argument stands for the sandbox folder.
+struct BadInput {
+  const char* name;                 ///< gtest name
+  std::vector<std::string> args;    ///< bench's arguments
+  std::vector<std::string> needles; ///< each must appear in the error line
+  /// Prepares the sandbox (files the case refers to); runs before the "before" snapshot.
+  std::function<void(const fs::path&)> setup = nullptr;
+};
+
+/// gtest prints a failing case by its name.
+void PrintTo(const BadInput& c, std::ostream* os) { *os << c.name; }
+
+void write_text(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary) << text;
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+const fs::path kSession = fs::path(XB_RESULTS_DIR) / "sessions" / "h200-small" / "raw_session.json";
+
+void existing_run(const fs::path& d) { write_text(d / "old_run" / "table.txt", "an earlier run\n"); }
+void a_file(const fs::path& d) { write_text(d / "a_file", "not a folder\n"); }
+void corrupt_session(const fs::path& d) { write_text(d / "corrupt.json", read_text(kSession).substr(0, 4000)); }
+void wrong_format(const fs::path& d) {
+  write_text(d / "events.json", "{\"crossbench\": {\"format\": \"events\", \"version\": 1}, \"fixtures\": []}\n");
+}
+void newer_version(const fs::path& d) {
+  write_text(d / "v2.json", "{\"crossbench\": {\"format\": \"raw_session\", \"version\": 2}}\n");
+}
+void empty_file(const fs::path& d) { write_text(d / "empty.json", ""); }
+
+// Every kind of bad input. Needles are what the one line must name.
+const std::vector<BadInput>& cases() {
+  static const std::vector<BadInput> all = {
+      // Sizes.
+      {"SizeZero", {"--size", "0"}, {"'0'"}},
+      {"SizeNegative", {"--size=-5"}, {"'-5'", "negative"}},
+      {"SizeNegativeInList", {"--size", "64,-1"}, {"'-1'"}},
+      {"SizeNonNumeric", {"--size", "abc"}, {"'abc'"}},
+      {"SizeFraction", {"--size", "1.5"}, {"'1.5'"}},
+      {"SizeHex", {"--size", "0x40"}, {"'0x40'"}},
+      {"SizeOverflowsInt64", {"--size", "99999999999999999999999"}, {"99999999999999999999999", "too large"}},
+      {"SizeAboveLimit", {"--size", "2000000"}, {"'2000000'", "too large"}},
+      {"SizeDuplicate", {"--size", "64,256,64"}, {"duplicate size '64'"}},
+      {"SizeDuplicateAcrossFlags", {"--size", "64", "--size", "64"}, {"duplicate size '64'"}},
+      {"SizeEmptyList", {"--size", ""}, {"empty", "size"}},
+      {"SizeEmptyItem", {"--size", "64,,128"}, {"empty", "size"}},
+      {"SizeTrailingComma", {"--size", "64,"}, {"empty", "size"}},
+      {"SizeMissingValue", {"--size"}, {"--size"}},
+      // Ops, dtypes, modes.
+      {"OpUnknown", {"--op", "conv"}, {"'conv'"}},
+      {"OpEmptyList", {"--op", ""}, {"empty", "op"}},
+      {"OpDuplicate", {"--op", "add,add"}, {"duplicate op 'add'"}},
+      {"OpWrongCase", {"--op", "MatMul"}, {"'MatMul'"}},
+      {"DtypeUnknown", {"--dtype", "fp8"}, {"'fp8'"}},
+      {"DtypeEmptyList", {"--dtype", ""}, {"empty", "dtype"}},
+      {"DtypeDuplicate", {"--dtype", "bf16,fp16,bf16"}, {"duplicate dtype 'bf16'"}},
+      {"ModeUnknown", {"--mode", "warm"}, {"'warm'"}},
+      // Schedule.
+      {"ActiveStepsZero", {"--active-steps", "0"}, {"--active-steps"}},
+      {"ActiveStepsNonNumeric", {"--active-steps", "many"}, {"--active-steps"}},
+      {"ActiveStepsOverflowsInt", {"--active-steps", "99999999999"}, {"--active-steps"}},
+      {"ActiveStepsTooMany", {"--active-steps", "100001"}, {"--active-steps"}},
+      {"WaitStepsNegative", {"--wait-steps=-1"}, {"--wait-steps"}},
+      {"WarmupStepsTooMany", {"--warmup-steps", "100001"}, {"--warmup-steps"}},
+      // Unknown flags, Google Benchmark flags.
+      {"UnknownFlag", {"--sizes", "64"}, {"--sizes"}},
+      {"UnexpectedPositional", {"64"}, {"64"}},
+      {"UnknownBenchmarkFlag", {"--benchmark_nonsense=1"}, {"--benchmark_nonsense"}},
+      {"BadBenchmarkFlagValue", {"--benchmark_repetitions=abc"}, {"--benchmark_repetitions"}},
+      {"BadBenchmarkFormat", {"--benchmark_format=xml"}, {"--benchmark_format"}},
+      // Conflicting flags.
+      {"ReplayWithSize", {"--replay", "{dir}/x.json", "--size", "64"}, {"--replay", "--size"}},
+      {"ReplayWithWarmup", {"--replay", "{dir}/x.json", "--warmup"}, {"--replay", "--warmup"}},
+      {"ReplayWithMode", {"--replay", "{dir}/x.json", "--mode", "cold"}, {"--replay", "--mode"}},
+      {"ReplayWithBenchmarkFlag", {"--replay", "{dir}/x.json", "--benchmark_filter=add"}, {"--benchmark_filter"}},
+      {"ColdModeWithBatch", {"--mode", "cold", "--batch", "4"}, {"--batch"}},
+      // Output folder.
+      {"OutEmpty", {"--out", ""}, {"empty --out"}},
+      {"OutUnderProc", {"--out", "/proc/xb-bench-out"}, {"/proc/xb-bench-out"}},
+      {"OutUnderAFile", {"--out", "{dir}/a_file/run"}, {"{dir}/a_file/run", "not a folder"}, a_file},
+      {"OutIsAFile", {"--out", "{dir}/a_file"}, {"{dir}/a_file", "not a folder"}, a_file},
+      {"OutExistsNotEmpty", {"--out", "{dir}/old_run"}, {"{dir}/old_run", "not empty"}, existing_run},
+      {"ReplayOutExistsNotEmpty",
+       {"--replay", kSession.string(), "--out", "{dir}/old_run"},
+       {"{dir}/old_run", "not empty"},
+       existing_run},
+      {"ReplayOutUnderProc", {"--replay", kSession.string(), "--out", "/proc/xb-bench-out"}, {"/proc/xb-bench-out"}},
+      // Replay input.
+      {"ReplayEmptyName", {"--replay", ""}, {"empty --replay"}},
+      {"ReplayMissingFile", {"--replay", "{dir}/missing.json"}, {"{dir}/missing.json", "cannot open"}},
+      {"ReplayAFolder", {"--replay", "{dir}"}, {"{dir}", "a directory"}},
+      {"ReplayEmptyFile", {"--replay", "{dir}/empty.json"}, {"{dir}/empty.json"}, empty_file},
+      {"ReplayTruncatedFile", {"--replay", "{dir}/corrupt.json"}, {"{dir}/corrupt.json", "not valid JSON"}, corrupt_session},
+      {"ReplayWrongFormat", {"--replay", "{dir}/events.json"}, {"{dir}/events.json", "raw_session"}, wrong_format},
+      {"ReplayNewerVersion", {"--replay", "{dir}/v2.json"}, {"{dir}/v2.json", "version 2"}, newer_version},
+      // Subcommands.
+      {"SweepSizeZero", {"sweep", "--size", "0"}, {"'0'"}},
+      {"SweepCeilingsMissing", {"sweep", "--ceilings", "{dir}/missing.json"}, {"{dir}/missing.json"}},
+      {"SweepOutExistsNotEmpty", {"sweep", "--out", "{dir}/old_run"}, {"{dir}/old_run", "not empty"}, existing_run},
+      {"CalibrateUnknownFlag", {"calibrate", "--nonsense"}, {"--nonsense"}},
+      {"CalibrateOutExistsNotEmpty", {"calibrate", "--out", "{dir}/old_run"}, {"{dir}/old_run", "not empty"}, existing_run},
+  };
+  return all;
+}
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
+  return s;
+}
+
+/// Single-quotes an argument for sh.
+std::string quoted(const std::string& arg) { return "'" + replace_all(arg, "'", "'\\''") + "'"; }
+
+/// Every path under `root`: files with mode, size and modification time, folders with their
+/// mode (a folder's own time changes when bench proves it can create folders there, with a probe
+/// folder it removes at once: bench/run_dir.h check_run_dir).
+std::map<std::string, std::string> snapshot(const fs::path& root) {
+  std::map<std::string, std::string> out;
+  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
+    struct stat st {};
+    ::lstat(it->path().c_str(), &st);
+    std::string what = std::to_string(st.st_mode);
+    if (!S_ISDIR(st.st_mode)) {
+      what += " " + std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + "." +
+              std::to_string(st.st_mtim.tv_nsec);
+    }
+    out[fs::relative(it->path(), root).string()] = what;
+  }
+  return out;
+}
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+/// Runs bench in `cwd` with stdout and stderr captured apart (60 s limit: a case that slipped
+/// through to a real benchmark on a GPU machine must not hang the suite).
+Result run_bench(const fs::path& cwd, const std::vector<std::string>& args) {
+  const fs::path out_file = cwd.parent_path() / "stdout.txt", err_file = cwd.parent_path() / "stderr.txt";
+  std::string cmd = "cd " + quoted(cwd.string()) + " && exec timeout 60 " + quoted(XB_BENCH_EXE);
+  for (const std::string& a : args) cmd += " " + quoted(a);
+  cmd += " >" + quoted(out_file.string()) + " 2>" + quoted(err_file.string()) + " </dev/null";
+  Result r;
+  const int status = std::system(cmd.c_str());
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = read_text(out_file);
+  r.err = read_text(err_file);
+  fs::remove(out_file);
+  fs::remove(err_file);
+  return r;
+}
+
+class BenchBadInput : public ::testing::TestWithParam<BadInput> {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() / ("xb_cli_bad-" + std::to_string(::getpid()) + "-" + GetParam().name);
+    fs::remove_all(root_);
+    sandbox_ = root_ / "sandbox";
+    fs::create_directories(sandbox_ / "cwd");
+  }
+  void TearDown() override { fs::remove_all(root_); }
+  fs::path root_, sandbox_;
+};
+
+TEST_P(BenchBadInput, ExitsTwoWithOneLineNamingItAndWritesNothing) {
+  const BadInput& c = GetParam();
+  if (c.setup) c.setup(sandbox_);
+  std::vector<std::string> args;
+  for (const std::string& a : c.args) args.push_back(replace_all(a, "{dir}", sandbox_.string()));
+  const auto before = snapshot(sandbox_);
+
+  const Result r = run_bench(sandbox_ / "cwd", args);
+
+  std::string shown;
+  for (const std::string& a : args) shown += " " + quoted(a);
+  SCOPED_TRACE("bench" + shown);
+  EXPECT_EQ(r.code, 2) << "stderr: " << r.err << "stdout: " << r.out;
+  EXPECT_EQ(r.out, "") << "nothing on stdout";
+  ASSERT_FALSE(r.err.empty());
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(r.err.back(), '\n') << r.err;
+  EXPECT_EQ(r.err.rfind("bench: error: ", 0), 0u) << r.err;
+  EXPECT_EQ(r.err.find("no CUDA device"), std::string::npos)
+      << "the bad input must be reported before the device check: " << r.err;
+  for (const std::string& n : c.needles) {
+    const std::string needle = replace_all(n, "{dir}", sandbox_.string());
+    EXPECT_NE(r.err.find(needle), std::string::npos) << "expected '" << needle << "' in: " << r.err;
+  }
+  EXPECT_EQ(snapshot(sandbox_), before) << "bench wrote or changed something";
+  EXPECT_FALSE(fs::exists("/proc/xb-bench-out"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, BenchBadInput, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<BadInput>& p) { return std::string(p.param.name); });
+
+TEST(BenchBadInputTable, CoversAtLeastTwentyKinds) { EXPECT_GE(cases().size(), 20u); }
+
+}  // namespace
+}  // namespace xb

@@ -1,0 +1,71 @@
+# ctest install_example (label cpu): `cmake --install` of this build into a fresh prefix, then
+# examples/profile_my_kernel configured and built against it (find_package(crossbench),
+# crossbench::profiler), with no GPU needed; the installed bench and validate also run (a replay
+# of the recorded H200 session and a validation of the committed H200 run folder).
+#
+# cmake -DBUILD_DIR=... -DSOURCE_DIR=... -DWORK_DIR=... -DGENERATOR=... -DCXX_COMPILER=...
+#       -DCUDA_COMPILER=... -DCUDA_ARCHITECTURES=... -P test_install_example.cmake
+cmake_minimum_required(VERSION 3.24)
+foreach(var BUILD_DIR SOURCE_DIR WORK_DIR GENERATOR CXX_COMPILER CUDA_COMPILER CUDA_ARCHITECTURES)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "test_install_example.cmake: -D${var}=... is missing")
+  endif()
+endforeach()
+
+# run(what [MAY_FAIL_VALIDATION] command...): the command must exit 0 (or 1, a failed validation
+# verdict, with MAY_FAIL_VALIDATION: the installed binaries ran; the validator's tests judge verdicts).
+function(run what)
+  set(ok_codes 0)
+  if(ARGV1 STREQUAL "MAY_FAIL_VALIDATION")
+    set(ok_codes 0 1)
+    list(REMOVE_AT ARGN 0)
+  endif()
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc IN_LIST ok_codes)
+    message(FATAL_ERROR "install_example: ${what} failed (${rc}):\n${ARGN}\n${out}\n${err}")
+  endif()
+  message(STATUS "ok: ${what}")
+endfunction()
+
+set(prefix ${WORK_DIR}/prefix)
+file(REMOVE_RECURSE ${WORK_DIR})
+file(MAKE_DIRECTORY ${WORK_DIR})
+
+run("cmake --install into ${prefix}" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
+foreach(f bin/bench bin/validate include/crossbench/profiler/profiler.h include/crossbench/profiler/outputs.h
+          include/crossbench/profiler/trace_export.h)
+  if(NOT EXISTS ${prefix}/${f})
+    message(FATAL_ERROR "install_example: ${f} was not installed")
+  endif()
+endforeach()
+foreach(f cupti_check.h json_text.h)
+  if(EXISTS ${prefix}/include/crossbench/profiler/${f})
+    message(FATAL_ERROR "install_example: the internal header ${f} was installed")
+  endif()
+endforeach()
+file(GLOB_RECURSE config ${prefix}/*/crossbenchConfig.cmake)
+file(GLOB_RECURSE libs ${prefix}/*/libcrossbench_profiler.a ${prefix}/*/libcrossbench_profiler_core.a)
+list(LENGTH libs nlibs)
+if(NOT config OR NOT nlibs EQUAL 2)
+  message(FATAL_ERROR "install_example: package config (${config}) or libraries (${libs}) missing")
+endif()
+
+run("configure examples/profile_my_kernel against the installed package"
+  ${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/profile_my_kernel -B ${WORK_DIR}/example -G ${GENERATOR}
+  -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_CXX_COMPILER=${CXX_COMPILER}
+  -DCMAKE_CUDA_COMPILER=${CUDA_COMPILER} "-DCMAKE_CUDA_ARCHITECTURES=${CUDA_ARCHITECTURES}")
+run("build examples/profile_my_kernel" ${CMAKE_COMMAND} --build ${WORK_DIR}/example)
+if(NOT EXISTS ${WORK_DIR}/example/profile_my_kernel)
+  message(FATAL_ERROR "install_example: the example executable was not built")
+endif()
+
+run("installed bin/validate on results/h200/2026-11-29-e2e" MAY_FAIL_VALIDATION
+  ${prefix}/bin/validate ${SOURCE_DIR}/results/h200/2026-11-29-e2e --report ${WORK_DIR}/validation.json)
+run("installed bin/bench --replay results/sessions/h200-small/raw_session.json" MAY_FAIL_VALIDATION
+  ${prefix}/bin/bench --replay ${SOURCE_DIR}/results/sessions/h200-small/raw_session.json --out ${WORK_DIR}/replayed)
+foreach(f ${WORK_DIR}/validation.json ${WORK_DIR}/replayed/full.json ${WORK_DIR}/replayed/table.json)
+  if(NOT EXISTS ${f})
+    message(FATAL_ERROR "install_example: the installed binaries did not write ${f}")
+  endif()
+endforeach()
+file(REMOVE_RECURSE ${WORK_DIR})
