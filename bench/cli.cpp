@@ -96,6 +96,34 @@ std::vector<std::string> parse_dtype_list(const std::vector<std::string>& values
   return checked_names(values, "dtype", [](const std::string& s) { parse_dtype(s); });
 }
 
+std::pair<std::string, double> parse_slow_fixture(const std::string& item) {
+  const std::size_t eq = item.rfind('=');
+  if (eq == std::string::npos) {
+    throw UsageError("--slow-fixture '" + item + "' is not NAME=US (e.g. matmul/bf16/4096=20)");
+  }
+  const std::string name = item.substr(0, eq);
+  const std::string us_text = item.substr(eq + 1);
+  const std::vector<std::string> parts = split_list(name, '/');
+  if (parts.size() != 3) {
+    throw UsageError("--slow-fixture '" + item + "': fixture name '" + name + "' is not op/dtype/size");
+  }
+  try {
+    parse_op(parts[0]);
+    parse_dtype(parts[1]);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError("--slow-fixture '" + item + "': " + e.what());
+  }
+  const std::int64_t n = parse_size(parts[2]);
+  const bool number = !us_text.empty() && us_text.find_first_not_of("0123456789.") == std::string::npos &&
+                      std::count(us_text.begin(), us_text.end(), '.') <= 1 && us_text != ".";
+  const double us = number ? std::strtod(us_text.c_str(), nullptr) : 0.0;
+  if (!number || !(us > 0) || us > kMaxSlowFixtureUs) {
+    throw UsageError("--slow-fixture '" + item + "': delay '" + us_text +
+                     "' is not a number of microseconds in (0, 1000000]");
+  }
+  return {parts[0] + "/" + parts[1] + "/" + std::to_string(n), us};
+}
+
 std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv) {
   BenchOptions opt;
   // Google Benchmark's own flags pass through untouched.
@@ -111,7 +139,7 @@ std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv) 
 
   CLI::App app{"crossbench: GPU kernel timings cross-validated between cudaEvent and CUPTI"};
   app.name("bench");
-  std::vector<std::string> sizes, ops, dtypes;
+  std::vector<std::string> sizes, ops, dtypes, slow;
   std::string out, replay;
   app.add_option("--size", sizes, "comma-separated square sizes n (default 64,4096)");
   app.add_option("--op", ops, "comma-separated ops: matmul, add, addmm, addmm_bias1d (default all)");
@@ -135,6 +163,9 @@ std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv) 
   app.add_flag("--no-blocking", "enqueue samples without the blocking kernel (the launch gap then falls inside the event interval)");
   app.add_flag("--no-cupti", "event-only mode: time with cudaEvents alone, no CUPTI; validation reports the CUPTI checks as not run");
   app.add_option("--out", out, "run folder to create (default results/runs/<UTC time>)");
+  app.add_option("--slow-fixture", slow,
+                 "NAME=US: add a known delay of US microseconds to every call of fixture NAME "
+                 "(op/dtype/size; a spin kernel after each call), to test a regression gate");
   app.add_option("--replay", replay,
                  "regenerate table, exports and validation from a raw_session.json (no GPU)");
   try {
@@ -182,7 +213,7 @@ std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv) 
   if (opt.replay) {
     for (const char* flag : {"--size", "--op", "--dtype", "--warmup", "--wait-steps", "--warmup-steps",
                              "--active-steps", "--mode", "--batch", "--max-noise", "--min-samples", "--min-time",
-                             "--max-time", "--no-blocking", "--no-cupti"}) {
+                             "--max-time", "--no-blocking", "--no-cupti", "--slow-fixture"}) {
       if (app.count(flag) > 0) {
         throw UsageError(std::string("--replay regenerates a recorded session; it takes no ") + flag);
       }
@@ -190,6 +221,17 @@ std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv) 
     if (!opt.benchmark_args.empty()) {
       throw UsageError("--replay runs no benchmark; it takes no " + opt.benchmark_args.front());
     }
+  }
+  for (const std::string& item : slow) {
+    auto [name, us] = parse_slow_fixture(item);
+    bool in_run = false;
+    for (const std::string& op : opt.ops) {
+      for (const std::string& dtype : opt.dtypes) {
+        for (std::int64_t n : opt.sizes) in_run = in_run || name == op + "/" + dtype + "/" + std::to_string(n);
+      }
+    }
+    if (!in_run) throw UsageError("--slow-fixture names " + name + ", which is not a fixture of this run");
+    if (!opt.slow_fixtures_us.emplace(name, us).second) throw UsageError("--slow-fixture names " + name + " twice");
   }
   return opt;
 }

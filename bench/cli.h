@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -35,6 +36,9 @@ struct BenchOptions {
   std::filesystem::path out;    ///< run folder; empty = results/runs/<UTC time>
   std::optional<std::filesystem::path> replay;  ///< regenerate outputs from a raw session
   std::vector<std::string> benchmark_args;      ///< --benchmark_* flags passed to Google Benchmark
+  /// --slow-fixture NAME=US: a known delay of US microseconds added to every call of fixture NAME
+  /// (a spin kernel after each workload call; for testing `bench qualify`'s gate).
+  std::map<std::string, double> slow_fixtures_us;
 };
 
 /// Largest accepted size: n fits cuBLAS's 32-bit dimensions and n^2 elements fit int64 with room
@@ -62,6 +66,14 @@ std::vector<std::string> parse_dtype_list(const std::vector<std::string>& values
 /// Parses a comma-separated size list: each item a decimal integer in [1, kMaxSize], no
 /// duplicates. Throws UsageError naming the offending item.
 std::vector<std::int64_t> parse_size_list(const std::string& text);
+
+/// Longest --slow-fixture delay, us (the spin kernel's limit, kernels/spin_delay.h: 1 s).
+constexpr double kMaxSlowFixtureUs = 1e6;
+
+/// Parses one --slow-fixture item "op/dtype/size=US": a known op, dtype and size, and a decimal
+/// number of microseconds in (0, kMaxSlowFixtureUs]. Returns {"op/dtype/size", US}. Throws
+/// UsageError naming the item and what is wrong.
+std::pair<std::string, double> parse_slow_fixture(const std::string& item);
 
 /// Parses argv. Throws UsageError on any bad input (unknown flag, op, dtype, bad size, ...).
 /// Returns std::nullopt when --help was printed.

@@ -12,6 +12,7 @@
 
 #include "kernels/cuda_check.h"
 #include "kernels/cuda_raii.h"
+#include "kernels/spin_delay.h"
 #include "kernels/workload.h"
 #include "profiler/table.h"
 
@@ -50,8 +51,14 @@ TimedCall timed_sample(Workload& w, Profiler& prof, BlockingKernel* blocking, co
   {
     ScopedRange annotate(prof, annotation, RangeCategory::UserAnnotation);
     for (int i = 0; i < spec.launches; ++i) {
-      ScopedRange op(prof, op_name, RangeCategory::CpuOp);
-      w.enqueue();
+      {
+        ScopedRange op(prof, op_name, RangeCategory::CpuOp);
+        w.enqueue();
+      }
+      if (spec.delay_ns > 0) {
+        ScopedRange delay(prof, "xb::delay", RangeCategory::CpuOp);
+        enqueue_spin_delay(w.stream(), spec.delay_ns);
+      }
     }
   }
   stop.record(w.stream());
@@ -93,17 +100,18 @@ double seconds_since(Clock::time_point t0) {
 
 /// Warm-up until steady (--warmup): the fixture's own samples, unrecorded, in windows of at
 /// least 0.25 s; steady once two consecutive window medians differ by under 0.5% after at least
-/// 0.5 s, so that clocks have settled too (a GEMM at full load drops from boost to its power-capped
-/// clock within about a second on the H200, results/h200/timing-2026-11-29); at most 5 s
-/// (reported as not steady).
+/// 0.5 s AND the GPU's power state has settled (`settled()`, see gpu_settled); at most 5 s
+/// (reported as not steady). The power check matters for GEMMs on the H200: they start at the
+/// 1980 MHz boost clock, stable for about a second, until the 700 W cap pulls the clock to about
+/// 1575 MHz and the time up by 12% (results/h200/timing-2026-11-29).
 struct WarmupResult {
   int samples = 0;
   double seconds = 0;
   bool steady = false;
 };
 
-template <class Sample>
-WarmupResult warm_up(Sample&& sample) {
+template <class Sample, class Settled>
+WarmupResult warm_up(Sample&& sample, Settled&& settled) {
   const auto t0 = Clock::now();
   WarmupResult r;
   double previous = -1;
@@ -116,13 +124,21 @@ WarmupResult warm_up(Sample&& sample) {
     }
     const double median = compute_stats(window).median;
     r.seconds = seconds_since(t0);
-    if (previous > 0 && r.seconds >= 0.5 && std::fabs(median - previous) <= 0.005 * previous) {
+    if (previous > 0 && r.seconds >= 0.5 && std::fabs(median - previous) <= 0.005 * previous && settled()) {
       r.steady = true;
       return r;
     }
     if (r.seconds >= 5.0) return r;
     previous = median;
   }
+}
+
+/// The GPU's power state is settled unless it draws at least 95% of its power limit without the
+/// power cap engaged yet (NVML SwPowerCap): then the clock is about to drop. True without NVML.
+bool gpu_settled(const GpuClockSample& g, double power_limit_w) {
+  constexpr std::uint64_t kSwPowerCap = 0x4;  // nvml.h nvmlClocksEventReasonSwPowerCap
+  if (!g.valid || !(power_limit_w > 0)) return true;
+  return g.power_w < 0.95 * power_limit_w || (g.throttle_reasons & kSwPowerCap) != 0;
 }
 
 GpuClockSample read_gpu(const BenchContext& ctx) {
@@ -176,18 +192,22 @@ void run_fixture(benchmark::State& state, BenchContext& ctx, Op op, DType dtype,
                               v.tolerance, v.detail));
     }
     Event start, stop;
+    const auto own_rule = ctx.stopping_by_fixture.find(name);
+    const StoppingRule::Config stopping = own_rule != ctx.stopping_by_fixture.end() ? own_rule->second : ctx.stopping;
     FixtureTiming& t = info.timing;
     t.mode = ctx.mode;
     t.blocking = ctx.blocking != nullptr;
     t.rotation = static_cast<int>(ws.size());
-    t.max_noise = ctx.stopping.max_noise;
-    t.min_samples = ctx.stopping.min_samples;
-    t.min_time_s = ctx.stopping.min_time_s;
-    t.max_time_s = ctx.stopping.max_time_s;
+    t.max_noise = stopping.max_noise;
+    t.min_samples = stopping.min_samples;
+    t.min_time_s = stopping.min_time_s;
+    t.max_time_s = stopping.max_time_s;
     const std::string cpu_op = "xb::" + op_name;
     SampleSpec spec;
     spec.blocking = ctx.blocking != nullptr;
     spec.flush = ctx.mode == "cold" ? ctx.flush : nullptr;
+    const auto delay = ctx.delay_ns_by_fixture.find(name);
+    spec.delay_ns = delay != ctx.delay_ns_by_fixture.end() ? delay->second : 0;
     if (ctx.mode == "hot") {
       if (ctx.batch > 0) {
         spec.launches = ctx.batch;
@@ -196,7 +216,8 @@ void run_fixture(benchmark::State& state, BenchContext& ctx, Op op, DType dtype,
         std::vector<std::int64_t> probe;
         Profiler& prof = *ctx.profiler;
         prof.begin_fixture(Schedule{3, 0, 1});
-        for (int i = 0; i < 3; ++i) probe.push_back(timed_sample(w0, prof, ctx.blocking, start, stop, name, "probe", SampleSpec{1, spec.blocking, nullptr}).event_ns);
+        const SampleSpec single{1, spec.blocking, nullptr, spec.delay_ns};
+        for (int i = 0; i < 3; ++i) probe.push_back(timed_sample(w0, prof, ctx.blocking, start, stop, name, "probe", single).event_ns);
         spec.launches = auto_batch(median_of(probe));
       }
     }
@@ -204,11 +225,14 @@ void run_fixture(benchmark::State& state, BenchContext& ctx, Op op, DType dtype,
     if (ctx.warmup) {
       std::size_t k = 0;
       ctx.profiler->begin_fixture(Schedule{std::numeric_limits<int>::max() / 2, 0, 1});  // nothing recorded
-      const WarmupResult wr = warm_up([&] {
-        Workload& w = *ws[k++ % ws.size()];
-        return static_cast<double>(timed_sample(w, *ctx.profiler, ctx.blocking, start, stop, name, cpu_op, spec).event_ns) /
-               spec.launches;
-      });
+      const WarmupResult wr = warm_up(
+          [&] {
+            Workload& w = *ws[k++ % ws.size()];
+            return static_cast<double>(
+                       timed_sample(w, *ctx.profiler, ctx.blocking, start, stop, name, cpu_op, spec).event_ns) /
+                   spec.launches;
+          },
+          [&] { return gpu_settled(read_gpu(ctx), ctx.power_limit_w); });
       state.counters["warmup_s"] = wr.seconds;
       t.warmed_up = wr.steady;
       if (!wr.steady) std::cerr << fmt::format("bench: note: {} not steady after {:.1f} s of warm-up\n", name, wr.seconds);
@@ -216,7 +240,7 @@ void run_fixture(benchmark::State& state, BenchContext& ctx, Op op, DType dtype,
     t.gpu_before = read_gpu(ctx);
 
     ctx.profiler->begin_fixture(ctx.schedule);
-    StoppingRule rule(ctx.stopping);
+    StoppingRule rule(stopping);
     const auto t0 = Clock::now();
     const int scheduled = ctx.schedule.total();
     for (auto _ : state) {
@@ -271,23 +295,34 @@ std::string fixture_name(const std::string& op, const std::string& dtype, std::i
   return fmt::format("{}/{}/{}", op, dtype, n);
 }
 
-void register_fixtures(const BenchOptions& options, BenchContext& context) {
-  for (const std::string& op_text : options.ops) {
-    for (const std::string& dtype_text : options.dtypes) {
-      for (std::int64_t n : options.sizes) {
-        const Op op = parse_op(op_text);
-        const DType dtype = parse_dtype(dtype_text);
-        BenchContext* ctx = &context;
-        benchmark::RegisterBenchmark(fixture_name(op_text, dtype_text, n).c_str(),
-                                     [ctx, op, dtype, n](benchmark::State& state) {
-                                       run_fixture(state, *ctx, op, dtype, n);
-                                     })
-            ->Iterations(1)
-            ->UseManualTime()
-            ->Unit(benchmark::kMicrosecond);
-      }
+std::vector<FixtureSpec> fixture_specs(const BenchOptions& options) {
+  std::vector<FixtureSpec> specs;
+  for (const std::string& op : options.ops) {
+    for (const std::string& dtype : options.dtypes) {
+      for (std::int64_t n : options.sizes) specs.push_back({op, dtype, n});
     }
   }
+  return specs;
+}
+
+void register_fixtures(const std::vector<FixtureSpec>& fixtures, BenchContext& context) {
+  for (const FixtureSpec& f : fixtures) {
+    const Op op = parse_op(f.op);
+    const DType dtype = parse_dtype(f.dtype);
+    const std::int64_t n = f.size;
+    BenchContext* ctx = &context;
+    benchmark::RegisterBenchmark(fixture_name(f.op, f.dtype, n).c_str(),
+                                 [ctx, op, dtype, n](benchmark::State& state) {
+                                   run_fixture(state, *ctx, op, dtype, n);
+                                 })
+        ->Iterations(1)
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond);
+  }
+}
+
+void register_fixtures(const BenchOptions& options, BenchContext& context) {
+  register_fixtures(fixture_specs(options), context);
 }
 
 }  // namespace xb

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -34,7 +35,13 @@ struct BenchContext {
   const DeviceBuffer* flush = nullptr;  ///< cold mode: L2 flush buffer (at least 2x l2_bytes)
   double copy_bytes_per_ns = 0;         ///< cold mode: measured D2D copy bandwidth, bytes/ns (= GB/s)
   std::function<GpuClockSample()> read_gpu;  ///< NVML snapshot; may be empty
+  double power_limit_w = 0;             ///< NVML enforced power limit, W (0 = unknown)
   std::set<std::string> recorded;       ///< fixtures already added to the session
+  /// Per fixture name: a stopping rule that replaces `stopping` for that fixture (bench qualify:
+  /// a suite's per-fixture noise target).
+  std::map<std::string, StoppingRule::Config> stopping_by_fixture;
+  /// Per fixture name: a known delay, ns, added to every call (--slow-fixture; SampleSpec::delay_ns).
+  std::map<std::string, std::int64_t> delay_ns_by_fixture;
   std::vector<std::string> errors;      ///< fixtures that failed (wrong result, CUDA error, ...)
 };
 
@@ -49,6 +56,9 @@ struct SampleSpec {
   int launches = 1;                     ///< workload calls between the events
   bool blocking = true;                 ///< queue everything behind the blocking kernel
   const DeviceBuffer* flush = nullptr;  ///< overwrite this buffer (L2 flush) before the start event
+  /// > 0: after each workload call, a spin kernel of this many ns (kernels/spin_delay.h) inside
+  /// the annotation, in its own "xb::delay" CPU op range (--slow-fixture, for testing the gate).
+  std::int64_t delay_ns = 0;
 };
 
 /// Result of one timed call.
@@ -77,6 +87,20 @@ TimedCall timed_sample(Workload& w, Profiler& prof, BlockingKernel* blocking, co
 
 /// Fixture name "<op>/<dtype>/<n>", also the user annotation around each timed call.
 std::string fixture_name(const std::string& op, const std::string& dtype, std::int64_t n);
+
+/// One fixture of a run: op x dtype x size.
+struct FixtureSpec {
+  std::string op;
+  std::string dtype;
+  std::int64_t size = 0;
+};
+
+/// The fixtures of `options`: op x dtype x size, in that nesting order.
+std::vector<FixtureSpec> fixture_specs(const BenchOptions& options);
+
+/// Registers one benchmark per fixture, in the given order. Throws std::invalid_argument for an
+/// unknown op or dtype.
+void register_fixtures(const std::vector<FixtureSpec>& fixtures, BenchContext& context);
 
 /// Registers one benchmark per op x dtype x size of `options`, in that nesting order.
 void register_fixtures(const BenchOptions& options, BenchContext& context);

@@ -1,154 +1,30 @@
 // bench: runs the fixtures, records them with CUPTI, writes the run folder and validates it.
 // Exit codes: 0 success, 1 validation failed or a fixture failed, 2 usage or input error.
-#include <benchmark/benchmark.h>
-#include <cublasLt.h>
-#include <cuda_runtime_api.h>
-#include <fmt/format.h>
-
-#include <filesystem>
 #include <iostream>
 #include <string>
 
+#include "bench/bench_run.h"
 #include "bench/calibrate.h"
 #include "bench/cli.h"
-#include "bench/fixtures.h"
-#include "bench/gpu_meta.h"
-#include "bench/run_dir.h"
+#include "bench/overhead.h"
+#include "bench/qualify_run.h"
 #include "bench/sweep_run.h"
-#include "kernels/blocking.h"
-#include "kernels/cuda_check.h"
-#include "kernels/cuda_raii.h"
-#include "kernels/workload.h"
 #include "profiler/profiler.h"
 #include "profiler/session_io.h"
 
-namespace fs = std::filesystem;
 using namespace xb;
-
-namespace {
-
-/// Bytes in GiB, for messages.
-double gib(std::size_t bytes) { return static_cast<double>(bytes) / 1073741824.0; }
-
-/// Fails with UsageError when there is no usable device or a fixture cannot fit in its memory.
-void check_device(const BenchOptions& opt) {
-  int count = 0;
-  const cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess || count == 0) {
-    throw UsageError(fmt::format(
-        "no CUDA device found ({}); to try crossbench without a GPU, run: build/bench --replay "
-        "results/sessions/h200-small/raw_session.json",
-        err != cudaSuccess ? cudaGetErrorString(err) : "device count is 0"));
-  }
-  std::size_t free_bytes = 0, total_bytes = 0;
-  XB_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
-  for (const std::string& op : opt.ops) {
-    for (const std::string& dtype : opt.dtypes) {
-      for (std::int64_t n : opt.sizes) {
-        const std::size_t need = workload_device_bytes(parse_op(op), parse_dtype(dtype), n);
-        if (need > free_bytes) {
-          throw UsageError(fmt::format(
-              "size {} does not fit: {} needs {:.2f} GiB of device memory, {:.2f} GiB free of {:.2f} GiB",
-              n, fixture_name(op, dtype, n), gib(need), gib(free_bytes), gib(total_bytes)));
-        }
-      }
-    }
-  }
-}
-
-int run(const BenchOptions& opt, const char* argv0) {
-  const fs::path dir = opt.out.empty() ? default_run_dir() : opt.out;
-  if (opt.replay) return replay_session(*opt.replay, dir, std::cout);
-  check_device(opt);
-
-  // Google Benchmark: the user's --benchmark_* flags, plus JSON output into the run folder
-  // (written under a partial name, renamed when complete). Flags are checked before the run
-  // folder exists, so a mistyped one leaves nothing behind.
-  const fs::path gb_partial = dir / ".benchmark.json.partial";
-  std::vector<std::string> gb_args{argv0};
-  bool user_out = false;
-  for (const std::string& a : opt.benchmark_args) {
-    user_out = user_out || a.rfind("--benchmark_out=", 0) == 0;
-    gb_args.push_back(a);
-  }
-  if (!user_out) {
-    gb_args.push_back("--benchmark_out=" + gb_partial.string());
-    gb_args.push_back("--benchmark_out_format=json");
-  }
-  std::vector<char*> gb_argv;
-  for (std::string& a : gb_args) gb_argv.push_back(a.data());
-  int gb_argc = static_cast<int>(gb_argv.size());
-  benchmark::Initialize(&gb_argc, gb_argv.data());
-  if (gb_argc > 1) throw UsageError(std::string("unrecognized Google Benchmark flag '") + gb_argv[1] + "'");
-  create_run_dir(dir);
-
-  Stream stream;
-  BlockingKernel blocking;
-  // Event-only mode (--no-cupti): the same fixtures and events, no CUPTI; validation then reports
-  // the CUPTI checks as not run.
-  Profiler profiler(opt.cupti ? make_cupti_source() : make_null_source());
-  BenchContext ctx;
-  ctx.profiler = &profiler;
-  ctx.schedule = Schedule{opt.wait_steps, opt.warmup_steps, opt.active_steps};
-  ctx.warmup = opt.warmup;
-  ctx.stream = stream.get();
-  ctx.blocking = opt.blocking ? &blocking : nullptr;
-  ctx.mode = opt.mode;
-  ctx.batch = opt.batch;
-  ctx.stopping.min_samples = opt.min_samples;
-  ctx.stopping.min_time_s = opt.min_time_s;
-  ctx.stopping.max_time_s = opt.max_time_s;
-  ctx.stopping.max_noise = opt.max_noise_pct / 100;
-  int device = 0, l2 = 0;
-  XB_CUDA(cudaGetDevice(&device));
-  XB_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
-  ctx.l2_bytes = static_cast<std::size_t>(l2);
-  DeviceBuffer flush;
-  if (opt.mode == "cold") {
-    // The flush buffer spans twice the L2; one memset first loads the memset kernel (lazy
-    // loading) outside any sample. The copy bandwidth bounds every cold-mode rate.
-    flush = DeviceBuffer(2 * ctx.l2_bytes);
-    XB_CUDA(cudaMemsetAsync(flush.get(), 0, flush.bytes(), stream.get()));
-    XB_CUDA(cudaStreamSynchronize(stream.get()));
-    ctx.flush = &flush;
-    ctx.copy_bytes_per_ns = measure_copy_bandwidth(stream.get());
-    std::cout << fmt::format("cold mode: L2 {} MiB, flush buffer {} MiB, device-to-device copy {:.0f} GB/s\n",
-                             ctx.l2_bytes >> 20, flush.bytes() >> 20, ctx.copy_bytes_per_ns);
-  }
-  // NVML: the GPU's facts and clocks at the start and end of the recording (meta.gpu), and a
-  // snapshot before and after each fixture's sampling (throttle flags).
-  const GpuMetaRecorder gpu_meta;
-  ctx.read_gpu = [&gpu_meta] { return to_clock_sample(gpu_meta.nvml().snapshot()); };
-  register_fixtures(opt, ctx);
-
-  profiler.start();
-  benchmark::RunSpecifiedBenchmarks();
-  XB_CUDA(cudaDeviceSynchronize());
-  RawSession raw = profiler.stop();
-  raw.meta.created_utc = utc_time("%Y-%m-%dT%H:%M:%SZ");
-  raw.meta.cublas_version = static_cast<int>(cublasLtGetVersion());
-  gpu_meta.fill(raw.meta);
-  benchmark::Shutdown();
-  if (!user_out && fs::exists(gb_partial)) fs::rename(gb_partial, dir / "benchmark.json");
-
-  write_run_outputs(raw, dir);
-  release_run_dir(dir);
-  std::cout << "\nrun folder: " << dir.string() << "\n";
-  const int code = validate_and_report(dir, std::cout);
-  for (const std::string& e : ctx.errors) std::cerr << "bench: fixture failed: " << e << "\n";
-  return ctx.errors.empty() ? code : 1;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   try {
-    // Subcommands (bench/sweep_run.h, bench/calibrate.h); anything else is the plain `bench`.
+    // Subcommands (bench/sweep_run.h, bench/calibrate.h, bench/overhead.h, bench/qualify_run.h);
+    // anything else is the plain `bench` (bench/bench_run.h).
     if (argc > 1 && std::string(argv[1]) == "sweep") return sweep_command(argc - 1, argv + 1);
     if (argc > 1 && std::string(argv[1]) == "calibrate") return calibrate_command(argc - 1, argv + 1);
+    if (argc > 1 && std::string(argv[1]) == "overhead") return overhead_command(argc - 1, argv + 1);
+    if (argc > 1 && std::string(argv[1]) == "qualify") return qualify_command(argc - 1, argv + 1);
     const auto opt = parse_bench_args(argc, argv);
     if (!opt) return 0;
-    return run(*opt, argv[0]);
+    return run_bench(*opt, plan_from_options(*opt), argv[0]);
   } catch (const UsageError& e) {
     std::cerr << "bench: error: " << e.what() << "\n";
     return 2;

@@ -26,6 +26,26 @@ constexpr CUpti_ActivityKind kKinds[] = {
     CUPTI_ACTIVITY_KIND_DRIVER,            CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
     CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
 };
+// API calls that only query state and launch no device work: not recorded. cuBLASLt makes about
+// a dozen of them per GEMM (cuKernelGetAttribute, cudaGetDevice, ...); recording them was most of
+// CUPTI's per-launch host cost (bench overhead on the H200, results/h200/vs-torch-2026-11-29).
+// The activity kinds RUNTIME and DRIVER are enabled first; these calls then turn single APIs off
+// (cuptiActivityEnableRuntimeApi/DriverApi; the kind must not be re-enabled afterwards).
+constexpr CUpti_CallbackId kQuietDriverApis[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuKernelGetAttribute, CUPTI_DRIVER_TRACE_CBID_cuKernelGetName,
+    CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent,      CUPTI_DRIVER_TRACE_CBID_cuFuncGetAttribute,
+    CUPTI_DRIVER_TRACE_CBID_cuCtxGetDevice,       CUPTI_DRIVER_TRACE_CBID_cuDeviceGetAttribute,
+    CUPTI_DRIVER_TRACE_CBID_cuGetProcAddress_v2,  CUPTI_DRIVER_TRACE_CBID_cuStreamGetCaptureInfo_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuFuncGetName,        CUPTI_DRIVER_TRACE_CBID_cuCtxGetId,
+    CUPTI_DRIVER_TRACE_CBID_cuPointerGetAttribute, CUPTI_DRIVER_TRACE_CBID_cuLibraryGetKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuModuleGetFunction,
+};
+constexpr CUpti_CallbackId kQuietRuntimeApis[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020,           CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaPeekAtLastError_v3020,     CUPTI_RUNTIME_TRACE_CBID_cudaDeviceGetAttribute_v5000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaFuncGetAttributes_v3020,   CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_v10010,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceProperties_v3020, CUPTI_RUNTIME_TRACE_CBID_cudaStreamIsCapturing_v10000,
+};
 constexpr CUpti_ExternalCorrelationKind kExternalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
 constexpr std::size_t kAlign = 8;  // CUPTI requires 8-byte aligned activity buffers
 
@@ -93,6 +113,8 @@ class CuptiSource final : public ActivitySource {
                             "); is another profiler such as Nsight Systems attached?");
       }
     }
+    for (CUpti_CallbackId cbid : kQuietDriverApis) XB_CUPTI(cuptiActivityEnableDriverApi(cbid, 0));
+    for (CUpti_CallbackId cbid : kQuietRuntimeApis) XB_CUPTI(cuptiActivityEnableRuntimeApi(cbid, 0));
     enabled_ = true;
   }
 

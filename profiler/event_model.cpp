@@ -2,9 +2,11 @@
 #include "profiler/event_model.h"
 
 #include <cxxabi.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <stdexcept>
 #include <tuple>
@@ -26,38 +28,122 @@ void check_interval(std::int64_t start_ns, std::int64_t end_ns, const char* what
   }
 }
 
+/// Asks for transparent huge pages on a vector's reserved storage before it is filled: one fault
+/// per 2 MB instead of one per 4 kB page (page faults cost microseconds each on a VM). A no-op
+/// for small vectors and where unsupported.
+template <typename T>
+void huge_pages(const std::vector<T>& v) {
+#ifdef MADV_HUGEPAGE
+  constexpr std::uintptr_t k2M = std::uintptr_t{1} << 21;
+  const std::size_t bytes = v.capacity() * sizeof(T);
+  if (bytes < 4 * k2M) return;
+  const auto data = reinterpret_cast<std::uintptr_t>(v.data());
+  const std::uintptr_t b = (data + k2M - 1) & ~(k2M - 1);
+  const std::uintptr_t e = (data + bytes) & ~(k2M - 1);
+  if (e > b) ::madvise(reinterpret_cast<void*>(b), e - b, MADV_HUGEPAGE);
+#else
+  (void)v;
+#endif
+}
+
+/// Per correlation id slots. CUPTI's correlation ids are dense (one counter per process), so
+/// when they span at most a few times as many values as there are records the slots are a flat
+/// array indexed by id - lo (no hashing, no node per id); otherwise a hash map. `T{}` is an unused
+/// slot, and for_each visits the used ones (in id order when flat).
+template <typename T>
+class CorrSlots {
+ public:
+  CorrSlots(std::uint32_t lo, std::uint32_t hi, std::size_t keys) {
+    const std::uint64_t span = keys == 0 ? 0 : std::uint64_t{hi} - lo + 1;
+    if (keys != 0 && span <= 4 * std::uint64_t{keys} + 4096) {
+      lo_ = lo;
+      flat_.reserve(static_cast<std::size_t>(span));
+      huge_pages(flat_);
+      flat_.assign(static_cast<std::size_t>(span), T{});
+      dense_ = true;
+    } else {
+      map_.reserve(keys);
+    }
+  }
+  /// The slot of `id` (created unused when new). In flat mode `id` must lie in [lo, hi].
+  T& operator[](std::uint32_t id) { return dense_ ? flat_[id - lo_] : map_[id]; }
+  /// The slot of `id`, or nullptr when it was never created.
+  const T* find(std::uint32_t id) const {
+    if (dense_) return id >= lo_ && id - lo_ < flat_.size() ? &flat_[id - lo_] : nullptr;
+    const auto it = map_.find(id);
+    return it == map_.end() ? nullptr : &it->second;
+  }
+  bool sorted_iteration() const { return dense_; }
+  template <typename F>
+  void for_each(F f) const {
+    if (dense_) {
+      for (std::size_t i = 0; i < flat_.size(); ++i) f(static_cast<std::uint32_t>(lo_ + i), flat_[i]);
+    } else {
+      for (const auto& [id, slot] : map_) f(id, slot);
+    }
+  }
+
+ private:
+  bool dense_ = false;
+  std::uint32_t lo_ = 0;
+  std::vector<T> flat_;
+  std::unordered_map<std::uint32_t, T> map_;
+};
+
+/// External id of a correlation id: state 0 = no ExternalCorrelation record, 1 = from a record of
+/// another kind (the first one seen), 2 = from a CUSTOM0 record (the first one seen).
+struct ExtSlot {
+  std::uint64_t id = 0;
+  std::uint8_t state = 0;
+};
+
 /// correlation id -> external id, preferring CUSTOM0 records, otherwise the first record seen.
-std::unordered_map<std::uint32_t, std::uint64_t> external_map(const std::vector<RawRecord>& records) {
-  struct Entry {
-    std::uint64_t id;
-    bool custom0;
-  };
-  std::unordered_map<std::uint32_t, Entry> entries;
-  std::size_t count = 0;
-  for (const RawRecord& r : records) count += r.kind == RawKind::ExternalCorrelation ? 1 : 0;
-  entries.reserve(count);
+void fill_external(const std::vector<RawRecord>& records, CorrSlots<ExtSlot>& ext) {
   for (const RawRecord& r : records) {
     if (r.kind != RawKind::ExternalCorrelation) continue;
+    ExtSlot& e = ext[r.correlation_id];
     const bool custom0 = r.external_kind == kExternalKindCustom0;
-    const auto [it, inserted] = entries.emplace(r.correlation_id, Entry{r.external_id, custom0});
-    if (!inserted && custom0 && !it->second.custom0) it->second = Entry{r.external_id, true};
+    if (e.state == 0 || (custom0 && e.state == 1)) e = ExtSlot{r.external_id, static_cast<std::uint8_t>(custom0 ? 2 : 1)};
   }
-  std::unordered_map<std::uint32_t, std::uint64_t> ids;
-  ids.reserve(entries.size());
-  for (const auto& [corr, entry] : entries) ids.emplace(corr, entry.id);
-  return ids;
 }
+
+std::uint64_t lookup(const CorrSlots<ExtSlot>& ext, std::uint32_t corr) {
+  const ExtSlot* e = ext.find(corr);
+  return e == nullptr ? 0 : e->id;
+}
+
+/// Demangled kernel names, computed once per distinct mangled name. A small direct-mapped memo
+/// in front of the map (a session has a handful of distinct kernels) avoids hashing whole names.
+class DemangleCache {
+ public:
+  const std::string& get(const std::string& mangled) {
+    std::uint64_t a = 0, b = 0;
+    std::memcpy(&a, mangled.data(), std::min<std::size_t>(8, mangled.size()));
+    if (mangled.size() > 8) std::memcpy(&b, mangled.data() + mangled.size() - 8, 8);
+    const std::uint64_t key = (a * 0x9E3779B97F4A7C15ull) ^ (b + mangled.size() * 0xC2B2AE3D27D4EB4Full);
+    Memo& m = memo_[(key >> 58) & 63];
+    if (m.entry != nullptr && m.key == key && m.entry->first == mangled) return m.entry->second;
+    auto it = names_.find(mangled);
+    if (it == names_.end()) it = names_.emplace(mangled, demangle(mangled)).first;
+    m.key = key;
+    m.entry = &*it;  // unordered_map nodes never move
+    return it->second;
+  }
+
+ private:
+  struct Memo {
+    std::uint64_t key = 0;
+    const std::pair<const std::string, std::string>* entry = nullptr;
+  };
+  Memo memo_[64];
+  std::unordered_map<std::string, std::string> names_;
+};
 
 /// Sorts by `less` unless already sorted (CUPTI delivers each kind mostly in order); stable, so
 /// full ties keep delivery order.
 template <typename T, typename Less>
 void sort_if_needed(std::vector<T>& v, Less less) {
   if (!std::is_sorted(v.begin(), v.end(), less)) std::stable_sort(v.begin(), v.end(), less);
-}
-
-std::uint64_t lookup(const std::unordered_map<std::uint32_t, std::uint64_t>& map, std::uint32_t key) {
-  const auto it = map.find(key);
-  return it == map.end() ? 0 : it->second;
 }
 
 }  // namespace
@@ -121,17 +207,24 @@ Session build_session(const RawSession& raw) {
     return std::tie(a.start_ns, a.id) < std::tie(b.start_ns, b.id);
   });
 
-  const auto ext = external_map(raw.records);
-  std::unordered_map<std::string, std::string> demangled;  // mangled -> demangled, computed once
-  std::size_t n_api = 0, n_device = 0, n_sync = 0;
+  std::size_t n_api = 0, n_device = 0, n_sync = 0, n_ext = 0;
+  std::uint32_t lo = 0xFFFFFFFFu, hi = 0;  // correlation ids of all records
   for (const RawRecord& r : raw.records) {
     n_api += r.kind == RawKind::Runtime || r.kind == RawKind::Driver ? 1 : 0;
     n_device += r.kind == RawKind::Kernel || r.kind == RawKind::Memcpy || r.kind == RawKind::Memset ? 1 : 0;
     n_sync += r.kind == RawKind::Synchronization ? 1 : 0;
+    n_ext += r.kind == RawKind::ExternalCorrelation ? 1 : 0;
+    lo = std::min(lo, r.correlation_id);
+    hi = std::max(hi, r.correlation_id);
   }
+  CorrSlots<ExtSlot> ext(lo, hi, n_ext);
+  fill_external(raw.records, ext);
+  DemangleCache demangled;
   s.api.reserve(n_api);
   s.device.reserve(n_device);
   s.syncs.reserve(n_sync);
+  huge_pages(s.api);
+  huge_pages(s.device);
 
   for (std::size_t i = 0; i < raw.records.size(); ++i) {
     const RawRecord& r = raw.records[i];
@@ -140,7 +233,7 @@ Session build_session(const RawSession& raw) {
     switch (r.kind) {
       case RawKind::Runtime:
       case RawKind::Driver: {
-        ApiCall c;
+        ApiCall& c = s.api.emplace_back();
         c.driver = r.kind == RawKind::Driver;
         c.name = r.name;
         c.start_ns = r.start_ns;
@@ -150,18 +243,15 @@ Session build_session(const RawSession& raw) {
         c.correlation_id = r.correlation_id;
         c.cbid = r.cbid;
         c.external_id = lookup(ext, r.correlation_id);
-        s.api.push_back(std::move(c));
         break;
       }
       case RawKind::Kernel:
       case RawKind::Memcpy:
       case RawKind::Memset: {
-        DeviceActivity a;
+        DeviceActivity& a = s.device.emplace_back();
         if (r.kind == RawKind::Kernel) {
           a.kind = DeviceActivityKind::Kernel;
-          auto it = demangled.find(r.name);
-          if (it == demangled.end()) it = demangled.emplace(r.name, demangle(r.name)).first;
-          a.name = it->second;
+          a.name = demangled.get(r.name);
         } else if (r.kind == RawKind::Memcpy) {
           a.kind = DeviceActivityKind::Memcpy;
           a.name = memcpy_name(r.copy_kind);
@@ -177,11 +267,10 @@ Session build_session(const RawSession& raw) {
         a.correlation_id = r.correlation_id;
         a.external_id = lookup(ext, r.correlation_id);
         a.raw = &r;
-        s.device.push_back(std::move(a));
         break;
       }
       case RawKind::Synchronization: {
-        SyncEvent e;
+        SyncEvent& e = s.syncs.emplace_back();
         e.name = sync_name(r.sync_type);
         e.start_ns = r.start_ns;
         e.end_ns = r.end_ns;
@@ -189,7 +278,6 @@ Session build_session(const RawSession& raw) {
         e.stream_id = r.stream_id;
         e.correlation_id = r.correlation_id;
         e.external_id = lookup(ext, r.correlation_id);
-        s.syncs.push_back(std::move(e));
         break;
       }
       case RawKind::ExternalCorrelation:
@@ -219,8 +307,7 @@ Session build_session(const RawSession& raw) {
     int api = 0;
     int device = 0;
   };
-  std::unordered_map<std::uint32_t, Corr> corr;
-  corr.reserve(s.api.size() + s.device.size() / 4);
+  CorrSlots<Corr> corr(lo, hi, s.api.size() + s.device.size());
   for (std::size_t i = 0; i < s.api.size(); ++i) {
     Corr& c = corr[s.api[i].correlation_id];
     ++c.api;
@@ -235,11 +322,11 @@ Session build_session(const RawSession& raw) {
     a.launch = c.launch;
     ++s.api[static_cast<std::size_t>(a.launch)].device_work;
   }
-  for (const auto& [id, c] : corr) {
-    if (c.api > 1 || c.device > 1) s.duplicate_correlations.push_back(id);
-  }
   auto& dups = s.duplicate_correlations;
-  std::sort(dups.begin(), dups.end());
+  corr.for_each([&](std::uint32_t id, const Corr& c) {
+    if (c.api > 1 || c.device > 1) dups.push_back(id);
+  });
+  if (!corr.sorted_iteration()) std::sort(dups.begin(), dups.end());
   return s;
 }
 

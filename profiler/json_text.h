@@ -14,6 +14,10 @@
 #include <type_traits>
 #include <vector>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include <fmt/format.h>
 
 namespace xb::detail {
@@ -88,54 +92,120 @@ class JsonOut {
   /// An integer in decimal.
   template <typename Int>
   void integer(Int value) {
-    static_assert(std::is_integral_v<Int>, "integer() takes integers");
-    reserve(21);
-    if constexpr (std::is_signed_v<Int>) {
-      if (value < 0) {
-        *p_++ = '-';
-        p_ = write_decimal(p_, std::uint64_t{0} - static_cast<std::uint64_t>(static_cast<std::int64_t>(value)));
-        return;
-      }
-    }
-    p_ = write_decimal(p_, static_cast<std::uint64_t>(value));
+    reserve(kMaxInteger);
+    p_ = put_integer(p_, value);
   }
 
   /// `ns` as microseconds with exactly three decimals ("-0.005" for -5), by integer arithmetic;
   /// the whole int64 range, INT64_MIN included.
   void us(std::int64_t ns) {
-    reserve(26);
-    std::uint64_t magnitude = static_cast<std::uint64_t>(ns);
-    if (ns < 0) {
-      *p_++ = '-';
-      magnitude = std::uint64_t{0} - magnitude;
-    }
-    p_ = write_decimal(p_, magnitude / 1000);
-    const auto frac = static_cast<unsigned>(magnitude % 1000);
-    p_[0] = '.';
-    p_[1] = static_cast<char>('0' + frac / 100);
-    std::memcpy(p_ + 2, kDigitPairs + 2 * (frac % 100), 2);
-    p_ += 4;
+    reserve(kMaxUs);
+    p_ = put_us(p_, ns);
   }
 
   /// A finite double in its shortest round-trip form; throws std::invalid_argument for NaN or
   /// infinity (JSON has neither).
   void number(double value) {
-    if (!(value == value) || value - value != 0.0) {
-      throw std::invalid_argument("cannot write NaN or infinity as JSON");
-    }
-    reserve(40);
-    p_ = fmt::format_to(p_, "{}", value);
+    reserve(kMaxNumber);
+    p_ = put_number(p_, value);
   }
 
   /// `s` as a quoted JSON string: escapes quotes, backslashes and control characters, and
   /// replaces bytes that are not valid UTF-8 with U+FFFD, so the output always parses.
   void string(std::string_view s) {
-    reserve(s.size() * 6 + 2);  // worst case: every byte becomes \u00XX
-    char* p = p_;
+    reserve(string_room(s.size()));
+    p_ = put_string(p_, s);
+  }
+
+  // Unchecked writing for hot loops: begin(n) makes room for n bytes and returns the write
+  // position, the put_* functions below write at a position and return the new one (a local
+  // pointer stays in a register; the members would be reloaded after every store), and
+  // commit() ends the run. The caller bounds n: literals by their length, integers by
+  // kMaxInteger, microseconds by kMaxUs, doubles by kMaxNumber, strings by string_room().
+  static constexpr std::size_t kMaxInteger = 21;
+  static constexpr std::size_t kMaxUs = 26;
+  static constexpr std::size_t kMaxNumber = 40;
+  static constexpr std::size_t string_room(std::size_t size) { return size * 6 + 2; }  // every byte as \u00XX
+  char* begin(std::size_t n) {
+    reserve(n);
+    return p_;
+  }
+  void commit(char* p) { p_ = p; }
+
+  /// A string literal (valid JSON text); N includes the terminating NUL.
+  template <std::size_t N>
+  static char* put_lit(char* p, const char (&text)[N]) {
+    std::memcpy(p, text, N - 1);
+    return p + N - 1;
+  }
+  static char* put_raw(char* p, std::string_view text) {
+    std::memcpy(p, text.data(), text.size());
+    return p + text.size();
+  }
+  /// An integer in decimal (at most kMaxInteger bytes).
+  template <typename Int>
+  static char* put_integer(char* p, Int value) {
+    static_assert(std::is_integral_v<Int>, "integer() takes integers");
+    if constexpr (std::is_signed_v<Int>) {
+      if (value < 0) {
+        *p++ = '-';
+        return write_decimal(p, std::uint64_t{0} - static_cast<std::uint64_t>(static_cast<std::int64_t>(value)));
+      }
+    }
+    return write_decimal(p, static_cast<std::uint64_t>(value));
+  }
+  /// A finite double in its shortest round-trip form (at most kMaxNumber bytes); throws
+  /// std::invalid_argument for NaN or infinity.
+  static char* put_number(char* p, double value) {
+    if (!(value == value) || value - value != 0.0) {
+      throw std::invalid_argument("cannot write NaN or infinity as JSON");
+    }
+    return fmt::format_to(p, "{}", value);
+  }
+  /// `ns` as microseconds with exactly three decimals (at most kMaxUs bytes).
+  static char* put_us(char* p, std::int64_t ns) {
+    std::uint64_t magnitude = static_cast<std::uint64_t>(ns);
+    if (ns < 0) {
+      *p++ = '-';
+      magnitude = std::uint64_t{0} - magnitude;
+    }
+    p = write_decimal(p, magnitude / 1000);
+    const auto frac = static_cast<unsigned>(magnitude % 1000);
+    p[0] = '.';
+    p[1] = static_cast<char>('0' + frac / 100);
+    std::memcpy(p + 2, kDigitPairs + 2 * (frac % 100), 2);
+    return p + 4;
+  }
+  /// Writes `s` at p as a quoted JSON string of at most string_room(s.size()) bytes, as string()
+  /// does.
+  static char* put_string(char* p, std::string_view s) {
     *p++ = '"';
     for (std::size_t i = 0; i < s.size();) {
-      // Fast path: copy 8 plain ASCII bytes at a time (no control char, quote, backslash or
-      // byte >= 0x80 among them).
+#ifdef __SSE2__
+      // Fast path: copy 16 plain ASCII bytes at a time (no control char, quote, backslash or
+      // byte >= 0x80 among them); the store may run past the string's end into reserved room.
+      {
+        const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(0x20);
+        while (i + 16 <= s.size()) {
+          const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.data() + i));
+          // Signed compare: bytes >= 0x80 count as < 0x20 too.
+          const __m128i stop = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
+                                            _mm_cmplt_epi8(v, space));
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(p), v);
+          const int mask = _mm_movemask_epi8(stop);
+          if (mask != 0) {
+            const int plain = __builtin_ctz(static_cast<unsigned>(mask));
+            p += plain;
+            i += static_cast<std::size_t>(plain);
+            break;
+          }
+          p += 16;
+          i += 16;
+        }
+      }
+#endif
+      // Copy 8 plain ASCII bytes at a time (no control char, quote, backslash or byte >= 0x80
+      // among them).
       while (i + 8 <= s.size()) {
         std::uint64_t word;
         std::memcpy(&word, s.data() + i, 8);
@@ -187,7 +257,7 @@ class JsonOut {
       ++i;
     }
     *p++ = '"';
-    p_ = p;
+    return p;
   }
 
   /// Writes everything buffered and flushes; throws std::runtime_error when the stream failed.
@@ -208,22 +278,63 @@ class JsonOut {
       "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
       "8081828384858687888990919293949596979899";
 
+  /// Number of decimal digits of v (1 for 0), from its bit length: no division loop.
+  static int decimal_digits(std::uint64_t v) {
+    // Digits of the largest value of each bit length 1..64, and 10^k thresholds below which a
+    // value of that bit length has one digit fewer.
+    static constexpr std::uint8_t kDigitsOfBits[65] = {
+        1,  1,  1,  1,  2,  2,  2,  3,  3,  3,  4,  4,  4,  4,  5,  5,  5,  6,  6,  6,  7,  7,
+        7,  7,  8,  8,  8,  9,  9,  9,  10, 10, 10, 10, 11, 11, 11, 12, 12, 12, 13, 13, 13, 13,
+        14, 14, 14, 15, 15, 15, 16, 16, 16, 16, 17, 17, 17, 18, 18, 18, 19, 19, 19, 19, 20};
+    static constexpr std::uint64_t kPow10[20] = {1ull,
+                                                 10ull,
+                                                 100ull,
+                                                 1000ull,
+                                                 10000ull,
+                                                 100000ull,
+                                                 1000000ull,
+                                                 10000000ull,
+                                                 100000000ull,
+                                                 1000000000ull,
+                                                 10000000000ull,
+                                                 100000000000ull,
+                                                 1000000000000ull,
+                                                 10000000000000ull,
+                                                 100000000000000ull,
+                                                 1000000000000000ull,
+                                                 10000000000000000ull,
+                                                 100000000000000000ull,
+                                                 1000000000000000000ull,
+                                                 10000000000000000000ull};
+    const int bits = v == 0 ? 0 : 64 - __builtin_clzll(v);
+    const int digits = kDigitsOfBits[bits];
+    return digits - (v < kPow10[digits - 1] ? 1 : 0);
+  }
+
   /// Writes v in decimal at p (at most 20 bytes); returns the end.
   static char* write_decimal(char* p, std::uint64_t v) {
-    int digits = 1;
-    for (std::uint64_t t = v; t >= 10; t /= 10) ++digits;
-    char* end = p + digits;
+    if (v < 10) {
+      *p = static_cast<char>('0' + v);
+      return p + 1;
+    }
+    char* end = p + decimal_digits(v);
     char* q = end;
-    while (v >= 100) {
+    while (v > 0xFFFFFFFFu) {
       q -= 2;
       std::memcpy(q, kDigitPairs + 2 * (v % 100), 2);
       v /= 100;
     }
-    if (v >= 10) {
+    auto w = static_cast<std::uint32_t>(v);  // 32-bit divisions from here on: cheaper
+    while (w >= 100) {
       q -= 2;
-      std::memcpy(q, kDigitPairs + 2 * v, 2);
+      std::memcpy(q, kDigitPairs + 2 * (w % 100), 2);
+      w /= 100;
+    }
+    if (w >= 10) {
+      q -= 2;
+      std::memcpy(q, kDigitPairs + 2 * w, 2);
     } else {
-      *--q = static_cast<char>('0' + v);
+      *--q = static_cast<char>('0' + w);
     }
     return end;
   }

@@ -5,6 +5,7 @@
 #include "profiler/trace_export.h"
 
 #include <algorithm>
+#include <cstring>
 #include <functional>
 #include <set>
 #include <string_view>
@@ -21,6 +22,7 @@
 namespace xb {
 namespace {
 
+using detail::JsonOut;
 
 /// deviceProperties in PyTorch/Kineto's field names and order.
 std::string device_properties(const SessionMeta& meta) {
@@ -96,61 +98,68 @@ class TraceWriter {
     o_.lit(",\n\"traceEvents\": [");
   }
 
-  /// Starts one array element ("{" with the separating comma).
-  void open() {
+  /// Room for one event's text besides its category and name strings: the keys, the numbers and
+  /// the args of any event below (at most about 480 bytes).
+  static constexpr std::size_t kEventRoom = 640;
+  /// Room for a complete() event named `name` with its args.
+  static std::size_t room(std::string_view cat, std::string_view name) {
+    return kEventRoom + cat.size() + JsonOut::string_room(name.size());
+  }
+
+  /// Starts one array element ("{" with the separating comma) at p.
+  char* open(char* p) {
     if (first_) {
-      o_.lit("\n{");
       first_ = false;
-    } else {
-      o_.lit(",\n{");
+      return JsonOut::put_lit(p, "\n{");
     }
+    return JsonOut::put_lit(p, ",\n{");
   }
 
-  /// `"ph":"X","cat":cat,"name":name,"pid":pid,"tid":tid,"ts":..,"dur":..,"args":{` (args open;
-  /// the caller writes them and closes with "}}").
-  void complete(std::string_view cat, std::string_view name, std::uint64_t pid, std::uint64_t tid,
-                std::int64_t start_ns, std::int64_t end_ns) {
-    open();
-    o_.lit("\"ph\":\"X\",\"cat\":\"");
-    o_.raw(cat);
-    o_.lit("\",\"name\":");
-    o_.string(name);
-    pid_tid(pid, tid);
-    o_.lit(",\"ts\":");
-    o_.us(start_ns - base_ns_);
-    o_.lit(",\"dur\":");
-    o_.us(end_ns - start_ns);
-    o_.lit(",\"args\":{");
+  /// `"ph":"X","cat":cat,"name":name,"pid":pid,"tid":tid,"ts":..,"dur":..,"args":{` at p (args
+  /// open; the caller writes them and closes with "}}"). The caller made room(cat, name).
+  char* complete(char* p, std::string_view cat, std::string_view name, std::uint64_t pid, std::uint64_t tid,
+                 std::int64_t start_ns, std::int64_t end_ns) {
+    p = open(p);
+    p = JsonOut::put_lit(p, "\"ph\":\"X\",\"cat\":\"");
+    p = JsonOut::put_raw(p, cat);
+    p = JsonOut::put_lit(p, "\",\"name\":");
+    p = JsonOut::put_string(p, name);
+    p = pid_tid(p, pid, tid);
+    p = JsonOut::put_lit(p, ",\"ts\":");
+    p = JsonOut::put_us(p, start_ns - base_ns_);
+    p = JsonOut::put_lit(p, ",\"dur\":");
+    p = JsonOut::put_us(p, end_ns - start_ns);
+    return JsonOut::put_lit(p, ",\"args\":{");
   }
 
-  /// An ac2g flow endpoint: "s" on the launch lane or "f" (binding "e") on the device lane.
-  void flow(bool start, std::uint32_t id, std::uint64_t pid, std::uint64_t tid, std::int64_t ts_ns) {
-    open();
+  /// An ac2g flow endpoint at p: "s" on the launch lane or "f" (binding "e") on the device lane.
+  /// Needs kEventRoom.
+  char* flow(char* p, bool start, std::uint32_t id, std::uint64_t pid, std::uint64_t tid, std::int64_t ts_ns) {
+    p = open(p);
     if (start) {
-      o_.lit("\"ph\":\"s\",\"id\":");
+      p = JsonOut::put_lit(p, "\"ph\":\"s\",\"id\":");
     } else {
-      o_.lit("\"ph\":\"f\",\"id\":");
+      p = JsonOut::put_lit(p, "\"ph\":\"f\",\"id\":");
     }
-    o_.integer(id);
-    pid_tid(pid, tid);
-    o_.lit(",\"ts\":");
-    o_.us(ts_ns - base_ns_);
-    if (start) {
-      o_.lit(",\"cat\":\"ac2g\",\"name\":\"ac2g\"}");
-    } else {
-      o_.lit(",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}");
-    }
+    p = JsonOut::put_integer(p, id);
+    p = pid_tid(p, pid, tid);
+    p = JsonOut::put_lit(p, ",\"ts\":");
+    p = JsonOut::put_us(p, ts_ns - base_ns_);
+    if (start) return JsonOut::put_lit(p, ",\"cat\":\"ac2g\",\"name\":\"ac2g\"}");
+    return JsonOut::put_lit(p, ",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}");
   }
 
   /// A metadata event: {"name":meta,"ph":"M","ts":0.000,"pid","tid","args":{key: text or number}}.
   void metadata(std::string_view meta, std::uint64_t pid, std::uint64_t tid, std::string_view key,
                 const std::string* text, std::uint64_t number) {
-    open();
-    o_.lit("\"name\":\"");
+    char* p = o_.begin(kEventRoom);
+    p = open(p);
+    p = JsonOut::put_lit(p, "\"name\":\"");
+    o_.commit(p);
     o_.raw(meta);
     o_.lit("\",\"ph\":\"M\",\"ts\":");
     o_.us(0);
-    pid_tid(pid, tid);
+    o_.commit(pid_tid(o_.begin(kEventRoom), pid, tid));
     o_.lit(",\"args\":{\"");
     o_.raw(key);
     o_.lit("\":");
@@ -197,80 +206,97 @@ class TraceWriter {
 
   /// Closes traceEvents; the caller may add more keys through out(), then calls finish().
   void end_events() { o_.lit("\n]"); }
-  detail::JsonOut& out() { return o_; }
+  JsonOut& out() { return o_; }
   void finish() {
     o_.lit("}\n");
     o_.finish();
   }
 
  private:
-  void pid_tid(std::uint64_t pid, std::uint64_t tid) {
-    o_.lit(",\"pid\":");
-    o_.integer(pid);
-    o_.lit(",\"tid\":");
-    o_.integer(tid);
+  static char* pid_tid(char* p, std::uint64_t pid, std::uint64_t tid) {
+    p = JsonOut::put_lit(p, ",\"pid\":");
+    p = JsonOut::put_integer(p, pid);
+    p = JsonOut::put_lit(p, ",\"tid\":");
+    return JsonOut::put_integer(p, tid);
   }
 
-  detail::JsonOut o_;
+  JsonOut o_;
   std::int64_t base_ns_;
   bool first_ = true;
 };
 
-/// Device activity args after "args":{ (and after "External id" when the caller wrote it):
-/// device, context, stream, correlation, then the per-kind extras PyTorch writes.
-void device_args(detail::JsonOut& o, bool leading_comma, std::uint32_t device, std::uint32_t context,
-                 std::uint32_t stream, std::uint32_t correlation, const RawRecord* raw) {
+/// Device activity args after "args":{ (and after "External id" when the caller wrote it), at p:
+/// device, context, stream, correlation, then the per-kind extras PyTorch writes (within
+/// TraceWriter::kEventRoom).
+char* device_args(char* p, bool leading_comma, std::uint32_t device, std::uint32_t context, std::uint32_t stream,
+                  std::uint32_t correlation, const RawRecord* raw) {
   if (leading_comma) {
-    o.lit(",\"device\":");
+    p = JsonOut::put_lit(p, ",\"device\":");
   } else {
-    o.lit("\"device\":");
+    p = JsonOut::put_lit(p, "\"device\":");
   }
-  o.integer(device);
-  o.lit(",\"context\":");
-  o.integer(context);
-  o.lit(",\"stream\":");
-  o.integer(stream);
-  o.lit(",\"correlation\":");
-  o.integer(correlation);
-  if (raw == nullptr) return;
+  p = JsonOut::put_integer(p, device);
+  p = JsonOut::put_lit(p, ",\"context\":");
+  p = JsonOut::put_integer(p, context);
+  p = JsonOut::put_lit(p, ",\"stream\":");
+  p = JsonOut::put_integer(p, stream);
+  p = JsonOut::put_lit(p, ",\"correlation\":");
+  p = JsonOut::put_integer(p, correlation);
+  if (raw == nullptr) return p;
   if (raw->kind == RawKind::Kernel) {
-    o.lit(",\"registers per thread\":");
-    o.integer(raw->registers_per_thread);
-    o.lit(",\"shared memory\":");
-    o.integer(static_cast<std::int64_t>(raw->static_shared_bytes) + raw->dynamic_shared_bytes);
-    o.lit(",\"grid\":[");
-    o.integer(raw->grid[0]);
-    o.ch(',');
-    o.integer(raw->grid[1]);
-    o.ch(',');
-    o.integer(raw->grid[2]);
-    o.lit("],\"block\":[");
-    o.integer(raw->block[0]);
-    o.ch(',');
-    o.integer(raw->block[1]);
-    o.ch(',');
-    o.integer(raw->block[2]);
-    o.ch(']');
+    p = JsonOut::put_lit(p, ",\"registers per thread\":");
+    p = JsonOut::put_integer(p, raw->registers_per_thread);
+    p = JsonOut::put_lit(p, ",\"shared memory\":");
+    p = JsonOut::put_integer(p, static_cast<std::int64_t>(raw->static_shared_bytes) + raw->dynamic_shared_bytes);
+    p = JsonOut::put_lit(p, ",\"grid\":[");
+    p = JsonOut::put_integer(p, raw->grid[0]);
+    *p++ = ',';
+    p = JsonOut::put_integer(p, raw->grid[1]);
+    *p++ = ',';
+    p = JsonOut::put_integer(p, raw->grid[2]);
+    p = JsonOut::put_lit(p, "],\"block\":[");
+    p = JsonOut::put_integer(p, raw->block[0]);
+    *p++ = ',';
+    p = JsonOut::put_integer(p, raw->block[1]);
+    *p++ = ',';
+    p = JsonOut::put_integer(p, raw->block[2]);
+    *p++ = ']';
   } else if (raw->kind == RawKind::Memcpy || raw->kind == RawKind::Memset) {
-    o.lit(",\"bytes\":");
-    o.integer(raw->bytes);
+    p = JsonOut::put_lit(p, ",\"bytes\":");
+    p = JsonOut::put_integer(p, raw->bytes);
     // bytes per ns == GB/s (Kineto's formula); 0 for a zero-length interval instead of Inf.
     const std::int64_t dur = raw->end_ns - raw->start_ns;
-    o.lit(",\"memory bandwidth (GB/s)\":");
-    o.number(dur > 0 ? static_cast<double>(raw->bytes) / static_cast<double>(dur) : 0.0);
+    p = JsonOut::put_lit(p, ",\"memory bandwidth (GB/s)\":");
+    p = JsonOut::put_number(p, dur > 0 ? static_cast<double>(raw->bytes) / static_cast<double>(dur) : 0.0);
   }
+  return p;
 }
 
-/// Caches demangled/derived names of raw kernel records by their mangled name.
+/// Caches demangled names of raw kernel records by their mangled name. A small direct-mapped
+/// memo in front of the map (a session has a handful of distinct kernels) avoids hashing whole
+/// names; a hit is confirmed by comparing the text.
 class NameCache {
  public:
   const std::string& kernel(const std::string& mangled) {
+    std::uint64_t a = 0, b = 0;
+    std::memcpy(&a, mangled.data(), std::min<std::size_t>(8, mangled.size()));
+    if (mangled.size() > 8) std::memcpy(&b, mangled.data() + mangled.size() - 8, 8);
+    const std::uint64_t key = (a * 0x9E3779B97F4A7C15ull) ^ (b + mangled.size() * 0xC2B2AE3D27D4EB4Full);
+    Memo& m = memo_[(key >> 58) & 63];
+    if (m.entry != nullptr && m.key == key && m.entry->first == mangled) return m.entry->second;
     auto it = names_.find(mangled);
     if (it == names_.end()) it = names_.emplace(mangled, demangle(mangled)).first;
+    m.key = key;
+    m.entry = &*it;  // unordered_map nodes never move
     return it->second;
   }
 
  private:
+  struct Memo {
+    std::uint64_t key = 0;
+    const std::pair<const std::string, std::string>* entry = nullptr;
+  };
+  Memo memo_[64];
   std::unordered_map<std::string, std::string> names_;
 };
 
@@ -294,7 +320,7 @@ const char* api_category(bool driver) { return driver ? "cuda_driver" : "cuda_ru
 
 void write_trace_only(const RawSession& raw, std::ostream& out) {
   TraceWriter w(out, raw.meta.window_start_ns);
-  detail::JsonOut& o = w.out();
+  JsonOut& o = w.out();
   w.begin(raw.meta, "trace_only", false);
   Lanes lanes;
   NameCache names;
@@ -314,39 +340,48 @@ void write_trace_only(const RawSession& raw, std::ostream& out) {
           memcpy_text = memcpy_name(r.copy_kind);
           name = &memcpy_text;
         }
-        w.complete(cat, *name, r.device_id, r.stream_id, r.start_ns, r.end_ns);
-        device_args(o, false, r.device_id, r.context_id, r.stream_id, r.correlation_id, &r);
-        o.lit("}}");
+        char* p = o.begin(TraceWriter::room(cat, *name));
+        p = w.complete(p, cat, *name, r.device_id, r.stream_id, r.start_ns, r.end_ns);
+        p = device_args(p, false, r.device_id, r.context_id, r.stream_id, r.correlation_id, &r);
+        o.commit(JsonOut::put_lit(p, "}}"));
         lanes.device(r.device_id, r.stream_id);
         break;
       }
       case RawKind::Runtime:
-      case RawKind::Driver:
-        w.complete(api_category(r.kind == RawKind::Driver), r.name, r.process_id, r.thread_id, r.start_ns, r.end_ns);
-        o.lit("\"cbid\":");
-        o.integer(r.cbid);
-        o.lit(",\"correlation\":");
-        o.integer(r.correlation_id);
-        o.lit("}}");
+      case RawKind::Driver: {
+        const char* cat = api_category(r.kind == RawKind::Driver);
+        char* p = o.begin(TraceWriter::room(cat, r.name));
+        p = w.complete(p, cat, r.name, r.process_id, r.thread_id, r.start_ns, r.end_ns);
+        p = JsonOut::put_lit(p, "\"cbid\":");
+        p = JsonOut::put_integer(p, r.cbid);
+        p = JsonOut::put_lit(p, ",\"correlation\":");
+        p = JsonOut::put_integer(p, r.correlation_id);
+        o.commit(JsonOut::put_lit(p, "}}"));
         lanes.host(r.process_id, r.thread_id);
         break;
-      case RawKind::Synchronization:
-        w.complete("cuda_sync", sync_name(r.sync_type), r.device_id, r.stream_id, r.start_ns, r.end_ns);
-        device_args(o, false, r.device_id, r.context_id, r.stream_id, r.correlation_id, nullptr);
-        o.lit("}}");
+      }
+      case RawKind::Synchronization: {
+        const std::string name = sync_name(r.sync_type);
+        char* p = o.begin(TraceWriter::room("cuda_sync", name));
+        p = w.complete(p, "cuda_sync", name, r.device_id, r.stream_id, r.start_ns, r.end_ns);
+        p = device_args(p, false, r.device_id, r.context_id, r.stream_id, r.correlation_id, nullptr);
+        o.commit(JsonOut::put_lit(p, "}}"));
         lanes.device(r.device_id, r.stream_id);
         break;
+      }
       case RawKind::ExternalCorrelation:
         break;  // written to "externalCorrelations" below
     }
   }
   for (const HostRange& r : raw.ranges) {
-    w.complete(to_string(r.category), r.name, r.process_id, r.thread_id, r.start_ns, r.end_ns);
-    o.lit("\"External id\":");
-    o.integer(r.id);
-    o.lit(",\"Parent id\":");
-    o.integer(r.parent_id);
-    o.lit("}}");
+    const char* cat = to_string(r.category);
+    char* p = o.begin(TraceWriter::room(cat, r.name));
+    p = w.complete(p, cat, r.name, r.process_id, r.thread_id, r.start_ns, r.end_ns);
+    p = JsonOut::put_lit(p, "\"External id\":");
+    p = JsonOut::put_integer(p, r.id);
+    p = JsonOut::put_lit(p, ",\"Parent id\":");
+    p = JsonOut::put_integer(p, r.parent_id);
+    o.commit(JsonOut::put_lit(p, "}}"));
     lanes.host(r.process_id, r.thread_id);
   }
   w.lane_metadata(lanes, raw.meta.tool);
@@ -356,18 +391,20 @@ void write_trace_only(const RawSession& raw, std::ostream& out) {
   bool first = true;
   for (const RawRecord& r : raw.records) {
     if (r.kind != RawKind::ExternalCorrelation) continue;
+    char* p = o.begin(TraceWriter::kEventRoom);
     if (first) {
-      o.lit("\n{\"correlation\":");
+      p = JsonOut::put_lit(p, "\n{\"correlation\":");
     } else {
-      o.lit(",\n{\"correlation\":");
+      p = JsonOut::put_lit(p, ",\n{\"correlation\":");
     }
     first = false;
-    o.integer(r.correlation_id);
-    o.lit(",\"External id\":");
-    o.integer(r.external_id);
-    o.lit(",\"kind\":");
-    o.integer(r.external_kind);
-    o.ch('}');
+    p = JsonOut::put_integer(p, r.correlation_id);
+    p = JsonOut::put_lit(p, ",\"External id\":");
+    p = JsonOut::put_integer(p, r.external_id);
+    p = JsonOut::put_lit(p, ",\"kind\":");
+    p = JsonOut::put_integer(p, r.external_kind);
+    *p++ = '}';
+    o.commit(p);
   }
   o.lit("\n]");
   w.finish();
@@ -375,40 +412,48 @@ void write_trace_only(const RawSession& raw, std::ostream& out) {
 
 void write_full_trace(const Session& session, std::ostream& out) {
   TraceWriter w(out, session.meta.window_start_ns);
-  detail::JsonOut& o = w.out();
+  JsonOut& o = w.out();
   w.begin(session.meta, "full", true);
   Lanes lanes;
 
   for (const HostRange& r : session.ranges) {
-    w.complete(to_string(r.category), r.name, r.process_id, r.thread_id, r.start_ns, r.end_ns);
-    o.lit("\"External id\":");
-    o.integer(r.id);
-    o.lit("}}");
+    const char* cat = to_string(r.category);
+    char* p = o.begin(TraceWriter::room(cat, r.name));
+    p = w.complete(p, cat, r.name, r.process_id, r.thread_id, r.start_ns, r.end_ns);
+    p = JsonOut::put_lit(p, "\"External id\":");
+    p = JsonOut::put_integer(p, r.id);
+    o.commit(JsonOut::put_lit(p, "}}"));
     lanes.host(r.process_id, r.thread_id);
   }
   for (const ApiCall& c : session.api) {
-    w.complete(api_category(c.driver), c.name, c.process_id, c.thread_id, c.start_ns, c.end_ns);
-    o.lit("\"External id\":");
-    o.integer(c.external_id);
-    o.lit(",\"cbid\":");
-    o.integer(c.cbid);
-    o.lit(",\"correlation\":");
-    o.integer(c.correlation_id);
-    o.lit("}}");
+    const char* cat = api_category(c.driver);
+    char* p = o.begin(TraceWriter::room(cat, c.name));
+    p = w.complete(p, cat, c.name, c.process_id, c.thread_id, c.start_ns, c.end_ns);
+    p = JsonOut::put_lit(p, "\"External id\":");
+    p = JsonOut::put_integer(p, c.external_id);
+    p = JsonOut::put_lit(p, ",\"cbid\":");
+    p = JsonOut::put_integer(p, c.cbid);
+    p = JsonOut::put_lit(p, ",\"correlation\":");
+    p = JsonOut::put_integer(p, c.correlation_id);
+    o.commit(JsonOut::put_lit(p, "}}"));
     lanes.host(c.process_id, c.thread_id);
   }
   for (const DeviceActivity& a : session.device) {
-    w.complete(trace_category(a.kind), a.name, a.device_id, a.stream_id, a.start_ns, a.end_ns);
-    o.lit("\"External id\":");
-    o.integer(a.external_id);
-    device_args(o, true, a.device_id, a.context_id, a.stream_id, a.correlation_id, a.raw);
-    o.lit("}}");
-    lanes.device(a.device_id, a.stream_id);
+    const char* cat = trace_category(a.kind);
+    // The event and its two flow endpoints in one run.
+    char* p = o.begin(TraceWriter::room(cat, a.name) + 2 * TraceWriter::kEventRoom);
+    p = w.complete(p, cat, a.name, a.device_id, a.stream_id, a.start_ns, a.end_ns);
+    p = JsonOut::put_lit(p, "\"External id\":");
+    p = JsonOut::put_integer(p, a.external_id);
+    p = device_args(p, true, a.device_id, a.context_id, a.stream_id, a.correlation_id, a.raw);
+    p = JsonOut::put_lit(p, "}}");
     if (a.launch >= 0 && static_cast<std::size_t>(a.launch) < session.api.size()) {
       const ApiCall& launch = session.api[static_cast<std::size_t>(a.launch)];
-      w.flow(true, a.correlation_id, launch.process_id, launch.thread_id, launch.start_ns);
-      w.flow(false, a.correlation_id, a.device_id, a.stream_id, a.start_ns);
+      p = w.flow(p, true, a.correlation_id, launch.process_id, launch.thread_id, launch.start_ns);
+      p = w.flow(p, false, a.correlation_id, a.device_id, a.stream_id, a.start_ns);
     }
+    o.commit(p);
+    lanes.device(a.device_id, a.stream_id);
   }
 
   // gpu_user_annotation: per user_annotation range and (device, stream), first start to last end
@@ -455,24 +500,26 @@ void write_full_trace(const Session& session, std::ostream& out) {
   });
   for (const Span& s : spans) {
     const HostRange& r = session.ranges[s.range];
-    w.complete("gpu_user_annotation", r.name, s.device, s.stream, s.start_ns, s.end_ns);
-    o.lit("\"External id\":");
-    o.integer(r.id);
-    o.lit("}}");
+    char* p = o.begin(TraceWriter::room("gpu_user_annotation", r.name));
+    p = w.complete(p, "gpu_user_annotation", r.name, s.device, s.stream, s.start_ns, s.end_ns);
+    p = JsonOut::put_lit(p, "\"External id\":");
+    p = JsonOut::put_integer(p, r.id);
+    o.commit(JsonOut::put_lit(p, "}}"));
     lanes.device(s.device, s.stream);
   }
 
   for (const SyncEvent& e : session.syncs) {
-    w.complete("cuda_sync", e.name, e.device_id, e.stream_id, e.start_ns, e.end_ns);
-    o.lit("\"External id\":");
-    o.integer(e.external_id);
-    o.lit(",\"device\":");
-    o.integer(e.device_id);
-    o.lit(",\"stream\":");
-    o.integer(e.stream_id);
-    o.lit(",\"correlation\":");
-    o.integer(e.correlation_id);
-    o.lit("}}");
+    char* p = o.begin(TraceWriter::room("cuda_sync", e.name));
+    p = w.complete(p, "cuda_sync", e.name, e.device_id, e.stream_id, e.start_ns, e.end_ns);
+    p = JsonOut::put_lit(p, "\"External id\":");
+    p = JsonOut::put_integer(p, e.external_id);
+    p = JsonOut::put_lit(p, ",\"device\":");
+    p = JsonOut::put_integer(p, e.device_id);
+    p = JsonOut::put_lit(p, ",\"stream\":");
+    p = JsonOut::put_integer(p, e.stream_id);
+    p = JsonOut::put_lit(p, ",\"correlation\":");
+    p = JsonOut::put_integer(p, e.correlation_id);
+    o.commit(JsonOut::put_lit(p, "}}"));
     lanes.device(e.device_id, e.stream_id);
   }
 

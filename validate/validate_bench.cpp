@@ -7,7 +7,9 @@
 // pinned to one CPU and reports its wall time and peak memory (ru_maxrss of that process). It does
 // this for N/10 and N kernels to check that the cost grows linearly.
 //
-//   validate_bench [--kernels N] [--dir DIR] [--validate PATH] [--repeat R] [--keep]
+//   validate_bench [--kernels N] [--dir DIR] [--validate PATH] [--repeat R] [--cpu C] [--keep]
+//
+// --cpu C pins validate to CPU C (default 0); on a shared machine pick the quieter core.
 //
 // Targets (issue 3): N = 1,000,000 validates in <= 2 s on one core, 10x the events costs <= 11x
 // the time, peak memory <= 1.5 GB. Exit status 0 when all are met, 1 otherwise, 2 on usage errors.
@@ -30,6 +32,7 @@
 #include <fmt/format.h>
 
 #include "bench/run_dir.h"
+#include "bench/synthetic_session.h"
 #include "profiler/atomic_file.h"
 #include "profiler/event_model.h"
 #include "profiler/raw_records.h"
@@ -39,121 +42,6 @@
 namespace fs = std::filesystem;
 
 namespace {
-
-/// A synthetic session of `kernels` kernels (rounded up to whole steps of 100).
-xb::RawSession synthetic_session(std::int64_t kernels) {
-  constexpr int kOpsPerStep = 10, kKernelsPerOp = 10;
-  const std::int64_t steps = (kernels + kOpsPerStep * kKernelsPerOp - 1) / (kOpsPerStep * kKernelsPerOp);
-  // Kernel names as PyTorch, cuBLAS and Triton name them: 26 to 243 characters, 114 on average.
-  static const char* const kNames[] = {
-      "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT",
-      "void at::native::vectorized_elementwise_kernel<8, at::native::CUDAFunctor_add<c10::BFloat16>, "
-      "std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul>)",
-      "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float, "
-      "at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(float*, float const*, int)",
-      "nvjet_sm90_tst_64x8_64x16_1x4_h_badd_NNT",
-      "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::MeanOps<float, float, float, "
-      "float>, unsigned int, float, 4> >(at::native::ReduceOp<float, at::native::MeanOps<float, float, float, float>, "
-      "unsigned int, float, 4>)",
-      "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_64x3_tn",
-      "void xb::(anonymous namespace)::add_vectorized_kernel<__nv_bfloat16>(__nv_bfloat16 const*, "
-      "__nv_bfloat16 const*, __nv_bfloat16*, long)",
-      "triton_poi_fused_add_mul_0"};
-  static const char* const kOps[] = {"matmul", "add", "softmax", "linear"};
-  xb::RawSession s;
-  s.meta.created_utc = "2026-11-29T00:00:00Z";
-  s.meta.window_start_ns = 1'000'000'000'000LL;
-  s.meta.process_id = 4242;
-  s.meta.schedule_wait = 1;
-  s.meta.schedule_warmup = 1;
-  s.meta.schedule_active = static_cast<int>(steps);
-  s.meta.cuda_driver_version = 13000;
-  s.meta.cuda_runtime_version = 13000;
-  s.meta.cupti_version = 130001;
-  xb::DeviceInfo dev;
-  dev.name = "NVIDIA H200 (synthetic)";
-  s.meta.devices.push_back(dev);
-  for (int f = 0; f < 4; ++f) {
-    xb::FixtureInfo fx;
-    fx.op = kOps[f];
-    fx.dtype = "bf16";
-    fx.size = 1024;
-    fx.name = fmt::format("{}/bf16/1024", fx.op);
-    fx.verified = true;
-    fx.max_rel_error = 1e-3;
-    s.fixtures.push_back(fx);
-  }
-  s.records.reserve(static_cast<std::size_t>(steps) * kOpsPerStep * kKernelsPerOp * 3);
-  s.ranges.reserve(static_cast<std::size_t>(steps) * (2 + kOpsPerStep));
-  std::int64_t t = s.meta.window_start_ns + 1000;  // host clock
-  std::int64_t gpu = t;                             // end of the last kernel on the stream
-  std::uint64_t id = 1;
-  std::uint32_t corr = 1;
-  for (std::int64_t k = 0; k < steps; ++k) {
-    const std::uint64_t step_id = id++;
-    const int fixture = static_cast<int>(k % 4);
-    xb::HostRange step{step_id, 0, fmt::format("ProfilerStep#{}", k + 2), xb::RangeCategory::UserAnnotation, t, 0, 4242, 4242};
-    const std::uint64_t annot_id = id++;
-    xb::HostRange annot{annot_id, step_id, s.fixtures[static_cast<std::size_t>(fixture)].name, xb::RangeCategory::UserAnnotation,
-                        t + 500, 0, 4242, 4242};
-    t += 1000;
-    std::int64_t first_kernel = -1;
-    for (int o = 0; o < kOpsPerStep; ++o) {
-      const std::uint64_t op_id = id++;
-      xb::HostRange op{op_id, annot_id, fmt::format("aten::{}", kOps[(fixture + o) % 4]), xb::RangeCategory::CpuOp, t, 0, 4242, 4242};
-      t += 300;
-      for (int j = 0; j < kKernelsPerOp; ++j) {
-        xb::RawRecord x;
-        x.kind = xb::RawKind::ExternalCorrelation;
-        x.correlation_id = corr;
-        x.external_kind = 3;  // CUSTOM0, as the collector pushes
-        x.external_id = op_id;
-        s.records.push_back(x);
-        xb::RawRecord api;
-        api.kind = xb::RawKind::Runtime;
-        api.name = "cudaLaunchKernel";
-        api.cbid = 211;
-        api.start_ns = t;
-        api.end_ns = t + 2500 + (j * 37) % 900;
-        api.correlation_id = corr;
-        api.process_id = 4242;
-        api.thread_id = 4242;
-        s.records.push_back(api);
-        xb::RawRecord ker;
-        ker.kind = xb::RawKind::Kernel;
-        ker.name = kNames[(o * kKernelsPerOp + j + k) % 8];
-        ker.start_ns = std::max(gpu, t + 4000) + 200;
-        ker.end_ns = ker.start_ns + 1500 + ((j * 7919 + o * 104729 + k * 31) % 20000);
-        ker.correlation_id = corr;
-        ker.device_id = 0;
-        ker.context_id = 1;
-        ker.stream_id = 7;
-        ker.grid[0] = 132;
-        ker.grid[1] = ker.grid[2] = 1;
-        ker.block[0] = 256;
-        ker.block[1] = ker.block[2] = 1;
-        ker.registers_per_thread = 64;
-        gpu = ker.end_ns;
-        if (first_kernel < 0) first_kernel = ker.start_ns;
-        s.records.push_back(ker);
-        t = api.end_ns + 400;
-        ++corr;
-      }
-      op.end_ns = t;
-      t += 200;
-      s.ranges.push_back(op);
-    }
-    annot.end_ns = t;
-    t += 300;
-    step.end_ns = t;
-    s.ranges.push_back(step);
-    s.ranges.push_back(annot);
-    s.event_timings.push_back({s.fixtures[static_cast<std::size_t>(fixture)].name, k + 2, step_id, gpu - first_kernel + 1500});
-    t = std::max(t, gpu) + 2000;  // the next step starts after this one's kernels
-  }
-  s.meta.window_end_ns = std::max(t, gpu) + 1000;
-  return s;
-}
 
 /// Writes the run folder's validated files with the real exporters.
 void write_exports(const xb::RawSession& raw, const fs::path& dir) {
@@ -171,11 +59,12 @@ void write_exports(const xb::RawSession& raw, const fs::path& dir) {
 struct Run {
   int status = -1;
   double seconds = 0;
+  double cpu_seconds = 0;  ///< user + system CPU time of the child
   double max_rss_mb = 0;
 };
 
 /// Runs `validate DIR` in a child pinned to one CPU; wall time and peak RSS of the child.
-Run run_validate(const std::string& exe, const fs::path& dir) {
+Run run_validate(const std::string& exe, const fs::path& dir, int cpu) {
   Run r;
   std::cout.flush();
   std::fflush(stdout);
@@ -184,7 +73,7 @@ Run run_validate(const std::string& exe, const fs::path& dir) {
   if (pid == 0) {
     cpu_set_t set;
     CPU_ZERO(&set);
-    CPU_SET(0, &set);
+    CPU_SET(cpu, &set);
     sched_setaffinity(0, sizeof set, &set);
     const std::string out = (dir / "validate.log").string();
     if (!std::freopen(out.c_str(), "w", stdout)) _exit(127);
@@ -198,6 +87,8 @@ Run run_validate(const std::string& exe, const fs::path& dir) {
   const auto t1 = std::chrono::steady_clock::now();
   r.seconds = std::chrono::duration<double>(t1 - t0).count();
   r.max_rss_mb = static_cast<double>(ru.ru_maxrss) / 1024.0;
+  r.cpu_seconds = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                  static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
   r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
 }
@@ -209,6 +100,7 @@ int main(int argc, char** argv) {
   fs::path dir = fs::temp_directory_path() / "xb_validate_bench";
   std::string exe = (fs::path(argv[0]).parent_path() / "validate").string();
   int repeat = 3;
+  int cpu = 0;
   bool keep = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -223,9 +115,10 @@ int main(int argc, char** argv) {
     else if (a == "--dir") dir = value();
     else if (a == "--validate") exe = value();
     else if (a == "--repeat") repeat = std::max(1, std::stoi(value()));
+    else if (a == "--cpu") cpu = std::max(0, std::stoi(value()));
     else if (a == "--keep") keep = true;
     else {
-      std::cerr << "usage: validate_bench [--kernels N] [--dir DIR] [--validate PATH] [--repeat R] [--keep]\n";
+      std::cerr << "usage: validate_bench [--kernels N] [--dir DIR] [--validate PATH] [--repeat R] [--cpu C] [--keep]\n";
       return 2;
     }
   }
@@ -237,20 +130,21 @@ int main(int argc, char** argv) {
     std::cerr << "validate_bench: no validate executable at " << exe << " (give --validate PATH)\n";
     return 2;
   }
-  std::cout << fmt::format("validate_bench: {} kernels and {} kernels, best of {} runs each, validate pinned to CPU 0\n",
-                           kernels / 10, kernels, repeat);
+  std::cout << fmt::format("validate_bench: {} kernels and {} kernels, best of {} runs each, validate pinned to CPU {}\n",
+                           kernels / 10, kernels, repeat, cpu);
   struct Point {
     std::int64_t kernels;
     std::uint64_t bytes;
     fs::path dir;
-    std::vector<double> seconds;
+    std::vector<double> seconds, cpu_seconds;
     double max_rss_mb = 0;
-    double best() const { return *std::min_element(seconds.begin(), seconds.end()); }
-    double median() const {
-      std::vector<double> v = seconds;
+    static double best_of(const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }
+    static double median_of(std::vector<double> v) {
       std::sort(v.begin(), v.end());
       return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
     }
+    double best() const { return best_of(seconds); }
+    double median() const { return median_of(seconds); }
   };
   std::vector<Point> points;
   bool ok = true;
@@ -264,7 +158,7 @@ int main(int argc, char** argv) {
     const pid_t gen_pid = fork();
     if (gen_pid == 0) {
       try {
-        const xb::RawSession raw = synthetic_session(n);
+        const xb::RawSession raw = xb::synthetic_session(n);
         write_exports(raw, d);
       } catch (const std::exception& e) {
         std::cerr << "validate_bench: " << e.what() << '\n';
@@ -283,26 +177,27 @@ int main(int argc, char** argv) {
     const double gen = std::chrono::duration<double>(std::chrono::steady_clock::now() - g0).count();
     std::cout << fmt::format("  {:>9} kernels: {:>7.1f} MB of exports ({:.0f} bytes per kernel), generated in {:.1f} s\n", n,
                              static_cast<double>(bytes) / 1e6, static_cast<double>(bytes) / static_cast<double>(n), gen);
-    points.push_back({n, bytes, d, {}, 0});
+    points.push_back({n, bytes, d, {}, {}, 0});
   }
   // Interleaved runs, so that a noisy neighbour affects both sizes alike.
   for (int r = 0; r < repeat; ++r) {
     for (Point& p : points) {
-      const Run run = run_validate(exe, p.dir);
+      const Run run = run_validate(exe, p.dir, cpu);
       if (run.status != 0) {
         std::cerr << fmt::format("validate_bench: validate exited with {} on {} (see {})\n", run.status, p.dir.string(),
                                  (p.dir / "validate.log").string());
         ok = false;
       }
       p.seconds.push_back(run.seconds);
+      p.cpu_seconds.push_back(run.cpu_seconds);
       p.max_rss_mb = std::max(p.max_rss_mb, run.max_rss_mb);
     }
   }
   for (const Point& p : points) {
     std::cout << fmt::format("  {:>9} kernels: validate best {:.3f} s, median {:.3f} s of {} runs ({:.0f} MB/s at best), peak "
-                             "memory {:.0f} MB\n",
+                             "memory {:.0f} MB; CPU time (user + system) best {:.3f} s, median {:.3f} s\n",
                              p.kernels, p.best(), p.median(), p.seconds.size(), static_cast<double>(p.bytes) / 1e6 / p.best(),
-                             p.max_rss_mb);
+                             p.max_rss_mb, Point::best_of(p.cpu_seconds), Point::median_of(p.cpu_seconds));
     if (!keep) fs::remove_all(p.dir);
   }
   const Point& small = points[0];

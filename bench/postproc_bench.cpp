@@ -1,0 +1,418 @@
+// postproc_bench: speed of the profiler's post-processing (README, "Performance"; issue 7,
+// "Post-processing"; scripts/bench_postproc.sh). A benchmark, not a test: it reports figures.
+//
+// For each size and repetition a fresh child process pinned to one CPU builds a synthetic session
+// (bench/synthetic_session.h: per kernel an ExternalCorrelation record, its cudaLaunchKernel
+// record and the kernel record, under ProfilerStep#N > annotation > aten:: CPU op ranges), then
+// times once each what bench does after a recording (profiler/outputs.cpp):
+//   build_session          raw records -> event model (profiler/event_model.h)
+//   build_table            event model -> key_averages()-style table (profiler/table.h)
+//   write_table_text/json  the table as table.txt and table.json
+//   write_trace_only       trace_only.json, straight from the raw records
+//   write_full_trace       full.json, from the event model
+// Each writer runs into a counting ostream that discards the bytes ("null": the formatting cost
+// alone) and into a real file written as bench writes it (write_file_atomic into --dir). A fresh
+// process per repetition measures what a real run pays (first-touch page faults of new memory
+// included), and the sizes are interleaved, so a noisy neighbour affects all of them alike.
+// Reported: best and median of R, kernels per second at best, output size, and peak memory
+// (the children's largest ru_maxrss: the raw session, the event model, the table and the writers'
+// buffers together).
+//
+//   postproc_bench [--sizes N,N,...] [--repeat R] [--cpu C] [--dir DIR]
+//
+// Targets (issue 7): at 50,000 kernels the table (build_table + both writers) in <= 0.1 s and both
+// exports together (write_trace_only + build_session + write_full_trace, to files) in <= 0.5 s;
+// at 1,000,000 kernels the full export (build_session + write_full_trace to a file) in <= 1 s on
+// one core; growth linear (time at the largest size / time at the smallest <= 1.1 x the ratio of
+// their kernel counts). Exit status 0 when all are met, 1 otherwise, 2 on usage errors.
+#include <sched.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+#include <sstream>
+#include <streambuf>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "bench/synthetic_session.h"
+#include "profiler/atomic_file.h"
+#include "profiler/event_model.h"
+#include "profiler/raw_records.h"
+#include "profiler/table.h"
+#include "profiler/trace_export.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+/// A stream buffer that counts what is written and keeps none of it.
+class CountingBuf final : public std::streambuf {
+ public:
+  std::uint64_t bytes = 0;
+
+ protected:
+  std::streamsize xsputn(const char*, std::streamsize n) override {
+    bytes += static_cast<std::uint64_t>(n);
+    return n;
+  }
+  int_type overflow(int_type c) override {
+    if (!traits_type::eq_int_type(c, traits_type::eof())) ++bytes;
+    return traits_type::not_eof(c);
+  }
+};
+
+/// The timed steps, in the order they run in each repetition.
+enum Step : int {
+  kSession,      ///< build_session
+  kTableBuild,   ///< build_table
+  kTableText,    ///< write_table_text -> null
+  kTableJson,    ///< write_table_json -> null
+  kTraceNull,    ///< write_trace_only -> null
+  kFullNull,     ///< write_full_trace -> null
+  kTraceFile,    ///< write_trace_only -> file
+  kFullFile,     ///< write_full_trace -> file
+  kTable,        ///< build_table + write_table_text + write_table_json (derived)
+  kFullExport,   ///< build_session + write_full_trace -> file (derived)
+  kExportsNull,  ///< write_trace_only + build_session + write_full_trace, null (derived)
+  kExportsFile,  ///< the same, to files (derived)
+  kSteps
+};
+constexpr const char* kStepNames[kSteps] = {
+    "build_session",
+    "build_table",
+    "write_table_text (null)",
+    "write_table_json (null)",
+    "write_trace_only (null)",
+    "write_full_trace (null)",
+    "write_trace_only (file)",
+    "write_full_trace (file)",
+    "table: build_table + text + json",
+    "full export: build_session + write_full_trace (file)",
+    "both exports (null): trace_only + build_session + full",
+    "both exports (file): trace_only + build_session + full",
+};
+
+/// Fixed-size record a child sends back through its pipe: one repetition of one size.
+struct Result {
+  std::int64_t kernels = 0;
+  double generate_s = 0;
+  double seconds[kSteps] = {};
+  std::uint64_t trace_only_bytes = 0, full_bytes = 0, table_text_bytes = 0, table_json_bytes = 0;
+  std::uint64_t records = 0, ranges = 0;
+  double raw_rss_mb = 0;  ///< VmHWM after generating the raw session
+  double peak_rss_mb = 0;  ///< ru_maxrss of the child (filled in by the parent)
+  bool ok = false;
+  char error[256] = {};
+};
+
+double best_of(const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }
+double median_of(std::vector<double> s) {
+  std::sort(s.begin(), s.end());
+  const std::size_t m = s.size() / 2;
+  return s.size() % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+/// VmHWM (peak resident set) of this process from /proc/self/status, in MB; 0 when unreadable.
+double vm_hwm_mb() {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f) return 0;
+  char line[256];
+  double kb = 0;
+  while (std::fgets(line, sizeof line, f)) {
+    if (std::sscanf(line, "VmHWM: %lf kB", &kb) == 1) break;
+  }
+  std::fclose(f);
+  return kb / 1024.0;
+}
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+/// Runs the measurements for one size once (in the child).
+void measure(std::int64_t kernels, const fs::path& dir, Result& r) {
+  r.kernels = kernels;
+  auto t0 = Clock::now();
+  const xb::RawSession raw = xb::synthetic_session(kernels);
+  r.generate_s = since(t0);
+  r.records = raw.records.size();
+  r.ranges = raw.ranges.size();
+  r.raw_rss_mb = vm_hwm_mb();
+  fs::create_directories(dir);
+  const fs::path trace_path = dir / "trace_only.json", full_path = dir / "full.json";
+  fs::remove(trace_path);
+  fs::remove(full_path);
+
+  double* s = r.seconds;
+  t0 = Clock::now();
+  const xb::Session session = xb::build_session(raw);
+  s[kSession] = since(t0);
+
+  t0 = Clock::now();
+  const xb::Table table = xb::build_table(session);
+  s[kTableBuild] = since(t0);
+  {
+    CountingBuf buf;
+    std::ostream out(&buf);
+    t0 = Clock::now();
+    xb::write_table_text(table, out);
+    s[kTableText] = since(t0);
+    r.table_text_bytes = buf.bytes;
+  }
+  {
+    CountingBuf buf;
+    std::ostream out(&buf);
+    t0 = Clock::now();
+    xb::write_table_json(table, raw.meta, out);
+    s[kTableJson] = since(t0);
+    r.table_json_bytes = buf.bytes;
+  }
+  {
+    CountingBuf buf;
+    std::ostream out(&buf);
+    t0 = Clock::now();
+    xb::write_trace_only(raw, out);
+    s[kTraceNull] = since(t0);
+    r.trace_only_bytes = buf.bytes;
+  }
+  {
+    CountingBuf buf;
+    std::ostream out(&buf);
+    t0 = Clock::now();
+    xb::write_full_trace(session, out);
+    s[kFullNull] = since(t0);
+    r.full_bytes = buf.bytes;
+  }
+  t0 = Clock::now();
+  xb::write_file_atomic(trace_path, [&](std::ostream& o) { xb::write_trace_only(raw, o); });
+  s[kTraceFile] = since(t0);
+  t0 = Clock::now();
+  xb::write_file_atomic(full_path, [&](std::ostream& o) { xb::write_full_trace(session, o); });
+  s[kFullFile] = since(t0);
+  if (fs::file_size(trace_path) != r.trace_only_bytes || fs::file_size(full_path) != r.full_bytes) {
+    throw std::runtime_error("file and null outputs differ in size");
+  }
+  fs::remove(trace_path);
+  fs::remove(full_path);
+
+  s[kTable] = s[kTableBuild] + s[kTableText] + s[kTableJson];
+  s[kFullExport] = s[kSession] + s[kFullFile];
+  s[kExportsNull] = s[kTraceNull] + s[kSession] + s[kFullNull];
+  s[kExportsFile] = s[kTraceFile] + s[kSession] + s[kFullFile];
+  r.ok = true;
+}
+
+/// Forks a child pinned to `cpu` (-1: not pinned) that measures one size once; its result and
+/// peak RSS.
+Result run_child(std::int64_t kernels, int cpu, const fs::path& dir) {
+  Result r;
+  int fds[2];
+  if (pipe(fds) != 0) throw std::runtime_error("pipe failed");
+  std::cout.flush();
+  std::fflush(stdout);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    ::close(fds[0]);
+    if (cpu >= 0) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(cpu, &set);
+      sched_setaffinity(0, sizeof set, &set);
+    }
+    Result mine;
+    try {
+      measure(kernels, dir / std::to_string(kernels), mine);
+    } catch (const std::exception& e) {
+      std::snprintf(mine.error, sizeof mine.error, "%s", e.what());
+    }
+    const char* p = reinterpret_cast<const char*>(&mine);
+    std::size_t left = sizeof mine;
+    while (left > 0) {
+      const ssize_t n = ::write(fds[1], p, left);
+      if (n <= 0) _exit(1);
+      p += n;
+      left -= static_cast<std::size_t>(n);
+    }
+    _exit(0);
+  }
+  ::close(fds[1]);
+  char* p = reinterpret_cast<char*>(&r);
+  std::size_t got = 0;
+  while (got < sizeof r) {
+    const ssize_t n = ::read(fds[0], p + got, sizeof r - got);
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  ::close(fds[0]);
+  int status = 0;
+  struct rusage ru {};
+  wait4(pid, &status, 0, &ru);
+  if (got != sizeof r) {
+    r = Result{};
+    std::snprintf(r.error, sizeof r.error, "the measuring child died (status %d)", status);
+    return r;
+  }
+  r.peak_rss_mb = static_cast<double>(ru.ru_maxrss) / 1024.0;
+  return r;
+}
+
+std::string group(std::int64_t n) {
+  std::string s = std::to_string(n);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<std::size_t>(i), ",");
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::int64_t> sizes = {50'000, 100'000, 200'000, 500'000, 1'000'000};
+  int repeat = 5;
+  int cpu = 0;
+  fs::path dir = fs::temp_directory_path() / "xb_postproc_bench";
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::cerr << "postproc_bench: " << a << " needs a value\n";
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    try {
+      if (a == "--sizes") {
+        sizes.clear();
+        std::stringstream ss(value());
+        for (std::string item; std::getline(ss, item, ',');) sizes.push_back(std::stoll(item));
+      } else if (a == "--repeat") {
+        repeat = std::stoi(value());
+      } else if (a == "--cpu") {
+        cpu = std::stoi(value());
+      } else if (a == "--dir") {
+        dir = value();
+      } else {
+        std::cerr << "usage: postproc_bench [--sizes N,N,...] [--repeat R] [--cpu C (-1: not pinned)] [--dir DIR]\n";
+        return 2;
+      }
+    } catch (const std::exception&) {
+      std::cerr << "postproc_bench: bad value for " << a << '\n';
+      return 2;
+    }
+  }
+  if (sizes.empty() || repeat < 1 ||
+      std::any_of(sizes.begin(), sizes.end(), [](std::int64_t n) { return n < 100; })) {
+    std::cerr << "postproc_bench: need sizes >= 100 and --repeat >= 1\n";
+    return 2;
+  }
+  std::sort(sizes.begin(), sizes.end());
+  std::string size_list;
+  for (const std::int64_t n : sizes) size_list += (size_list.empty() ? "" : ", ") + group(n);
+  std::cout << fmt::format("postproc_bench: sizes {}, best and median of {} runs each, {}; files in {}\n",
+                           size_list, repeat, cpu >= 0 ? fmt::format("pinned to CPU {}", cpu) : "not pinned",
+                           dir.string());
+
+  // One fresh child per (repetition, size), sizes interleaved.
+  struct Point {
+    std::int64_t kernels = 0;
+    std::vector<Result> runs;
+    double peak_rss_mb = 0;
+    std::vector<double> step(int s) const {
+      std::vector<double> v;
+      for (const Result& r : runs) v.push_back(r.seconds[s]);
+      return v;
+    }
+    double best(int s) const { return best_of(step(s)); }
+    double median(int s) const { return median_of(step(s)); }
+  };
+  std::vector<Point> points;
+  for (const std::int64_t n : sizes) points.push_back(Point{n, {}, 0});
+  for (int rep = 0; rep < repeat; ++rep) {
+    for (Point& p : points) {
+      Result r = run_child(p.kernels, cpu, dir);
+      if (r.error[0] != '\0' || !r.ok) {
+        std::cerr << fmt::format("postproc_bench: {} kernels: {}\n", p.kernels, r.error);
+        fs::remove_all(dir);
+        return 1;
+      }
+      p.peak_rss_mb = std::max(p.peak_rss_mb, r.peak_rss_mb);
+      p.runs.push_back(r);
+    }
+  }
+  fs::remove_all(dir);
+
+  for (const Point& p : points) {
+    const Result& r = p.runs.front();
+    std::cout << fmt::format("\n{} kernels ({} records, {} ranges; generated in {:.2f} s; raw session {:.0f} MB, peak memory "
+                             "{:.0f} MB); trace_only.json {:.1f} MB, full.json {:.1f} MB, table.txt {:.1f} kB, table.json "
+                             "{:.1f} kB\n",
+                             group(p.kernels), group(static_cast<std::int64_t>(r.records)), group(static_cast<std::int64_t>(r.ranges)),
+                             r.generate_s, r.raw_rss_mb, p.peak_rss_mb, static_cast<double>(r.trace_only_bytes) / 1e6,
+                             static_cast<double>(r.full_bytes) / 1e6, static_cast<double>(r.table_text_bytes) / 1e3,
+                             static_cast<double>(r.table_json_bytes) / 1e3);
+    for (int s = 0; s < kSteps; ++s) {
+      std::cout << fmt::format("  {:<56} best {:8.4f} s  median {:8.4f} s  {:>13} kernels/s\n", kStepNames[s], p.best(s),
+                               p.median(s), group(static_cast<std::int64_t>(static_cast<double>(p.kernels) / p.best(s))));
+    }
+  }
+
+  // Markdown summary: seconds, best / median.
+  const auto cell = [](const Point& p, int s) { return fmt::format("{:.3f} / {:.3f}", p.best(s), p.median(s)); };
+  std::cout << "\n| kernels | build_session | table: build + text + json | write_trace_only | write_full_trace | "
+               "both exports | full export | peak memory |\n"
+               "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+  for (const Point& p : points) {
+    std::cout << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {:.0f} MB |\n", group(p.kernels), cell(p, kSession),
+                             cell(p, kTable), cell(p, kTraceFile), cell(p, kFullFile), cell(p, kExportsFile), cell(p, kFullExport),
+                             p.peak_rss_mb);
+  }
+  std::cout << "\nseconds, best / median of " << repeat
+            << " runs, each in a fresh process; writers to files; both exports = write_trace_only + build_session + "
+               "write_full_trace; full export = build_session + write_full_trace\n";
+
+  // Targets.
+  bool ok = true;
+  const auto find = [&](std::int64_t n) -> const Point* {
+    for (const Point& p : points)
+      if (p.kernels == n) return &p;
+    return nullptr;
+  };
+  std::cout << '\n';
+  if (const Point* p = find(50'000)) {
+    const double table = p->best(kTable), exports = p->best(kExportsFile);
+    std::cout << fmt::format("  50,000 kernels: table {:.4f} s best, {:.4f} s median (target <= 0.1 s; PyTorch key_averages: "
+                             "15.4 s): {}\n",
+                             table, p->median(kTable), table <= 0.1 ? "met" : "MISSED");
+    std::cout << fmt::format("  50,000 kernels: both exports {:.3f} s best, {:.3f} s median (target <= 0.5 s): {}\n", exports,
+                             p->median(kExportsFile), exports <= 0.5 ? "met" : "MISSED");
+    ok = ok && table <= 0.1 && exports <= 0.5;
+  }
+  if (const Point* p = find(1'000'000)) {
+    const double full = p->best(kFullExport);
+    std::cout << fmt::format("  1,000,000 kernels: full export {:.3f} s best, {:.3f} s median (target <= 1 s on one core): {}\n",
+                             full, p->median(kFullExport), full <= 1.0 ? "met" : "MISSED");
+    ok = ok && full <= 1.0;
+  }
+  if (points.size() >= 2) {
+    const Point& a = points.front();
+    const Point& b = points.back();
+    const double size_ratio = static_cast<double>(b.kernels) / static_cast<double>(a.kernels);
+    for (const int s : {kSession, kTable, kTraceFile, kFullFile, kExportsFile}) {
+      const double ratio = b.best(s) / a.best(s), ratio_med = b.median(s) / a.median(s);
+      const bool linear = std::min(ratio, ratio_med) <= 1.1 * size_ratio;
+      std::cout << fmt::format("  growth of {}: {:.1f}x (best) / {:.1f}x (median) for {:.0f}x kernels (target <= {:.0f}x): {}\n",
+                               kStepNames[s], ratio, ratio_med, size_ratio, 1.1 * size_ratio, linear ? "met" : "MISSED");
+      ok = ok && linear;
+    }
+  }
+  return ok ? 0 : 1;
+}

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Issue 7's evidence on the H200 (through the device tool, from the repository root):
+#   bash scripts/h200_vs_torch.sh
+# Builds in build-h200, runs the GPU tests, times the main job (`bench --size 64,4096 --warmup`,
+# target <= 20 s wall), an event-only run (--no-cupti), then scripts/vs_torch.py (kernels,
+# copy bandwidth and profiler overhead side by side with PyTorch). Results: $OUT/vs_torch.tar.gz
+# and $OUT/vs_torch.md.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+OUT=${OUT:-/tmp/xb-out}
+W=/tmp/xb-vs-torch
+rm -rf "$W" && mkdir -p "$OUT" "$W/logs"
+export LD_LIBRARY_PATH=/usr/local/cuda-13.0/targets/x86_64-linux/lib:${LD_LIBRARY_PATH:-}
+export PATH=/usr/local/cuda-13.0/bin:$PATH
+export XB_BUILD_DIR=build-h200 XB_JOBS=16
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu,power.draw --format=csv > "$W/logs/machine.txt" 2>&1
+t0=$(date +%s)
+if ! bash scripts/setup.sh > "$W/logs/build.log" 2>&1; then
+  tail -40 "$W/logs/build.log"; cp "$W/logs/build.log" "$OUT/"; exit 1
+fi
+echo "build ok ($(( $(date +%s) - t0 )) s)"
+if [ "${XB_SKIP_GPU_TESTS:-0}" != 1 ]; then
+  ctest --test-dir build-h200 -L gpu --output-on-failure > "$W/logs/gpu_tests.log" 2>&1
+  echo "gpu tests exit: $?"; grep -E "tests passed|Failed|FAILED" "$W/logs/gpu_tests.log" | head -20
+fi
+t1=$(date +%s%N)
+./build-h200/bench --size 64,4096 --warmup --out "$W/e2e" > "$W/logs/e2e.log" 2>&1
+echo "main job exit $?, wall $(( ($(date +%s%N) - t1) / 1000000 )) ms" | tee "$W/logs/e2e_time.txt"
+tail -4 "$W/logs/e2e.log"
+./build-h200/bench --size 64,4096 --no-cupti --min-time 0.2 --out "$W/event-only" > "$W/logs/event-only.log" 2>&1
+echo "event-only exit $?"; grep -E "^results|not run" "$W/logs/event-only.log" | head -3
+python3 scripts/vs_torch.py --bench ./build-h200/bench --out "$W/vs" > "$W/logs/vs_torch.log" 2>&1
+echo "vs_torch exit $?"
+cp "$W/vs/vs_torch.md" "$OUT/" 2>/dev/null
+for d in "$W"/vs/*/; do rm -f "$d/raw_session.json" "$d/trace_only.json" "$d/full.json"; done
+rm -f "$W/e2e/raw_session.json"
+tar -czf "$OUT/vs_torch.tar.gz" -C "$W" .
+ls -la "$OUT"
