@@ -60,8 +60,10 @@ void check_plan(const BenchPlan& plan) {
     const std::string name = fixture_name(f.op, f.dtype, f.size);
     if (!names.insert(name).second) throw UsageError("fixture " + name + " is listed twice in one run");
   }
-  for (const auto& [name, rule] : plan.stopping) {
-    if (names.count(name) == 0) throw UsageError("a stopping rule names " + name + ", which is not a fixture of this run");
+  for (const auto& entry : plan.stopping) {
+    if (names.count(entry.first) == 0) {
+      throw UsageError("a stopping rule names " + entry.first + ", which is not a fixture of this run");
+    }
   }
   for (const auto& [name, us] : plan.delay_us) {
     if (names.count(name) == 0) throw UsageError("--slow-fixture names " + name + ", which is not a fixture of this run");
@@ -88,8 +90,10 @@ BenchPlan plan_from_options(const BenchOptions& options) {
 int run_bench(const BenchOptions& opt, const BenchPlan& plan, const char* argv0) {
   const fs::path dir = opt.out.empty() ? default_run_dir() : opt.out;
   if (opt.replay) return replay_session(*opt.replay, dir, std::cout);
+  // Everything that needs no GPU first (the plan, the folder, the flags), so that a bad input is
+  // reported as such on any machine; then the device.
   check_plan(plan);
-  check_device(plan.fixtures);
+  check_run_dir(dir);
 
   // Google Benchmark: the user's --benchmark_* flags, plus JSON output into the run folder
   // (written under a partial name, renamed when complete). Flags are checked before the run
@@ -110,6 +114,7 @@ int run_bench(const BenchOptions& opt, const BenchPlan& plan, const char* argv0)
   int gb_argc = static_cast<int>(gb_argv.size());
   benchmark::Initialize(&gb_argc, gb_argv.data());
   if (gb_argc > 1) throw UsageError(std::string("unrecognized Google Benchmark flag '") + gb_argv[1] + "'");
+  check_device(plan.fixtures);
   create_run_dir(dir);
 
   Stream stream;

@@ -21,8 +21,8 @@ MannWhitney mann_whitney_u(const std::vector<double>& a, const std::vector<doubl
   pooled.reserve(a.size() + b.size());
   for (double x : a) pooled.emplace_back(x, true);
   for (double x : b) pooled.emplace_back(x, false);
-  for (const auto& [x, from_a] : pooled) {
-    if (!std::isfinite(x)) throw std::invalid_argument("mann_whitney_u: non-finite sample");
+  for (const auto& entry : pooled) {
+    if (!std::isfinite(entry.first)) throw std::invalid_argument("mann_whitney_u: non-finite sample");
   }
   std::sort(pooled.begin(), pooled.end(),
             [](const std::pair<double, bool>& l, const std::pair<double, bool>& r) { return l.first < r.first; });

@@ -374,8 +374,8 @@ void write_qualify_junit(const QualifyOutcome& o, std::ostream& out) {
   for (const LoadedRun& r : o.runs) suites.push_back({"validation." + r.label, validation_cases(r)});
   std::size_t tests = 0, failures = 0, errors = 0, skipped = 0;
   double time = 0;
-  for (const auto& [name, cases] : suites) {
-    for (const Case& c : cases) {
+  for (const auto& suite : suites) {
+    for (const Case& c : suite.second) {
       ++tests;
       failures += c.kind == Case::Kind::Failure ? 1 : 0;
       errors += c.kind == Case::Kind::Error ? 1 : 0;

@@ -63,8 +63,10 @@ int qualify_command(int argc, const char* const* argv) {
   const Suite suite = read_suite(opt.suite);
   std::set<std::string> names;
   for (const SuiteFixture& f : suite.fixtures) names.insert(f.name());
-  for (const auto& [name, us] : opt.slow_fixtures_us) {
-    if (names.count(name) == 0) throw UsageError("--slow-fixture names " + name + ", which is not a fixture of the suite");
+  for (const auto& slow : opt.slow_fixtures_us) {
+    if (names.count(slow.first) == 0) {
+      throw UsageError("--slow-fixture names " + slow.first + ", which is not a fixture of the suite");
+    }
   }
   std::optional<Baseline> baseline;
   if (opt.update_baseline) {

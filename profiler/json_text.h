@@ -311,12 +311,21 @@ class JsonOut {
     return digits - (v < kPow10[digits - 1] ? 1 : 0);
   }
 
-  /// Writes v in decimal at p (at most 20 bytes); returns the end.
+  /// Writes v in decimal at p (at most 20 bytes); returns the end. One and two digits (most ids,
+  /// counts and dimensions) inline, longer numbers out of line.
   static char* write_decimal(char* p, std::uint64_t v) {
     if (v < 10) {
       *p = static_cast<char>('0' + v);
       return p + 1;
     }
+    if (v < 100) {
+      std::memcpy(p, kDigitPairs + 2 * v, 2);
+      return p + 2;
+    }
+    return write_long_decimal(p, v);
+  }
+  /// write_decimal for v >= 100.
+  static char* write_long_decimal(char* p, std::uint64_t v) {
     char* end = p + decimal_digits(v);
     char* q = end;
     while (v > 0xFFFFFFFFu) {

@@ -47,10 +47,10 @@ export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp:print_suppressions=0"
 
 status=0
 echo "sanitize: xb_tests"
-"$build/xb_tests" --gtest_brief=1 "$@" > "$build/sanitize-xb_tests.log" 2>&1 || status=1
+"$build/tests/xb_tests" --gtest_brief=1 "$@" > "$build/sanitize-xb_tests.log" 2>&1 || status=1
 tail -5 "$build/sanitize-xb_tests.log"
 echo "sanitize: xb_gpu_tests (device-free tests)"
-"$build/xb_gpu_tests" --gtest_brief=1 \
+"$build/tests/xb_gpu_tests" --gtest_brief=1 \
   --gtest_filter='DType.*:Op.*:Counts.*:MakeWorkload.*:Verification.*:ErrorMacros.*:GemmArguments.*' \
   > "$build/sanitize-xb_gpu_tests.log" 2>&1 || status=1
 tail -3 "$build/sanitize-xb_gpu_tests.log"
