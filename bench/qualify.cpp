@@ -244,6 +244,10 @@ GateResult gate_fixture(const FixtureRecord& now, const FixtureRecord* baseline,
   r.now_rsd = s.rsd();
   r.cls = classify_fixture(now, baseline ? r.baseline_median_ns : s.median, gpu_name, rules);
   r.threshold = threshold_for(r.cls, rules);
+  const auto capped = [](const FixtureRecord& f) { return any_valid(f) && (mask_of(f) & clocks_event::kSwPowerCap) != 0; };
+  if (!rules.threshold_override && baseline != nullptr && capped(now) && capped(*baseline)) {
+    r.threshold = std::max(r.threshold, rules.power_capped_threshold);
+  }
 
   // What the numbers say.
   if (baseline != nullptr) {

@@ -287,6 +287,28 @@ TEST(Gate, PowerCapRuleAgainstTheBaseline) {
   EXPECT_NE(c.reason.find("not checked"), std::string::npos);
 }
 
+TEST(Gate, PowerCappedInBothRunsGetsTheLooserThreshold) {
+  // An unchanged build gated on the H200: addmm_bias1d/bf16/4096 came out 3.1% slower, power-capped
+  // in both runs (results/h200/qualify-2026-11-29). Both capped: 5%, so +3.1% is unchanged; +7% is
+  // still a regression; not capped: the 3% threshold.
+  FixtureRecord base = fixture("matmul", 4096, draw(194'600, 0.004, 2000, 30));
+  base.gpu_before = clock(1650, clocks_event::kSwPowerCap);
+  base.gpu_after = clock(1575, clocks_event::kSwPowerCap);
+  FixtureRecord now = fixture("matmul", 4096, scaled(draw(194'600, 0.004, 2000, 31), 1.031));
+  now.gpu_before = clock(1620, clocks_event::kSwPowerCap);
+  now.gpu_after = clock(1590, clocks_event::kSwPowerCap);
+  GateResult r = gate_fixture(now, &base, kH200, GateRules{});
+  EXPECT_DOUBLE_EQ(r.threshold, 0.05);
+  EXPECT_EQ(r.verdict, Verdict::Unchanged) << r.reason;
+  now.samples_ns = scaled(draw(194'600, 0.004, 2000, 32), 1.07);
+  EXPECT_EQ(gate_fixture(now, &base, kH200, GateRules{}).verdict, Verdict::Regression);
+  FixtureRecord free_base = fixture("matmul", 4096, draw(194'600, 0.004, 2000, 30));
+  FixtureRecord free_now = fixture("matmul", 4096, scaled(draw(194'600, 0.004, 2000, 31), 1.031));
+  r = gate_fixture(free_now, &free_base, kH200, GateRules{});
+  EXPECT_DOUBLE_EQ(r.threshold, 0.03);
+  EXPECT_EQ(r.verdict, Verdict::Regression) << r.reason;
+}
+
 TEST(Gate, NoisyIsInconclusiveNeverPass) {
   const FixtureRecord base = fixture("matmul", 8192, draw(1'600'000, 0.03, 1700, 18));
   FixtureRecord now = fixture("matmul", 8192, draw(1'600'000, 0.03, 1700, 19));
