@@ -660,7 +660,7 @@ inline bool small_int(const Number& n, std::int64_t& v) {
   return true;
 }
 
-std::int64_t to_i64(const Number& n, const char* what) {
+std::int64_t to_i64_general(const Number& n, const char* what) {
   if (n.simple && n.frac == 0) return n.neg ? -static_cast<std::int64_t>(n.mant) : static_cast<std::int64_t>(n.mant);
   if (std::int64_t v; small_int(n, v)) return v;
   const Decimal d = decimal(n);
@@ -678,7 +678,7 @@ std::int64_t to_i64(const Number& n, const char* what) {
   return v;
 }
 
-std::uint64_t to_u64(const Number& n, const char* what) {
+std::uint64_t to_u64_general(const Number& n, const char* what) {
   if (n.simple && n.frac == 0 && (!n.neg || n.mant == 0)) return n.mant;
   if (std::int64_t v; small_int(n, v) && v >= 0) return static_cast<std::uint64_t>(v);
   const Decimal d = decimal(n);
@@ -702,7 +702,7 @@ double to_double(const Number& n, const char* what) {
   return v;
 }
 
-std::int64_t us_to_ns(const Number& n, const char* what) {
+std::int64_t us_to_ns_general(const Number& n, const char* what) {
   if (n.simple && n.frac <= 3 && n.mant < 1000000000000000ull) {
     static constexpr std::int64_t kScale[4] = {1000, 100, 10, 1};
     const std::int64_t v = static_cast<std::int64_t>(n.mant) * kScale[n.frac];

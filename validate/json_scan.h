@@ -186,13 +186,30 @@ struct Number {
 Number number(Cursor& c);
 
 /// Exact conversions of a number token. Each throws ScanError (at the token) when the value is
-/// not representable: `what` names the field in the message.
-std::int64_t to_i64(const Number& n, const char* what);
-std::uint64_t to_u64(const Number& n, const char* what);
+/// not representable: `what` names the field in the message. The common decoded forms (Number::
+/// simple) convert inline; everything else goes through the general conversions in json_scan.cpp.
+std::int64_t to_i64_general(const Number& n, const char* what);
+std::uint64_t to_u64_general(const Number& n, const char* what);
+std::int64_t us_to_ns_general(const Number& n, const char* what);
+inline std::int64_t to_i64(const Number& n, const char* what) {
+  if (n.simple && n.frac == 0) return n.neg ? -static_cast<std::int64_t>(n.mant) : static_cast<std::int64_t>(n.mant);
+  return to_i64_general(n, what);
+}
+inline std::uint64_t to_u64(const Number& n, const char* what) {
+  if (n.simple && n.frac == 0 && (!n.neg || n.mant == 0)) return n.mant;
+  return to_u64_general(n, what);
+}
 double to_double(const Number& n, const char* what);
 /// A microsecond number converted to integer nanoseconds exactly from its decimal text
 /// ("5080739996078.23" -> 5080739996078230); more than 3 decimals round half away from zero.
-std::int64_t us_to_ns(const Number& n, const char* what);
+inline std::int64_t us_to_ns(const Number& n, const char* what) {
+  if (n.simple && n.frac <= 3 && n.mant < 1000000000000000ull) {
+    static constexpr std::int64_t kScale[4] = {1000, 100, 10, 1};
+    const std::int64_t v = static_cast<std::int64_t>(n.mant) * kScale[n.frac];
+    return n.neg ? -v : v;
+  }
+  return us_to_ns_general(n, what);
+}
 
 /// Skips any value (validating it). `depth` is the nesting level of the enclosing container.
 void skip_value(Cursor& c, int depth = 0);

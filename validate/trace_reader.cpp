@@ -318,10 +318,42 @@ XB_ALWAYS_INLINE const char* digit_run(const char* p, const char* e, std::uint64
   return p;
 }
 
+/// True for the bytes that may end a number inside an object or array: ',', '}', ']'.
+XB_ALWAYS_INLINE bool closes_number(char d) { return d == ',' || d == '}' || d == ']'; }
+
 /// A number at p, validated as RFC 8259 requires and followed by a delimiter; plain decimals of
 /// up to 18 digits are decoded on the way (Number::simple).
 XB_ALWAYS_INLINE const char* num(const char* p, const char* e, Number& n) {
   n.b = p;
+  // The common forms first: an integer or a plain decimal ("123", "1234.567") with a leading
+  // digit 1..9 and a ',', '}' or ']' right after it. Anything else takes the general path below.
+  if (e - p >= 40 && *p >= '1' && *p <= '9') {
+    std::uint64_t mant = 0;
+    std::size_t digits = 0;
+    const char* q = digit_run(p, e, mant, digits);
+    if (q < e && closes_number(*q)) {
+      n.integral = true;
+      n.neg = false;
+      n.frac = 0;
+      n.e = q;
+      n.mant = mant;
+      n.simple = digits <= 18;
+      return q;
+    }
+    if (q < e && *q == '.' && q + 1 < e && digit(q[1])) {
+      const std::size_t before = digits;
+      const char* f = digit_run(q + 1, e, mant, digits);
+      if (f < e && closes_number(*f)) {
+        n.integral = false;
+        n.neg = false;
+        n.frac = static_cast<std::uint8_t>(std::min<std::size_t>(digits - before, 255));
+        n.e = f;
+        n.mant = mant;
+        n.simple = digits <= 18;
+        return f;
+      }
+    }
+  }
   n.integral = true;
   n.neg = false;
   n.frac = 0;
@@ -567,6 +599,24 @@ XB_ALWAYS_INLINE const char* lit(const char* p, const char* e, const char (&text
 /// crossbench's exporters write every event with the same keys in the same order and no
 /// whitespace; matching those literals skips the per-key parsing. Any difference returns nullptr
 /// and the general fast path (then the strict one) takes the element.
+/// A number at p whose value is not needed: a non-negative integer of 1 to 7 digits followed by
+/// ',', '}' or ']' is checked with one 8-byte load; anything else goes through num().
+XB_ALWAYS_INLINE const char* skip_num(const char* p, const char* e) {
+  if (e - p >= 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p, 8);
+    const std::uint64_t t = w ^ 0x3030303030303030ull;
+    const std::uint64_t stop = (t | (t + 0x0606060606060606ull)) & 0xF0F0F0F0F0F0F0F0ull;
+    if (stop != 0) {
+      const unsigned k = static_cast<unsigned>(__builtin_ctzll(stop)) >> 3;
+      // k digits, no leading zero unless the number is "0", then a delimiter.
+      if (k != 0 && (k == 1 || *p != '0') && closes_number(p[k])) return p + k;
+    }
+  }
+  Number n;
+  return num(p, e, n);
+}
+
 XB_ALWAYS_INLINE const char* args_layout(const char* p, const char* e, RawEvent& ev) {
   // p is just past `"args":{`.
   if (p < e && *p == '}') return p + 1;
@@ -581,8 +631,7 @@ XB_ALWAYS_INLINE const char* args_layout(const char* p, const char* e, RawEvent&
     } else if ((q = lit(p, e, "\"device\":")) || (q = lit(p, e, "\"stream\":")) || (q = lit(p, e, "\"context\":")) ||
                (q = lit(p, e, "\"cbid\":")) || (q = lit(p, e, "\"registers per thread\":")) ||
                (q = lit(p, e, "\"shared memory\":"))) {
-      Number skipped;
-      if (!(p = num(q, e, skipped))) return nullptr;
+      if (!(p = skip_num(q, e))) return nullptr;
     } else if ((q = lit(p, e, "\"grid\":[")) || (q = lit(p, e, "\"block\":["))) {
       // An array of numbers.
       p = q;
@@ -590,8 +639,7 @@ XB_ALWAYS_INLINE const char* args_layout(const char* p, const char* e, RawEvent&
         ++p;
       } else {
         for (;;) {
-          Number x;
-          if (!(p = num(p, e, x)) || p >= e) return nullptr;
+          if (!(p = skip_num(p, e)) || p >= e) return nullptr;
           if (*p == ',') {
             ++p;
             continue;
