@@ -12,6 +12,7 @@
 #include <set>
 
 #include "bench/gpu_meta.h"
+#include "bench/interrupt.h"
 #include "bench/run_dir.h"
 #include "kernels/blocking.h"
 #include "kernels/cuda_check.h"
@@ -165,6 +166,8 @@ int run_bench(const BenchOptions& opt, const BenchPlan& plan, const char* argv0)
   const ClearRegistrations clear_registrations;
   register_fixtures(plan.fixtures, ctx);
 
+  // From here a SIGINT/SIGTERM stops between samples; every completed fixture is still written.
+  install_interrupt_handlers();
   profiler.start();
   benchmark::RunSpecifiedBenchmarks();
   XB_CUDA(cudaDeviceSynchronize());
@@ -180,6 +183,10 @@ int run_bench(const BenchOptions& opt, const BenchPlan& plan, const char* argv0)
   std::cout << "\nrun folder: " << dir.string() << "\n";
   const int code = validate_and_report(dir, std::cout);
   for (const std::string& e : ctx.errors) std::cerr << "bench: fixture failed: " << e << "\n";
+  if (const int sig = interrupt_signal(); sig != 0) {
+    std::cerr << "bench: interrupted by signal " << sig << ": completed fixtures are in " << dir.string() << "\n";
+    return interrupted_exit_code(sig);
+  }
   return ctx.errors.empty() ? code : 1;
 }
 

@@ -10,6 +10,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "bench/interrupt.h"
 #include "kernels/cuda_check.h"
 #include "kernels/cuda_raii.h"
 #include "kernels/spin_delay.h"
@@ -172,6 +173,10 @@ void run_fixture(benchmark::State& state, BenchContext& ctx, Op op, DType dtype,
   info.size = n;
   info.flops = op_flops(op, n);
   info.bytes = op_bytes(op, dtype, n);
+  if (interrupt_signal() != 0) {
+    state.SkipWithError((name + ": not run: the run was interrupted").c_str());
+    return;
+  }
   const bool first = ctx.recorded.insert(name).second;
   auto fail = [&](const std::string& why) {
     const std::string msg = name + ": " + why;
@@ -227,6 +232,7 @@ void run_fixture(benchmark::State& state, BenchContext& ctx, Op op, DType dtype,
       ctx.profiler->begin_fixture(Schedule{std::numeric_limits<int>::max() / 2, 0, 1});  // nothing recorded
       const WarmupResult wr = warm_up(
           [&] {
+            throw_if_interrupted();
             Workload& w = *ws[k++ % ws.size()];
             return static_cast<double>(
                        timed_sample(w, *ctx.profiler, ctx.blocking, start, stop, name, cpu_op, spec).event_ns) /
@@ -245,6 +251,7 @@ void run_fixture(benchmark::State& state, BenchContext& ctx, Op op, DType dtype,
     const int scheduled = ctx.schedule.total();
     for (auto _ : state) {
       for (std::size_t i = 0;; ++i) {
+        throw_if_interrupted();
         Workload& w = *ws[i % ws.size()];
         const TimedCall call = timed_sample(w, *ctx.profiler, ctx.blocking, start, stop, name, cpu_op, spec);
         const double per_launch = static_cast<double>(call.event_ns) / spec.launches;
@@ -284,6 +291,13 @@ void run_fixture(benchmark::State& state, BenchContext& ctx, Op op, DType dtype,
       return fail(fmt::format("cold-mode rate {:.0f} GB/s is above the measured device-to-device copy bandwidth "
                               "{:.0f} GB/s: the L2 flush is not working", info.bytes / st.median, ctx.copy_bytes_per_ns));
     }
+  } catch (const Interrupted& i) {
+    // Abandoned mid-fixture: its recorded steps stay in the session (their files stay valid), the
+    // fixture says why it has no result, and the run exits with 128 + signal (bench_run.cpp).
+    info.error = "abandoned: the run was interrupted by signal " + std::to_string(i.signal);
+    info.timing.samples_ns.clear();
+    if (first) ctx.profiler->add_fixture(info);
+    state.SkipWithError((name + ": " + info.error).c_str());
   } catch (const std::exception& e) {
     fail(e.what());
   }

@@ -1,0 +1,47 @@
+// The interrupt flag: a handled SIGINT/SIGTERM is recorded, not fatal; the run then stops between
+// samples (bench/fixtures.cpp) and exits with 128 + signal. A second signal kills.
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <cstdlib>
+
+#include "bench/interrupt.h"
+
+namespace xb {
+namespace {
+
+TEST(Interrupt, HandledSignalIsRecordedAndThrownBetweenSamples) {
+  EXPECT_EXIT(
+      {
+        install_interrupt_handlers();
+        if (interrupt_signal() != 0) std::exit(3);
+        std::raise(SIGTERM);  // handled: the process lives on
+        if (interrupt_signal() != SIGTERM) std::exit(4);
+        try {
+          throw_if_interrupted();
+          std::exit(5);
+        } catch (const Interrupted& i) {
+          std::exit(i.signal == SIGTERM ? interrupted_exit_code(i.signal) : 6);
+        }
+      },
+      ::testing::ExitedWithCode(143), "");
+}
+
+TEST(Interrupt, SecondSignalKills) {
+  EXPECT_EXIT(
+      {
+        install_interrupt_handlers();
+        std::raise(SIGINT);
+        std::raise(SIGINT);  // default action now
+        std::exit(0);
+      },
+      ::testing::KilledBySignal(SIGINT), "");
+}
+
+TEST(Interrupt, ExitCodes) {
+  EXPECT_EQ(interrupted_exit_code(SIGINT), 130);
+  EXPECT_EQ(interrupted_exit_code(SIGTERM), 143);
+}
+
+}  // namespace
+}  // namespace xb
