@@ -108,7 +108,9 @@ constexpr const char* kStepNames[kSteps] = {
 struct Result {
   std::int64_t kernels = 0;
   double generate_s = 0;
-  double seconds[kSteps] = {};
+  double seconds[kSteps] = {};      ///< wall time
+  double cpu_seconds[kSteps] = {};  ///< user + system CPU time of the measuring thread
+  double sys_seconds[kSteps] = {};  ///< system (kernel) part of it: page faults, write(2)
   std::uint64_t trace_only_bytes = 0, full_bytes = 0, table_text_bytes = 0, table_json_bytes = 0;
   std::uint64_t records = 0, ranges = 0;
   double raw_rss_mb = 0;  ///< VmHWM after generating the raw session
@@ -140,10 +142,33 @@ double vm_hwm_mb() {
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
+/// User and system CPU time of the calling thread, s.
+struct CpuTime {
+  double user = 0, sys = 0;
+  static CpuTime now() {
+    struct rusage ru {};
+    getrusage(RUSAGE_THREAD, &ru);
+    return {static_cast<double>(ru.ru_utime.tv_sec) + static_cast<double>(ru.ru_utime.tv_usec) / 1e6,
+            static_cast<double>(ru.ru_stime.tv_sec) + static_cast<double>(ru.ru_stime.tv_usec) / 1e6};
+  }
+};
+
+/// Times one step: wall, CPU and system time into r's slots for `step`.
+template <typename F>
+void timed(Result& r, int step, F&& f) {
+  const CpuTime c0 = CpuTime::now();
+  const auto t0 = Clock::now();
+  f();
+  r.seconds[step] = since(t0);
+  const CpuTime c1 = CpuTime::now();
+  r.cpu_seconds[step] = (c1.user - c0.user) + (c1.sys - c0.sys);
+  r.sys_seconds[step] = c1.sys - c0.sys;
+}
+
 /// Runs the measurements for one size once (in the child).
 void measure(std::int64_t kernels, const fs::path& dir, Result& r) {
   r.kernels = kernels;
-  auto t0 = Clock::now();
+  const auto t0 = Clock::now();
   const xb::RawSession raw = xb::synthetic_session(kernels);
   r.generate_s = since(t0);
   r.records = raw.records.size();
@@ -154,62 +179,45 @@ void measure(std::int64_t kernels, const fs::path& dir, Result& r) {
   fs::remove(trace_path);
   fs::remove(full_path);
 
-  double* s = r.seconds;
-  t0 = Clock::now();
-  const xb::Session session = xb::build_session(raw);
-  s[kSession] = since(t0);
-
-  t0 = Clock::now();
-  const xb::Table table = xb::build_table(session);
-  s[kTableBuild] = since(t0);
+  std::optional<xb::Session> session;
+  timed(r, kSession, [&] { session.emplace(xb::build_session(raw)); });
+  std::optional<xb::Table> table;
+  timed(r, kTableBuild, [&] { table.emplace(xb::build_table(*session)); });
+  CountingBuf text, json, trace, full;
   {
-    CountingBuf buf;
-    std::ostream out(&buf);
-    t0 = Clock::now();
-    xb::write_table_text(table, out);
-    s[kTableText] = since(t0);
-    r.table_text_bytes = buf.bytes;
+    std::ostream out(&text);
+    timed(r, kTableText, [&] { xb::write_table_text(*table, out); });
   }
   {
-    CountingBuf buf;
-    std::ostream out(&buf);
-    t0 = Clock::now();
-    xb::write_table_json(table, raw.meta, out);
-    s[kTableJson] = since(t0);
-    r.table_json_bytes = buf.bytes;
+    std::ostream out(&json);
+    timed(r, kTableJson, [&] { xb::write_table_json(*table, raw.meta, out); });
   }
   {
-    CountingBuf buf;
-    std::ostream out(&buf);
-    t0 = Clock::now();
-    xb::write_trace_only(raw, out);
-    s[kTraceNull] = since(t0);
-    r.trace_only_bytes = buf.bytes;
+    std::ostream out(&trace);
+    timed(r, kTraceNull, [&] { xb::write_trace_only(raw, out); });
   }
   {
-    CountingBuf buf;
-    std::ostream out(&buf);
-    t0 = Clock::now();
-    xb::write_full_trace(session, out);
-    s[kFullNull] = since(t0);
-    r.full_bytes = buf.bytes;
+    std::ostream out(&full);
+    timed(r, kFullNull, [&] { xb::write_full_trace(*session, out); });
   }
-  t0 = Clock::now();
-  xb::write_file_atomic(trace_path, [&](std::ostream& o) { xb::write_trace_only(raw, o); });
-  s[kTraceFile] = since(t0);
-  t0 = Clock::now();
-  xb::write_file_atomic(full_path, [&](std::ostream& o) { xb::write_full_trace(session, o); });
-  s[kFullFile] = since(t0);
+  r.table_text_bytes = text.bytes;
+  r.table_json_bytes = json.bytes;
+  r.trace_only_bytes = trace.bytes;
+  r.full_bytes = full.bytes;
+  timed(r, kTraceFile, [&] { xb::write_file_atomic(trace_path, [&](std::ostream& o) { xb::write_trace_only(raw, o); }); });
+  timed(r, kFullFile, [&] { xb::write_file_atomic(full_path, [&](std::ostream& o) { xb::write_full_trace(*session, o); }); });
   if (fs::file_size(trace_path) != r.trace_only_bytes || fs::file_size(full_path) != r.full_bytes) {
     throw std::runtime_error("file and null outputs differ in size");
   }
   fs::remove(trace_path);
   fs::remove(full_path);
 
-  s[kTable] = s[kTableBuild] + s[kTableText] + s[kTableJson];
-  s[kFullExport] = s[kSession] + s[kFullFile];
-  s[kExportsNull] = s[kTraceNull] + s[kSession] + s[kFullNull];
-  s[kExportsFile] = s[kTraceFile] + s[kSession] + s[kFullFile];
+  for (double* v : {r.seconds, r.cpu_seconds, r.sys_seconds}) {
+    v[kTable] = v[kTableBuild] + v[kTableText] + v[kTableJson];
+    v[kFullExport] = v[kSession] + v[kFullFile];
+    v[kExportsNull] = v[kTraceNull] + v[kSession] + v[kFullNull];
+    v[kExportsFile] = v[kTraceFile] + v[kSession] + v[kFullFile];
+  }
   r.ok = true;
 }
 
@@ -331,6 +339,16 @@ int main(int argc, char** argv) {
       for (const Result& r : runs) v.push_back(r.seconds[s]);
       return v;
     }
+    std::vector<double> cpu(int s) const {
+      std::vector<double> v;
+      for (const Result& r : runs) v.push_back(r.cpu_seconds[s]);
+      return v;
+    }
+    std::vector<double> sys(int s) const {
+      std::vector<double> v;
+      for (const Result& r : runs) v.push_back(r.sys_seconds[s]);
+      return v;
+    }
     double best(int s) const { return best_of(step(s)); }
     double median(int s) const { return median_of(step(s)); }
   };
@@ -360,8 +378,10 @@ int main(int argc, char** argv) {
                              static_cast<double>(r.full_bytes) / 1e6, static_cast<double>(r.table_text_bytes) / 1e3,
                              static_cast<double>(r.table_json_bytes) / 1e3);
     for (int s = 0; s < kSteps; ++s) {
-      std::cout << fmt::format("  {:<56} best {:8.4f} s  median {:8.4f} s  {:>13} kernels/s\n", kStepNames[s], p.best(s),
-                               p.median(s), group(static_cast<std::int64_t>(static_cast<double>(p.kernels) / p.best(s))));
+      std::cout << fmt::format("  {:<56} best {:8.4f} s  median {:8.4f} s  {:>11} kernels/s;  CPU best {:.4f} s (system {:.4f} s)\n",
+                               kStepNames[s], p.best(s), p.median(s),
+                               group(static_cast<std::int64_t>(static_cast<double>(p.kernels) / p.best(s))), best_of(p.cpu(s)),
+                               best_of(p.sys(s)));
     }
   }
 

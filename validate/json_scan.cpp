@@ -464,8 +464,13 @@ Number number(Cursor& c) {
       c.more();
     }
   };
+  // Decoded on the way, as the trace reader's fast path does (Number::simple): the digits as one
+  // integer (mod 2^64; only used when there are at most 18) and how many follow the point.
+  std::uint64_t mant = 0;
+  unsigned digits = 0, frac = 0;
   need();
   if (*p == '-') {
+    n.neg = true;
     ++p;
     need();
   }
@@ -474,6 +479,8 @@ Number number(Cursor& c) {
     ++p;
   } else if (*p >= '1' && *p <= '9') {
     while (true) {
+      mant = mant * 10 + static_cast<unsigned>(*p - '0');
+      ++digits;
       ++p;
       need();
       if (*p < '0' || *p > '9') break;
@@ -483,6 +490,7 @@ Number number(Cursor& c) {
     unexpected(c, "a digit");
   }
   need();
+  bool exponent = false;
   if (*p == '.') {
     n.integral = false;
     ++p;
@@ -492,6 +500,9 @@ Number number(Cursor& c) {
       unexpected(c, "a digit after '.'");
     }
     while (true) {
+      mant = mant * 10 + static_cast<unsigned>(*p - '0');
+      ++digits;
+      ++frac;
       ++p;
       need();
       if (*p < '0' || *p > '9') break;
@@ -499,6 +510,7 @@ Number number(Cursor& c) {
   }
   if (*p == 'e' || *p == 'E') {
     n.integral = false;
+    exponent = true;
     ++p;
     need();
     if (*p == '+' || *p == '-') {
@@ -522,6 +534,9 @@ Number number(Cursor& c) {
     unexpected(c, "',', '}' or ']' after a number");
   }
   n.e = p;
+  n.simple = !exponent && digits <= 18;
+  n.frac = static_cast<std::uint8_t>(std::min(frac, 255u));
+  n.mant = mant;
   c.p = p;
   return n;
 }
