@@ -89,7 +89,9 @@ TEST_F(GpuTest, InterruptedRunsKeepEveryCompletedFixtureAndValidFiles) {
     for (const char* f : {"events.json", "raw_session.json", "table.json", "trace_only.json", "full.json", "validation.json"}) {
       std::ifstream in(out / f);
       ASSERT_TRUE(in) << f;
-      EXPECT_NO_THROW((void)nlohmann::json::parse(in)) << f;
+      nlohmann::json doc;
+      EXPECT_NO_THROW(doc = nlohmann::json::parse(in)) << f;
+      EXPECT_TRUE(doc.is_object()) << f;
     }
     const auto events = nlohmann::json::parse(std::ifstream(out / "events.json"));
     std::set<std::string> with_stats;
