@@ -43,6 +43,25 @@ std::vector<std::string> checked_names(const std::vector<std::string>& values, c
   return names;
 }
 
+/// Google Benchmark reports a bad value of these flags with lines of its own (or ignores it):
+/// check them first, so that bad input gets bench's one-line error and exit code 2.
+void check_benchmark_flag(const std::string& arg) {
+  const auto eq = arg.find('=');
+  const std::string flag = arg.substr(0, eq);
+  const std::string value = eq == std::string::npos ? "" : arg.substr(eq + 1);
+  if (flag == "--benchmark_repetitions") {
+    const bool digits = !value.empty() && value.size() < 7 &&
+                        std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!digits || std::stoi(value) < 1) {
+      throw UsageError("--benchmark_repetitions needs a positive integer, not '" + value + "'");
+    }
+  } else if (flag == "--benchmark_format" || flag == "--benchmark_out_format") {
+    if (value != "console" && value != "json" && value != "csv") {
+      throw UsageError(flag + " must be console, json or csv, not '" + value + "'");
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> split_list(const std::string& text, char sep) {
@@ -131,6 +150,7 @@ std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv) 
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg.rfind("--benchmark_", 0) == 0) {
+      check_benchmark_flag(arg);
       opt.benchmark_args.push_back(arg);
     } else {
       ours.push_back(argv[i]);
