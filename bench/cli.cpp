@@ -55,6 +55,16 @@ void check_benchmark_flag(const std::string& arg) {
     if (!digits || std::stoi(value) < 1) {
       throw UsageError("--benchmark_repetitions needs a positive integer, not '" + value + "'");
     }
+  } else if (flag == "--benchmark_min_time") {
+    // "0.5", "0.5s" (seconds) or "10x" (iterations), as Google Benchmark 1.8 reads it.
+    std::string number = value;
+    if (!number.empty() && (number.back() == 's' || number.back() == 'x')) number.pop_back();
+    char* end = nullptr;
+    const double v = number.empty() ? -1 : std::strtod(number.c_str(), &end);
+    if (number.empty() || end != number.c_str() + number.size() || !(v > 0) || v > 1e6) {
+      throw UsageError("--benchmark_min_time needs a positive number of seconds (0.5, 0.5s) or iterations (10x), not '" +
+                       value + "'");
+    }
   } else if (flag == "--benchmark_format" || flag == "--benchmark_out_format") {
     if (value != "console" && value != "json" && value != "csv") {
       throw UsageError(flag + " must be console, json or csv, not '" + value + "'");

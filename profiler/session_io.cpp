@@ -928,14 +928,21 @@ void check_raw_session(const RawSession& s) {
     bad(fmt::format("meta: window ends before it starts ({} < {} ns)", s.meta.window_end_ns,
                     s.meta.window_start_ns));
   }
+  // Times beyond 2^62 ns (146 years) are no recording's, and the validator's trace reader refuses
+  // them (validate/trace_reader.cpp): a session holding one could be replayed but its outputs not
+  // validated.
+  constexpr std::int64_t kMaxTimestampNs = std::int64_t{1} << 62;
+  if (s.meta.window_end_ns > kMaxTimestampNs) {
+    bad(fmt::format("meta: window end {} ns is out of range (at most 2^62 ns)", s.meta.window_end_ns));
+  }
   if (s.meta.schedule_wait < 0 || s.meta.schedule_warmup < 0 || s.meta.schedule_active < 0) {
     bad("meta: negative schedule step count");
   }
   for (std::size_t i = 0; i < s.records.size(); ++i) {
     const RawRecord& r = s.records[i];
     if (r.kind == RawKind::ExternalCorrelation) continue;
-    if (r.start_ns < 0 || r.end_ns < r.start_ns) {
-      bad(fmt::format("records[{}]: timestamps start {} ns, end {} ns (need 0 <= start <= end)", i,
+    if (r.start_ns < 0 || r.end_ns < r.start_ns || r.end_ns > kMaxTimestampNs) {
+      bad(fmt::format("records[{}]: timestamps start {} ns, end {} ns (need 0 <= start <= end <= 2^62)", i,
                       r.start_ns, r.end_ns));
     }
   }
@@ -944,8 +951,8 @@ void check_raw_session(const RawSession& s) {
     const HostRange& r = s.ranges[i];
     if (r.id == 0) bad(fmt::format("ranges[{}]: id 0 (ids start at 1)", i));
     if (!parent_of.emplace(r.id, r.parent_id).second) bad(fmt::format("ranges[{}]: duplicate id {}", i, r.id));
-    if (r.start_ns < 0 || r.end_ns < r.start_ns) {
-      bad(fmt::format("ranges[{}]: timestamps start {} ns, end {} ns (need 0 <= start <= end)", i,
+    if (r.start_ns < 0 || r.end_ns < r.start_ns || r.end_ns > kMaxTimestampNs) {
+      bad(fmt::format("ranges[{}]: timestamps start {} ns, end {} ns (need 0 <= start <= end <= 2^62)", i,
                       r.start_ns, r.end_ns));
     }
   }

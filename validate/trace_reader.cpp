@@ -148,43 +148,50 @@ struct ShapeError : std::runtime_error {
 
 enum class CatKind : std::uint8_t { Used, Trace, Flow, Other };
 
+/// s == text, for a literal: a compare of known length, which the compiler inlines (a
+/// string_view == would call memcmp with a run-time length).
+template <std::size_t N>
+inline bool is(std::string_view s, const char (&text)[N]) {
+  return s.size() == N - 1 && std::memcmp(s.data(), text, N - 1) == 0;
+}
+
 /// Maps a "cat" string to a used category (PyTorch's old capitalised names included).
 bool cat_of(std::string_view s, TraceCat& out, CatKind& kind) {
   kind = CatKind::Used;
   switch (s.size()) {
     case 6:
-      if (s == "kernel" || s == "Kernel") { out = TraceCat::Kernel; return true; }
-      if (s == "cpu_op") { out = TraceCat::CpuOp; return true; }
-      if (s == "Memcpy") { out = TraceCat::Memcpy; return true; }
-      if (s == "Memset") { out = TraceCat::Memset; return true; }
+      if (is(s, "kernel") || is(s, "Kernel")) { out = TraceCat::Kernel; return true; }
+      if (is(s, "cpu_op")) { out = TraceCat::CpuOp; return true; }
+      if (is(s, "Memcpy")) { out = TraceCat::Memcpy; return true; }
+      if (is(s, "Memset")) { out = TraceCat::Memset; return true; }
       break;
     case 10:
-      if (s == "gpu_memcpy") { out = TraceCat::Memcpy; return true; }
-      if (s == "gpu_memset") { out = TraceCat::Memset; return true; }
+      if (is(s, "gpu_memcpy")) { out = TraceCat::Memcpy; return true; }
+      if (is(s, "gpu_memset")) { out = TraceCat::Memset; return true; }
       break;
     case 12:
-      if (s == "cuda_runtime") { out = TraceCat::Runtime; return true; }
+      if (is(s, "cuda_runtime")) { out = TraceCat::Runtime; return true; }
       break;
     case 11:
-      if (s == "cuda_driver") { out = TraceCat::Driver; return true; }
+      if (is(s, "cuda_driver")) { out = TraceCat::Driver; return true; }
       break;
     case 15:
-      if (s == "user_annotation") { out = TraceCat::UserAnnotation; return true; }
+      if (is(s, "user_annotation")) { out = TraceCat::UserAnnotation; return true; }
       break;
     case 19:
-      if (s == "gpu_user_annotation") { out = TraceCat::GpuUserAnnotation; return true; }
+      if (is(s, "gpu_user_annotation")) { out = TraceCat::GpuUserAnnotation; return true; }
       break;
     case 9:
-      if (s == "cuda_sync") { out = TraceCat::Sync; return true; }
+      if (is(s, "cuda_sync")) { out = TraceCat::Sync; return true; }
       break;
     case 7:
-      if (s == "Runtime") { out = TraceCat::Runtime; return true; }
+      if (is(s, "Runtime")) { out = TraceCat::Runtime; return true; }
       break;
     case 5:
-      if (s == "Trace") { kind = CatKind::Trace; return false; }
+      if (is(s, "Trace")) { kind = CatKind::Trace; return false; }
       break;
     case 4:
-      if (s == "ac2g") { kind = CatKind::Flow; return false; }
+      if (is(s, "ac2g")) { kind = CatKind::Flow; return false; }
       break;
     default: break;
   }
@@ -204,17 +211,31 @@ struct Id {
 /// Fields are read only when their has_/present()/set flag says so; reset() clears just the
 /// flags (zeroing the whole struct per element costs more than parsing small events).
 struct RawEvent {
+  static constexpr std::uint32_t kNoLane = 0xFFFFFFFFu;
   bool has_ph, has_cat, has_name, has_bp, id_text;
   std::string_view ph, cat, name, bp;
   Number ts, dur, id;
   Id pid, tid;
   Number ext, corr, parent;
+  /// Set by the layout fast path when the pid and tid tokens were byte for byte those of a
+  /// known lane (LaneTokens): the lane, without converting them; kNoLane otherwise.
+  std::uint32_t known_lane;
   RawEvent() { reset(); }
   void reset() {
     has_ph = has_cat = has_name = has_bp = id_text = false;
     ts.b = dur.b = id.b = ext.b = corr.b = parent.b = nullptr;
     pid.set = tid.set = false;
+    known_lane = kNoLane;
   }
+};
+
+/// The numeric pid and tid tokens (at most 8 bytes each, as loaded little-endian and masked to
+/// their length) of a lane seen before. Equal bytes followed by ',' are the same valid JSON
+/// numbers, hence the same lane.
+struct LaneTokens {
+  std::uint32_t lane = RawEvent::kNoLane;
+  std::uint8_t pid_len = 0, tid_len = 0;
+  std::uint64_t pid_word = 0, pid_mask = 0, tid_word = 0, tid_mask = 0;
 };
 
 
@@ -606,9 +627,6 @@ XB_ALWAYS_INLINE const char* lit(const char* p, const char* e, const char (&text
   return p + n;
 }
 
-/// crossbench's exporters write every event with the same keys in the same order and no
-/// whitespace; matching those literals skips the per-key parsing. Any difference returns nullptr
-/// and the general fast path (then the strict one) takes the element.
 /// A number at p whose value is not needed: a non-negative integer of 1 to 7 digits followed by
 /// ',', '}' or ']' is checked with one 8-byte load; anything else goes through num().
 XB_ALWAYS_INLINE const char* skip_num(const char* p, const char* e) {
@@ -627,6 +645,9 @@ XB_ALWAYS_INLINE const char* skip_num(const char* p, const char* e) {
   return num(p, e, n);
 }
 
+/// crossbench's exporters write every event with the same keys in the same order and no
+/// whitespace; matching those literals skips the per-key parsing. Any difference returns nullptr
+/// and the general fast path (then the strict one) takes the element.
 XB_ALWAYS_INLINE const char* args_layout(const char* p, const char* e, RawEvent& ev) {
   // p is just past `"args":{`.
   if (p < e && *p == '}') return p + 1;
@@ -721,7 +742,30 @@ XB_ALWAYS_INLINE const char* ext_corr_layout(const char* p, const char* e, RawEv
   return p < e && *p == '}' ? p + 1 : nullptr;
 }
 
-XB_ALWAYS_INLINE const char* event_layout(const char* p, const char* e, RawEvent& ev) {
+/// At p (just past `"pid":`): the pid token, `,"tid":` and the tid token of one of the `known`
+/// lanes, each token followed by ','. Returns the end of the tid token and sets ev's lane, or
+/// nullptr (nothing consumed, nothing set) when neither lane matches.
+XB_ALWAYS_INLINE const char* known_lane(const char* p, const char* e, const LaneTokens* known, RawEvent& ev) {
+  if (e - p < 64) return nullptr;
+  std::uint64_t w;
+  std::memcpy(&w, p, 8);
+  for (int i = 0; i < 2; ++i) {
+    const LaneTokens& k = known[i];
+    if (k.lane == RawEvent::kNoLane || (w & k.pid_mask) != k.pid_word || p[k.pid_len] != ',') continue;
+    const char* q = lit(p + k.pid_len, e, ",\"tid\":");
+    if (!q) return nullptr;
+    std::uint64_t t;
+    std::memcpy(&t, q, 8);
+    if ((t & k.tid_mask) != k.tid_word || q[k.tid_len] != ',') continue;
+    ev.pid.set = ev.tid.set = true;
+    ev.pid.text = ev.tid.text = false;
+    ev.known_lane = k.lane;
+    return q + k.tid_len;
+  }
+  return nullptr;
+}
+
+XB_ALWAYS_INLINE const char* event_layout(const char* p, const char* e, RawEvent& ev, const LaneTokens* known) {
   const char* q;
   if ((q = lit(p, e, "{\"ph\":\"X\",\"cat\":"))) {
     ev.ph = std::string_view(p + 7, 1);
@@ -730,8 +774,13 @@ XB_ALWAYS_INLINE const char* event_layout(const char* p, const char* e, RawEvent
     ev.has_cat = true;
     if (!(p = lit(p, e, ",\"name\":")) || p >= e || *p != '"' || !(p = str(p, e, ev.name))) return nullptr;
     ev.has_name = true;
-    if (!(p = lit(p, e, ",\"pid\":")) || !(p = id(p, e, ev.pid))) return nullptr;
-    if (!(p = lit(p, e, ",\"tid\":")) || !(p = id(p, e, ev.tid))) return nullptr;
+    if (!(p = lit(p, e, ",\"pid\":"))) return nullptr;
+    if (const char* q2 = known_lane(p, e, known, ev)) {
+      p = q2;
+    } else {
+      if (!(p = id(p, e, ev.pid))) return nullptr;
+      if (!(p = lit(p, e, ",\"tid\":")) || !(p = id(p, e, ev.tid))) return nullptr;
+    }
     if (!(p = lit(p, e, ",\"ts\":")) || !(p = num(p, e, ev.ts))) return nullptr;
     if (!(p = lit(p, e, ",\"dur\":")) || !(p = num(p, e, ev.dur))) return nullptr;
     if (!(p = lit(p, e, ",\"args\":{")) || !(p = args_layout(p, e, ev))) return nullptr;
@@ -741,8 +790,13 @@ XB_ALWAYS_INLINE const char* event_layout(const char* p, const char* e, RawEvent
     ev.ph = std::string_view(p + 7, 1);
     ev.has_ph = true;
     if (!(p = num(q, e, ev.id))) return nullptr;
-    if (!(p = lit(p, e, ",\"pid\":")) || !(p = id(p, e, ev.pid))) return nullptr;
-    if (!(p = lit(p, e, ",\"tid\":")) || !(p = id(p, e, ev.tid))) return nullptr;
+    if (!(p = lit(p, e, ",\"pid\":"))) return nullptr;
+    if (const char* q2 = known_lane(p, e, known, ev)) {
+      p = q2;
+    } else {
+      if (!(p = id(p, e, ev.pid))) return nullptr;
+      if (!(p = lit(p, e, ",\"tid\":")) || !(p = id(p, e, ev.tid))) return nullptr;
+    }
     if (!(p = lit(p, e, ",\"ts\":")) || !(p = num(p, e, ev.ts))) return nullptr;
     if (!(p = lit(p, e, ",\"cat\":\"ac2g\",\"name\":\"ac2g\""))) return nullptr;
     ev.cat = std::string_view(p - 19, 4);
@@ -851,6 +905,10 @@ class Reader {
   };
   NumMemo num_memo_[2];
   int num_next_ = 0;
+  /// The tokens of the last two numeric lanes lane() resolved, for the layout fast path.
+  LaneTokens lane_tokens_[2];
+  int tokens_next_ = 0;
+  void remember_tokens(const Number& pid, const Number& tid, std::uint32_t lane);
   struct NameMemo {
     std::uint64_t key = 0;
     std::uint32_t id = kNoLane;
@@ -1002,16 +1060,40 @@ std::string_view id_text(const Id& id) {
   return id.text ? id.str : std::string_view(id.num.b, static_cast<std::size_t>(id.num.e - id.num.b));
 }
 
+void Reader::remember_tokens(const Number& pid, const Number& tid, std::uint32_t lane) {
+  const auto pid_len = static_cast<std::size_t>(pid.e - pid.b), tid_len = static_cast<std::size_t>(tid.e - tid.b);
+  if (pid_len == 0 || pid_len > 8 || tid_len == 0 || tid_len > 8) return;
+  LaneTokens t;
+  t.lane = lane;
+  t.pid_len = static_cast<std::uint8_t>(pid_len);
+  t.tid_len = static_cast<std::uint8_t>(tid_len);
+  std::memcpy(&t.pid_word, pid.b, pid_len);
+  std::memcpy(&t.tid_word, tid.b, tid_len);
+  t.pid_mask = pid_len == 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * pid_len)) - 1;
+  t.tid_mask = tid_len == 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * tid_len)) - 1;
+  for (const LaneTokens& k : lane_tokens_) {
+    if (k.lane == lane && k.pid_len == t.pid_len && k.tid_len == t.tid_len && k.pid_word == t.pid_word && k.tid_word == t.tid_word)
+      return;
+  }
+  lane_tokens_[tokens_next_] = t;
+  tokens_next_ ^= 1;
+}
+
 std::uint32_t Reader::lane(const Id& pid_id, const Id& tid_id) {
   // Numeric ids decoded by the fast path: compare values with the last two lanes.
   if (!pid_id.text && !tid_id.text && pid_id.num.simple && tid_id.num.simple && pid_id.num.frac == 0 && tid_id.num.frac == 0) {
     const std::int64_t pid = pid_id.num.neg ? -static_cast<std::int64_t>(pid_id.num.mant) : static_cast<std::int64_t>(pid_id.num.mant);
     const std::int64_t tid = tid_id.num.neg ? -static_cast<std::int64_t>(tid_id.num.mant) : static_cast<std::int64_t>(tid_id.num.mant);
-    for (const NumMemo& memo : num_memo_)
-      if (memo.lane != kNoLane && memo.pid == pid && memo.tid == tid) return memo.lane;
+    for (const NumMemo& memo : num_memo_) {
+      if (memo.lane != kNoLane && memo.pid == pid && memo.tid == tid) {
+        remember_tokens(pid_id.num, tid_id.num, memo.lane);
+        return memo.lane;
+      }
+    }
     const std::uint32_t found = lane_slow(pid_id, tid_id);
     num_memo_[num_next_] = {found, pid, tid};
     num_next_ ^= 1;
+    remember_tokens(pid_id.num, tid_id.num, found);
     return found;
   }
   // Most events repeat one of the last two lanes (host thread, device stream): compare the raw
@@ -1111,7 +1193,7 @@ void Reader::commit(const RawEvent& e) {
     ev.start_ns = scan::us_to_ns(e.ts, "ts");
     ev.dur_ns = scan::us_to_ns(e.dur, "dur");
     ev.name = intern_name(e.name);
-    ev.lane = lane(e.pid, e.tid);
+    ev.lane = e.known_lane != RawEvent::kNoLane ? e.known_lane : lane(e.pid, e.tid);
     ev.index = static_cast<std::uint32_t>(std::min<std::size_t>(index_, 0xFFFFFFFFu));
     if (is_range(cat)) {
       if (e.parent.present()) {
@@ -1131,7 +1213,7 @@ void Reader::commit(const RawEvent& e) {
 
     t_.events.push_back(ev);
   } else if (kind == 's' || kind == 'f') {
-    if (!e.has_cat || e.cat != "ac2g") return;
+    if (!e.has_cat || !is(e.cat, "ac2g")) return;
     if (e.id_text) shape("ac2g flow \"id\" is not a number");
     if (!e.id.present()) shape("ac2g flow without \"id\"");
     if (!e.ts.present()) shape("missing \"ts\"");
@@ -1141,9 +1223,9 @@ void Reader::commit(const RawEvent& e) {
     f.start = kind == 's';
     f.id = scan::to_u64(e.id, "id");
     f.ts_ns = scan::us_to_ns(e.ts, "ts");
-    f.lane = lane(e.pid, e.tid);
+    f.lane = e.known_lane != RawEvent::kNoLane ? e.known_lane : lane(e.pid, e.tid);
     f.index = static_cast<std::uint32_t>(std::min<std::size_t>(index_, 0xFFFFFFFFu));
-    f.bp_e = e.has_bp && e.bp == "e";
+    f.bp_e = e.has_bp && is(e.bp, "e");
     t_.flows.push_back(f);
   } else if (kind == 'i' || kind == 'I') {
     if (e.has_name && e.name == "Record Window End" && e.ts.present()) {
@@ -1287,12 +1369,14 @@ void Reader::step(Cursor& c) {
       // must not commit anything it could re-parse after a NeedMore, so the loop returns when
       // the window runs low and leaves an element the fast path refuses to the slow path.
       constexpr std::ptrdiff_t kSlack = 1 << 16;
-      if (g_fast_paths && !slow_next_ && (c.eof || c.end - c.p > kSlack)) {
+      // At the very end of the input (eof and nothing left) the slow path reports the truncation:
+      // the fast loop would consume nothing and never leave this state.
+      if (g_fast_paths && !slow_next_ && (c.eof ? c.p < c.end : c.end - c.p > kSlack)) {
         c.p = fast::ws(c.p, c.end);
         RawEvent e;
         while (c.eof ? c.p < c.end : c.end - c.p > kSlack) {
           e.reset();
-          const char* q = fast::event_layout(c.p, c.end, e);
+          const char* q = fast::event_layout(c.p, c.end, e, lane_tokens_);
           if (!q) {
             e.reset();
             q = fast::event(c.p, c.end, e);
@@ -1339,7 +1423,9 @@ void Reader::step(Cursor& c) {
     }
     case State::ExtCorr: {
       constexpr std::ptrdiff_t kSlack = 1 << 16;
-      if (g_fast_paths && !slow_next_ && (c.eof || c.end - c.p > kSlack)) {
+      // At the very end of the input (eof and nothing left) the slow path reports the truncation:
+      // the fast loop would consume nothing and never leave this state.
+      if (g_fast_paths && !slow_next_ && (c.eof ? c.p < c.end : c.end - c.p > kSlack)) {
         c.p = fast::ws(c.p, c.end);
         RawEvent e;  // correlation in e.corr, External id in e.ext
         while (c.eof ? c.p < c.end : c.end - c.p > kSlack) {

@@ -102,6 +102,7 @@ const std::vector<BadInput>& cases() {
       {"UnknownBenchmarkFlag", {"--benchmark_nonsense=1"}, {"--benchmark_nonsense"}},
       {"BadBenchmarkFlagValue", {"--benchmark_repetitions=abc"}, {"--benchmark_repetitions"}},
       {"BadBenchmarkFormat", {"--benchmark_format=xml"}, {"--benchmark_format"}},
+      {"BadBenchmarkMinTime", {"--benchmark_min_time=abc"}, {"--benchmark_min_time"}},
       // Conflicting flags.
       {"ReplayWithSize", {"--replay", "{dir}/x.json", "--size", "64"}, {"--replay", "--size"}},
       {"ReplayWithWarmup", {"--replay", "{dir}/x.json", "--warmup"}, {"--replay", "--warmup"}},

@@ -275,6 +275,14 @@ TEST(ModelSessionIo, CheckRejectsInconsistentSessions) {
            if (r.kind == RawKind::Kernel) r.end_ns = r.start_ns - 1;
          }
        }},
+      // Beyond 2^62 ns the validator's trace reader refuses times: a replay could not be validated.
+      {"<= 2^62", [](RawSession& s) {
+         for (RawRecord& r : s.records) {
+           if (r.kind == RawKind::Kernel) r.end_ns = (std::int64_t{1} << 62) + 1;
+         }
+       }},
+      {"<= 2^62", [](RawSession& s) { s.ranges[0].end_ns = (std::int64_t{1} << 62) + 1; }},
+      {"window end", [](RawSession& s) { s.meta.window_end_ns = (std::int64_t{1} << 62) + 1; }},
       {"id 0", [](RawSession& s) { s.ranges[0].id = 0; }},
       {"duplicate id", [](RawSession& s) { s.ranges[1].id = s.ranges[0].id; }},
       {"cycle", [](RawSession& s) { s.ranges[0].parent_id = s.ranges[0].id; }},

@@ -296,6 +296,12 @@ TEST(TraceReader, BadInputIsAOneLineErrorNamingTheFile) {
       // that ends exactly at the end of the input.
       {R"({"traceEvents": [{"ph":"X","cat":Qkernel","name":"k","pid":0,"tid":7,"ts":1,"dur":2,"args":{"correlation":1}}]})", "unexpected 'Q'"},
       {R"({"traceEvents":[{"ph":"X","c;at":-8})", "truncated"},
+      // Found by fuzzing: an element and its comma at the very end of the input (the fast path
+      // used to wait for more input forever), for both arrays the fast paths read.
+      {R"({"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1,"dur":2,"args":{"correlation":1}},)",
+       "truncated"},
+      {"{\"traceEvents\":[{\"ph\":\"X\"},  \n ", "truncated"},
+      {R"({"traceEvents":[],"externalCorrelations":[{"correlation":1,"External id":2,"kind":3},)", "truncated"},
       {R"({"traceEvents": []} x)", "after the end"},
       {std::string(300, '[') + std::string(300, ']'), "top level"},
       {"{\"traceEvents\": [{\"args\": " + std::string(300, '[') + std::string(300, ']') + "}]}", "nesting deeper"},

@@ -6,7 +6,9 @@
 //   - check_raw_session accepts it again;
 //   - build_session either converts it or throws std::invalid_argument (replay's input error);
 //     the table, trace-only and full exports are then written (in memory);
-//   - the validator's readers read the three exports back (what `validate` does after a replay).
+//   - the validator's readers read the JSON exports back (what `validate` does after a replay).
+//     table.txt is written but not read back: it prints names as they are (as PyTorch's table
+//     does), so a name with a NUL, a line break or a run of spaces cannot survive it.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -55,6 +57,5 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   (void)xb::parse_trace(trace_only.str(), "trace_only.json", names);
   (void)xb::parse_trace(full.str(), "full.json", names);
   (void)xb::parse_table(table_json.str(), "table.json");
-  (void)xb::parse_table(table_text.str(), "table.txt");
   return 0;
 }
