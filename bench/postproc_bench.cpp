@@ -10,15 +10,17 @@
 //   write_table_text/json  the table as table.txt and table.json
 //   write_trace_only       trace_only.json, straight from the raw records
 //   write_full_trace       full.json, from the event model
-// Each writer runs into a counting ostream that discards the bytes ("null": the formatting cost
-// alone) and into a real file written as bench writes it (write_file_atomic into --dir). A fresh
-// process per repetition measures what a real run pays (first-touch page faults of new memory
-// included), and the sizes are interleaved, so a noisy neighbour affects all of them alike.
-// Reported: best and median of R, kernels per second at best, output size, and peak memory
-// (the children's largest ru_maxrss: the raw session, the event model, the table and the writers'
-// buffers together).
+// Every writer runs into a counting ostream that discards the bytes ("null": the formatting cost
+// alone), and the two trace writers also into a real file written as bench writes it
+// (write_file_atomic into --dir). A fresh process per repetition measures what a real run pays
+// (first-touch page faults of new memory included), and the sizes are interleaved, so a noisy
+// neighbour affects all of them alike.
+// Reported: best and median of R wall times, kernels per second at best, the lowest CPU and kernel
+// (system) times, output sizes, peak memory (the children's largest ru_maxrss: the
+// raw session, the event model, the table and the writers' buffers together), and a markdown table.
 //
 //   postproc_bench [--sizes N,N,...] [--repeat R] [--cpu C] [--dir DIR]
+//   defaults: 50,000 to 1,000,000 kernels, R = 5, CPU 0 (-1: not pinned), DIR under the temp folder
 //
 // Targets (issue 7): at 50,000 kernels the table (build_table + both writers) in <= 0.1 s and both
 // exports together (write_trace_only + build_session + write_full_trace) in <= 0.5 s, into the
@@ -34,7 +36,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -76,7 +77,7 @@ class CountingBuf final : public std::streambuf {
   }
 };
 
-/// The timed steps, in the order they run in each repetition.
+/// The timed steps, in the order they run in each repetition, then the sums reported.
 enum Step : int {
   kSession,      ///< build_session
   kTableBuild,   ///< build_table
