@@ -112,33 +112,6 @@ std::uint64_t lookup(const CorrSlots<ExtSlot>& ext, std::uint32_t corr) {
   return e == nullptr ? 0 : e->id;
 }
 
-/// Demangled kernel names, computed once per distinct mangled name. A small direct-mapped memo
-/// in front of the map (a session has a handful of distinct kernels) avoids hashing whole names.
-class DemangleCache {
- public:
-  const std::string& get(const std::string& mangled) {
-    std::uint64_t a = 0, b = 0;
-    std::memcpy(&a, mangled.data(), std::min<std::size_t>(8, mangled.size()));
-    if (mangled.size() > 8) std::memcpy(&b, mangled.data() + mangled.size() - 8, 8);
-    const std::uint64_t key = (a * 0x9E3779B97F4A7C15ull) ^ (b + mangled.size() * 0xC2B2AE3D27D4EB4Full);
-    Memo& m = memo_[(key >> 58) & 63];
-    if (m.entry != nullptr && m.key == key && m.entry->first == mangled) return m.entry->second;
-    auto it = names_.find(mangled);
-    if (it == names_.end()) it = names_.emplace(mangled, demangle(mangled)).first;
-    m.key = key;
-    m.entry = &*it;  // unordered_map nodes never move
-    return it->second;
-  }
-
- private:
-  struct Memo {
-    std::uint64_t key = 0;
-    const std::pair<const std::string, std::string>* entry = nullptr;
-  };
-  Memo memo_[64];
-  std::unordered_map<std::string, std::string> names_;
-};
-
 /// Sorts by `less` unless already sorted (CUPTI delivers each kind mostly in order); stable, so
 /// full ties keep delivery order.
 template <typename T, typename Less>
@@ -155,6 +128,20 @@ const char* trace_category(DeviceActivityKind kind) {
     case DeviceActivityKind::Memset: return "gpu_memset";
   }
   return "unknown";
+}
+
+const std::string& DemangleCache::get(const std::string& mangled) {
+  std::uint64_t a = 0, b = 0;
+  std::memcpy(&a, mangled.data(), std::min<std::size_t>(8, mangled.size()));
+  if (mangled.size() > 8) std::memcpy(&b, mangled.data() + mangled.size() - 8, 8);
+  const std::uint64_t key = (a * 0x9E3779B97F4A7C15ull) ^ (b + mangled.size() * 0xC2B2AE3D27D4EB4Full);
+  Memo& m = memo_[(key >> 58) & 63];
+  if (m.entry != nullptr && m.key == key && m.entry->first == mangled) return m.entry->second;
+  auto it = names_.find(mangled);
+  if (it == names_.end()) it = names_.emplace(mangled, demangle(mangled)).first;
+  m.key = key;
+  m.entry = &*it;  // unordered_map nodes never move
+  return it->second;
 }
 
 std::string demangle(const std::string& name) {

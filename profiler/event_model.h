@@ -8,6 +8,8 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "profiler/raw_records.h"
@@ -98,6 +100,25 @@ Session build_session(const RawSession& raw);
 /// Demangles a CUPTI kernel name (Itanium ABI, names starting with "_Z"); returns it unchanged
 /// when it is not mangled or does not demangle.
 std::string demangle(const std::string& name);
+
+/// Demangled kernel names, computed once per distinct mangled name (build_session and the
+/// trace-only exporter share it). A small direct-mapped memo in front of the map (a session has a
+/// handful of distinct kernels) avoids hashing whole names; a hit is confirmed by comparing the
+/// text. Not thread-safe.
+class DemangleCache {
+ public:
+  /// demangle(mangled), cached; the reference stays valid for the cache's lifetime.
+  const std::string& get(const std::string& mangled);
+
+ private:
+  struct Memo {
+    std::uint64_t key = 0;
+    const std::pair<const std::string, std::string>* entry = nullptr;
+  };
+  Memo memo_[64];
+  std::unordered_map<std::string, std::string> names_;
+};
+
 
 /// PyTorch's memcpy name for a CUpti_ActivityMemcpyKind: "Memcpy DtoD (Device -> Device)"
 /// (8), "Memcpy HtoD (Host -> Device)" (1), "Memcpy DtoH (Device -> Host)" (2), ... through

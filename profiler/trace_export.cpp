@@ -272,34 +272,6 @@ char* device_args(char* p, bool leading_comma, std::uint32_t device, std::uint32
   return p;
 }
 
-/// Caches demangled names of raw kernel records by their mangled name. A small direct-mapped
-/// memo in front of the map (a session has a handful of distinct kernels) avoids hashing whole
-/// names; a hit is confirmed by comparing the text.
-class NameCache {
- public:
-  const std::string& kernel(const std::string& mangled) {
-    std::uint64_t a = 0, b = 0;
-    std::memcpy(&a, mangled.data(), std::min<std::size_t>(8, mangled.size()));
-    if (mangled.size() > 8) std::memcpy(&b, mangled.data() + mangled.size() - 8, 8);
-    const std::uint64_t key = (a * 0x9E3779B97F4A7C15ull) ^ (b + mangled.size() * 0xC2B2AE3D27D4EB4Full);
-    Memo& m = memo_[(key >> 58) & 63];
-    if (m.entry != nullptr && m.key == key && m.entry->first == mangled) return m.entry->second;
-    auto it = names_.find(mangled);
-    if (it == names_.end()) it = names_.emplace(mangled, demangle(mangled)).first;
-    m.key = key;
-    m.entry = &*it;  // unordered_map nodes never move
-    return it->second;
-  }
-
- private:
-  struct Memo {
-    std::uint64_t key = 0;
-    const std::pair<const std::string, std::string>* entry = nullptr;
-  };
-  Memo memo_[64];
-  std::unordered_map<std::string, std::string> names_;
-};
-
 /// (range index, device, stream) of a gpu_user_annotation span.
 struct SpanKey {
   std::size_t range;
@@ -323,7 +295,7 @@ void write_trace_only(const RawSession& raw, std::ostream& out) {
   JsonOut& o = w.out();
   w.begin(raw.meta, "trace_only", false);
   Lanes lanes;
-  NameCache names;
+  DemangleCache names;
   std::string memcpy_text;
   const std::string memset_text = "Memset (Device)";
 
@@ -335,7 +307,7 @@ void write_trace_only(const RawSession& raw, std::ostream& out) {
         const char* cat = r.kind == RawKind::Kernel ? "kernel" : r.kind == RawKind::Memcpy ? "gpu_memcpy" : "gpu_memset";
         const std::string* name = &memset_text;
         if (r.kind == RawKind::Kernel) {
-          name = &names.kernel(r.name);
+          name = &names.get(r.name);
         } else if (r.kind == RawKind::Memcpy) {
           memcpy_text = memcpy_name(r.copy_kind);
           name = &memcpy_text;
