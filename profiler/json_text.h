@@ -22,6 +22,29 @@
 
 namespace xb::detail {
 
+/// 10^0 .. 10^19: every power of ten a uint64_t holds (the writer's digit count here and the
+/// reader's exact decimal scaling in validate/json_scan.cpp).
+inline constexpr std::uint64_t kPow10[20] = {1ull,
+                                             10ull,
+                                             100ull,
+                                             1000ull,
+                                             10000ull,
+                                             100000ull,
+                                             1000000ull,
+                                             10000000ull,
+                                             100000000ull,
+                                             1000000000ull,
+                                             10000000000ull,
+                                             100000000000ull,
+                                             1000000000000ull,
+                                             10000000000000ull,
+                                             100000000000000ull,
+                                             1000000000000000ull,
+                                             10000000000000000ull,
+                                             100000000000000000ull,
+                                             1000000000000000000ull,
+                                             10000000000000000000ull};
+
 /// Length of the valid UTF-8 sequence starting at s[i] (2..4), or 0 when it is not valid UTF-8
 /// (overlong forms, surrogates and code points past U+10FFFF are invalid).
 inline std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
@@ -286,26 +309,6 @@ class JsonOut {
         1,  1,  1,  1,  2,  2,  2,  3,  3,  3,  4,  4,  4,  4,  5,  5,  5,  6,  6,  6,  7,  7,
         7,  7,  8,  8,  8,  9,  9,  9,  10, 10, 10, 10, 11, 11, 11, 12, 12, 12, 13, 13, 13, 13,
         14, 14, 14, 15, 15, 15, 16, 16, 16, 16, 17, 17, 17, 18, 18, 18, 19, 19, 19, 19, 20};
-    static constexpr std::uint64_t kPow10[20] = {1ull,
-                                                 10ull,
-                                                 100ull,
-                                                 1000ull,
-                                                 10000ull,
-                                                 100000ull,
-                                                 1000000ull,
-                                                 10000000ull,
-                                                 100000000ull,
-                                                 1000000000ull,
-                                                 10000000000ull,
-                                                 100000000000ull,
-                                                 1000000000000ull,
-                                                 10000000000000ull,
-                                                 100000000000000ull,
-                                                 1000000000000000ull,
-                                                 10000000000000000ull,
-                                                 100000000000000000ull,
-                                                 1000000000000000000ull,
-                                                 10000000000000000000ull};
     const int bits = v == 0 ? 0 : 64 - __builtin_clzll(v);
     const int digits = kDigitsOfBits[bits];
     return digits - (v < kPow10[digits - 1] ? 1 : 0);

@@ -1,6 +1,7 @@
 // Streaming JSON scanner (validate/json_scan.h).
 #include "validate/json_scan.h"
 
+#include "profiler/json_text.h"
 #include "profiler/session_io.h"
 
 #include <fcntl.h>
@@ -594,26 +595,7 @@ Decimal decimal(const Number& n) {
   return d;
 }
 
-constexpr std::uint64_t kPow10[20] = {1ull,
-                                      10ull,
-                                      100ull,
-                                      1000ull,
-                                      10000ull,
-                                      100000ull,
-                                      1000000ull,
-                                      10000000ull,
-                                      100000000ull,
-                                      1000000000ull,
-                                      10000000000ull,
-                                      100000000000ull,
-                                      1000000000000ull,
-                                      10000000000000ull,
-                                      100000000000000ull,
-                                      1000000000000000ull,
-                                      10000000000000000ull,
-                                      100000000000000000ull,
-                                      1000000000000000000ull,
-                                      10000000000000000000ull};
+using xb::detail::kPow10;
 
 /// mant * 10^shift as a signed 64-bit integer, rounding half away from zero for shift < 0.
 /// Returns false when out of range.
