@@ -304,21 +304,29 @@ const FixtureRecord* Baseline::find(const std::string& key) const {
   return nullptr;
 }
 
+json environment_json(const RunEnvironment& e, bool full_clocks) {
+  const auto clocks = [&](const GpuClockSample& s) {
+    return full_clocks ? sample_json(s)
+                       : json{{"valid", s.valid}, {"sm_clock_mhz", s.sm_clock_mhz}, {"throttle_reasons", s.throttle_reasons}};
+  };
+  return json{{"gpu_name", e.gpu_name},
+              {"gpu_uuid", e.gpu_uuid},
+              {"driver_version", e.driver_version},
+              {"cuda_driver_version", e.cuda_driver_version},
+              {"cuda_runtime_version", e.cuda_runtime_version},
+              {"cublas_version", e.cublas_version},
+              {"cupti_version", e.cupti_version},
+              {"power_limit_w", std::isfinite(e.power_limit_w) ? e.power_limit_w : -1.0},
+              {"sm_clock_max_mhz", e.sm_clock_max_mhz},
+              {"mem_clock_max_mhz", e.mem_clock_max_mhz},
+              {"clocks_at_start", clocks(e.clocks_at_start)},
+              {"clocks_at_end", clocks(e.clocks_at_end)}};
+}
+
 void write_baseline_json(const Baseline& b, std::ostream& out) {
   const RunEnvironment& e = b.environment;
   const json header{{"format", "baseline"}, {"version", 1}, {"created_utc", b.created_utc}};
-  const json env{{"gpu_name", e.gpu_name},
-                 {"gpu_uuid", e.gpu_uuid},
-                 {"driver_version", e.driver_version},
-                 {"cuda_driver_version", e.cuda_driver_version},
-                 {"cuda_runtime_version", e.cuda_runtime_version},
-                 {"cublas_version", e.cublas_version},
-                 {"cupti_version", e.cupti_version},
-                 {"power_limit_w", std::isfinite(e.power_limit_w) ? e.power_limit_w : -1.0},
-                 {"sm_clock_max_mhz", e.sm_clock_max_mhz},
-                 {"mem_clock_max_mhz", e.mem_clock_max_mhz},
-                 {"clocks_at_start", sample_json(e.clocks_at_start)},
-                 {"clocks_at_end", sample_json(e.clocks_at_end)}};
+  const json env = environment_json(e, /*full_clocks=*/true);
   out << "{\"crossbench\": " << header.dump() << ",\n \"suite\": " << json(b.suite).dump()
       << ",\n \"environment\": " << env.dump() << ",\n \"fixtures\": [";
   for (std::size_t i = 0; i < b.fixtures.size(); ++i) {

@@ -111,6 +111,10 @@ struct Baseline {
   const FixtureRecord* find(const std::string& key) const;
 };
 
+/// The environment block of a baseline (full_clocks: every NVML field of the clock samples) and of
+/// the qualify.json report (valid, SM clock and throttle reasons only).
+nlohmann::json environment_json(const RunEnvironment& e, bool full_clocks);
+
 /// Writes the baseline (JSON, docs/formats.md): samples rounded to 0.001 ns, with each fixture's
 /// statistics computed from them. Throws std::invalid_argument for a fixture without samples or
 /// with a non-finite value.

@@ -137,25 +137,6 @@ std::string cell(std::string s) {
   return out;
 }
 
-json sample_json_brief(const GpuClockSample& s) {
-  return json{{"valid", s.valid}, {"sm_clock_mhz", s.sm_clock_mhz}, {"throttle_reasons", s.throttle_reasons}};
-}
-
-json environment_json(const RunEnvironment& e) {
-  return json{{"gpu_name", e.gpu_name},
-              {"gpu_uuid", e.gpu_uuid},
-              {"driver_version", e.driver_version},
-              {"cuda_driver_version", e.cuda_driver_version},
-              {"cuda_runtime_version", e.cuda_runtime_version},
-              {"cublas_version", e.cublas_version},
-              {"cupti_version", e.cupti_version},
-              {"power_limit_w", std::isfinite(e.power_limit_w) ? e.power_limit_w : -1.0},
-              {"sm_clock_max_mhz", e.sm_clock_max_mhz},
-              {"mem_clock_max_mhz", e.mem_clock_max_mhz},
-              {"clocks_at_start", sample_json_brief(e.clocks_at_start)},
-              {"clocks_at_end", sample_json_brief(e.clocks_at_end)}};
-}
-
 /// A finite number or null (JSON has no NaN).
 json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
@@ -506,10 +487,10 @@ void write_qualify_json(const QualifyOutcome& o, std::ostream& out) {
                 {"note", o.baseline_note}};
   if (o.baseline_environment) {
     baseline["created_utc"] = o.baseline_created_utc;
-    baseline["environment"] = environment_json(*o.baseline_environment);
+    baseline["environment"] = environment_json(*o.baseline_environment, /*full_clocks=*/false);
   }
   doc["baseline"] = baseline;
-  doc["environment"] = environment_json(o.environment);
+  doc["environment"] = environment_json(o.environment, /*full_clocks=*/false);
   json diffs = json::array();
   for (const EnvironmentDifference& d : o.differences) {
     diffs.push_back({{"what", d.what}, {"baseline", d.baseline}, {"now", d.now}, {"refuses", d.refuses}});
