@@ -137,28 +137,17 @@ void write_events_json(const RawSession& raw, std::ostream& out) {
       steps.push_back({{"step", t.step}, {"range_id", t.range_id}, {"event_ns", t.event_ns}, {"launches", t.launches}});
       times.push_back(t.event_ns);
     }
-    nlohmann::json fj{{"name", f.name},
-                      {"op", f.op},
-                      {"dtype", f.dtype},
-                      {"size", f.size},
-                      {"flops", f.flops},
-                      {"bytes", f.bytes},
-                      {"verified", f.verified},
-                      {"max_rel_error", f.max_rel_error},
-                      {"steps", std::move(steps)},
-                      {"median_ns", median_of(times)}};
-    if (!f.error.empty()) fj["error"] = f.error;
-    if (!f.timing.mode.empty()) {
-      fj["timing"] = fixture_timing_json(f.timing);
-      if (!f.timing.samples_ns.empty()) {
-        // Statistics of every sample (per call, ns), computed here from the raw samples.
-        const SampleStats st = compute_stats(f.timing.samples_ns);
-        fj["stats"] = {{"count", st.count}, {"median_ns", st.median}, {"min_ns", st.min},   {"max_ns", st.max},
-                       {"mean_ns", st.mean},  {"stddev_ns", st.stddev}, {"mad_ns", st.mad}, {"q1_ns", st.q1},
-                       {"q3_ns", st.q3},      {"rsd", st.rsd()}};
-        fj["noisy"] = f.timing.stop != "converged";
-        fj["throttled"] = f.timing.gpu_before.throttled || f.timing.gpu_after.throttled;
-      }
+    nlohmann::json fj = fixture_json(f);
+    fj["steps"] = std::move(steps);
+    fj["median_ns"] = median_of(times);
+    if (!f.timing.mode.empty() && !f.timing.samples_ns.empty()) {
+      // Statistics of every sample (per call, ns), computed here from the raw samples.
+      const SampleStats st = compute_stats(f.timing.samples_ns);
+      fj["stats"] = {{"count", st.count}, {"median_ns", st.median}, {"min_ns", st.min},   {"max_ns", st.max},
+                     {"mean_ns", st.mean},  {"stddev_ns", st.stddev}, {"mad_ns", st.mad}, {"q1_ns", st.q1},
+                     {"q3_ns", st.q3},      {"rsd", st.rsd()}};
+      fj["noisy"] = f.timing.stop != "converged";
+      fj["throttled"] = f.timing.gpu_before.throttled || f.timing.gpu_after.throttled;
     }
     fixtures.push_back(std::move(fj));
   }

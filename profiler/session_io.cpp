@@ -828,24 +828,26 @@ json fixture_timing_json(const FixtureTiming& t) {
               {"gpu_after", gpu_sample_json(t.gpu_after)}};
 }
 
+json fixture_json(const FixtureInfo& f) {
+  check_finite(f.flops, "fixture " + f.name + " flops");
+  check_finite(f.bytes, "fixture " + f.name + " bytes");
+  check_finite(f.max_rel_error, "fixture " + f.name + " max_rel_error");
+  json fj{{"name", f.name},
+          {"op", f.op},
+          {"dtype", f.dtype},
+          {"size", f.size},
+          {"flops", f.flops},
+          {"bytes", f.bytes},
+          {"verified", f.verified},
+          {"max_rel_error", f.max_rel_error}};
+  if (!f.timing.mode.empty()) fj["timing"] = fixture_timing_json(f.timing);
+  if (!f.error.empty()) fj["error"] = f.error;
+  return fj;
+}
+
 void write_raw_session(const RawSession& session, std::ostream& out) {
   json fixtures = json::array();
-  for (const FixtureInfo& f : session.fixtures) {
-    check_finite(f.flops, "fixture " + f.name + " flops");
-    check_finite(f.bytes, "fixture " + f.name + " bytes");
-    check_finite(f.max_rel_error, "fixture " + f.name + " max_rel_error");
-    json fj{{"name", f.name},
-            {"op", f.op},
-            {"dtype", f.dtype},
-            {"size", f.size},
-            {"flops", f.flops},
-            {"bytes", f.bytes},
-            {"verified", f.verified},
-            {"max_rel_error", f.max_rel_error}};
-    if (!f.timing.mode.empty()) fj["timing"] = fixture_timing_json(f.timing);
-    if (!f.error.empty()) fj["error"] = f.error;
-    fixtures.push_back(std::move(fj));
-  }
+  for (const FixtureInfo& f : session.fixtures) fixtures.push_back(fixture_json(f));
   json timings = json::array();
   for (const StepTiming& t : session.event_timings) {
     timings.push_back(json{{"fixture", t.fixture},

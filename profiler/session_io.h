@@ -32,6 +32,11 @@ nlohmann::json fixture_timing_json(const FixtureTiming& timing);
 /// std::invalid_argument for a non-finite power value.
 nlohmann::json gpu_meta_json(const GpuMeta& gpu);
 
+/// A fixture as raw_session.json and events.json write it: name, op, dtype, size, flops, bytes,
+/// verified, max_rel_error, plus "timing" (when sampled) and "error" (when it failed). Throws
+/// std::invalid_argument for a non-finite number.
+nlohmann::json fixture_json(const FixtureInfo& fixture);
+
 /// Serializes a session (streamed, one record per line): only the fields each record kind
 /// carries are written; ExternalCorrelation records have no start_ns/end_ns. Throws
 /// std::invalid_argument when a fixture's flops, bytes or max_rel_error is NaN or infinite (JSON
