@@ -1,6 +1,6 @@
 # `cmake --install BUILD [--prefix DIR]` installs:
 #   bin/bench, bin/validate                        (RPATH keeps the CUDA toolkit's library folders)
-#   lib/libcrossbench_profiler.a                   crossbench::profiler: the CUPTI collector, and through
+#   lib/libcrossbench_profiler.a                   crossbench::profiler: the CUPTI collector, the NVTX mirror, and through
 #   lib/libcrossbench_profiler_core.a              crossbench::profiler_core the event model, table, exporters
 #   include/crossbench/profiler/*.h                included as "profiler/profiler.h"
 #   lib/cmake/crossbench/                          the package: find_package(crossbench) finds CUDAToolkit,

@@ -1,11 +1,25 @@
 // CUPTI adapter: the only translation unit that talks to CUPTI. It collects activity records
 // through the asynchronous buffer API and copies them into RawRecord (profiler/raw_records.h).
 // Reference: CUPTI documentation, "Activity API" (cuptiActivityRegisterCallbacks,
-// cuptiActivityFlushAll, cuptiActivityGetNextRecord, cuptiActivityGetNumDroppedRecords).
+// cuptiActivityFlushAll, cuptiActivityGetNextRecord, cuptiActivityGetNumDroppedRecords) and
+// "Callback API" (cuptiSubscribe, cuptiEnableDomain with CUPTI_CB_DOMAIN_NVTX).
+//
+// NVTX: the user's NVTX push/pop ranges are recorded through CUPTI's NVTX callbacks. They only
+// fire when NVTX hands its calls to CUPTI, i.e. when NVTX_INJECTION64_PATH names libcupti at the
+// process's first NVTX call; make_cupti_source sets it (unless already set, e.g. by Nsight
+// Systems). Each such range becomes a HostRange (user annotation) whose id is pushed as the CUPTI
+// external id while it is open, exactly like the profiler's own ranges, so kernels launched
+// inside it are attributed to it in the table and both exports.
 #include <cuda_runtime_api.h>
 #include <cupti.h>
+#include <dlfcn.h>
+#include <generated_nvtx_meta.h>
+#include <nvtx3/nvToolsExt.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <iterator>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -15,6 +29,7 @@
 #include <vector>
 
 #include "profiler/cupti_check.h"
+#include "profiler/nvtx_mirror.h"
 #include "profiler/profiler.h"
 
 namespace xb {
@@ -73,6 +88,19 @@ void copy_device_fields(const Record& a, RawRecord& r) {
 class CuptiSource;
 std::atomic<CuptiSource*> g_active{nullptr};  // CUPTI allows one set of buffer callbacks
 
+/// One open range on a host thread, innermost last: the profiler's (pushed through
+/// push_external_id, domain kProfilerFrame) and the user's NVTX push/pop ranges.
+struct Frame {
+  std::uint64_t id = 0;          ///< range id; 0: an NVTX range opened while not recording
+  const void* domain = nullptr;  ///< NVTX domain handle (nullptr = default domain)
+  bool external = false;         ///< its id was pushed as a CUPTI external id
+  std::size_t index = 0;         ///< into the source's NVTX ranges
+  std::uint64_t session = 0;     ///< the source session that recorded it
+};
+const char kProfilerFrameTag = 0;
+const void* const kProfilerFrame = &kProfilerFrameTag;
+thread_local std::vector<Frame> t_frames;
+
 class CuptiSource final : public ActivitySource {
  public:
   CuptiSource(std::size_t buffer_bytes, std::size_t max_buffers)
@@ -115,6 +143,20 @@ class CuptiSource final : public ActivitySource {
     }
     for (CUpti_CallbackId cbid : kQuietDriverApis) XB_CUPTI(cuptiActivityEnableDriverApi(cbid, 0));
     for (CUpti_CallbackId cbid : kQuietRuntimeApis) XB_CUPTI(cuptiActivityEnableRuntimeApi(cbid, 0));
+    // NVTX callbacks: one subscriber per process, kept for every later session (on_nvtx looks
+    // for the live source). Without it the session simply has no user NVTX ranges.
+    static const bool nvtx_subscribed = [] {
+      CUpti_SubscriberHandle subscriber{};
+      if (cuptiSubscribe(&subscriber, &CuptiSource::on_nvtx, nullptr) != CUPTI_SUCCESS) return false;
+      return cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_NVTX) == CUPTI_SUCCESS;
+    }();
+    (void)nvtx_subscribed;
+    {
+      std::lock_guard<std::mutex> lock(nvtx_mutex_);
+      ++session_;
+      nvtx_ranges_.clear();
+      recording_ = true;
+    }
     enabled_ = true;
   }
 
@@ -123,8 +165,28 @@ class CuptiSource final : public ActivitySource {
     for (CUpti_ActivityKind kind : kKinds) XB_CUPTI(cuptiActivityDisable(kind));
     enabled_ = false;
     XB_CUPTI(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+    {
+      std::lock_guard<std::mutex> lock(nvtx_mutex_);
+      recording_ = false;
+      const std::int64_t end = now_ns();
+      for (HostRange& r : nvtx_ranges_) {
+        if (r.end_ns == 0) r.end_ns = end;  // still open: ends with the session
+      }
+    }
     std::lock_guard<std::mutex> lock(mutex_);
     return std::exchange(records_, {});
+  }
+
+  std::vector<HostRange> take_ranges() override {
+    std::lock_guard<std::mutex> lock(nvtx_mutex_);
+    return std::exchange(nvtx_ranges_, {});
+  }
+
+  std::uint64_t innermost_range() const override {
+    for (auto it = t_frames.rbegin(); it != t_frames.rend(); ++it) {
+      if (it->id != 0) return it->id;
+    }
+    return 0;
   }
 
   std::uint64_t dropped_records() const override { return dropped_.load(); }
@@ -137,10 +199,17 @@ class CuptiSource final : public ActivitySource {
 
   void push_external_id(std::uint64_t id) override {
     XB_CUPTI(cuptiActivityPushExternalCorrelationId(kExternalKind, id));
+    t_frames.push_back(Frame{id, kProfilerFrame, true, 0, 0});
   }
   void pop_external_id() override {
     std::uint64_t last = 0;
     XB_CUPTI(cuptiActivityPopExternalCorrelationId(kExternalKind, &last));
+    for (auto it = t_frames.rbegin(); it != t_frames.rend(); ++it) {
+      if (it->domain == kProfilerFrame) {
+        t_frames.erase(std::next(it).base());
+        break;
+      }
+    }
   }
 
   void describe(SessionMeta& meta) const override {
@@ -200,6 +269,94 @@ class CuptiSource final : public ActivitySource {
       --self->outstanding_;
     }
     std::free(buffer);
+  }
+
+  /// CUPTI NVTX callback (any host thread). Push: records a HostRange (while a session records)
+  /// and pushes its id as the external id; pop: ends the innermost range of the same domain.
+  /// Ranges in crossbench's own domain are the profiler's (profiler/nvtx_mirror.h): skipped.
+  static void CUPTIAPI on_nvtx(void* /*userdata*/, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                               const void* cbdata) {
+    if (domain != CUPTI_CB_DOMAIN_NVTX || cbdata == nullptr) return;
+    const void* params = static_cast<const CUpti_NvtxData*>(cbdata)->functionParams;
+    if (params == nullptr) return;
+    switch (cbid) {
+      case CUPTI_CBID_NVTX_nvtxRangePushA:
+        push_nvtx(nullptr, static_cast<const nvtxRangePushA_params*>(params)->message);
+        break;
+      case CUPTI_CBID_NVTX_nvtxRangePushEx:
+        push_nvtx(nullptr, message_of(static_cast<const nvtxRangePushEx_params*>(params)->eventAttrib));
+        break;
+      case CUPTI_CBID_NVTX_nvtxDomainRangePushEx: {
+        const auto* p = static_cast<const nvtxDomainRangePushEx_params*>(params);
+        if (p->domain != nullptr && p->domain == crossbench_nvtx_domain()) break;
+        push_nvtx(p->domain, message_of(p->core.eventAttrib));
+        break;
+      }
+      case CUPTI_CBID_NVTX_nvtxRangePop:
+        pop_nvtx(nullptr);
+        break;
+      case CUPTI_CBID_NVTX_nvtxDomainRangePop: {
+        const auto* p = static_cast<const nvtxDomainRangePop_params*>(params);
+        if (p->domain != nullptr && p->domain == crossbench_nvtx_domain()) break;
+        pop_nvtx(p->domain);
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  static const char* message_of(const nvtxEventAttributes_t* attr) {
+    if (attr != nullptr && attr->messageType == NVTX_MESSAGE_TYPE_ASCII) return attr->message.ascii;
+    return nullptr;  // registered or wide strings: not resolved
+  }
+
+  static void push_nvtx(const void* domain, const char* message) {
+    Frame frame;
+    frame.domain = domain;
+    CuptiSource* self = g_active.load();
+    if (self != nullptr) {
+      std::lock_guard<std::mutex> lock(self->nvtx_mutex_);
+      if (self->recording_) {
+        HostRange r;
+        r.id = kSourceRangeIdBase + self->next_nvtx_id_++;
+        r.parent_id = self->innermost_range();
+        r.name = message != nullptr && message[0] != '\0' ? message : "(unnamed NVTX range)";
+        r.category = RangeCategory::UserAnnotation;
+        r.start_ns = self->now_ns();
+        r.process_id = static_cast<std::uint32_t>(::getpid());
+        r.thread_id = static_cast<std::uint32_t>(::syscall(SYS_gettid));
+        frame.id = r.id;
+        frame.index = self->nvtx_ranges_.size();
+        frame.session = self->session_;
+        self->nvtx_ranges_.push_back(std::move(r));
+      }
+    }
+    if (frame.id != 0) {
+      frame.external = cuptiActivityPushExternalCorrelationId(kExternalKind, frame.id) == CUPTI_SUCCESS;
+    }
+    t_frames.push_back(frame);
+  }
+
+  static void pop_nvtx(const void* domain) {
+    for (auto it = t_frames.rbegin(); it != t_frames.rend(); ++it) {
+      if (it->domain != domain) continue;
+      const Frame frame = *it;
+      t_frames.erase(std::next(it).base());
+      if (frame.external) {
+        std::uint64_t last = 0;
+        cuptiActivityPopExternalCorrelationId(kExternalKind, &last);
+      }
+      CuptiSource* self = g_active.load();
+      if (self != nullptr && frame.id != 0) {
+        std::lock_guard<std::mutex> lock(self->nvtx_mutex_);
+        if (self->recording_ && frame.session == self->session_ && frame.index < self->nvtx_ranges_.size()) {
+          self->nvtx_ranges_[frame.index].end_ns = self->now_ns();
+        }
+      }
+      return;
+    }
+    // A pop without a push seen here (pushed before the subscription): nothing to end.
   }
 
   const std::string& api_name(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
@@ -304,13 +461,32 @@ class CuptiSource final : public ActivitySource {
   std::mutex mutex_;
   std::vector<RawRecord> records_;
   std::map<std::pair<int, std::uint32_t>, std::string> names_;
+  // NVTX ranges of the current session (guarded by nvtx_mutex_; callbacks come from any thread).
+  std::mutex nvtx_mutex_;
+  bool recording_ = false;
+  std::uint64_t session_ = 0;
+  std::uint64_t next_nvtx_id_ = 0;
+  std::vector<HostRange> nvtx_ranges_;
 };
+
+/// Points NVTX at libcupti (NVTX_INJECTION64_PATH) unless something else, such as Nsight
+/// Systems, already set it. NVTX reads the variable at the process's first NVTX call, so this
+/// must run before it (make_cupti_source calls it; docs/formats.md, "NVTX").
+void ensure_nvtx_injection() {
+  if (std::getenv("NVTX_INJECTION64_PATH") != nullptr) return;
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&cuptiSubscribe), &info) != 0 && info.dli_fname != nullptr &&
+      info.dli_fname[0] != '\0') {
+    setenv("NVTX_INJECTION64_PATH", info.dli_fname, 0);
+  }
+}
 
 }  // namespace
 
 std::unique_ptr<ActivitySource> make_cupti_source(std::size_t buffer_bytes,
                                                   std::size_t max_buffers) {
   if (buffer_bytes < 4096) throw std::invalid_argument("CUPTI buffer must be at least 4 KiB");
+  ensure_nvtx_injection();
   return std::make_unique<CuptiSource>(buffer_bytes, max_buffers);
 }
 

@@ -64,6 +64,34 @@ ScheduleFilter filter_to_windows(std::vector<RawRecord> records,
   return out;
 }
 
+std::vector<HostRange> filter_ranges_to_windows(std::vector<HostRange> ranges,
+                                                std::vector<std::pair<std::int64_t, std::int64_t>> windows) {
+  std::sort(windows.begin(), windows.end());
+  // Prefix maximum of window ends: a range [s, e] overlaps some window iff, among the windows
+  // starting at or before e, the latest end is >= s.
+  std::vector<std::int64_t> max_end(windows.size());
+  for (std::size_t i = 0; i < windows.size(); ++i) {
+    max_end[i] = i == 0 ? windows[i].second : std::max(max_end[i - 1], windows[i].second);
+  }
+  auto overlaps = [&](const HostRange& r) {
+    const auto it = std::upper_bound(windows.begin(), windows.end(),
+                                     std::make_pair(r.end_ns, std::numeric_limits<std::int64_t>::max()));
+    if (it == windows.begin()) return false;
+    return max_end[static_cast<std::size_t>(it - windows.begin()) - 1] >= r.start_ns;
+  };
+  std::vector<HostRange> kept;
+  std::unordered_set<std::uint64_t> ids;
+  for (HostRange& r : ranges) {
+    if (!overlaps(r)) continue;
+    ids.insert(r.id);
+    kept.push_back(std::move(r));
+  }
+  for (HostRange& r : kept) {
+    if (r.parent_id != 0 && r.parent_id >= kSourceRangeIdBase && ids.count(r.parent_id) == 0) r.parent_id = 0;
+  }
+  return kept;
+}
+
 Profiler::Profiler(std::unique_ptr<ActivitySource> source) : source_(std::move(source)) {
   if (!source_) throw std::invalid_argument("Profiler: null activity source");
   pid_ = static_cast<std::uint32_t>(::getpid());
@@ -96,6 +124,9 @@ RawSession Profiler::stop() {
   session.meta.schedule_active = schedule_.active;
   source_->describe(session.meta);
   session.ranges = std::move(ranges_);
+  for (HostRange& r : filter_ranges_to_windows(source_->take_ranges(), windows_)) {
+    session.ranges.push_back(std::move(r));
+  }
   session.event_timings = std::move(timings_);
   session.fixtures = std::move(fixtures_);
   ranges_.clear();
@@ -146,7 +177,8 @@ std::uint64_t Profiler::begin_range(const std::string& name, RangeCategory categ
   if (!(in_step_ && step_active_)) return 0;
   HostRange range;
   range.id = next_id_++;
-  range.parent_id = open_.empty() ? 0 : open_.back().id;
+  const std::uint64_t source_parent = source_->innermost_range();
+  range.parent_id = source_parent != 0 ? source_parent : open_.empty() ? 0 : open_.back().id;
   range.name = name;
   range.category = category;
   range.process_id = pid_;
@@ -155,6 +187,7 @@ std::uint64_t Profiler::begin_range(const std::string& name, RangeCategory categ
   ranges_.push_back(std::move(range));
   open_.push_back({ranges_.size() - 1, ranges_.back().id});
   source_->push_external_id(ranges_.back().id);
+  if (mirror_) mirror_->push(name);
   return ranges_.back().id;
 }
 
@@ -164,6 +197,7 @@ void Profiler::end_range(std::uint64_t id) {
     throw std::logic_error("Profiler::end_range: range " + std::to_string(id) +
                            " is not the innermost open range");
   }
+  if (mirror_) mirror_->pop();
   source_->pop_external_id();
   ranges_[open_.back().index].end_ns = source_->now_ns();
   open_.pop_back();

@@ -38,6 +38,31 @@ class ActivitySource {
   virtual void pop_external_id() = 0;
   /// Fills versions and device properties into the session metadata.
   virtual void describe(SessionMeta& meta) const = 0;
+  /// Host ranges the source recorded itself, taken after stop(): the CUPTI source records the
+  /// NVTX push/pop ranges of the user's code (any domain but "crossbench") as user annotations,
+  /// with ids from kSourceRangeIdBase up, pushed as external ids like the profiler's own. A range
+  /// still open at stop() ends at the stop time. Default: none.
+  virtual std::vector<HostRange> take_ranges() { return {}; }
+  /// Id of the innermost range open on the calling thread as the source sees it (its own NVTX
+  /// ranges and the ids pushed through push_external_id), 0 when it does not track them. The
+  /// profiler makes it the parent of a new range, so a profiler range opened inside a user's
+  /// NVTX range nests under it.
+  virtual std::uint64_t innermost_range() const { return 0; }
+};
+
+/// First id of the host ranges an ActivitySource records itself (2^40; the profiler numbers its
+/// own ranges from 1, so the two never meet; below 2^53, so ids stay exact in JSON readers that
+/// use doubles).
+inline constexpr std::uint64_t kSourceRangeIdBase = std::uint64_t{1} << 40;
+
+/// Mirrors each recorded host range into another tool's range API (profiler/nvtx_mirror.h: NVTX,
+/// so Nsight Systems shows crossbench's ranges). push/pop are called on the profiler's thread,
+/// innermost first, and must not throw.
+class RangeMirror {
+ public:
+  virtual ~RangeMirror() = default;
+  virtual void push(const std::string& name) noexcept = 0;
+  virtual void pop() noexcept = 0;
 };
 
 /// torch.profiler.schedule-like step schedule: per fixture, `wait` steps are not recorded,
@@ -61,6 +86,11 @@ struct ScheduleFilter {
 /// kept API record; everything else is counted as discarded. Windows need not be sorted.
 ScheduleFilter filter_to_windows(std::vector<RawRecord> records,
                                  std::vector<std::pair<std::int64_t, std::int64_t>> windows);
+
+/// Keeps the source-recorded ranges (ActivitySource::take_ranges) that overlap one of `windows`
+/// (closed intervals); a kept range whose parent was dropped gets parent_id 0. Order is kept.
+std::vector<HostRange> filter_ranges_to_windows(std::vector<HostRange> ranges,
+                                                std::vector<std::pair<std::int64_t, std::int64_t>> windows);
 
 /// Collects one session. Not thread-safe: ranges and steps are opened from one host thread.
 class Profiler {
@@ -102,12 +132,16 @@ class Profiler {
   std::int64_t now_ns() const { return source_->now_ns(); }
   const Schedule& schedule() const { return schedule_; }
 
+  /// Mirrors every recorded range from now on (e.g. make_nvtx_mirror()); nullptr turns it off.
+  void set_mirror(std::unique_ptr<RangeMirror> mirror) { mirror_ = std::move(mirror); }
+
  private:
   struct Open {
     std::size_t index;  // into ranges_
     std::uint64_t id;
   };
   std::unique_ptr<ActivitySource> source_;
+  std::unique_ptr<RangeMirror> mirror_;
   Schedule schedule_;
   int fixture_step_ = -1;
   std::int64_t step_number_ = -1;

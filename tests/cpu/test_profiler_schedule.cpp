@@ -2,7 +2,15 @@
 // kineto test seam), and the schedule, ranges and filtering are checked.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include "profiler/event_model.h"
+#include "profiler/outputs.h"
 #include "profiler/profiler.h"
+#include "profiler/table.h"
+#include "validate/validator.h"
 
 namespace xb {
 namespace {
@@ -23,6 +31,30 @@ class FakeSource : public ActivitySource {
   void push_external_id(std::uint64_t id) override { stack.push_back(id); }
   void pop_external_id() override { stack.pop_back(); }
   void describe(SessionMeta& meta) const override { meta.cupti_version = 42; }
+
+  // NVTX ranges as the CUPTI source records them: ids from kSourceRangeIdBase, pushed as
+  // external ids, parent = the innermost open range of either kind.
+  std::vector<HostRange> nvtx;
+  std::vector<std::size_t> nvtx_open;
+  std::vector<HostRange> take_ranges() override { return std::move(nvtx); }
+  std::uint64_t innermost_range() const override { return stack.empty() ? 0 : stack.back(); }
+  void nvtx_push(const std::string& name) {
+    HostRange r;
+    r.id = kSourceRangeIdBase + nvtx.size();
+    r.parent_id = innermost_range();
+    r.name = name;
+    r.start_ns = clock;
+    nvtx.push_back(r);
+    nvtx_open.push_back(nvtx.size() - 1);
+    stack.push_back(r.id);
+    clock += 5;
+  }
+  void nvtx_pop() {
+    nvtx[nvtx_open.back()].end_ns = clock;
+    nvtx_open.pop_back();
+    stack.pop_back();
+    clock += 5;
+  }
 
   /// A launch call at the current time (10 ns long) and its kernel 100 ns later.
   void launch(const std::string& kernel) {
@@ -140,6 +172,105 @@ TEST(FilterToWindows, KeepsDeviceWorkOfCallsInsideWindows) {
   ASSERT_EQ(f.kept.size(), 3u);
   EXPECT_EQ(f.discarded, 3u);
   for (const RawRecord& r : f.kept) EXPECT_EQ(r.correlation_id, 2u);
+}
+
+TEST(SourceRanges, KeptWhenOverlappingAWindowWithDanglingParentsCleared) {
+  auto range = [](std::uint64_t id, std::uint64_t parent, std::int64_t b, std::int64_t e) {
+    HostRange r;
+    r.id = id;
+    r.parent_id = parent;
+    r.name = "r" + std::to_string(id);
+    r.start_ns = b;
+    r.end_ns = e;
+    return r;
+  };
+  const std::uint64_t k = kSourceRangeIdBase;
+  const std::vector<HostRange> in = {
+      range(k + 0, 0, 0, 5),       // before every window: dropped
+      range(k + 1, 0, 0, 1000),    // spans both windows: kept
+      range(k + 2, k + 0, 95, 120),  // overlaps the first window's end; parent dropped -> 0
+      range(k + 3, k + 1, 150, 160), // between the windows: dropped
+      range(k + 4, 7, 210, 220),   // inside the second; parent is a profiler range: kept as is
+      range(k + 5, 0, 300, 300),   // exactly at the second window's end: kept (closed interval)
+  };
+  const auto kept = filter_ranges_to_windows(in, {{200, 300}, {10, 100}});
+  ASSERT_EQ(kept.size(), 4u);
+  EXPECT_EQ(kept[0].id, k + 1);
+  EXPECT_EQ(kept[1].id, k + 2);
+  EXPECT_EQ(kept[1].parent_id, 0u);
+  EXPECT_EQ(kept[2].id, k + 4);
+  EXPECT_EQ(kept[2].parent_id, 7u);
+  EXPECT_EQ(kept[3].id, k + 5);
+  EXPECT_TRUE(filter_ranges_to_windows(in, {}).empty());
+}
+
+TEST(SourceRanges, NvtxRangesOwnTheirKernelsInTheTableAndTheExportsAgree) {
+  auto owned = std::make_unique<FakeSource>();
+  FakeSource* src = owned.get();
+  Profiler prof(std::move(owned));
+  prof.start();
+  prof.begin_fixture(Schedule{0, 0, 2});
+  src->nvtx_push("outer, before the steps");  // overlaps the steps: kept, no parent
+  for (int i = 0; i < 2; ++i) {
+    const std::uint64_t step = prof.begin_step();
+    src->clock += 10;
+    src->nvtx_push("user_block");
+    src->launch("k_in_block");
+    src->clock += 60;  // one kernel at a time on the stream
+    {
+      // A profiler range opened inside the user's NVTX range nests under it.
+      ScopedRange op(prof, "xb::op", RangeCategory::CpuOp);
+      src->launch("k_in_op");
+      src->clock += 60;
+    }
+    src->nvtx_pop();
+    src->launch("k_in_step");
+    src->clock += 300;  // kernels end before the step does
+    prof.end_step();
+    EXPECT_NE(step, 0u);
+  }
+  src->nvtx_pop();
+  const RawSession raw = prof.stop();
+
+  std::map<std::string, int> count;
+  for (const HostRange& r : raw.ranges) ++count[r.name];
+  EXPECT_EQ(count["user_block"], 2);
+  EXPECT_EQ(count["xb::op"], 2);
+  EXPECT_EQ(count["outer, before the steps"], 1);
+  const Session s = build_session(raw);
+  std::map<std::uint64_t, const HostRange*> by_id;
+  for (const HostRange& r : s.ranges) by_id[r.id] = &r;
+  for (const HostRange& r : s.ranges) {
+    if (r.name == "xb::op") {
+      ASSERT_TRUE(by_id.count(r.parent_id));
+      EXPECT_EQ(by_id[r.parent_id]->name, "user_block");
+    }
+    if (r.name == "user_block") {
+      ASSERT_TRUE(by_id.count(r.parent_id));
+      EXPECT_EQ(by_id[r.parent_id]->name.rfind("ProfilerStep#", 0), 0u);
+    }
+  }
+  const Table table = build_table(s);
+  std::map<std::string, const TableRow*> row;
+  for (const TableRow& r : table.rows) row[r.name] = &r;
+  ASSERT_TRUE(row.count("user_block"));
+  ASSERT_TRUE(row.count("k_in_block"));
+  ASSERT_TRUE(row.count("k_in_op"));
+  // user_block owns its own kernel and, through xb::op, the op's kernel; not the step's kernel.
+  EXPECT_EQ(row["user_block"]->cuda_total_ns, row["k_in_block"]->cuda_total_ns + row["k_in_op"]->cuda_total_ns);
+  EXPECT_EQ(row["user_block"]->calls, 2);
+
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "xb_test_source_ranges";
+  std::filesystem::remove_all(dir);
+  write_profile_outputs(raw, dir);
+  ValidateInputs in;
+  in.traces = {dir / "full.json", dir / "trace_only.json"};
+  in.table = dir / "table.json";
+  const ValidationReport report = validate_files(in);
+  std::ostringstream summary;
+  print_summary(report, summary);
+  EXPECT_TRUE(report.passed()) << summary.str();
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
