@@ -477,7 +477,7 @@ void ensure_nvtx_injection() {
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(&cuptiSubscribe), &info) != 0 && info.dli_fname != nullptr &&
       info.dli_fname[0] != '\0') {
-    setenv("NVTX_INJECTION64_PATH", info.dli_fname, 0);
+    if (setenv("NVTX_INJECTION64_PATH", info.dli_fname, 0) == 0) set_nvtx_tool_is_own_cupti(true);
   }
 }
 

@@ -20,8 +20,14 @@ inline constexpr const char* kNvtxDomain = "crossbench";
 
 /// A RangeMirror that pushes each recorded host range as an NVTX range in the "crossbench"
 /// domain (message = the range's name) and pops it when the range ends. Without an NVTX tool
-/// attached each call costs a few ns (NVTX's no-op stubs). Never throws.
+/// attached each call costs a few ns (NVTX's no-op stubs). When the process's NVTX tool is the
+/// libcupti that crossbench itself injected (see set_nvtx_tool_is_own_cupti), nobody would see the
+/// ranges (the collector skips this domain), so the mirror does nothing. Never throws.
 std::unique_ptr<RangeMirror> make_nvtx_mirror();
+
+/// Called by make_cupti_source when it pointed NVTX_INJECTION64_PATH at libcupti itself: NVTX's
+/// only tool is then crossbench's collector, and mirrors skip their pushes.
+void set_nvtx_tool_is_own_cupti(bool own);
 
 /// The "crossbench" domain's handle (nvtxDomainHandle_t, as an opaque pointer) once a mirror has
 /// pushed its first range; nullptr before that or when no NVTX tool is attached. Never creates

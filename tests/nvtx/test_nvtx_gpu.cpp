@@ -75,7 +75,9 @@ TEST_F(GpuTest, UserNvtxRangesBecomeAnnotationsThatOwnTheirKernels) {
   XB_CUDA(cudaDeviceSynchronize());
   const RawSession raw = prof.stop();
   nvtxRangePop();  // "outside any step"
-  ASSERT_NE(crossbench_nvtx_domain(), nullptr) << "the mirror never reached an NVTX tool";
+  // NVTX's only tool is crossbench's own CUPTI here, so the mirror stayed quiet (nothing would
+  // see its ranges); tests/nvtx/test_nvtx_mirror.cpp checks the mirror with a real NVTX tool.
+  EXPECT_EQ(crossbench_nvtx_domain(), nullptr);
 
   // Ranges: 3 x (ProfilerStep, xb::add) from the profiler, 3 x (user_block, mylib::inner) from NVTX,
   // and no NVTX copy of the profiler's own ranges.
