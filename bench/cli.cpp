@@ -153,6 +153,18 @@ std::pair<std::string, double> parse_slow_fixture(const std::string& item) {
   return {parts[0] + "/" + parts[1] + "/" + std::to_string(n), us};
 }
 
+bool parse_command_line(CLI::App& app, int argc, const char* const* argv, std::string (*tidy)(std::string)) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return false;
+  } catch (const CLI::ParseError& e) {
+    throw UsageError(tidy != nullptr ? tidy(e.what()) : std::string(e.what()));
+  }
+  return true;
+}
+
 std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv) {
   BenchOptions opt;
   // Google Benchmark's own flags pass through untouched.
@@ -198,14 +210,7 @@ std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv) 
                  "(op/dtype/size; a spin kernel after each call), to test a regression gate");
   app.add_option("--replay", replay,
                  "regenerate table, exports and validation from a raw_session.json (no GPU)");
-  try {
-    app.parse(static_cast<int>(ours.size()), ours.data());
-  } catch (const CLI::CallForHelp&) {
-    std::cout << app.help();
-    return std::nullopt;
-  } catch (const CLI::ParseError& e) {
-    throw UsageError(e.what());
-  }
+  if (!parse_command_line(app, static_cast<int>(ours.size()), ours.data())) return std::nullopt;
   if (!sizes.empty()) {
     opt.sizes = parse_size_list(join_list(sizes));
   } else if (app.count("--size") > 0) {

@@ -9,6 +9,10 @@
 #include <string>
 #include <vector>
 
+namespace CLI {
+class App;
+}  // namespace CLI
+
 namespace xb {
 
 /// Bad command-line input; `bench` prints "bench: error: <what>" and exits with code 2.
@@ -74,6 +78,13 @@ constexpr double kMaxSlowFixtureUs = 1e6;
 /// number of microseconds in (0, kMaxSlowFixtureUs]. Returns {"op/dtype/size", US}. Throws
 /// UsageError naming the item and what is wrong.
 std::pair<std::string, double> parse_slow_fixture(const std::string& item);
+
+/// Parses argv with a command's CLI11 `app`, as `bench` and each of its subcommands do: on --help
+/// prints the help on stdout and returns false; on bad input (a CLI11 ParseError) throws
+/// UsageError with CLI11's message, first passed through `tidy` when one is given. Returns true
+/// when argv was parsed.
+bool parse_command_line(CLI::App& app, int argc, const char* const* argv,
+                        std::string (*tidy)(std::string) = nullptr);
 
 /// Parses argv. Throws UsageError on any bad input (unknown flag, op, dtype, bad size, ...).
 /// Returns std::nullopt when --help was printed.

@@ -15,6 +15,7 @@
 #include "kernels/cuda_raii.h"
 #include "kernels/workload.h"
 #include "profiler/atomic_file.h"
+#include "profiler/nvtx_mirror.h"
 #include "profiler/profiler.h"
 #include "profiler/stats.h"
 
@@ -63,14 +64,7 @@ int overhead_command(int argc, const char* const* argv) {
   app.add_option("--launches", o.launches, "launches per timed loop (default 100)");
   app.add_option("--reps", o.reps, "timed loops per mode; the median is reported (default 30)");
   app.add_option("--out", o.out, "also write the figures as JSON to this file");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    std::cout << app.help();
-    return 0;
-  } catch (const CLI::ParseError& e) {
-    throw UsageError(e.what());
-  }
+  if (!parse_command_line(app, argc, argv)) return 0;
   if (!ops.empty()) o.ops = parse_op_list(ops);
   o.size = parse_size(std::to_string(o.size));
   if (o.launches < 1 || o.launches > 100000) throw UsageError("--launches must be in 1..100000");
@@ -105,6 +99,7 @@ int overhead_command(int argc, const char* const* argv) {
     std::uint64_t dropped = 0;
     {
       Profiler full(make_cupti_source());
+      full.set_mirror(make_nvtx_mirror());  // as bench runs it
       full.start();
       full_ns = time_loops(*w, full, o, cpu_op);
       const RawSession session = full.stop();

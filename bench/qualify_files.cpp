@@ -141,14 +141,6 @@ void read_stopping(const json& obj, SuiteStopping& s, const std::string& where) 
   if (s.max_time_s < s.min_time_s) fail(where, "max_time_s must be at least min_time_s");
 }
 
-json sample_json(const GpuClockSample& s) {
-  json j{{"valid", s.valid},          {"sm_clock_mhz", s.sm_clock_mhz}, {"mem_clock_mhz", s.mem_clock_mhz},
-         {"temperature_c", s.temperature_c}, {"power_w", std::isfinite(s.power_w) ? s.power_w : -1.0},
-         {"throttle_reasons", s.throttle_reasons}, {"throttled", s.throttled}};
-  if (!s.error.empty()) j["error"] = s.error;
-  return j;
-}
-
 GpuClockSample parse_sample(const json& obj, const std::string& where) {
   if (!obj.is_object()) fail(where, "not an object");
   GpuClockSample s;
@@ -306,7 +298,7 @@ const FixtureRecord* Baseline::find(const std::string& key) const {
 
 json environment_json(const RunEnvironment& e, bool full_clocks) {
   const auto clocks = [&](const GpuClockSample& s) {
-    return full_clocks ? sample_json(s)
+    return full_clocks ? gpu_sample_json(s)
                        : json{{"valid", s.valid}, {"sm_clock_mhz", s.sm_clock_mhz}, {"throttle_reasons", s.throttle_reasons}};
   };
   return json{{"gpu_name", e.gpu_name},
@@ -352,8 +344,8 @@ void write_baseline_json(const Baseline& b, std::ostream& out) {
                   {"max_noise", f.max_noise},
                   {"sampling_s", f.sampling_s},
                   {"throttled", f.gpu_before.throttled || f.gpu_after.throttled},
-                  {"gpu_before", sample_json(f.gpu_before)},
-                  {"gpu_after", sample_json(f.gpu_after)},
+                  {"gpu_before", gpu_sample_json(f.gpu_before)},
+                  {"gpu_after", gpu_sample_json(f.gpu_after)},
                   {"stats",
                    {{"count", st.count}, {"median_ns", st.median}, {"min_ns", st.min}, {"max_ns", st.max},
                     {"mean_ns", st.mean}, {"stddev_ns", st.stddev}, {"mad_ns", st.mad}, {"q1_ns", st.q1},
@@ -490,14 +482,7 @@ std::optional<QualifyOptions> parse_qualify_args(int argc, const char* const* ar
                  "regression threshold, percent, for every fixture (default: 3 for compute- and memory-bound, 10 for overhead-bound)");
   app.add_option("--slow-fixture", slow, "NAME=US: add a US microsecond delay to every call of fixture NAME (tests the gate)");
   app.add_option("--from-run", from, "gate these existing run folders instead of running the suite (repeatable)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    std::cout << app.help();
-    return std::nullopt;
-  } catch (const CLI::ParseError& e) {
-    throw UsageError(one_line(e.what()));
-  }
+  if (!parse_command_line(app, argc, argv, one_line)) return std::nullopt;
   if (suite.empty()) throw UsageError("empty --suite file name");
   if (baseline.empty()) throw UsageError("empty --baseline file name");
   if (app.count("--out") > 0 && out.empty()) throw UsageError("empty --out folder");

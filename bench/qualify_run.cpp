@@ -11,6 +11,7 @@
 
 #include "bench/bench_run.h"
 #include "bench/cli.h"
+#include "bench/gpu_meta.h"
 #include "bench/qualify_report.h"
 #include "bench/run_dir.h"
 #include "kernels/cuda_check.h"
@@ -22,23 +23,20 @@ namespace xb {
 namespace fs = std::filesystem;
 
 RunEnvironment probe_environment() {
-  RunEnvironment e;
   int device = 0;
   XB_CUDA(cudaGetDevice(&device));
   cudaDeviceProp prop{};
   XB_CUDA(cudaGetDeviceProperties(&prop, device));
-  e.gpu_name = prop.name;
-  XB_CUDA(cudaDriverGetVersion(&e.cuda_driver_version));
-  XB_CUDA(cudaRuntimeGetVersion(&e.cuda_runtime_version));
-  e.cublas_version = static_cast<int>(cublasLtGetVersion());
+  // The session meta a recording would carry, read back as a recorded one is (environment_of).
+  SessionMeta meta;
+  meta.devices.emplace_back().name = prop.name;
+  XB_CUDA(cudaDriverGetVersion(&meta.cuda_driver_version));
+  XB_CUDA(cudaRuntimeGetVersion(&meta.cuda_runtime_version));
+  meta.cublas_version = static_cast<int>(cublasLtGetVersion());
+  // No clock snapshots: the environments are compared without them (compare_environments).
   const Nvml nvml(cuda_device_pci_bus_id(device));
-  const GpuStaticInfo info = nvml.static_info();
-  e.gpu_uuid = info.uuid;
-  e.driver_version = info.driver_version;
-  e.power_limit_w = info.power_limit_w;
-  e.sm_clock_max_mhz = info.sm_clock_max_mhz;
-  e.mem_clock_max_mhz = info.mem_clock_max_mhz;
-  return e;
+  meta.gpu = to_gpu_meta(nvml.static_info(), GpuSnapshot{}, GpuSnapshot{});
+  return environment_of(meta);
 }
 
 namespace {

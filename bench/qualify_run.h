@@ -10,7 +10,8 @@ namespace xb {
 /// The GPU and software this process would run on: devices[0] name and the CUDA versions as the
 /// CUPTI source records them (cudaGetDeviceProperties, cudaDriverGetVersion,
 /// cudaRuntimeGetVersion), cublasLtGetVersion, and NVML's UUID, driver, power limit and maximum
-/// clocks (empty / -1 without NVML). Throws CudaError.
+/// clocks (empty / -1 without NVML), put into a SessionMeta as a recording would and read with
+/// environment_of; the clock samples are not read (valid = false). Throws CudaError.
 RunEnvironment probe_environment();
 
 /// `bench qualify ARGS` (argv[0] = "qualify"). Reads and checks the suite and the baseline, and

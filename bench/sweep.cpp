@@ -92,14 +92,7 @@ std::optional<SweepOptions> parse_sweep_args(int argc, const char* const* argv) 
   app.add_option("--warmup-ms", opt.warmup_ms, "back-to-back warm-up per point, ms (default 20)");
   app.add_option("--busy-threshold", opt.busy_threshold,
                  "GPU busy fraction under which a point is overhead-bound (default 0.5)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    std::cout << app.help();
-    return std::nullopt;
-  } catch (const CLI::ParseError& e) {
-    throw UsageError(e.what());
-  }
+  if (!parse_command_line(app, argc, argv)) return std::nullopt;
   opt.sizes = parse_size_spec(sizes.empty() ? (app.count("--size") > 0 ? std::string() : "64:16384:x2") : join_list(sizes));
   if (!ops.empty()) opt.ops = parse_op_list(ops);
   if (!dtypes.empty()) opt.dtypes = parse_dtype_list(dtypes);
@@ -130,14 +123,7 @@ std::optional<CalibrateOptions> parse_calibrate_args(int argc, const char* const
   app.add_option("--calls", opt.calls, "timed calls per measurement (default 20)");
   app.add_option("--warmup-ms", opt.warmup_ms, "back-to-back warm-up before each measurement, ms (default 200)");
   app.add_option("--out", out, "folder to create (default results/runs/<UTC time>)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    std::cout << app.help();
-    return std::nullopt;
-  } catch (const CLI::ParseError& e) {
-    throw UsageError(e.what());
-  }
+  if (!parse_command_line(app, argc, argv)) return std::nullopt;
   if (!dtypes.empty()) opt.dtypes = parse_dtype_list(dtypes);
   if (!gemm_sizes.empty()) {
     opt.gemm_sizes = parse_size_spec(join_list(gemm_sizes));

@@ -26,6 +26,7 @@
 #include "kernels/cuda_raii.h"
 #include "kernels/workload.h"
 #include "profiler/atomic_file.h"
+#include "profiler/nvtx_mirror.h"
 #include "profiler/profiler.h"
 #include "profiler/session_io.h"
 #include "profiler/table.h"
@@ -243,6 +244,7 @@ int sweep_command(int argc, const char* const* argv) {
   Stream stream;
   BlockingKernel blocking;
   Profiler profiler(make_cupti_source());
+  profiler.set_mirror(make_nvtx_mirror());
   profiler.start();
   const auto t_points = steady::now();
   double predicted_done = 0, predicted_left = 0;

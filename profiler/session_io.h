@@ -26,6 +26,12 @@ nlohmann::json meta_block(const SessionMeta& meta, const std::string& format);
 /// Throws std::invalid_argument for a non-finite value.
 nlohmann::json fixture_timing_json(const FixtureTiming& timing);
 
+/// JSON of one NVML clock sample (meta.gpu's at_start and at_end, a fixture timing's gpu_before and
+/// gpu_after; docs/formats.md): valid, sm_clock_mhz, mem_clock_mhz, temperature_c, power_w,
+/// throttle_reasons, throttled, and error when not empty. Throws std::invalid_argument for a
+/// non-finite power.
+nlohmann::json gpu_sample_json(const GpuClockSample& sample);
+
 /// JSON of the session's NVML facts, meta.gpu (raw_session.json's "meta" and the traces' top-level
 /// "gpu"; docs/formats.md): source, error, uuid, pci_bus_id, driver_version, power_limit_w,
 /// sm_clock_max_mhz, mem_clock_max_mhz and the clock samples at_start and at_end. Throws

@@ -5,14 +5,8 @@
 # --warmup`) and a small recording (the CPU tests' replay fixture); with --sweep also
 # scripts/h200_sweep.sh (calibration, sweep, plots). Everything lands in one tarball, $OUT/h200.tar.gz (the device
 # tool brings back at most 8 files), plus $OUT/summary.txt.
-set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
-OUT=${OUT:-/tmp/xb-out}
-W=/tmp/xb-h200
-rm -rf "$W" && mkdir -p "$OUT" "$W/logs"
-export LD_LIBRARY_PATH=/usr/local/cuda-13.0/targets/x86_64-linux/lib:${LD_LIBRARY_PATH:-}
-export PATH=/usr/local/cuda-13.0/bin:$PATH
-export XB_BUILD_DIR=build-h200 XB_JOBS=16
+source "$(dirname "${BASH_SOURCE[0]}")/h200_common.sh" || exit 1
+h200_workdir /tmp/xb-h200 logs
 sweep=0
 for a in "$@"; do
   case "$a" in --sweep) sweep=1 ;; *) echo "h200.sh: unknown option $a"; exit 2 ;; esac
@@ -23,9 +17,7 @@ done
   nvcc --version | tail -1
 } 2>&1 | tee "$W/logs/machine.txt"
 
-if ! bash scripts/setup.sh > "$W/logs/build.log" 2>&1; then
-  tail -50 "$W/logs/build.log"; cp "$W/logs/build.log" "$OUT/"; exit 1
-fi
+h200_build "$W/logs/build.log" 50 || { cp "$W/logs/build.log" "$OUT/"; exit 1; }
 echo "build ok"
 
 ctest --test-dir build-h200 -L gpu --output-on-failure > "$W/logs/gpu_tests.log" 2>&1

@@ -3,15 +3,9 @@
 # unchanged build (expect 0), one fixture slowed by 10 us (expect 1, only that fixture), a baseline
 # naming another GPU (expect 2); then compute-sanitizer (scripts/h200_sanitize.sh). Everything in
 # one tarball, $OUT/gate.tar.gz, plus $OUT/gate_checks.md. Run through the device tool.
-set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
-OUT=${OUT:-/tmp/xb-out}
-W=/tmp/xb-gate
-rm -rf "$W" && mkdir -p "$OUT" "$W/logs" "$W/sanitize"
-export LD_LIBRARY_PATH=/usr/local/cuda-13.0/targets/x86_64-linux/lib:${LD_LIBRARY_PATH:-}
-export PATH=/usr/local/cuda-13.0/bin:$PATH
-export XB_BUILD_DIR=build-h200 XB_JOBS=16
-if ! bash scripts/setup.sh > "$W/logs/build.log" 2>&1; then tail -30 "$W/logs/build.log"; exit 1; fi
+source "$(dirname "${BASH_SOURCE[0]}")/h200_common.sh" || exit 1
+h200_workdir /tmp/xb-gate logs sanitize
+h200_build "$W/logs/build.log" 30 || exit 1
 B=./build-h200/bench
 S=results/suites/h200-gate.json
 BL=results/baselines/h200.json

@@ -15,14 +15,8 @@
 # fixture and its delay (default add/bf16/8192=10: a 94 us memory-bound kernel, +10 us = +11%).
 # Everything lands in $OUT/qualify.tar.gz, plus $OUT/h200.json (the baseline) and
 # $OUT/qualify_checks.md (what each step expected and got).
-set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
-OUT=${OUT:-/tmp/xb-out}
-W=/tmp/xb-qualify
-rm -rf "$W" && mkdir -p "$OUT" "$W/logs"
-export LD_LIBRARY_PATH=/usr/local/cuda-13.0/targets/x86_64-linux/lib:${LD_LIBRARY_PATH:-}
-export PATH=/usr/local/cuda-13.0/bin:$PATH
-export XB_BUILD_DIR=build-h200 XB_JOBS=16
+source "$(dirname "${BASH_SOURCE[0]}")/h200_common.sh" || exit 1
+h200_workdir /tmp/xb-qualify logs
 CHECK_SUITE=${XB_QUALIFY_CHECK_SUITE:-results/suites/h200-gate.json}
 SLOW=${XB_QUALIFY_SLOW:-add/bf16/8192=10}
 SLOW_NAME=${SLOW%=*}
@@ -32,9 +26,7 @@ CHECKS="$W/qualify_checks.md"
 t_start=$(date +%s)
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw,power.limit --format=csv > "$W/logs/machine.txt" 2>&1
-if ! bash scripts/setup.sh > "$W/logs/build.log" 2>&1; then
-  tail -40 "$W/logs/build.log"; cp "$W/logs/build.log" "$OUT/"; exit 1
-fi
+h200_build "$W/logs/build.log" 40 || { cp "$W/logs/build.log" "$OUT/"; exit 1; }
 echo "build ok ($(( $(date +%s) - t_start )) s)"
 B=./build-h200/bench
 ./build-h200/xb_gpu_tests --gtest_filter='SpinDelay.*' > "$W/logs/spin_delay_tests.log" 2>&1

@@ -22,12 +22,7 @@
 #     tool interface; the sanitizers check the kernels, not the profiler.
 # Time: about 1-2 minutes of GPU time per tool on the H200; each run is capped (XB_SAN_TIMEOUT,
 # default 150 s) so the whole script stays under ~10 minutes even if a run hangs.
-set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
-OUT=${OUT:-/tmp/xb-out}
-mkdir -p "$OUT"
-export PATH=/usr/local/cuda-13.0/bin:$PATH
-export LD_LIBRARY_PATH=/usr/local/cuda-13.0/targets/x86_64-linux/lib:${LD_LIBRARY_PATH:-}
+source "$(dirname "${BASH_SOURCE[0]}")/h200_common.sh" || exit 1
 build=${XB_BUILD_DIR:-build-h200}
 cap=${XB_SAN_TIMEOUT:-150}
 verdict="$OUT/sanitize-verdict.txt"

@@ -11,17 +11,9 @@
 # Expected wall time on an H200: build 1-2 min from scratch (seconds when build-h200 is kept),
 # calibration about 10 s, sweep about 1 min (host verification of the 8192 and 16384 GEMMs is
 # most of it), plots about 10 s.
-set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
-OUT=${OUT:-/tmp/xb-out}
-mkdir -p "$OUT"
+source "$(dirname "${BASH_SOURCE[0]}")/h200_common.sh" || exit 1
 export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda-13.0}
-export LD_LIBRARY_PATH=/usr/local/cuda-13.0/targets/x86_64-linux/lib:${LD_LIBRARY_PATH:-}
-export PATH=/usr/local/cuda-13.0/bin:$PATH
-export XB_BUILD_DIR=build-h200 XB_JOBS=16
-W=/tmp/xb-issue5
-rm -rf "$W"
-mkdir -p "$W"
+h200_workdir /tmp/xb-issue5
 t0=$(date +%s)
 phase() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
 
@@ -33,8 +25,7 @@ phase() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
 } > "$OUT/machine.txt"
 
 phase "build"
-if ! bash scripts/setup.sh > "$OUT/build.log" 2>&1; then
-  tail -40 "$OUT/build.log"
+if ! h200_build "$OUT/build.log" 40; then
   echo "h200_sweep: build failed (build.log)"
   exit 1
 fi

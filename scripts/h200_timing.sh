@@ -5,18 +5,10 @@
 # with the blocking kernel on and off, two back-to-back 4096 runs with and without --warmup, and a
 # small recording (the CPU tests' replay fixture). Tables: scripts/timing_report.py.
 # Everything lands in $OUT/timing.tar.gz plus $OUT/timing_report.md.
-set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
-OUT=${OUT:-/tmp/xb-out}
-W=/tmp/xb-timing
-rm -rf "$W" && mkdir -p "$OUT" "$W/logs" "$W/runs"
-export LD_LIBRARY_PATH=/usr/local/cuda-13.0/targets/x86_64-linux/lib:${LD_LIBRARY_PATH:-}
-export PATH=/usr/local/cuda-13.0/bin:$PATH
-export XB_BUILD_DIR=build-h200 XB_JOBS=16
+source "$(dirname "${BASH_SOURCE[0]}")/h200_common.sh" || exit 1
+h200_workdir /tmp/xb-timing logs runs
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv > "$W/logs/machine.txt" 2>&1
-if ! bash scripts/setup.sh > "$W/logs/build.log" 2>&1; then
-  tail -40 "$W/logs/build.log"; cp "$W/logs/build.log" "$OUT/"; exit 1
-fi
+h200_build "$W/logs/build.log" 40 || { cp "$W/logs/build.log" "$OUT/"; exit 1; }
 echo "build ok"
 B=./build-h200/bench
 if [ "${XB_SKIP_GPU_TESTS:-0}" != 1 ]; then

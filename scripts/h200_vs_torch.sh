@@ -5,19 +5,11 @@
 # target <= 20 s wall), an event-only run (--no-cupti), then scripts/vs_torch.py (kernels,
 # copy bandwidth and profiler overhead side by side with PyTorch). Results: $OUT/vs_torch.tar.gz
 # and $OUT/vs_torch.md.
-set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
-OUT=${OUT:-/tmp/xb-out}
-W=/tmp/xb-vs-torch
-rm -rf "$W" && mkdir -p "$OUT" "$W/logs"
-export LD_LIBRARY_PATH=/usr/local/cuda-13.0/targets/x86_64-linux/lib:${LD_LIBRARY_PATH:-}
-export PATH=/usr/local/cuda-13.0/bin:$PATH
-export XB_BUILD_DIR=build-h200 XB_JOBS=16
+source "$(dirname "${BASH_SOURCE[0]}")/h200_common.sh" || exit 1
+h200_workdir /tmp/xb-vs-torch logs
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu,power.draw --format=csv > "$W/logs/machine.txt" 2>&1
 t0=$(date +%s)
-if ! bash scripts/setup.sh > "$W/logs/build.log" 2>&1; then
-  tail -40 "$W/logs/build.log"; cp "$W/logs/build.log" "$OUT/"; exit 1
-fi
+h200_build "$W/logs/build.log" 40 || { cp "$W/logs/build.log" "$OUT/"; exit 1; }
 echo "build ok ($(( $(date +%s) - t0 )) s)"
 if [ "${XB_SKIP_GPU_TESTS:-0}" != 1 ]; then
   ctest --test-dir build-h200 -L gpu --output-on-failure > "$W/logs/gpu_tests.log" 2>&1
