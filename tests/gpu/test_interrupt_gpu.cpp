@@ -99,9 +99,16 @@ TEST_F(GpuTest, InterruptedRunsKeepEveryCompletedFixtureAndValidFiles) {
       if (f.contains("stats") && !f.contains("error")) with_stats.insert(f["name"].get<std::string>());
     }
     // Google Benchmark prints a fixture's line when it finishes: each such fixture has its result.
-    for (const std::string& name : fixtures) {
-      if (c.out.find(name + "/iterations:1/manual_time ") != std::string::npos) {
-        EXPECT_TRUE(with_stats.count(name)) << name << " finished but has no result in events.json";
+    // A fixture skipped or abandoned because of the signal prints "ERROR OCCURRED" instead.
+    std::istringstream lines(c.out);
+    for (std::string line; std::getline(lines, line);) {
+      for (const std::string& name : fixtures) {
+        if (line.rfind(name + "/iterations:1/manual_time ", 0) != 0) continue;
+        if (line.find("ERROR OCCURRED") != std::string::npos) {
+          EXPECT_EQ(with_stats.count(name), 0u) << name << " reported as not run, yet has a result";
+        } else {
+          EXPECT_TRUE(with_stats.count(name)) << name << " finished but has no result in events.json";
+        }
       }
     }
   }

@@ -55,20 +55,22 @@ TEST_F(GpuTest, UserNvtxRangesBecomeAnnotationsThatOwnTheirKernels) {
   prof.begin_fixture(Schedule{0, 0, 3});
   for (int i = 0; i < 3; ++i) {
     prof.begin_step();
-    ScopedRange op(prof, "xb::add", RangeCategory::CpuOp);
-    nvtxRangePushA("user_block");
-    add->enqueue();
     {
-      nvtxEventAttributes_t attr{};
-      attr.version = NVTX_VERSION;
-      attr.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-      attr.messageType = NVTX_MESSAGE_TYPE_ASCII;
-      attr.message.ascii = "mylib::inner";
-      nvtxDomainRangePushEx(user_domain, &attr);
+      ScopedRange op(prof, "xb::add", RangeCategory::CpuOp);
+      nvtxRangePushA("user_block");
       add->enqueue();
-      nvtxDomainRangePop(user_domain);
+      {
+        nvtxEventAttributes_t attr{};
+        attr.version = NVTX_VERSION;
+        attr.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+        attr.messageType = NVTX_MESSAGE_TYPE_ASCII;
+        attr.message.ascii = "mylib::inner";
+        nvtxDomainRangePushEx(user_domain, &attr);
+        add->enqueue();
+        nvtxDomainRangePop(user_domain);
+      }
+      nvtxRangePop();
     }
-    nvtxRangePop();
     stream.synchronize();
     prof.end_step();
   }
