@@ -9,15 +9,13 @@
 
 #include <filesystem>
 #include <map>
-#include <sstream>
 #include <string>
 
+#include "../common/validate_outputs.h"
 #include "profiler/event_model.h"
-#include "profiler/outputs.h"
 #include "profiler/profiler.h"
 #include "profiler/session_io.h"
 #include "profiler/table.h"
-#include "validate/validator.h"
 
 namespace xb {
 namespace {
@@ -75,15 +73,7 @@ TEST(NvtxSession, UserRangesNestUnderTheProfilersRangesAndOwnTheirKernels) {
 TEST(NvtxSession, RegeneratedFilesValidate) {
   const RawSession raw = recorded();
   const fs::path dir = fs::temp_directory_path() / ("xb-nvtx-session-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  write_profile_outputs(raw, dir);
-  ValidateInputs in;
-  in.traces = {dir / "full.json", dir / "trace_only.json"};
-  in.table = dir / "table.json";
-  const ValidationReport report = validate_files(in);
-  std::ostringstream summary;
-  print_summary(report, summary);
-  EXPECT_TRUE(report.passed()) << summary.str();
+  EXPECT_EQ(testing::validate_outputs(raw, dir), "");
   fs::remove_all(dir);
 }
 

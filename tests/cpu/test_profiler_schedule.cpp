@@ -4,13 +4,11 @@
 
 #include <filesystem>
 #include <map>
-#include <sstream>
 
+#include "../common/validate_outputs.h"
 #include "profiler/event_model.h"
-#include "profiler/outputs.h"
 #include "profiler/profiler.h"
 #include "profiler/table.h"
-#include "validate/validator.h"
 
 namespace xb {
 namespace {
@@ -261,15 +259,7 @@ TEST(SourceRanges, NvtxRangesOwnTheirKernelsInTheTableAndTheExportsAgree) {
   EXPECT_EQ(row["user_block"]->calls, 2);
 
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / "xb_test_source_ranges";
-  std::filesystem::remove_all(dir);
-  write_profile_outputs(raw, dir);
-  ValidateInputs in;
-  in.traces = {dir / "full.json", dir / "trace_only.json"};
-  in.table = dir / "table.json";
-  const ValidationReport report = validate_files(in);
-  std::ostringstream summary;
-  print_summary(report, summary);
-  EXPECT_TRUE(report.passed()) << summary.str();
+  EXPECT_EQ(testing::validate_outputs(raw, dir), "");
   std::filesystem::remove_all(dir);
 }
 

@@ -13,19 +13,17 @@
 #include <fstream>
 #include <iterator>
 #include <map>
-#include <sstream>
 #include <string>
 
+#include "../common/validate_outputs.h"
 #include "../gpu/gpu_test.h"
 #include "kernels/cuda_check.h"
 #include "kernels/cuda_raii.h"
 #include "kernels/workload.h"
 #include "profiler/event_model.h"
 #include "profiler/nvtx_mirror.h"
-#include "profiler/outputs.h"
 #include "profiler/profiler.h"
 #include "profiler/table.h"
-#include "validate/validator.h"
 
 namespace xb {
 namespace {
@@ -140,15 +138,7 @@ TEST_F(GpuTest, UserNvtxRangesBecomeAnnotationsThatOwnTheirKernels) {
 
   // The three outputs agree: the validator passes on the written files.
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / "xb_nvtx_gpu_test";
-  std::filesystem::remove_all(dir);
-  write_profile_outputs(raw, dir);
-  ValidateInputs in;
-  in.traces = {dir / "full.json", dir / "trace_only.json"};
-  in.table = dir / "table.json";
-  const ValidationReport report = validate_files(in);
-  std::ostringstream summary;
-  print_summary(report, summary);
-  EXPECT_TRUE(report.passed()) << summary.str();
+  EXPECT_EQ(xb::testing::validate_outputs(raw, dir), "");
   for (const char* file : {"full.json", "trace_only.json", "table.json"}) {
     std::ifstream f(dir / file);
     const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
