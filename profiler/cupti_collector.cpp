@@ -183,8 +183,9 @@ class CuptiSource final : public ActivitySource {
   }
 
   std::uint64_t innermost_range() const override {
+    // Only this session's ranges: an NVTX range left open from an earlier session is not in it.
     for (auto it = t_frames.rbegin(); it != t_frames.rend(); ++it) {
-      if (it->id != 0) return it->id;
+      if (it->id != 0 && (it->domain == kProfilerFrame || it->session == session_)) return it->id;
     }
     return 0;
   }
@@ -464,7 +465,7 @@ class CuptiSource final : public ActivitySource {
   // NVTX ranges of the current session (guarded by nvtx_mutex_; callbacks come from any thread).
   std::mutex nvtx_mutex_;
   bool recording_ = false;
-  std::uint64_t session_ = 0;
+  std::atomic<std::uint64_t> session_{0};  // written under nvtx_mutex_, read by innermost_range too
   std::uint64_t next_nvtx_id_ = 0;
   std::vector<HostRange> nvtx_ranges_;
 };
