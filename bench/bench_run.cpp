@@ -117,13 +117,15 @@ int run_bench(const BenchOptions& opt, const BenchPlan& plan, const char* argv0)
   benchmark::Initialize(&gb_argc, gb_argv.data());
   if (gb_argc > 1) throw UsageError(std::string("unrecognized Google Benchmark flag '") + gb_argv[1] + "'");
   check_device(plan.fixtures);
+  // Event-only mode (--no-cupti): the same fixtures and events, no CUPTI; validation then reports
+  // the CUPTI checks as not run. The source comes before the run folder, so a missing CUPTI library,
+  // or CUPTI held by another tool, stops the run with nothing written.
+  std::unique_ptr<ActivitySource> source = opt.cupti ? make_cupti_source() : make_null_source();
   create_run_dir(dir);
 
   Stream stream;
   BlockingKernel blocking;
-  // Event-only mode (--no-cupti): the same fixtures and events, no CUPTI; validation then reports
-  // the CUPTI checks as not run.
-  Profiler profiler(opt.cupti ? make_cupti_source() : make_null_source());
+  Profiler profiler(std::move(source));
   profiler.set_mirror(make_nvtx_mirror());  // Nsight Systems shows the same ranges
   BenchContext ctx;
   ctx.profiler = &profiler;

@@ -16,10 +16,10 @@ install(TARGETS bench validate RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS xb_model xb_cupti EXPORT crossbenchTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-# The profiler's public headers; cupti_check.h (CUPTI headers) and json_text.h (the exporters'
+# The profiler's public headers; cupti_check.h and cupti_api.h (CUPTI headers) and json_text.h (the exporters'
 # JSON writer) are internal.
 file(GLOB XB_PROFILER_HEADERS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/profiler/*.h)
-list(FILTER XB_PROFILER_HEADERS EXCLUDE REGEX "/(cupti_check|json_text)\\.h$")
+list(FILTER XB_PROFILER_HEADERS EXCLUDE REGEX "/(cupti_check|cupti_api|json_text)\\.h$")
 install(FILES ${XB_PROFILER_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/crossbench/profiler)
 
 install(EXPORT crossbenchTargets NAMESPACE crossbench:: DESTINATION ${XB_PACKAGE_DIR})

@@ -4,6 +4,8 @@
 
 #include <cupti.h>
 
+#include "profiler/cupti_api.h"
+
 #include <string>
 
 #include "profiler/profiler.h"
@@ -14,7 +16,7 @@ namespace xb::detail {
 inline std::string cupti_error_message(CUptiResult result, const char* call, const char* file,
                                        int line) {
   const char* text = nullptr;
-  if (cuptiGetResultString(result, &text) != CUPTI_SUCCESS || text == nullptr) text = "unknown";
+  if (cupti().cuptiGetResultString(result, &text) != CUPTI_SUCCESS || text == nullptr) text = "unknown";
   return std::string(file) + ":" + std::to_string(line) + ": " + call + " failed: " + text;
 }
 

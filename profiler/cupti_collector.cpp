@@ -28,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "profiler/cupti_api.h"
 #include "profiler/cupti_check.h"
 #include "profiler/nvtx_mirror.h"
 #include "profiler/profiler.h"
@@ -109,6 +110,14 @@ class CuptiSource final : public ActivitySource {
     if (!g_active.compare_exchange_strong(expected, this)) {
       throw ProfilerError("a CUPTI profiler session is already active in this process");
     }
+    // The first CUPTI call: it fails here, before any output exists, when another tool (Nsight
+    // Systems, Nsight Compute) holds CUPTI (CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED).
+    try {
+      XB_CUPTI(cupti().cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM));
+    } catch (...) {
+      g_active.store(nullptr);
+      throw;
+    }
   }
   ~CuptiSource() override {
     if (enabled_) {
@@ -121,34 +130,33 @@ class CuptiSource final : public ActivitySource {
   }
 
   void start() override {
-    XB_CUPTI(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM));
     // The callbacks find the live source through g_active, so registering once per process
     // serves every later session.
     static const bool registered = [] {
-      XB_CUPTI(cuptiActivityRegisterCallbacks(&CuptiSource::on_buffer_requested,
+      XB_CUPTI(cupti().cuptiActivityRegisterCallbacks(&CuptiSource::on_buffer_requested,
                                               &CuptiSource::on_buffer_completed));
       return true;
     }();
     (void)registered;
     for (CUpti_ActivityKind kind : kKinds) {
-      const CUptiResult result = cuptiActivityEnable(kind);
+      const CUptiResult result = cupti().cuptiActivityEnable(kind);
       if (result != CUPTI_SUCCESS) {
-        for (CUpti_ActivityKind k : kKinds) cuptiActivityDisable(k);
+        for (CUpti_ActivityKind k : kKinds) cupti().cuptiActivityDisable(k);
         const char* text = nullptr;
-        cuptiGetResultString(result, &text);
+        cupti().cuptiGetResultString(result, &text);
         throw ProfilerError(std::string("cannot enable CUPTI activity collection (") +
                             (text ? text : "unknown") +
                             "); is another profiler such as Nsight Systems attached?");
       }
     }
-    for (CUpti_CallbackId cbid : kQuietDriverApis) XB_CUPTI(cuptiActivityEnableDriverApi(cbid, 0));
-    for (CUpti_CallbackId cbid : kQuietRuntimeApis) XB_CUPTI(cuptiActivityEnableRuntimeApi(cbid, 0));
+    for (CUpti_CallbackId cbid : kQuietDriverApis) XB_CUPTI(cupti().cuptiActivityEnableDriverApi(cbid, 0));
+    for (CUpti_CallbackId cbid : kQuietRuntimeApis) XB_CUPTI(cupti().cuptiActivityEnableRuntimeApi(cbid, 0));
     // NVTX callbacks: one subscriber per process, kept for every later session (on_nvtx looks
     // for the live source). Without it the session simply has no user NVTX ranges.
     static const bool nvtx_subscribed = [] {
       CUpti_SubscriberHandle subscriber{};
-      if (cuptiSubscribe(&subscriber, &CuptiSource::on_nvtx, nullptr) != CUPTI_SUCCESS) return false;
-      return cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_NVTX) == CUPTI_SUCCESS;
+      if (cupti().cuptiSubscribe(&subscriber, &CuptiSource::on_nvtx, nullptr) != CUPTI_SUCCESS) return false;
+      return cupti().cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_NVTX) == CUPTI_SUCCESS;
     }();
     (void)nvtx_subscribed;
     {
@@ -161,10 +169,10 @@ class CuptiSource final : public ActivitySource {
   }
 
   std::vector<RawRecord> stop() override {
-    XB_CUPTI(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
-    for (CUpti_ActivityKind kind : kKinds) XB_CUPTI(cuptiActivityDisable(kind));
+    XB_CUPTI(cupti().cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+    for (CUpti_ActivityKind kind : kKinds) XB_CUPTI(cupti().cuptiActivityDisable(kind));
     enabled_ = false;
-    XB_CUPTI(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+    XB_CUPTI(cupti().cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
     {
       std::lock_guard<std::mutex> lock(nvtx_mutex_);
       recording_ = false;
@@ -194,17 +202,17 @@ class CuptiSource final : public ActivitySource {
 
   std::int64_t now_ns() const override {
     std::uint64_t ts = 0;
-    XB_CUPTI(cuptiGetTimestamp(&ts));
+    XB_CUPTI(cupti().cuptiGetTimestamp(&ts));
     return static_cast<std::int64_t>(ts);
   }
 
   void push_external_id(std::uint64_t id) override {
-    XB_CUPTI(cuptiActivityPushExternalCorrelationId(kExternalKind, id));
+    XB_CUPTI(cupti().cuptiActivityPushExternalCorrelationId(kExternalKind, id));
     t_frames.push_back(Frame{id, kProfilerFrame, true, 0, 0});
   }
   void pop_external_id() override {
     std::uint64_t last = 0;
-    XB_CUPTI(cuptiActivityPopExternalCorrelationId(kExternalKind, &last));
+    XB_CUPTI(cupti().cuptiActivityPopExternalCorrelationId(kExternalKind, &last));
     for (auto it = t_frames.rbegin(); it != t_frames.rend(); ++it) {
       if (it->domain == kProfilerFrame) {
         t_frames.erase(std::next(it).base());
@@ -216,7 +224,7 @@ class CuptiSource final : public ActivitySource {
   void describe(SessionMeta& meta) const override {
     cudaDriverGetVersion(&meta.cuda_driver_version);
     cudaRuntimeGetVersion(&meta.cuda_runtime_version);
-    XB_CUPTI(cuptiGetVersion(&meta.cupti_version));
+    XB_CUPTI(cupti().cuptiGetVersion(&meta.cupti_version));
     int count = 0;
     if (cudaGetDeviceCount(&count) != cudaSuccess) count = 0;
     meta.devices.clear();
@@ -264,7 +272,7 @@ class CuptiSource final : public ActivitySource {
     if (self != nullptr && buffer != nullptr) {
       self->consume(buffer, valid_size);
       size_t dropped = 0;
-      if (cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped) == CUPTI_SUCCESS) {
+      if (cupti().cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped) == CUPTI_SUCCESS) {
         self->dropped_ += dropped;
       }
       --self->outstanding_;
@@ -334,7 +342,7 @@ class CuptiSource final : public ActivitySource {
       }
     }
     if (frame.id != 0) {
-      frame.external = cuptiActivityPushExternalCorrelationId(kExternalKind, frame.id) == CUPTI_SUCCESS;
+      frame.external = cupti().cuptiActivityPushExternalCorrelationId(kExternalKind, frame.id) == CUPTI_SUCCESS;
     }
     t_frames.push_back(frame);
   }
@@ -346,7 +354,7 @@ class CuptiSource final : public ActivitySource {
       t_frames.erase(std::next(it).base());
       if (frame.external) {
         std::uint64_t last = 0;
-        cuptiActivityPopExternalCorrelationId(kExternalKind, &last);
+        cupti().cuptiActivityPopExternalCorrelationId(kExternalKind, &last);
       }
       CuptiSource* self = g_active.load();
       if (self != nullptr && frame.id != 0) {
@@ -365,7 +373,7 @@ class CuptiSource final : public ActivitySource {
     auto it = names_.find(key);
     if (it == names_.end()) {
       const char* name = nullptr;
-      std::string text = cuptiGetCallbackName(domain, cbid, &name) == CUPTI_SUCCESS && name
+      std::string text = cupti().cuptiGetCallbackName(domain, cbid, &name) == CUPTI_SUCCESS && name
                              ? strip_version_suffix(name)
                              : "api#" + std::to_string(cbid);
       it = names_.emplace(key, std::move(text)).first;
@@ -376,7 +384,7 @@ class CuptiSource final : public ActivitySource {
   void consume(uint8_t* buffer, size_t valid_size) {
     std::lock_guard<std::mutex> lock(mutex_);
     CUpti_Activity* record = nullptr;
-    while (cuptiActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS) {
+    while (cupti().cuptiActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS) {
       RawRecord r;
       switch (record->kind) {
         case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
@@ -475,14 +483,53 @@ class CuptiSource final : public ActivitySource {
 /// must run before it (make_cupti_source calls it; docs/formats.md, "NVTX").
 void ensure_nvtx_injection() {
   if (std::getenv("NVTX_INJECTION64_PATH") != nullptr) return;
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&cuptiSubscribe), &info) != 0 && info.dli_fname != nullptr &&
-      info.dli_fname[0] != '\0') {
-    if (setenv("NVTX_INJECTION64_PATH", info.dli_fname, 0) == 0) set_nvtx_tool_is_own_cupti(true);
-  }
+  const std::string& path = cupti().path;
+  if (!path.empty() && setenv("NVTX_INJECTION64_PATH", path.c_str(), 0) == 0) set_nvtx_tool_is_own_cupti(true);
 }
 
 }  // namespace
+
+const CuptiApi& cupti() {
+  // Loaded once; a failure is kept and rethrown, so every caller sees the same message.
+  static const std::pair<CuptiApi, std::string> loaded = []() -> std::pair<CuptiApi, std::string> {
+    std::vector<std::string> candidates;
+    if (const char* forced = std::getenv("XB_CUPTI_LIBRARY")) {
+      candidates.emplace_back(forced);
+    } else {
+      candidates.emplace_back(XB_CUPTI_SONAME);
+      candidates.emplace_back(XB_CUPTI_BUILD_PATH);
+      candidates.emplace_back("libcupti.so");
+    }
+    std::string tried;
+    for (const std::string& name : candidates) {
+      void* lib = dlopen(name.c_str(), RTLD_NOW | RTLD_GLOBAL);
+      if (lib == nullptr) {
+        const char* why = dlerror();
+        tried += (tried.empty() ? "" : "; ") + std::string(why ? why : name + ": not loaded");
+        continue;
+      }
+      CuptiApi api;
+      std::string missing;
+#define XB_CUPTI_RESOLVE(f)                                                  \
+  api.f = reinterpret_cast<decltype(api.f)>(dlsym(lib, #f));                 \
+  if (api.f == nullptr) missing += std::string(missing.empty() ? "" : ", ") + #f;
+      XB_CUPTI_FUNCTIONS(XB_CUPTI_RESOLVE)
+#undef XB_CUPTI_RESOLVE
+      if (!missing.empty()) {
+        tried += (tried.empty() ? "" : "; ") + name + " lacks " + missing;
+        continue;  // keep it loaded: unloading a library CUDA may use is not worth the risk
+      }
+      Dl_info info{};
+      api.path = dladdr(reinterpret_cast<void*>(api.cuptiSubscribe), &info) != 0 && info.dli_fname != nullptr
+                     ? info.dli_fname
+                     : name;
+      return {std::move(api), ""};
+    }
+    return {CuptiApi{}, "cannot load the CUPTI library (" + tried + ")"};
+  }();
+  if (!loaded.second.empty()) throw ProfilerError(loaded.second);
+  return loaded.first;
+}
 
 std::unique_ptr<ActivitySource> make_cupti_source(std::size_t buffer_bytes,
                                                   std::size_t max_buffers) {

@@ -179,8 +179,11 @@ class ScopedRange {
 std::unique_ptr<ActivitySource> make_null_source();
 
 /// The CUPTI activity source (profiler/cupti_collector.cpp). `buffer_bytes` per CUPTI buffer,
-/// at most `max_buffers` outstanding (beyond that CUPTI drops records and counts them).
-/// Throws ProfilerError when CUPTI cannot be initialized.
+/// at most `max_buffers` outstanding (beyond that CUPTI drops records and counts them). Loads
+/// libcupti at run time (profiler/cupti_api.h; XB_CUPTI_LIBRARY names another file) and points
+/// NVTX at it (docs/formats.md, "NVTX ranges"). Throws ProfilerError when the library cannot be
+/// loaded, when another tool already holds CUPTI, or when CUPTI cannot be initialized;
+/// std::invalid_argument for a buffer under 4 KiB.
 std::unique_ptr<ActivitySource> make_cupti_source(std::size_t buffer_bytes = 8u << 20,
                                                   std::size_t max_buffers = 256);
 

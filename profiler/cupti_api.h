@@ -1,0 +1,38 @@
+// CUPTI, loaded at run time: crossbench does not link libcupti, so bench starts, and times with
+// cudaEvents alone (--no-cupti), on a machine where the CUPTI library is missing; the profiler
+// then fails with a clear ProfilerError instead of the dynamic loader refusing to start the
+// program. Only included by CUPTI adapter sources (profiler/cupti_collector.cpp, cupti_check.h).
+#pragma once
+
+#include <cupti.h>
+
+#include <string>
+
+namespace xb {
+
+/// Every CUPTI function crossbench calls. decltype(&::f) is unevaluated, so naming the functions
+/// here creates no link dependency on libcupti.
+#define XB_CUPTI_FUNCTIONS(X)                                                                       \
+  X(cuptiActivityDisable) X(cuptiActivityEnable) X(cuptiActivityEnableDriverApi)                    \
+  X(cuptiActivityEnableRuntimeApi) X(cuptiActivityFlushAll) X(cuptiActivityGetNextRecord)           \
+  X(cuptiActivityGetNumDroppedRecords) X(cuptiActivityPopExternalCorrelationId)                     \
+  X(cuptiActivityPushExternalCorrelationId) X(cuptiActivityRegisterCallbacks) X(cuptiEnableDomain)  \
+  X(cuptiGetCallbackName) X(cuptiGetResultString) X(cuptiGetTimestamp) X(cuptiGetVersion)           \
+  X(cuptiSetThreadIdType) X(cuptiSubscribe)
+
+/// The loaded CUPTI library's entry points (same names and signatures as in cupti.h).
+struct CuptiApi {
+#define XB_CUPTI_POINTER(f) decltype(&::f) f = nullptr;
+  XB_CUPTI_FUNCTIONS(XB_CUPTI_POINTER)
+#undef XB_CUPTI_POINTER
+  std::string path;  ///< the file loaded, e.g. "/usr/local/cuda/lib64/libcupti.so.13"
+};
+
+/// Loads CUPTI on first use (thread-safe) and returns its entry points. Tries, in order: the
+/// file named by XB_CUPTI_LIBRARY when that is set (and only it), else libcupti.so.<CUDA major>
+/// through the dynamic loader's search (LD_LIBRARY_PATH, the program's RUNPATH, ...), the build's
+/// CUPTI library path, and libcupti.so. Throws ProfilerError naming every place tried and the
+/// loader's reason when none loads or a function is missing; later calls throw the same.
+const CuptiApi& cupti();
+
+}  // namespace xb
