@@ -122,6 +122,18 @@ int run_bench(const BenchOptions& opt, const BenchPlan& plan, const char* argv0)
   // or CUPTI held by another tool, stops the run with nothing written.
   std::unique_ptr<ActivitySource> source = opt.cupti ? make_cupti_source() : make_null_source();
   create_run_dir(dir);
+  // Until recording starts the folder holds only its claim: a failure before then (CUDA set-up,
+  // CUPTI refusing to start) takes the folder back, so nothing is left behind.
+  struct Unclaim {
+    const fs::path& dir;
+    bool armed = true;
+    ~Unclaim() {
+      if (!armed) return;
+      std::error_code ec;
+      fs::remove(dir / ".crossbench-claim", ec);
+      fs::remove(dir, ec);  // only when empty
+    }
+  } unclaim{dir};
 
   Stream stream;
   BlockingKernel blocking;
@@ -176,6 +188,7 @@ int run_bench(const BenchOptions& opt, const BenchPlan& plan, const char* argv0)
   // From here a SIGINT/SIGTERM stops between samples; every completed fixture is still written.
   install_interrupt_handlers();
   profiler.start();
+  unclaim.armed = false;
   benchmark::RunSpecifiedBenchmarks();
   XB_CUDA(cudaDeviceSynchronize());
   RawSession raw = profiler.stop();

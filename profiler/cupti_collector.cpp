@@ -292,6 +292,9 @@ class CuptiSource final : public ActivitySource {
       case CUPTI_CBID_NVTX_nvtxRangePushA:
         push_nvtx(nullptr, static_cast<const nvtxRangePushA_params*>(params)->message);
         break;
+      case CUPTI_CBID_NVTX_nvtxRangePushW:  // wide message: recorded unnamed, so its pop matches
+        push_nvtx(nullptr, nullptr);
+        break;
       case CUPTI_CBID_NVTX_nvtxRangePushEx:
         push_nvtx(nullptr, message_of(static_cast<const nvtxRangePushEx_params*>(params)->eventAttrib));
         break;
