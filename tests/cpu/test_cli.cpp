@@ -2,6 +2,8 @@
 // executable turns it into one line on stderr, exit code 2, and writes nothing.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "../common/run_command.h"
 
 #include <cuda_runtime_api.h>
@@ -109,6 +111,13 @@ TEST(BenchExe, NoDeviceIsAClearErrorWithExitTwo) {
   EXPECT_NE(text.find("no CUDA device"), std::string::npos) << text;
   EXPECT_NE(text.find("--replay"), std::string::npos) << text;
   EXPECT_FALSE(std::filesystem::exists(out));
+  // Why, in words: no driver at all, or a driver older than the runtime (with both versions).
+  int driver = 0;
+  cudaDriverGetVersion(&driver);
+  EXPECT_NE(text.find(driver == 0 ? "no NVIDIA driver is installed" : "older than this build's runtime"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << "one line: " << text;
 }
 
 }  // namespace
