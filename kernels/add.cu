@@ -33,6 +33,7 @@
 
 #include "kernels/add.h"
 #include "kernels/cuda_check.h"
+#include "kernels/launch_grid.h"
 
 namespace xb {
 namespace {
@@ -133,24 +134,7 @@ __global__ void __launch_bounds__(kAddThreadsPerBlock)
 }
 
 AddLaunchConfig query_config() {
-  int device = 0;
-  XB_CUDA(cudaGetDevice(&device));
-  int max_grid_x = 0;
-  XB_CUDA(cudaDeviceGetAttribute(&max_grid_x, cudaDevAttrMaxGridDimX, device));
-  if (max_grid_x < 1) {
-    throw CudaError("add_launch_config: device " + std::to_string(device) +
-                    " reports a maximum grid x of " + std::to_string(max_grid_x));
-  }
-  return AddLaunchConfig{max_grid_x, kAddThreadsPerBlock};
-}
-
-bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % kVectorBytes == 0; }
-
-// Blocks for one item per thread, capped at config.max_blocks.
-unsigned int grid_for(std::int64_t items, const AddLaunchConfig& config) {
-  const std::int64_t needed = (items + config.threads_per_block - 1) / config.threads_per_block;
-  const std::int64_t blocks = needed < config.max_blocks ? needed : config.max_blocks;
-  return static_cast<unsigned int>(blocks < 1 ? 1 : blocks);
+  return AddLaunchConfig{device_max_grid_x("add_launch_config"), kAddThreadsPerBlock};
 }
 
 template <typename T>
@@ -163,10 +147,10 @@ void launch_typed(const void* a, const void* b, void* out, std::int64_t count,
   if (aligned16(a) && aligned16(b) && aligned16(out)) {
     constexpr std::int64_t kPerVector = kVectorBytes / sizeof(T);
     // The tail needs count % kPerVector (< 8) threads, which block 0 always has.
-    const dim3 grid(grid_for(count / kPerVector, config));
+    const dim3 grid(grid_for(count / kPerVector, config.threads_per_block, config.max_blocks));
     add_vectorized_kernel<T><<<grid, block, 0, stream>>>(ta, tb, tout, count);
   } else {
-    const dim3 grid(grid_for(count, config));
+    const dim3 grid(grid_for(count, config.threads_per_block, config.max_blocks));
     add_scalar_kernel<T><<<grid, block, 0, stream>>>(ta, tb, tout, count);
   }
   XB_CUDA_LAST();
