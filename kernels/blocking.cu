@@ -5,17 +5,10 @@
 
 #include "kernels/blocking.h"
 #include "kernels/cuda_check.h"
+#include "kernels/global_timer.cuh"
 
 namespace xb {
 namespace {
-
-// Global nanosecond timer, common to all SMs (PTX ISA: %globaltimer; its update period is about
-// 1 us on recent GPUs, fine for a timeout).
-__device__ __forceinline__ std::uint64_t global_timer_ns() {
-  std::uint64_t t = 0;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
 
 __global__ void blocking_kernel(const volatile int* release_flag, volatile int* timed_out_flag,
                                 std::int64_t timeout_ns) {

@@ -6,21 +6,15 @@
 #include <cuda_runtime.h>
 
 #include "kernels/cuda_check.h"
+#include "kernels/global_timer.cuh"
 #include "kernels/spin_delay.h"
 
 namespace xb {
 namespace {
 
-// Global nanosecond timer, common to all SMs (PTX ISA: %globaltimer).
-__device__ __forceinline__ std::uint64_t spin_timer_ns() {
-  std::uint64_t t = 0;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
 __global__ void spin_delay_kernel(std::uint64_t delay_ns) {
-  const std::uint64_t start = spin_timer_ns();
-  while (spin_timer_ns() - start < delay_ns) {
+  const std::uint64_t start = global_timer_ns();
+  while (global_timer_ns() - start < delay_ns) {
   }
 }
 
