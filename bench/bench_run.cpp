@@ -141,10 +141,7 @@ int run_bench(const BenchOptions& opt, const BenchPlan& plan, const char* argv0)
     const fs::path& dir;
     bool armed = true;
     ~Unclaim() {
-      if (!armed) return;
-      std::error_code ec;
-      fs::remove(dir / ".crossbench-claim", ec);
-      fs::remove(dir, ec);  // only when empty
+      if (armed) abandon_run_dir(dir);
     }
   } unclaim{dir};
 

@@ -125,6 +125,12 @@ void release_run_dir(const fs::path& dir) {
   fs::remove(dir / ".crossbench-claim", ec);
 }
 
+void abandon_run_dir(const fs::path& dir) noexcept {
+  release_run_dir(dir);
+  std::error_code ec;
+  fs::remove(dir, ec);  // only removes an empty folder
+}
+
 void write_events_json(const RawSession& raw, std::ostream& out) {
   nlohmann::json doc;
   doc["crossbench"] = meta_block(raw.meta, "events");

@@ -33,6 +33,10 @@ void create_run_dir(const std::filesystem::path& dir);
 /// Removes the claim marker once every output is written.
 void release_run_dir(const std::filesystem::path& dir);
 
+/// Gives a claimed folder back when the run fails before writing anything: removes the claim
+/// marker, then `dir` itself if that left it empty (parents create_run_dir made stay). Never throws.
+void abandon_run_dir(const std::filesystem::path& dir) noexcept;
+
 /// Writes raw_session.json, events.json, table.txt, table.json, trace_only.json and full.json,
 /// each atomically. Throws std::runtime_error (from write_file_atomic) on I/O failure.
 void write_run_outputs(const RawSession& raw, const std::filesystem::path& dir);
