@@ -30,27 +30,83 @@ struct OverheadOptions {
   std::string out;
 };
 
-/// Median wall time (ns) of `reps` timed loops of `launches` enqueues of `w`, each inside a CPU-op
-/// range of `prof` inside one step per loop (the ranges record only while `prof` is started).
-double time_loops(Workload& w, Profiler& prof, const OverheadOptions& o, const std::string& op_name) {
+/// Wall time (ns) of one loop of `launches` calls of `launch`, from just before the first to the
+/// end of a stream synchronize after the last.
+template <typename Launch>
+double time_loop(Workload& w, int launches, Launch&& launch) {
   using Clock = std::chrono::steady_clock;
-  std::vector<double> ns;
-  prof.begin_fixture(Schedule{0, 0, o.reps + 1});
-  for (int r = 0; r <= o.reps; ++r) {  // loop 0 is a warm-up, not counted
-    XB_CUDA(cudaStreamSynchronize(w.stream()));
-    prof.begin_step();
-    const auto t0 = Clock::now();
-    for (int i = 0; i < o.launches; ++i) {
-      ScopedRange range(prof, op_name, RangeCategory::CpuOp);
-      w.enqueue();
-    }
-    XB_CUDA(cudaStreamSynchronize(w.stream()));
-    const auto t1 = Clock::now();
-    prof.end_step();
-    if (r > 0) ns.push_back(static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count()));
-  }
-  return compute_stats(ns).median;
+  XB_CUDA(cudaStreamSynchronize(w.stream()));
+  const auto t0 = Clock::now();
+  for (int i = 0; i < launches; ++i) launch();
+  XB_CUDA(cudaStreamSynchronize(w.stream()));
+  const auto t1 = Clock::now();
+  return static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
 }
+
+/// A way to run the loop: the profiler off, CUPTI with some activity kinds, or the full profiler.
+struct Mode {
+  const char* name;
+  enum Kind { Off, Cupti, Full } kind;
+  unsigned kinds = 0;         ///< CuptiKindBits (Cupti)
+  bool external_ids = false;  ///< push/pop an external id around each launch (Cupti)
+};
+
+constexpr Mode kOff{"off", Mode::Off};
+constexpr Mode kCuptiOnly{"all activity kinds (CUPTI only)", Mode::Cupti, kCuptiAllKinds};
+constexpr Mode kFull{"full profiler", Mode::Full, kCuptiAllKinds};
+// --breakdown: between "off" and "CUPTI only", adding one kind at a time.
+constexpr Mode kBreakdown[] = {
+    {"kernel", Mode::Cupti, kCuptiKernel | kCuptiNvtx},
+    {"kernel+runtime", Mode::Cupti, kCuptiKernel | kCuptiRuntime | kCuptiNvtx},
+    {"kernel+runtime+driver", Mode::Cupti, kCuptiKernel | kCuptiRuntime | kCuptiDriver | kCuptiNvtx},
+};
+constexpr Mode kWithExternalIds{"all activity kinds + external id per launch", Mode::Cupti, kCuptiAllKinds, true};
+
+/// One round of `mode`: set-up (a CUPTI session, the profiler), one untimed loop, one timed loop,
+/// tear-down. Returns the timed loop's wall time (ns). The CPU-op range is opened in every mode,
+/// as the fixtures do; it records only under the full profiler.
+double run_round(const Mode& mode, Workload& w, int launches, const std::string& cpu_op) {
+  if (mode.kind == Mode::Off || mode.kind == Mode::Full) {
+    Profiler prof(mode.kind == Mode::Off ? make_null_source() : make_cupti_source());
+    if (mode.kind == Mode::Full) {
+      prof.set_mirror(make_nvtx_mirror());  // as bench runs it
+      prof.start();
+    }
+    prof.begin_fixture(Schedule{0, 0, 2});
+    double ns = 0;
+    for (int step = 0; step < 2; ++step) {  // step 0 untimed
+      prof.begin_step();
+      ns = time_loop(w, launches, [&] {
+        ScopedRange range(prof, cpu_op, RangeCategory::CpuOp);
+        w.enqueue();
+      });
+      prof.end_step();
+    }
+    if (mode.kind == Mode::Full) {
+      const RawSession session = prof.stop();
+      if (session.meta.dropped_records != 0) throw ProfilerError("CUPTI dropped records during bench overhead");
+    }
+    return ns;
+  }
+  auto source = make_cupti_source(8u << 20, 256, mode.kinds);
+  ActivitySource& s = *source;
+  s.start();
+  std::uint64_t id = 0;
+  double ns = 0;
+  for (int loop = 0; loop < 2; ++loop) {  // loop 0 untimed
+    ns = mode.external_ids ? time_loop(w, launches,
+                                       [&] {
+                                         s.push_external_id(++id);
+                                         w.enqueue();
+                                         s.pop_external_id();
+                                       })
+                           : time_loop(w, launches, [&] { w.enqueue(); });
+  }
+  s.stop();
+  return ns;
+}
+
+constexpr double kWarmSeconds = 0.5;  ///< untimed launches before the rounds: the GPU leaves idle clocks
 
 }  // namespace
 
@@ -59,11 +115,15 @@ int overhead_command(int argc, const char* const* argv) {
   CLI::App app{"crossbench overhead: host cost of recording with the CUPTI profiler"};
   app.name("bench overhead");
   std::vector<std::string> ops;
+  bool breakdown = false;
   app.add_option("--op", ops, "comma-separated ops (default all)");
   app.add_option("--size", o.size, "square size n (default 64)");
   app.add_option("--launches", o.launches, "launches per timed loop (default 100)");
-  app.add_option("--reps", o.reps, "timed loops per mode; the median is reported (default 30)");
+  app.add_option("--reps", o.reps, "rounds; each mode's median over them is reported (default 30)");
   app.add_option("--out", o.out, "also write the figures as JSON to this file");
+  app.add_flag("--breakdown", breakdown,
+               "also time CUPTI with subsets of its activity kinds (kernel; + runtime; + driver) and with "
+               "an external id per launch, to show where the cost goes");
   if (!parse_command_line(app, argc, argv)) return 0;
   if (!ops.empty()) o.ops = parse_op_list(ops);
   o.size = parse_size(std::to_string(o.size));
@@ -72,53 +132,65 @@ int overhead_command(int argc, const char* const* argv) {
   if (app.count("--out") > 0 && o.out.empty()) throw UsageError("empty --out file name");
   require_cuda_device();
 
+  std::vector<Mode> modes{kOff};
+  if (breakdown) modes.insert(modes.end(), std::begin(kBreakdown), std::end(kBreakdown));
+  modes.push_back(kCuptiOnly);
+  if (breakdown) modes.push_back(kWithExternalIds);
+  modes.push_back(kFull);
+
   Stream stream;
   nlohmann::json rows = nlohmann::json::array();
-  std::cout << "| op | size | launches | off us | CUPTI only us | full profiler us | CUPTI only / off | full / off |\n"
-               "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+  std::vector<std::vector<double>> medians;  // [op][mode]
   for (const std::string& op_name : o.ops) {
     auto w = make_workload(parse_op(op_name), DType::BF16, o.size, stream.get());
     const std::string cpu_op = "xb::" + op_name;
-    // Off: no profiler started, so ranges are no-ops and no CUPTI activity is enabled.
-    double off_ns = 0, cupti_ns = 0, full_ns = 0;
-    {
-      Profiler off(make_null_source());
-      off_ns = time_loops(*w, off, o, cpu_op);
+    const auto warm_until = std::chrono::steady_clock::now() + std::chrono::duration<double>(kWarmSeconds);
+    while (std::chrono::steady_clock::now() < warm_until) time_loop(*w, o.launches, [&] { w->enqueue(); });
+    // Rounds interleave the modes, so that a drift of the GPU's clock or the host's load during
+    // the measurement reaches every mode alike.
+    std::vector<std::vector<double>> ns(modes.size());
+    for (int r = 0; r < o.reps; ++r) {
+      for (std::size_t m = 0; m < modes.size(); ++m) ns[m].push_back(run_round(modes[m], *w, o.launches, cpu_op));
     }
-    // CUPTI only: activity collection on, launches outside any recorded step (no ranges). One
-    // CUPTI session at a time per process: each profiler is gone before the next one starts.
-    {
-      Profiler cupti_only(make_cupti_source());
-      cupti_only.start();
-      Profiler idle(make_null_source());  // drives the loop without recording ranges
-      cupti_ns = time_loops(*w, idle, o, cpu_op);
-      cupti_only.stop();
+    std::vector<double> med;
+    for (const auto& v : ns) med.push_back(compute_stats(v).median);
+    medians.push_back(med);
+    nlohmann::json row{{"op", op_name},
+                       {"size", o.size},
+                       {"launches", o.launches},
+                       {"reps", o.reps},
+                       {"off_ns", med.front()},
+                       {"full_ns", med.back()},
+                       {"full_ratio", med.back() / med.front()}};
+    nlohmann::json by_mode = nlohmann::json::array();
+    for (std::size_t m = 0; m < modes.size(); ++m) {
+      by_mode.push_back({{"mode", modes[m].name}, {"median_ns", med[m]}, {"ratio", med[m] / med.front()},
+                         {"min_ns", compute_stats(ns[m]).min}, {"max_ns", compute_stats(ns[m]).max}});
+      if (&modes[m] != &modes.front() && std::string(modes[m].name) == kCuptiOnly.name) {
+        row["cupti_only_ns"] = med[m];
+        row["cupti_only_ratio"] = med[m] / med.front();
+      }
     }
-    // Full: CUPTI plus a recorded step, a CPU-op range and an external id per launch.
-    std::size_t kernels = 0;
-    std::uint64_t dropped = 0;
-    {
-      Profiler full(make_cupti_source());
-      full.set_mirror(make_nvtx_mirror());  // as bench runs it
-      full.start();
-      full_ns = time_loops(*w, full, o, cpu_op);
-      const RawSession session = full.stop();
-      for (const RawRecord& r : session.records) kernels += r.kind == RawKind::Kernel ? 1 : 0;
-      dropped = session.meta.dropped_records;
+    row["modes"] = by_mode;
+    rows.push_back(row);
+  }
+  std::cout << "| op | size | launches | off us | CUPTI only us | full profiler us | CUPTI only / off | full / off |\n"
+               "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+  for (const nlohmann::json& row : rows) {
+    std::cout << fmt::format("| {} | {} | {} | {:.1f} | {:.1f} | {:.1f} | {:.3f} | {:.3f} |\n", row["op"].get<std::string>(),
+                             o.size, o.launches, row["off_ns"].get<double>() / 1e3, row["cupti_only_ns"].get<double>() / 1e3,
+                             row["full_ns"].get<double>() / 1e3, row["cupti_only_ratio"].get<double>(),
+                             row["full_ratio"].get<double>());
+  }
+  // Per mode: its median, its ratio over off, and what it adds per launch over the mode before.
+  std::cout << "\n| op | mode | median us | / off | added per launch over the row above, us |\n"
+               "| --- | --- | ---: | ---: | ---: |\n";
+  for (std::size_t k = 0; k < o.ops.size(); ++k) {
+    for (std::size_t m = 0; m < modes.size(); ++m) {
+      const double t = medians[k][m];
+      std::cout << fmt::format("| {} | {} | {:.1f} | {:.3f} | {} |\n", o.ops[k], modes[m].name, t / 1e3, t / medians[k][0],
+                               m == 0 ? std::string() : fmt::format("{:+.2f}", (t - medians[k][m - 1]) / 1e3 / o.launches));
     }
-    std::cout << fmt::format("| {} | {} | {} | {:.1f} | {:.1f} | {:.1f} | {:.3f} | {:.3f} |\n", op_name, o.size,
-                             o.launches, off_ns / 1e3, cupti_ns / 1e3, full_ns / 1e3, cupti_ns / off_ns, full_ns / off_ns);
-    rows.push_back({{"op", op_name},
-                    {"size", o.size},
-                    {"launches", o.launches},
-                    {"reps", o.reps},
-                    {"off_ns", off_ns},
-                    {"cupti_only_ns", cupti_ns},
-                    {"full_ns", full_ns},
-                    {"cupti_only_ratio", cupti_ns / off_ns},
-                    {"full_ratio", full_ns / off_ns},
-                    {"kernels_recorded", kernels},
-                    {"dropped_records", dropped}});
   }
   if (!o.out.empty()) {
     write_file_atomic(o.out, [&](std::ostream& out) { out << nlohmann::json{{"overhead", rows}}.dump(1) << '\n'; });

@@ -38,7 +38,7 @@
 namespace xb {
 namespace {
 
-constexpr int kAddThreadsPerBlock = 256;
+constexpr int kAddMaxThreadsPerBlock = 512;
 constexpr int kVectorBytes = 16;
 
 // fp32 arithmetic for every dtype, one rounding of the result (as PyTorch's opmath_t).
@@ -99,23 +99,82 @@ __device__ __forceinline__ uint4 add_vector(uint4 a, uint4 b, float) {
   return out;
 }
 
-// Requires a, b, out 16-byte aligned. Vectors [0, count / kPerVector) in the grid-stride loop,
-// then the remaining count % kPerVector elements, one per thread, by the lowest thread indices.
-template <typename T>
-__global__ void __launch_bounds__(kAddThreadsPerBlock)
+// 16-byte load and store with the cache hints of AddCachePolicy (PTX ISA, "ld", "st";
+// .L2::256B needs sm_80+, which every architecture this project builds for has).
+template <AddCachePolicy P>
+__device__ __forceinline__ uint4 load16(const uint4* p) {
+  if constexpr (P == AddCachePolicy::Default) {
+    return __ldg(p);
+  } else if constexpr (P == AddCachePolicy::Streaming) {
+    return __ldcs(p);
+  } else {
+    uint4 v;
+    if constexpr (P == AddCachePolicy::Prefetch256) {
+      asm volatile("ld.global.nc.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+                   : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                   : "l"(p));
+    } else {
+      asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+                   : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                   : "l"(p));
+    }
+    return v;
+  }
+}
+
+template <AddCachePolicy P>
+__device__ __forceinline__ void store16(uint4* p, uint4 v) {
+  if constexpr (P == AddCachePolicy::Streaming || P == AddCachePolicy::Prefetch256Streaming) {
+    __stcs(p, v);
+  } else {
+    *p = v;
+  }
+}
+
+// Requires a, b, out 16-byte aligned. Block b's chunk is the V * blockDim.x vectors from
+// b * V * blockDim.x (grid-stride over chunks); thread t loads vectors t, t + blockDim.x, ... of
+// its chunk, all of a and b before adding any (V loads of each in flight), then stores. Then the
+// remaining count % kPerVector elements, one per thread, by the lowest thread indices.
+template <typename T, int V, AddCachePolicy P>
+__global__ void __launch_bounds__(kAddMaxThreadsPerBlock)
     add_vectorized_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
                           std::int64_t count) {
   constexpr int kPerVector = kVectorBytes / static_cast<int>(sizeof(T));
   const std::int64_t vectors = count / kPerVector;
-  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  const std::int64_t chunk = static_cast<std::int64_t>(blockDim.x) * V;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * chunk;
   const auto* a_vec = reinterpret_cast<const uint4*>(a);
   const auto* b_vec = reinterpret_cast<const uint4*>(b);
   auto* out_vec = reinterpret_cast<uint4*>(out);
-  for (std::int64_t i = first; i < vectors; i += stride) {
-    out_vec[i] = add_vector(a_vec[i], b_vec[i], T{});
+  for (std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * chunk; base < vectors; base += stride) {
+    const std::int64_t first = base + threadIdx.x;
+    uint4 va[V];
+    uint4 vb[V];
+    if (base + chunk <= vectors) {  // whole chunk: no bounds checks
+#pragma unroll
+      for (int j = 0; j < V; ++j) {
+        va[j] = load16<P>(a_vec + first + j * blockDim.x);
+        vb[j] = load16<P>(b_vec + first + j * blockDim.x);
+      }
+#pragma unroll
+      for (int j = 0; j < V; ++j) store16<P>(out_vec + first + j * blockDim.x, add_vector(va[j], vb[j], T{}));
+    } else {
+#pragma unroll
+      for (int j = 0; j < V; ++j) {
+        if (first + j * blockDim.x < vectors) {
+          va[j] = load16<P>(a_vec + first + j * blockDim.x);
+          vb[j] = load16<P>(b_vec + first + j * blockDim.x);
+        }
+      }
+#pragma unroll
+      for (int j = 0; j < V; ++j) {
+        if (first + j * blockDim.x < vectors) {
+          store16<P>(out_vec + first + j * blockDim.x, add_vector(va[j], vb[j], T{}));
+        }
+      }
+    }
   }
-  const std::int64_t tail = vectors * kPerVector + first;
+  const std::int64_t tail = vectors * kPerVector + static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (tail < count) {
     out[tail] = from_float<T>(to_float(a[tail]) + to_float(b[tail]));
   }
@@ -123,7 +182,7 @@ __global__ void __launch_bounds__(kAddThreadsPerBlock)
 
 // Any alignment: one element per thread per step.
 template <typename T>
-__global__ void __launch_bounds__(kAddThreadsPerBlock)
+__global__ void __launch_bounds__(kAddMaxThreadsPerBlock)
     add_scalar_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
                       std::int64_t count) {
   const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -133,8 +192,31 @@ __global__ void __launch_bounds__(kAddThreadsPerBlock)
   }
 }
 
-AddLaunchConfig query_config() {
-  return AddLaunchConfig{device_max_grid_x("add_launch_config"), kAddThreadsPerBlock};
+template <typename T, int V, AddCachePolicy P>
+void launch_vectorized(const T* a, const T* b, T* out, std::int64_t count, cudaStream_t stream,
+                       const AddLaunchConfig& config) {
+  constexpr std::int64_t kPerVector = kVectorBytes / sizeof(T);
+  // The tail needs count % kPerVector (< 8) threads, which block 0 always has.
+  const std::int64_t chunks = (count / kPerVector + V - 1) / V;
+  const dim3 grid(grid_for(chunks, config.threads_per_block, config.max_blocks));
+  add_vectorized_kernel<T, V, P><<<grid, dim3(static_cast<unsigned int>(config.threads_per_block)), 0, stream>>>(
+      a, b, out, count);
+}
+
+template <typename T, int V>
+void dispatch_policy(const T* a, const T* b, T* out, std::int64_t count, cudaStream_t stream,
+                     const AddLaunchConfig& config) {
+  switch (config.cache) {
+    case AddCachePolicy::Default:
+      return launch_vectorized<T, V, AddCachePolicy::Default>(a, b, out, count, stream, config);
+    case AddCachePolicy::Streaming:
+      return launch_vectorized<T, V, AddCachePolicy::Streaming>(a, b, out, count, stream, config);
+    case AddCachePolicy::Prefetch256:
+      return launch_vectorized<T, V, AddCachePolicy::Prefetch256>(a, b, out, count, stream, config);
+    case AddCachePolicy::Prefetch256Streaming:
+      return launch_vectorized<T, V, AddCachePolicy::Prefetch256Streaming>(a, b, out, count, stream, config);
+  }
+  throw std::invalid_argument("launch_add: invalid cache policy");
 }
 
 template <typename T>
@@ -143,29 +225,69 @@ void launch_typed(const void* a, const void* b, void* out, std::int64_t count,
   const auto* ta = static_cast<const T*>(a);
   const auto* tb = static_cast<const T*>(b);
   auto* tout = static_cast<T*>(out);
-  const dim3 block(static_cast<unsigned int>(config.threads_per_block));
   if (aligned16(a) && aligned16(b) && aligned16(out)) {
-    constexpr std::int64_t kPerVector = kVectorBytes / sizeof(T);
-    // The tail needs count % kPerVector (< 8) threads, which block 0 always has.
-    const dim3 grid(grid_for(count / kPerVector, config.threads_per_block, config.max_blocks));
-    add_vectorized_kernel<T><<<grid, block, 0, stream>>>(ta, tb, tout, count);
+    switch (config.vectors_per_thread) {
+      case 1: dispatch_policy<T, 1>(ta, tb, tout, count, stream, config); break;
+      case 2: dispatch_policy<T, 2>(ta, tb, tout, count, stream, config); break;
+      case 4: dispatch_policy<T, 4>(ta, tb, tout, count, stream, config); break;
+      default: throw std::invalid_argument("launch_add: vectors_per_thread must be 1, 2 or 4");
+    }
   } else {
     const dim3 grid(grid_for(count, config.threads_per_block, config.max_blocks));
-    add_scalar_kernel<T><<<grid, block, 0, stream>>>(ta, tb, tout, count);
+    add_scalar_kernel<T><<<grid, dim3(static_cast<unsigned int>(config.threads_per_block)), 0, stream>>>(
+        ta, tb, tout, count);
   }
   XB_CUDA_LAST();
 }
 
+constexpr int kThreadChoices[] = {128, 256, 512};
+constexpr int kVectorChoices[] = {1, 2, 4};
+constexpr AddCachePolicy kPolicyChoices[] = {AddCachePolicy::Default, AddCachePolicy::Streaming,
+                                             AddCachePolicy::Prefetch256,
+                                             AddCachePolicy::Prefetch256Streaming};
+
 }  // namespace
 
-AddLaunchConfig add_launch_config(DType dtype) {
-  // The same geometry serves every dtype today; the parameter keeps per-dtype tuning possible.
+const char* to_string(AddCachePolicy policy) {
+  switch (policy) {
+    case AddCachePolicy::Default: return "default";
+    case AddCachePolicy::Streaming: return "streaming";
+    case AddCachePolicy::Prefetch256: return "prefetch256";
+    case AddCachePolicy::Prefetch256Streaming: return "prefetch256-streaming";
+  }
+  return "invalid";
+}
+
+std::string to_string(const AddLaunchConfig& config) {
+  return "v" + std::to_string(config.vectors_per_thread) + "/t" + std::to_string(config.threads_per_block) + "/" +
+         to_string(config.cache);
+}
+
+AddLaunchConfig add_launch_config(DType dtype, std::int64_t count) {
+  if (count < 0) throw std::invalid_argument("add_launch_config: count " + std::to_string(count) + " < 0");
+  AddLaunchConfig config;
+  config.max_blocks = device_max_grid_x("add_launch_config");
   switch (dtype) {
     case DType::BF16:
     case DType::FP16:
-    case DType::FP32: return query_config();
+    case DType::FP32:
+      config.threads_per_block = 256;
+      config.vectors_per_thread = 1;
+      config.cache = AddCachePolicy::Default;
+      return config;
   }
   throw std::invalid_argument("add_launch_config: invalid dtype");
+}
+
+std::vector<AddLaunchConfig> add_tuning_space() {
+  const int max_blocks = device_max_grid_x("add_tuning_space");
+  std::vector<AddLaunchConfig> space;
+  for (int v : kVectorChoices) {
+    for (int t : kThreadChoices) {
+      for (AddCachePolicy p : kPolicyChoices) space.push_back(AddLaunchConfig{max_blocks, t, v, p});
+    }
+  }
+  return space;
 }
 
 void launch_add(DType dtype, const void* a, const void* b, void* out, std::int64_t count,
@@ -173,6 +295,10 @@ void launch_add(DType dtype, const void* a, const void* b, void* out, std::int64
   if (count < 0) throw std::invalid_argument("launch_add: count " + std::to_string(count) + " < 0");
   if (config.max_blocks < 1 || config.threads_per_block < 1) {
     throw std::invalid_argument("launch_add: config not initialized (call add_launch_config)");
+  }
+  if (config.threads_per_block % 32 != 0 || config.threads_per_block > kAddMaxThreadsPerBlock) {
+    throw std::invalid_argument("launch_add: threads_per_block " + std::to_string(config.threads_per_block) +
+                                " is not a multiple of 32 in 32.." + std::to_string(kAddMaxThreadsPerBlock));
   }
   if (count == 0) return;
   switch (dtype) {

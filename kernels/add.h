@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include <cuda_runtime_api.h>
 
@@ -13,24 +15,48 @@
 
 namespace xb {
 
-/// Launch geometry of the add kernels on one device. A launch uses one thread per 16-byte vector
-/// (one per element on the scalar path), up to max_blocks blocks; past that, the kernels'
-/// grid-stride loops cover the rest. Why not a grid of SMs x resident blocks: see add.cu.
-struct AddLaunchConfig {
-  int max_blocks = 0;         ///< cap on blocks per launch (the device's grid x limit)
-  int threads_per_block = 0;  ///< 256 (the kernels' launch bound: more fails to launch)
+/// Cache hints of the add kernel's 16-byte loads and stores (PTX ISA 8.x, "ld" / "st"):
+enum class AddCachePolicy {
+  Default,      ///< ld.global.nc (read-only path), st.global (write-back)
+  Streaming,    ///< ld.global.cs / st.global.cs: evict-first, for data used once (__ldcs/__stcs)
+  Prefetch256,  ///< ld.global.nc.L2::256B: each miss fetches the whole 256-byte L2 line
+  Prefetch256Streaming,  ///< ld.global.nc.L1::no_allocate.L2::256B loads, st.global.cs stores
 };
 
-/// Queries the current device once (cudaDevAttrMaxGridDimX); call at setup, not per launch.
-/// Throws CudaError.
-AddLaunchConfig add_launch_config(DType dtype);
+/// "default", "streaming", "prefetch256", "prefetch256-streaming".
+const char* to_string(AddCachePolicy policy);
+
+/// Launch geometry and cache hints of the add kernels on one device. A launch gives each thread
+/// `vectors_per_thread` 16-byte vectors (one element on the scalar path), all loaded before any
+/// is added, in blocks of `threads_per_block`, up to max_blocks blocks; past that, the kernels'
+/// grid-stride loops cover the rest. Why a data-sized grid, and how the choice per dtype and
+/// size was measured: add.cu.
+struct AddLaunchConfig {
+  int max_blocks = 0;          ///< cap on blocks per launch (the device's grid x limit)
+  int threads_per_block = 0;   ///< 128, 256 or 512
+  int vectors_per_thread = 1;  ///< 1, 2 or 4 (vector path only)
+  AddCachePolicy cache = AddCachePolicy::Default;  ///< vector path only
+};
+
+/// "v2/t256/prefetch256": vectors per thread, threads per block, cache policy.
+std::string to_string(const AddLaunchConfig& config);
+
+/// The configuration bench uses for `count` elements of `dtype`: the fastest one measured per
+/// size class on an H200 (`bench tune-add`, table in add.cu). Queries the current device once
+/// (cudaDevAttrMaxGridDimX); call at setup, not per launch. Throws CudaError;
+/// std::invalid_argument for count < 0.
+AddLaunchConfig add_launch_config(DType dtype, std::int64_t count);
+
+/// Every supported configuration (3 vectors per thread x 3 block sizes x 4 cache policies), with
+/// the current device's max_blocks: the space `bench tune-add` measures. Throws CudaError.
+std::vector<AddLaunchConfig> add_tuning_space();
 
 /// Enqueues out[i] = a[i] + b[i] for i in [0, count) on `stream`; a, b, out are device pointers
 /// to `count` elements of `dtype`; out must not overlap a or b. When all three
 /// pointers are 16-byte aligned each thread moves 16 bytes per load/store (8 bf16/fp16 or 4 fp32
 /// elements) and the last count % 8 (or % 4) elements take a scalar path; otherwise the whole
 /// range takes the scalar path. count == 0 launches nothing. Throws CudaError if the launch fails
-/// and std::invalid_argument for count < 0.
+/// and std::invalid_argument for count < 0 or a configuration outside add_tuning_space().
 void launch_add(DType dtype, const void* a, const void* b, void* out, std::int64_t count,
                 cudaStream_t stream, const AddLaunchConfig& config);
 

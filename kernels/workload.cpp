@@ -40,7 +40,7 @@ class AddWorkload final : public Workload {
   AddWorkload(DType dtype, std::int64_t n, cudaStream_t stream)
       : Workload(Op::Add, dtype, n),
         stream_(stream),
-        config_(add_launch_config(dtype)),
+        config_(add_launch_config(dtype, n * n)),
         a_(random_tensor(dtype, n * n, kSeedA, stream)),
         b_(random_tensor(dtype, n * n, kSeedB, stream)),
         out_(matrix_bytes(dtype, n)) {

@@ -36,11 +36,15 @@
 namespace xb {
 namespace {
 
-constexpr CUpti_ActivityKind kKinds[] = {
-    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-    CUPTI_ACTIVITY_KIND_MEMSET,            CUPTI_ACTIVITY_KIND_RUNTIME,
-    CUPTI_ACTIVITY_KIND_DRIVER,            CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
-    CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+/// The activity kinds bench records, with their CuptiKindBits bit.
+constexpr std::pair<CUpti_ActivityKind, unsigned> kKinds[] = {
+    {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, kCuptiKernel},
+    {CUPTI_ACTIVITY_KIND_MEMCPY, kCuptiMemcpy},
+    {CUPTI_ACTIVITY_KIND_MEMSET, kCuptiMemset},
+    {CUPTI_ACTIVITY_KIND_RUNTIME, kCuptiRuntime},
+    {CUPTI_ACTIVITY_KIND_DRIVER, kCuptiDriver},
+    {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, kCuptiSync},
+    {CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, kCuptiExternal},
 };
 // API calls that only query state and launch no device work: not recorded. cuBLASLt makes about
 // a dozen of them per GEMM (cuKernelGetAttribute, cudaGetDevice, ...); recording them was most of
@@ -104,8 +108,8 @@ thread_local std::vector<Frame> t_frames;
 
 class CuptiSource final : public ActivitySource {
  public:
-  CuptiSource(std::size_t buffer_bytes, std::size_t max_buffers)
-      : buffer_bytes_(buffer_bytes), max_buffers_(max_buffers) {
+  CuptiSource(std::size_t buffer_bytes, std::size_t max_buffers, unsigned kinds)
+      : buffer_bytes_(buffer_bytes), max_buffers_(max_buffers), kinds_(kinds) {
     CuptiSource* expected = nullptr;
     if (!g_active.compare_exchange_strong(expected, this)) {
       throw ProfilerError("a CUPTI profiler session is already active in this process");
@@ -138,10 +142,11 @@ class CuptiSource final : public ActivitySource {
       return true;
     }();
     (void)registered;
-    for (CUpti_ActivityKind kind : kKinds) {
+    for (const auto& [kind, bit] : kKinds) {
+      if ((kinds_ & bit) == 0) continue;
       const CUptiResult result = cupti().cuptiActivityEnable(kind);
       if (result != CUPTI_SUCCESS) {
-        for (CUpti_ActivityKind k : kKinds) cupti().cuptiActivityDisable(k);
+        for (const auto& kind_bit : kKinds) cupti().cuptiActivityDisable(kind_bit.first);
         const char* text = nullptr;
         cupti().cuptiGetResultString(result, &text);
         throw ProfilerError(std::string("cannot enable CUPTI activity collection (") +
@@ -149,16 +154,23 @@ class CuptiSource final : public ActivitySource {
                             "); is another profiler such as Nsight Systems attached?");
       }
     }
-    for (CUpti_CallbackId cbid : kQuietDriverApis) XB_CUPTI(cupti().cuptiActivityEnableDriverApi(cbid, 0));
-    for (CUpti_CallbackId cbid : kQuietRuntimeApis) XB_CUPTI(cupti().cuptiActivityEnableRuntimeApi(cbid, 0));
+    if ((kinds_ & kCuptiDriver) != 0) {
+      for (CUpti_CallbackId cbid : kQuietDriverApis) XB_CUPTI(cupti().cuptiActivityEnableDriverApi(cbid, 0));
+    }
+    if ((kinds_ & kCuptiRuntime) != 0) {
+      for (CUpti_CallbackId cbid : kQuietRuntimeApis) XB_CUPTI(cupti().cuptiActivityEnableRuntimeApi(cbid, 0));
+    }
     // NVTX callbacks: one subscriber per process, kept for every later session (on_nvtx looks
     // for the live source). Without it the session simply has no user NVTX ranges.
-    static const bool nvtx_subscribed = [] {
-      CUpti_SubscriberHandle subscriber{};
-      if (cupti().cuptiSubscribe(&subscriber, &CuptiSource::on_nvtx, nullptr) != CUPTI_SUCCESS) return false;
-      return cupti().cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_NVTX) == CUPTI_SUCCESS;
-    }();
-    (void)nvtx_subscribed;
+    // Once subscribed, it stays for the process: a later session without kCuptiNvtx keeps it.
+    if ((kinds_ & kCuptiNvtx) != 0) {
+      static const bool nvtx_subscribed = [] {
+        CUpti_SubscriberHandle subscriber{};
+        if (cupti().cuptiSubscribe(&subscriber, &CuptiSource::on_nvtx, nullptr) != CUPTI_SUCCESS) return false;
+        return cupti().cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_NVTX) == CUPTI_SUCCESS;
+      }();
+      (void)nvtx_subscribed;
+    }
     {
       std::lock_guard<std::mutex> lock(nvtx_mutex_);
       ++session_;
@@ -170,7 +182,9 @@ class CuptiSource final : public ActivitySource {
 
   std::vector<RawRecord> stop() override {
     XB_CUPTI(cupti().cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
-    for (CUpti_ActivityKind kind : kKinds) XB_CUPTI(cupti().cuptiActivityDisable(kind));
+    for (const auto& [kind, bit] : kKinds) {
+      if ((kinds_ & bit) != 0) XB_CUPTI(cupti().cuptiActivityDisable(kind));
+    }
     enabled_ = false;
     XB_CUPTI(cupti().cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
     {
@@ -467,6 +481,7 @@ class CuptiSource final : public ActivitySource {
 
   std::size_t buffer_bytes_;
   std::size_t max_buffers_;
+  unsigned kinds_;  ///< CuptiKindBits
   bool enabled_ = false;
   std::atomic<std::size_t> outstanding_{0};
   std::atomic<std::uint64_t> dropped_{0};
@@ -535,10 +550,10 @@ const CuptiApi& cupti() {
 }
 
 std::unique_ptr<ActivitySource> make_cupti_source(std::size_t buffer_bytes,
-                                                  std::size_t max_buffers) {
+                                                  std::size_t max_buffers, unsigned kinds) {
   if (buffer_bytes < 4096) throw std::invalid_argument("CUPTI buffer must be at least 4 KiB");
-  ensure_nvtx_injection();
-  return std::make_unique<CuptiSource>(buffer_bytes, max_buffers);
+  if ((kinds & kCuptiNvtx) != 0) ensure_nvtx_injection();
+  return std::make_unique<CuptiSource>(buffer_bytes, max_buffers, kinds);
 }
 
 }  // namespace xb

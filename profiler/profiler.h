@@ -178,13 +178,30 @@ class ScopedRange {
 /// std::chrono::steady_clock (ns); describe() sets meta.activity_source = "none". Never throws.
 std::unique_ptr<ActivitySource> make_null_source();
 
+/// Activity kinds a CUPTI source enables, as bits. bench always records kCuptiAllKinds;
+/// `bench overhead --breakdown` times subsets to show what each costs on the host.
+enum CuptiKindBits : unsigned {
+  kCuptiKernel = 1u << 0,    ///< CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
+  kCuptiMemcpy = 1u << 1,    ///< CUPTI_ACTIVITY_KIND_MEMCPY
+  kCuptiMemset = 1u << 2,    ///< CUPTI_ACTIVITY_KIND_MEMSET
+  kCuptiRuntime = 1u << 3,   ///< CUPTI_ACTIVITY_KIND_RUNTIME
+  kCuptiDriver = 1u << 4,    ///< CUPTI_ACTIVITY_KIND_DRIVER
+  kCuptiSync = 1u << 5,      ///< CUPTI_ACTIVITY_KIND_SYNCHRONIZATION
+  kCuptiExternal = 1u << 6,  ///< CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION
+  kCuptiNvtx = 1u << 7,      ///< the NVTX callback subscription (user ranges), not an activity kind
+  kCuptiAllKinds = (1u << 8) - 1,
+};
+
 /// The CUPTI activity source (profiler/cupti_collector.cpp). `buffer_bytes` per CUPTI buffer,
 /// at most `max_buffers` outstanding (beyond that CUPTI drops records and counts them). Loads
 /// libcupti at run time (profiler/cupti_api.h; XB_CUPTI_LIBRARY names another file) and points
 /// NVTX at it (docs/formats.md, "NVTX ranges"). Throws ProfilerError when the library cannot be
 /// loaded, when another tool already holds CUPTI, or when CUPTI cannot be initialized;
-/// std::invalid_argument for a buffer under 4 KiB.
+/// std::invalid_argument for a buffer under 4 KiB. `kinds` (CuptiKindBits) selects what is
+/// recorded; a session without all of them is incomplete (the validator will say so): for cost
+/// measurements only.
 std::unique_ptr<ActivitySource> make_cupti_source(std::size_t buffer_bytes = 8u << 20,
-                                                  std::size_t max_buffers = 256);
+                                                  std::size_t max_buffers = 256,
+                                                  unsigned kinds = kCuptiAllKinds);
 
 }  // namespace xb

@@ -116,8 +116,10 @@ struct AddSpan {
 
 class AddKernel : public GpuTestWithParam<AddSpan> {};
 
-TEST_P(AddKernel, BitExactOnEveryElementAndWritesNothingElse) {
-  const AddSpan s = GetParam();
+// Runs `config` over the span and checks every element bit-exact against the fp32 reference,
+// and that the 64 elements after the span keep their NaN poison.
+void check_add_span(const AddSpan& s, AddLaunchConfig config) {
+  SCOPED_TRACE(to_string(config));
   const std::size_t e = dtype_bytes(s.dtype);
   constexpr std::int64_t kCanary = 64;  // elements after the range that must stay untouched
   const std::size_t bytes = static_cast<std::size_t>(s.count + kCanary) * e + 64;
@@ -128,9 +130,6 @@ TEST_P(AddKernel, BitExactOnEveryElementAndWritesNothingElse) {
   launch_random_fill(s.dtype, b.get(), total, 12, stream.get());
   XB_CUDA(cudaMemsetAsync(out.get(), 0xFF, bytes, stream.get()));
 
-  AddLaunchConfig config = add_launch_config(s.dtype);
-  EXPECT_GT(config.max_blocks, 0);
-  EXPECT_EQ(config.threads_per_block, 256);
   if (s.max_blocks > 0) config.max_blocks = s.max_blocks;
   launch_add(s.dtype, static_cast<const char*>(a.get()) + s.a_offset,
              static_cast<const char*>(b.get()) + s.b_offset,
@@ -154,6 +153,37 @@ TEST_P(AddKernel, BitExactOnEveryElementAndWritesNothingElse) {
   }
 }
 
+// Spans up to 200k elements run under every configuration of the tuning space (vectors per
+// thread, block size, cache hints: the whole-chunk, partial-chunk, grid-stride and tail paths of
+// each); longer ones under the configuration bench picks for them.
+TEST_P(AddKernel, BitExactOnEveryElementAndWritesNothingElse) {
+  const AddSpan s = GetParam();
+  const AddLaunchConfig chosen = add_launch_config(s.dtype, s.count);
+  EXPECT_GT(chosen.max_blocks, 0);
+  EXPECT_EQ(chosen.threads_per_block % 32, 0);
+  if (s.count > 200000) return check_add_span(s, chosen);
+  for (const AddLaunchConfig& config : add_tuning_space()) check_add_span(s, config);
+}
+
+TEST_F(GpuTest, AddTuningSpaceIsEveryCombinationOnce) {
+  const std::vector<AddLaunchConfig> space = add_tuning_space();
+  std::set<std::string> names;
+  for (const AddLaunchConfig& c : space) names.insert(to_string(c));
+  EXPECT_EQ(space.size(), 36u);
+  EXPECT_EQ(names.size(), 36u);
+  EXPECT_EQ(names.count("v4/t512/prefetch256-streaming"), 1u);
+  AddLaunchConfig bad = space.front();
+  bad.vectors_per_thread = 3;
+  Stream stream;
+  DeviceBuffer buf(4096);
+  EXPECT_THROW(launch_add(DType::FP32, buf.get(), buf.get(), buf.get(), 16, stream.get(), bad),
+               std::invalid_argument);
+  bad = space.front();
+  bad.threads_per_block = 1024;
+  EXPECT_THROW(launch_add(DType::FP32, buf.get(), buf.get(), buf.get(), 16, stream.get(), bad),
+               std::invalid_argument);
+}
+
 std::vector<AddSpan> add_spans() {
   std::vector<AddSpan> spans;
   for (DType d : {DType::BF16, DType::FP16, DType::FP32}) {
@@ -165,6 +195,8 @@ std::vector<AddSpan> add_spans() {
     // Grid capped at 3 blocks: many grid-stride passes, on both paths.
     spans.push_back({d, 1000003, 0, 0, 0, 3});
     spans.push_back({d, 1000003, e, 0, 0, 3});
+    spans.push_back({d, 100003, 0, 0, 0, 3});
+    spans.push_back({d, 100003, e, 0, 0, 3});
     // Unaligned by one element in each pointer in turn, and all three: scalar path.
     spans.push_back({d, 1000003, e, 0, 0});
     spans.push_back({d, 1000003, 0, e, 0});
@@ -188,7 +220,7 @@ INSTANTIATE_TEST_SUITE_P(Spans, AddKernel, ::testing::ValuesIn(add_spans()),
 
 TEST_F(GpuTest, AddZeroCountLaunchesNothing) {
   Stream stream;
-  const AddLaunchConfig config = add_launch_config(DType::BF16);
+  const AddLaunchConfig config = add_launch_config(DType::BF16, 64 * 64);
   EXPECT_NO_THROW(launch_add(DType::BF16, nullptr, nullptr, nullptr, 0, stream.get(), config));
   EXPECT_THROW(launch_add(DType::BF16, nullptr, nullptr, nullptr, -1, stream.get(), config),
                std::invalid_argument);
@@ -235,7 +267,7 @@ TEST_F(GpuTest, PartlyWrittenOutputFails) {
   // The real kernel over all but the last element: one poisoned NaN remains.
   Stream stream;
   OwnedTensors t(Op::Add, DType::FP32, 64, stream.get());
-  const AddLaunchConfig config = add_launch_config(DType::FP32);
+  const AddLaunchConfig config = add_launch_config(DType::FP32, 64 * 64);
   const Verification v = verify_against_reference(
       Op::Add, DType::FP32, 64, t.view(), stream.get(), [&] {
         launch_add(DType::FP32, t.a.get(), t.b.get(), t.out.get(), 64 * 64 - 1, stream.get(),
@@ -281,7 +313,7 @@ TEST_F(GpuTest, SingleWrongElementFails) {
   // The real add, then one element replaced by a value off by 0.5 (bf16 exact).
   Stream stream;
   OwnedTensors t(Op::Add, DType::BF16, 64, stream.get());
-  const AddLaunchConfig config = add_launch_config(DType::BF16);
+  const AddLaunchConfig config = add_launch_config(DType::BF16, 64 * 64);
   const Verification v = verify_against_reference(
       Op::Add, DType::BF16, 64, t.view(), stream.get(), [&] {
         launch_add(DType::BF16, t.a.get(), t.b.get(), t.out.get(), 64 * 64, stream.get(), config);

@@ -1,0 +1,153 @@
+#include "bench/tune_add.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "bench/calibrate.h"
+#include "bench/cli.h"
+#include "kernels/add.h"
+#include "kernels/cuda_check.h"
+#include "kernels/cuda_raii.h"
+#include "kernels/random_fill.h"
+#include "profiler/atomic_file.h"
+#include "profiler/profiler.h"
+#include "profiler/stats.h"
+
+namespace xb {
+namespace {
+
+struct TuneOptions {
+  std::vector<std::string> dtypes{"bf16", "fp16", "fp32"};
+  std::vector<std::int64_t> sizes{1024, 2048, 4096, 8192, 16384};
+  int launches = 20;
+  int passes = 3;
+  std::string out;
+};
+
+constexpr int kUntimedLaunches = 3;
+
+/// Kernel durations (ns) per external id: joins kernel records to the external id CUPTI recorded
+/// for their launch's API call.
+std::map<std::uint64_t, std::vector<double>> durations_by_external_id(const std::vector<RawRecord>& records) {
+  std::map<std::uint32_t, std::uint64_t> external_of;
+  for (const RawRecord& r : records) {
+    if (r.kind == RawKind::ExternalCorrelation) external_of[r.correlation_id] = r.external_id;
+  }
+  std::map<std::uint64_t, std::vector<double>> out;
+  for (const RawRecord& r : records) {
+    if (r.kind != RawKind::Kernel) continue;
+    const auto it = external_of.find(r.correlation_id);
+    if (it != external_of.end()) out[it->second].push_back(static_cast<double>(r.end_ns - r.start_ns));
+  }
+  return out;
+}
+
+/// Median kernel duration (ns) of every config in `space` for one dtype and size.
+std::vector<double> measure(DType dtype, std::int64_t n, const std::vector<AddLaunchConfig>& space,
+                            const TuneOptions& o, Stream& stream) {
+  const std::int64_t count = n * n;
+  const std::size_t bytes = static_cast<std::size_t>(count) * dtype_bytes(dtype);
+  DeviceBuffer a(bytes), b(bytes), out(bytes);
+  launch_random_fill(dtype, a.get(), count, 1, stream.get());
+  launch_random_fill(dtype, b.get(), count, 2, stream.get());
+  stream.synchronize();
+  auto source = make_cupti_source();
+  source->start();
+  for (int pass = 0; pass < o.passes; ++pass) {
+    for (std::size_t c = 0; c < space.size(); ++c) {
+      for (int i = 0; i < kUntimedLaunches; ++i) launch_add(dtype, a.get(), b.get(), out.get(), count, stream.get(), space[c]);
+      source->push_external_id(c + 1);
+      for (int i = 0; i < o.launches; ++i) launch_add(dtype, a.get(), b.get(), out.get(), count, stream.get(), space[c]);
+      source->pop_external_id();
+    }
+    stream.synchronize();
+  }
+  const std::vector<RawRecord> records = source->stop();
+  if (source->dropped_records() != 0) {
+    throw ProfilerError(fmt::format("CUPTI dropped {} records; lower --launches", source->dropped_records()));
+  }
+  const auto by_id = durations_by_external_id(records);
+  std::vector<double> medians;
+  for (std::size_t c = 0; c < space.size(); ++c) {
+    const auto it = by_id.find(c + 1);
+    const std::size_t want = static_cast<std::size_t>(o.launches) * static_cast<std::size_t>(o.passes);
+    if (it == by_id.end() || it->second.size() != want) {
+      throw ProfilerError(fmt::format("config {}: {} kernel records, expected {}", to_string(space[c]),
+                                      it == by_id.end() ? 0 : it->second.size(), want));
+    }
+    medians.push_back(compute_stats(it->second).median);
+  }
+  return medians;
+}
+
+}  // namespace
+
+int tune_add_command(int argc, const char* const* argv) {
+  TuneOptions o;
+  CLI::App app{"crossbench tune-add: every add kernel configuration timed with CUPTI"};
+  app.name("bench tune-add");
+  std::vector<std::string> dtypes;
+  std::string sizes;
+  app.add_option("--dtype", dtypes, "comma-separated dtypes (default bf16,fp16,fp32)");
+  app.add_option("--size", sizes, "comma-separated square sizes n (default 1024,2048,4096,8192,16384)");
+  app.add_option("--launches", o.launches, "timed launches per config per pass (default 20)");
+  app.add_option("--passes", o.passes, "round-robin passes over the configs (default 3)");
+  app.add_option("--out", o.out, "also write the figures as JSON to this file");
+  if (!parse_command_line(app, argc, argv)) return 0;
+  if (!dtypes.empty()) o.dtypes = parse_dtype_list(dtypes);
+  if (app.count("--size") > 0) o.sizes = parse_size_list(sizes);
+  if (o.launches < 1 || o.launches > 1000) throw UsageError("--launches must be in 1..1000");
+  if (o.passes < 1 || o.passes > 100) throw UsageError("--passes must be in 1..100");
+  if (app.count("--out") > 0 && o.out.empty()) throw UsageError("empty --out file name");
+  require_cuda_device();
+
+  Stream stream;
+  const std::vector<AddLaunchConfig> space = add_tuning_space();
+  nlohmann::json results = nlohmann::json::array();
+  for (const std::string& dtype_name : o.dtypes) {
+    const DType dtype = parse_dtype(dtype_name);
+    for (const std::int64_t n : o.sizes) {
+      const std::vector<double> medians = measure(dtype, n, space, o, stream);
+      const double moved = 3.0 * static_cast<double>(n * n) * static_cast<double>(dtype_bytes(dtype));
+      const std::string chosen = to_string(add_launch_config(dtype, n * n));
+      std::vector<std::size_t> order(space.size());
+      for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+      std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return medians[x] < medians[y]; });
+      const double best = medians[order.front()];
+      double chosen_ns = 0;
+      std::cout << fmt::format("\n## add {} {}x{}\n\n| config | median us | GB/s | / fastest |\n| --- | ---: | ---: | ---: |\n",
+                               dtype_name, n, n);
+      nlohmann::json rows = nlohmann::json::array();
+      for (std::size_t i : order) {
+        const std::string name = to_string(space[i]);
+        if (name == chosen) chosen_ns = medians[i];
+        std::cout << fmt::format("| {}{} | {:.2f} | {:.0f} | {:.3f} |\n", name, name == chosen ? " (bench)" : "",
+                                 medians[i] / 1e3, moved / medians[i], medians[i] / best);
+        rows.push_back({{"config", name}, {"median_ns", medians[i]}, {"gb_per_s", moved / medians[i]}});
+      }
+      std::cout << fmt::format("\nfastest {} {:.2f} us; bench's {} {:.2f} us ({:.3f}x)\n", to_string(space[order.front()]),
+                               best / 1e3, chosen, chosen_ns / 1e3, chosen_ns / best);
+      results.push_back({{"dtype", dtype_name},
+                         {"n", n},
+                         {"launches", o.launches},
+                         {"passes", o.passes},
+                         {"fastest", to_string(space[order.front()])},
+                         {"chosen", chosen},
+                         {"chosen_over_fastest", chosen_ns / best},
+                         {"configs", rows}});
+      std::cout.flush();
+    }
+  }
+  if (!o.out.empty()) {
+    write_file_atomic(o.out, [&](std::ostream& out) { out << nlohmann::json{{"tune_add", results}}.dump(1) << '\n'; });
+  }
+  return 0;
+}
+
+}  // namespace xb
