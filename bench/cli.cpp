@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <set>
 #include <sstream>
@@ -104,6 +105,17 @@ std::int64_t parse_size(const std::string& item) {
   }
   if (value == 0) throw UsageError("size '0' must be at least 1");
   return static_cast<std::int64_t>(value);
+}
+
+void check_out_file(const std::string& path) {
+  namespace fs = std::filesystem;
+  if (path.empty()) throw UsageError("empty --out file name");
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw UsageError("--out " + path + " is a folder; give a file name");
+  const fs::path folder = fs::path(path).parent_path();
+  if (!folder.empty() && !fs::is_directory(folder, ec)) {
+    throw UsageError("--out " + path + ": folder " + folder.string() + " does not exist");
+  }
 }
 
 std::vector<std::int64_t> parse_size_list(const std::string& text) {

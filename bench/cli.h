@@ -71,6 +71,10 @@ std::vector<std::string> parse_dtype_list(const std::vector<std::string>& values
 /// duplicates. Throws UsageError naming the offending item.
 std::vector<std::int64_t> parse_size_list(const std::string& text);
 
+/// Checks an --out FILE argument before any measurement: not empty, not a folder, and its folder
+/// exists (the file itself is written atomically at the end). Throws UsageError naming it.
+void check_out_file(const std::string& path);
+
 /// Longest --slow-fixture delay, us (the spin kernel's limit, kernels/spin_delay.h: 1 s).
 constexpr double kMaxSlowFixtureUs = 1e6;
 

@@ -129,7 +129,7 @@ int overhead_command(int argc, const char* const* argv) {
   o.size = parse_size(std::to_string(o.size));
   if (o.launches < 1 || o.launches > 100000) throw UsageError("--launches must be in 1..100000");
   if (o.reps < 1 || o.reps > 10000) throw UsageError("--reps must be in 1..10000");
-  if (app.count("--out") > 0 && o.out.empty()) throw UsageError("empty --out file name");
+  if (app.count("--out") > 0) check_out_file(o.out);
   require_cuda_device();
 
   std::vector<Mode> modes{kOff};

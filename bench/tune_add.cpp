@@ -104,7 +104,7 @@ int tune_add_command(int argc, const char* const* argv) {
   if (app.count("--size") > 0) o.sizes = parse_size_list(sizes);
   if (o.launches < 1 || o.launches > 1000) throw UsageError("--launches must be in 1..1000");
   if (o.passes < 1 || o.passes > 100) throw UsageError("--passes must be in 1..100");
-  if (app.count("--out") > 0 && o.out.empty()) throw UsageError("empty --out file name");
+  if (app.count("--out") > 0) check_out_file(o.out);
   require_cuda_device();
 
   Stream stream;

@@ -1,28 +1,29 @@
 // Elementwise add kernels (see add.h).
 //
-// Design: each thread adds one 16-byte vector (8 bf16/fp16 or 4 fp32) of a and b, converted to
-// fp32 and rounded once, and stores 16 bytes; consecutive threads touch consecutive vectors
-// (coalesced). Loads go through the read-only path (const __restrict__: LDG.E.128.CONSTANT).
-// The grid covers the whole tensor, one vector per thread; a grid-stride loop covers what exceeds
-// the grid limit. The tail (count % elements-per-vector, at most 7 elements) is added by the first
+// Design: each thread adds V (vectors_per_thread) 16-byte vectors (8 bf16/fp16 or 4 fp32
+// elements each) of a and b, converted to fp32 and rounded once, and stores 16 bytes per vector;
+// consecutive threads touch consecutive vectors (coalesced), and all 2V loads are issued before
+// the first add. The grid covers the whole tensor (a grid-stride loop covers what exceeds the
+// grid limit). The tail (count % elements-per-vector, at most 7 elements) is added by the first
 // threads after the loop. Pointers that are not all 16-byte aligned take a scalar kernel.
 //
-// Grid size, measured on an H200 (2026-11-29, bf16, 16384 x 16384, median of 40 event-timed
-// launches, one run, 256 threads per block; bytes = 3 x 512 MiB):
-//   persistent grid of SMs x resident blocks (132 x 8), grid-stride loop: 0.392 ms, 4.11 TB/s
-//   same with 8 x that grid: 4.21 TB/s; 64 x: 4.33 TB/s
-//   one vector per thread (131072 blocks):                               0.371 ms, 4.35 TB/s
-//   2 or 4 vectors per thread: 4.03-4.08 TB/s (persistent grid), 4.32-4.33 (data-sized grid)
-//   ld.cs/st.cs streaming hints, persistent grid:                        3.93-4.11 TB/s
-//   cudaMemcpyAsync device-to-device of 512 MiB, same run:               4.23 TB/s (read+write)
-// so the grid is sized to the data, not to the device. PyTorch's bf16 add reached 4.23 TB/s at
-// this size on the same kind of GPU (reference notes).
+// Which configuration bench uses: `bench tune-add` timed all 36 (V 1/2/4 x 128/256/512 threads x
+// 4 cache policies) with CUPTI on an H200 (results/h200/tune-2026-11-29: bf16, fp16, fp32 at
+// 1024^2..16384^2, hot, medians of 60 launches; PyTorch's add timed in the same call). From
+// 4096^2 up (DRAM-bound) all 36 lie within 3.5% of each other (1.4% from 8192^2), and the fastest
+// is PyTorch's median time -1.5%..+0.5% (bf16 16384^2: 367.4 us, 4.38 TB/s, 91% of the 4.8 TB/s
+// HBM3e peak): the kernel runs at the memory's bound, and no configuration, cache hint or fetch
+// size moves it further. Below (L2-resident, 1.8-12 us) the spread between configurations is
+// up to 18%. V=1 with 256 threads and default hints was the best single choice: 0.6% over the
+// per-size fastest on average, 3.5% at most (fp16 1024^2, 1.85 vs 1.79 us); it is the one
+// add_launch_config returns for every dtype and size. Earlier single-size measurements (bf16
+// 16384^2): a persistent grid of SMs x resident blocks with a grid-stride loop reached 4.11
+// TB/s, a data-sized grid 4.35 TB/s, so the grid is sized to the data.
 //
-// Resource use, nvcc 13.0 -O3 -arch=sm_90 -Xptxas -v (the Release build's flags):
-//   add_vectorized_kernel<__nv_bfloat16>: 30 registers, 0 bytes stack, 0 spill stores/loads
-//   add_vectorized_kernel<__half>:        30 registers, 0 bytes stack, 0 spill stores/loads
-//   add_vectorized_kernel<float>:         40 registers, 0 bytes stack, 0 spill stores/loads
-//   add_scalar_kernel<__nv_bfloat16>:     16 registers; <__half> 16; <float> 32; no spills
+// Resource use, nvcc 13.0 -O3 -arch=sm_90 -Xptxas -v (the Release build's flags), no stack, no
+// spills in any instantiation: V=1 22-30 registers (fp32 22-26, bf16/fp16 29-30); V=2 32;
+// V=4 59-62 (at most 1024 resident threads per SM, each with 8 loads in flight);
+// add_scalar_kernel 16 (bf16/fp16), 32 (fp32).
 #include <cstdint>
 #include <stdexcept>
 #include <string>

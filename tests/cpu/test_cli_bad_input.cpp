@@ -134,6 +134,15 @@ const std::vector<BadInput>& cases() {
       {"SweepOutExistsNotEmpty", {"sweep", "--out", "{dir}/old_run"}, {"{dir}/old_run", "not empty"}, existing_run},
       {"CalibrateUnknownFlag", {"calibrate", "--nonsense"}, {"--nonsense"}},
       {"CalibrateOutExistsNotEmpty", {"calibrate", "--out", "{dir}/old_run"}, {"{dir}/old_run", "not empty"}, existing_run},
+      {"OverheadRepsZero", {"overhead", "--breakdown", "--reps", "0"}, {"--reps"}},
+      {"OverheadUnknownOp", {"overhead", "--op", "conv"}, {"conv"}},
+      {"TuneAddSizeZero", {"tune-add", "--size", "0"}, {"'0'"}},
+      {"TuneAddUnknownDtype", {"tune-add", "--dtype", "int8"}, {"int8"}},
+      {"TuneAddLaunchesZero", {"tune-add", "--launches", "0"}, {"--launches"}},
+      {"TuneAddPassesTooMany", {"tune-add", "--passes", "101"}, {"--passes"}},
+      {"TuneAddEmptyOut", {"tune-add", "--out", ""}, {"--out"}},
+      {"TuneAddOutFolderMissing", {"tune-add", "--out", "{dir}/no/such.json"}, {"{dir}/no", "does not exist"}},
+      {"OverheadOutIsAFolder", {"overhead", "--out", "{dir}"}, {"{dir}", "is a folder"}},
   };
   return all;
 }

@@ -8,6 +8,9 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <map>
 #include <set>
 
 #include "gpu_test.h"
@@ -107,6 +110,75 @@ TEST_F(GpuTest, BenchEndToEndSmallRunValidates) {
                         "summary.md"}) {
     EXPECT_TRUE(std::filesystem::exists(out / f)) << f;
   }
+}
+
+TEST_F(GpuTest, CuptiSourceRecordsOnlyTheKindsAskedFor) {
+  Stream stream;
+  auto add = make_workload(Op::Add, DType::BF16, 256, stream.get());
+  auto count_kinds = [&](unsigned kinds) {
+    auto source = make_cupti_source(8u << 20, 256, kinds);
+    source->start();
+    for (int i = 0; i < 5; ++i) add->enqueue();
+    stream.synchronize();
+    std::map<RawKind, int> n;
+    for (const RawRecord& r : source->stop()) ++n[r.kind];
+    return n;
+  };
+  std::map<RawKind, int> kernel_only = count_kinds(kCuptiKernel);
+  EXPECT_EQ(kernel_only[RawKind::Kernel], 5);
+  EXPECT_EQ(kernel_only[RawKind::Runtime], 0);
+  EXPECT_EQ(kernel_only[RawKind::Driver], 0);
+  std::map<RawKind, int> with_runtime = count_kinds(kCuptiKernel | kCuptiRuntime);
+  EXPECT_EQ(with_runtime[RawKind::Kernel], 5);
+  EXPECT_GE(with_runtime[RawKind::Runtime], 5);  // a cudaLaunchKernel per kernel
+  EXPECT_EQ(with_runtime[RawKind::Driver], 0);
+  std::map<RawKind, int> all = count_kinds(kCuptiAllKinds);
+  EXPECT_EQ(all[RawKind::Kernel], 5);
+  EXPECT_GE(all[RawKind::Runtime], 5);
+}
+
+TEST_F(GpuTest, BenchTuneAddAndOverheadBreakdownWriteTheirFigures) {
+  const auto dir = std::filesystem::temp_directory_path() / "xb_gpu_tune";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  {
+    const auto [code, text] = xb::testing::run_command(std::string(XB_BENCH_EXE) +
+                                  " tune-add --dtype fp16 --size 64,100 --launches 2 --passes 2 --out " +
+                                  (dir / "tune.json").string());
+    ASSERT_EQ(code, 0) << text;
+    EXPECT_NE(text.find("v1/t256/default (bench)"), std::string::npos) << text;
+    nlohmann::json doc;
+    std::ifstream(dir / "tune.json") >> doc;
+    ASSERT_EQ(doc["tune_add"].size(), 2u);
+    for (const auto& r : doc["tune_add"]) {
+      EXPECT_EQ(r["configs"].size(), 36u);
+      EXPECT_EQ(r["chosen"], "v1/t256/default");
+      EXPECT_GE(r["chosen_over_fastest"].get<double>(), 1.0);
+      double previous = 0;
+      for (const auto& c : r["configs"]) {  // fastest first, every median a real duration
+        EXPECT_GT(c["median_ns"].get<double>(), 0.0);
+        EXPECT_GE(c["median_ns"].get<double>(), previous);
+        previous = c["median_ns"].get<double>();
+      }
+    }
+  }
+  {
+    const auto [code, text] = xb::testing::run_command(std::string(XB_BENCH_EXE) +
+                                  " overhead --breakdown --op add,matmul --reps 3 --launches 5 --out " +
+                                  (dir / "overhead.json").string());
+    ASSERT_EQ(code, 0) << text;
+    nlohmann::json doc;
+    std::ifstream(dir / "overhead.json") >> doc;
+    ASSERT_EQ(doc["overhead"].size(), 2u);
+    for (const auto& r : doc["overhead"]) {
+      ASSERT_EQ(r["modes"].size(), 7u);
+      EXPECT_EQ(r["modes"][0]["mode"], "off");
+      EXPECT_EQ(r["modes"][6]["mode"], "full profiler");
+      EXPECT_DOUBLE_EQ(r["full_ratio"].get<double>(), r["full_ns"].get<double>() / r["off_ns"].get<double>());
+      for (const auto& m : r["modes"]) EXPECT_GT(m["median_ns"].get<double>(), 0.0);
+    }
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
