@@ -5,7 +5,7 @@
 
 - Kernels: per-call device time and the main kernel's median from each profiler's own kernel
   records (PyTorch: torch.profiler's Chrome trace; crossbench: its table.json), random inputs in
-  [-1, 1), back-to-back calls after a warm-up. Both at the GPU's steady state: crossbench with
+  [-1, 1) drawn in fp32 for both (see rand(); GEMMs also with PyTorch's bf16-drawn data), back-to-back calls after a warm-up. Both at the GPU's steady state: crossbench with
   --warmup (until steady, power state included), PyTorch after --torch-warmup-s seconds of
   back-to-back calls (default 2 s: an H200 GEMM runs at boost clock for about a second before its
   power cap pulls the clock down 20%; a short burst reads 12% faster than steady state). The
@@ -37,22 +37,29 @@ DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
 DEVICE_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
 
 
-def rand(shape, dtype):
-    return torch.rand(shape, dtype=dtype, device="cuda") * 2 - 1
+def rand(shape, dtype, native=False):
+    """Uniform in [-1, 1): drawn in fp32 and rounded to `dtype`, as crossbench's random fill
+    (kernels/random_fill.cu), so every value carries a full mantissa. native=True draws in `dtype`
+    itself and computes x * 2 - 1 there, as a quick PyTorch script would: in bf16 that leaves
+    values below 0.5 in magnitude with trailing zero mantissa bits, which a power-capped GEMM
+    turns into a higher clock (the vs_torch table shows both)."""
+    if native:
+        return torch.rand(shape, dtype=dtype, device="cuda") * 2 - 1
+    return (torch.rand(shape, dtype=torch.float32, device="cuda") * 2 - 1).to(dtype)
 
 
-def torch_call(op, dtype, n):
+def torch_call(op, dtype, n, native=False):
     dt = DTYPES[dtype]
-    a, b = rand((n, n), dt), rand((n, n), dt)
+    a, b = rand((n, n), dt, native), rand((n, n), dt, native)
     if op == "add":
         return lambda: a + b
     if op == "matmul":
         return lambda: a @ b
     if op == "addmm":
-        bias = rand((n, n), dt)
+        bias = rand((n, n), dt, native)
         return lambda: torch.addmm(bias, a, b)
     if op == "addmm_bias1d":
-        bias = rand((n,), dt)
+        bias = rand((n,), dt, native)
         return lambda: torch.addmm(bias, a, b)
     raise ValueError(op)
 
@@ -77,8 +84,8 @@ def profile_loop(call, iters):
     return device_records(prof)
 
 
-def torch_kernels(op, dtype, n, iters, warmup_s):
-    call = torch_call(op, dtype, n)
+def torch_kernels(op, dtype, n, iters, warmup_s, native=False):
+    call = torch_call(op, dtype, n, native)
     time.sleep(0.5)  # idle first, as before a fresh script
     for _ in range(20):
         call()
@@ -184,6 +191,8 @@ def main():
             after = torch_kernels(op, dtype, n, iters, args.torch_warmup_s)
             t["before_per_call_ns"], t["after_per_call_ns"] = t["per_call_ns"], after["per_call_ns"]
             t["per_call_ns"] = (t["per_call_ns"] + after["per_call_ns"]) / 2
+            t["native_rand_per_call_ns"] = torch_kernels(op, dtype, n, iters, args.torch_warmup_s,
+                                                         native=True)["per_call_ns"]
         result["kernels"].append({"op": op, "dtype": dtype, "n": n, "torch": t, "crossbench": o})
         print(f"{op} {dtype} {n}: torch {t['per_call_ns'] / 1e3:.2f} us, crossbench "
               f"{o.get('per_call_ns', float('nan')) / 1e3:.2f} us", file=sys.stderr, flush=True)
@@ -202,13 +211,13 @@ def main():
     md = [f"# crossbench vs PyTorch {result['torch']} (CUDA {result['cuda']}) on {result['gpu']}, "
           f"{time.strftime('%Y-%m-%d', time.gmtime())}\n",
           "## Kernels (per-call device time from each profiler's kernel records)\n",
-          "| op | dtype | n | PyTorch us | crossbench us | ratio | target | PyTorch before / after us | PyTorch burst us | PyTorch kernel | crossbench kernel |",
-          "| --- | --- | ---: | ---: | ---: | ---: | --- | --- | ---: | --- | --- |"]
+          "| op | dtype | n | PyTorch us | crossbench us | ratio | target | PyTorch before / after us | PyTorch, bf16-drawn data, us | PyTorch burst us | PyTorch kernel | crossbench kernel |",
+          "| --- | --- | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: | --- | --- |"]
     plain = {}
     for k in result["kernels"]:
         t, o = k["torch"], k["crossbench"]
         if "error" in o:
-            md.append(f"| {k['op']} | {k['dtype']} | {k['n']} | {t['per_call_ns'] / 1e3:.2f} | error | - | - | - | - | "
+            md.append(f"| {k['op']} | {k['dtype']} | {k['n']} | {t['per_call_ns'] / 1e3:.2f} | error | - | - | - | - | - | "
                       f"{t['kernel'][:50]} | {o['error']} |")
             continue
         ratio = o["per_call_ns"] / t["per_call_ns"]
@@ -221,8 +230,9 @@ def main():
             plain[k["n"]] = o["per_call_ns"]
         bracket = (f"{t['before_per_call_ns'] / 1e3:.2f} / {t['after_per_call_ns'] / 1e3:.2f}"
                    if "before_per_call_ns" in t else "-")
+        native = f"{t['native_rand_per_call_ns'] / 1e3:.2f}" if "native_rand_per_call_ns" in t else "-"
         md.append(f"| {k['op']} | {k['dtype']} | {k['n']} | {t['per_call_ns'] / 1e3:.2f} | {o['per_call_ns'] / 1e3:.2f} | "
-                  f"{ratio:.3f} | {target} {'met' if ok else 'MISSED'} | {bracket} | {t['burst_per_call_ns'] / 1e3:.2f} | {t['kernel'][:50]} | "
+                  f"{ratio:.3f} | {target} {'met' if ok else 'MISSED'} | {bracket} | {native} | {t['burst_per_call_ns'] / 1e3:.2f} | {t['kernel'][:50]} | "
                   f"{o['kernel'][:50]} |")
     md.append("\n## Bandwidth and fusion\n")
     md.append(f"- device-to-device copy (512 MiB, cudaMemcpyAsync): {result['copy_gbps']:.0f} GB/s")
