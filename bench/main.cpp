@@ -3,6 +3,7 @@
 #include <iostream>
 #include <string>
 
+#include "bench/ab.h"
 #include "bench/bench_run.h"
 #include "bench/calibrate.h"
 #include "bench/cli.h"
@@ -18,12 +19,13 @@ using namespace xb;
 int main(int argc, char** argv) {
   try {
     // Subcommands (bench/sweep_run.h, bench/calibrate.h, bench/overhead.h, bench/qualify_run.h,
-    // bench/tune_add.h); anything else is the plain `bench` (bench/bench_run.h).
+    // bench/tune_add.h, bench/ab.h); anything else is the plain `bench` (bench/bench_run.h).
     if (argc > 1 && std::string(argv[1]) == "sweep") return sweep_command(argc - 1, argv + 1);
     if (argc > 1 && std::string(argv[1]) == "calibrate") return calibrate_command(argc - 1, argv + 1);
     if (argc > 1 && std::string(argv[1]) == "overhead") return overhead_command(argc - 1, argv + 1);
     if (argc > 1 && std::string(argv[1]) == "qualify") return qualify_command(argc - 1, argv + 1);
     if (argc > 1 && std::string(argv[1]) == "tune-add") return tune_add_command(argc - 1, argv + 1);
+    if (argc > 1 && std::string(argv[1]) == "ab") return ab_command(argc - 1, argv + 1);
     const auto opt = parse_bench_args(argc, argv);
     if (!opt) return 0;
     return run_bench(*opt, plan_from_options(*opt), argv[0]);

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "bench/ab.h"
 #include "bench/calibrate.h"
 #include "bench/cli.h"
 #include "kernels/add.h"
@@ -31,22 +32,6 @@ struct TuneOptions {
 };
 
 constexpr int kUntimedLaunches = 3;
-
-/// Kernel durations (ns) per external id: joins kernel records to the external id CUPTI recorded
-/// for their launch's API call.
-std::map<std::uint64_t, std::vector<double>> durations_by_external_id(const std::vector<RawRecord>& records) {
-  std::map<std::uint32_t, std::uint64_t> external_of;
-  for (const RawRecord& r : records) {
-    if (r.kind == RawKind::ExternalCorrelation) external_of[r.correlation_id] = r.external_id;
-  }
-  std::map<std::uint64_t, std::vector<double>> out;
-  for (const RawRecord& r : records) {
-    if (r.kind != RawKind::Kernel) continue;
-    const auto it = external_of.find(r.correlation_id);
-    if (it != external_of.end()) out[it->second].push_back(static_cast<double>(r.end_ns - r.start_ns));
-  }
-  return out;
-}
 
 /// Median kernel duration (ns) of every config in `space` for one dtype and size.
 std::vector<double> measure(DType dtype, std::int64_t n, const std::vector<AddLaunchConfig>& space,
@@ -72,7 +57,7 @@ std::vector<double> measure(DType dtype, std::int64_t n, const std::vector<AddLa
   if (source->dropped_records() != 0) {
     throw ProfilerError(fmt::format("CUPTI dropped {} records; lower --launches", source->dropped_records()));
   }
-  const auto by_id = durations_by_external_id(records);
+  const auto by_id = device_durations_by_external_id(records);
   std::vector<double> medians;
   for (std::size_t c = 0; c < space.size(); ++c) {
     const auto it = by_id.find(c + 1);

@@ -143,6 +143,11 @@ const std::vector<BadInput>& cases() {
       {"TuneAddEmptyOut", {"tune-add", "--out", ""}, {"--out"}},
       {"TuneAddOutFolderMissing", {"tune-add", "--out", "{dir}/no/such.json"}, {"{dir}/no", "does not exist"}},
       {"OverheadOutIsAFolder", {"overhead", "--out", "{dir}"}, {"{dir}", "is a folder"}},
+      {"AbOneOp", {"ab", "--op", "matmul"}, {"--op", "two"}},
+      {"AbNoOp", {"ab"}, {"--op"}},
+      {"AbSameOpTwice", {"ab", "--op", "matmul,matmul"}, {"matmul"}},
+      {"AbNegativeWarmup", {"ab", "--op", "matmul,add", "--warmup-s", "-1"}, {"--warmup-s"}},
+      {"AbBadDtype", {"ab", "--op", "matmul,add", "--dtype", "fp8"}, {"fp8"}},
   };
   return all;
 }

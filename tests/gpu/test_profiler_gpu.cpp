@@ -181,5 +181,27 @@ TEST_F(GpuTest, BenchTuneAddAndOverheadBreakdownWriteTheirFigures) {
   std::filesystem::remove_all(dir);
 }
 
+TEST_F(GpuTest, BenchAbInterleavesTwoWorkloads) {
+  const auto file = std::filesystem::temp_directory_path() / "xb_gpu_ab.json";
+  std::filesystem::remove(file);
+  const auto [code, text] = xb::testing::run_command(std::string(XB_BENCH_EXE) +
+                                " ab --op matmul,addmm --size 256 --rounds 4 --launches 3 --warmup-s 0 --out " +
+                                file.string());
+  ASSERT_EQ(code, 0) << text;
+  EXPECT_NE(text.find("B / A: median over 4 interleaved rounds"), std::string::npos) << text;
+  nlohmann::json doc;
+  std::ifstream(file) >> doc;
+  const auto& ab = doc["ab"];
+  EXPECT_EQ(ab["a"], "matmul");
+  EXPECT_EQ(ab["b"], "addmm");
+  ASSERT_EQ(ab["a_per_round_ns"].size(), 4u);
+  ASSERT_EQ(ab["b_per_round_ns"].size(), 4u);
+  // addmm is a copy plus a GEMM of the same shape: both counted, so it takes longer per call.
+  EXPECT_GT(ab["b_median_ns"].get<double>(), ab["a_median_ns"].get<double>());
+  EXPECT_GT(ab["ratio_median"].get<double>(), 1.0);
+  EXPECT_LE(ab["ratio_min"].get<double>(), ab["ratio_median"].get<double>());
+  std::filesystem::remove(file);
+}
+
 }  // namespace
 }  // namespace xb
