@@ -18,10 +18,17 @@
 
 namespace xb {
 
+namespace {
+/// CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0 (cupti_activity.h): the kind the CUPTI source pushes.
+constexpr std::uint32_t kExternalKindCustom0 = 3;
+}  // namespace
+
 std::map<std::uint64_t, std::vector<double>> device_durations_by_external_id(const std::vector<RawRecord>& records) {
   std::map<std::uint32_t, std::uint64_t> external_of;
   for (const RawRecord& r : records) {
-    if (r.kind == RawKind::ExternalCorrelation) external_of[r.correlation_id] = r.external_id;
+    if (r.kind == RawKind::ExternalCorrelation && r.external_kind == kExternalKindCustom0) {
+      external_of[r.correlation_id] = r.external_id;
+    }
   }
   std::map<std::uint64_t, std::vector<double>> out;
   for (const RawRecord& r : records) {
@@ -53,7 +60,9 @@ int ab_command(int argc, const char* const* argv) {
   ops = parse_op_list(ops);
   if (ops.size() != 2) throw UsageError("--op needs exactly two ops, A,B");
   const std::int64_t n = parse_size(size_text);
-  dtype_name = parse_dtype_list({dtype_name}).front();
+  const std::vector<std::string> dtypes = parse_dtype_list({dtype_name});
+  if (dtypes.size() != 1) throw UsageError("--dtype takes one dtype, not '" + dtype_name + "'");
+  dtype_name = dtypes.front();
   if (rounds < 1 || rounds > 10000) throw UsageError("--rounds must be in 1..10000");
   if (launches < 1 || launches > 1000) throw UsageError("--launches must be in 1..1000");
   if (!(warmup_s >= 0 && warmup_s <= 60)) throw UsageError("--warmup-s must be in 0..60");

@@ -14,8 +14,9 @@
 namespace xb {
 
 /// Durations (ns) of the device activities (kernels, memcpys, memsets) launched under each
-/// external id: joins each activity's correlation id to the ExternalCorrelation record of its
-/// launch. Activities without an external id are left out.
+/// external id: joins each activity's correlation id to the CUSTOM0 ExternalCorrelation record
+/// of its launch (the kind the CUPTI source pushes; a library's own kinds are ignored).
+/// Activities without one are left out.
 std::map<std::uint64_t, std::vector<double>> device_durations_by_external_id(const std::vector<RawRecord>& records);
 
 /// `bench ab --op A,B [--size N] [--dtype D] [--rounds N] [--launches N] [--warmup-s S] [--out FILE]`

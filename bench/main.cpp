@@ -36,7 +36,10 @@ int main(int argc, char** argv) {
     std::cerr << "bench: error: " << e.what() << "\n";
     return 2;
   } catch (const ProfilerError& e) {
-    std::cerr << "bench: error: CUPTI: " << e.what() << " (to time with cudaEvents alone, rerun with --no-cupti)\n";
+    // Only the plain bench has --no-cupti; subcommands that need CUPTI say what failed.
+    const bool plain = argc < 2 || std::string(argv[1]).rfind("-", 0) == 0;
+    std::cerr << "bench: error: CUPTI: " << e.what()
+              << (plain ? " (to time with cudaEvents alone, rerun with --no-cupti)" : "") << "\n";
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "bench: error: " << e.what() << "\n";

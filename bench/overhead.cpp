@@ -63,8 +63,9 @@ constexpr Mode kBreakdown[] = {
 constexpr Mode kWithExternalIds{"all activity kinds + external id per launch", Mode::Cupti, kCuptiAllKinds, true};
 
 /// One round of `mode`: set-up (a CUPTI session, the profiler), one untimed loop, one timed loop,
-/// tear-down. Returns the timed loop's wall time (ns). The CPU-op range is opened in every mode,
-/// as the fixtures do; it records only under the full profiler.
+/// tear-down. Returns the timed loop's wall time (ns). "off" and the full profiler open the CPU-op
+/// range per launch, as the fixtures do (it records only under the full profiler); the CUPTI-only
+/// modes call the workload alone. Throws ProfilerError when CUPTI dropped records.
 double run_round(const Mode& mode, Workload& w, int launches, const std::string& cpu_op) {
   if (mode.kind == Mode::Off || mode.kind == Mode::Full) {
     Profiler prof(mode.kind == Mode::Off ? make_null_source() : make_cupti_source());
@@ -103,6 +104,7 @@ double run_round(const Mode& mode, Workload& w, int launches, const std::string&
                            : time_loop(w, launches, [&] { w.enqueue(); });
   }
   s.stop();
+  if (s.dropped_records() != 0) throw ProfilerError("CUPTI dropped records during bench overhead");
   return ns;
 }
 

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -32,6 +33,7 @@ struct TuneOptions {
 };
 
 constexpr int kUntimedLaunches = 3;
+constexpr int kWarmMs = 300;  ///< untimed launches per dtype and size before the passes
 
 /// Median kernel duration (ns) of every config in `space` for one dtype and size.
 std::vector<double> measure(DType dtype, std::int64_t n, const std::vector<AddLaunchConfig>& space,
@@ -42,6 +44,12 @@ std::vector<double> measure(DType dtype, std::int64_t n, const std::vector<AddLa
   launch_random_fill(dtype, a.get(), count, 1, stream.get());
   launch_random_fill(dtype, b.get(), count, 2, stream.get());
   stream.synchronize();
+  // The GPU leaves its idle clock before the first config is timed.
+  const auto warm_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kWarmMs);
+  while (std::chrono::steady_clock::now() < warm_until) {
+    for (int i = 0; i < 10; ++i) launch_add(dtype, a.get(), b.get(), out.get(), count, stream.get(), space.front());
+    stream.synchronize();
+  }
   auto source = make_cupti_source();
   source->start();
   for (int pass = 0; pass < o.passes; ++pass) {
@@ -91,6 +99,12 @@ int tune_add_command(int argc, const char* const* argv) {
   if (o.passes < 1 || o.passes > 100) throw UsageError("--passes must be in 1..100");
   if (app.count("--out") > 0) check_out_file(o.out);
   require_cuda_device();
+
+  std::size_t need = 0;  // the largest dtype and size: a, b and out
+  for (const std::string& d : o.dtypes) {
+    for (const std::int64_t n : o.sizes) need = std::max(need, 3 * static_cast<std::size_t>(n * n) * dtype_bytes(parse_dtype(d)));
+  }
+  require_device_memory(need, "the largest add of --size/--dtype (3 tensors)");
 
   Stream stream;
   const std::vector<AddLaunchConfig> space = add_tuning_space();

@@ -8,11 +8,13 @@ namespace xb {
 
 /// `bench tune-add [--dtype LIST] [--size LIST] [--launches N] [--passes N] [--out FILE]`
 /// (argv[0] = "tune-add"). For each dtype (default bf16,fp16,fp32) and size n (default
-/// 1024,2048,4096,8192,16384; n x n elements, random inputs): `passes` (default 3) round-robin
+/// 1024,2048,4096,8192,16384; n x n elements, random inputs): 0.3 s of untimed launches, then
+/// `passes` (default 3) round-robin
 /// passes over the tuning space, each config 3 untimed launches then `launches` (default 20)
 /// back-to-back timed ones (hot: the same buffers every launch, as the fixtures run). Reports per
 /// config the median kernel duration (ns) and bandwidth (3 n^2 e bytes / duration) as markdown on
-/// stdout and, with --out, JSON written atomically. Throws UsageError for bad input or no device,
+/// stdout and, with --out, JSON written atomically. Throws UsageError for bad input, no device or
+/// sizes that do not fit in device memory (checked before any measurement),
 /// ProfilerError when CUPTI cannot start, CudaError on a failed CUDA call; returns 0.
 int tune_add_command(int argc, const char* const* argv);
 

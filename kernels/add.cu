@@ -101,7 +101,7 @@ __device__ __forceinline__ uint4 add_vector(uint4 a, uint4 b, float) {
 }
 
 // 16-byte load and store with the cache hints of AddCachePolicy (PTX ISA, "ld", "st";
-// .L2::256B needs sm_80+, which every architecture this project builds for has).
+// .L2::256B needs sm_80+: older architectures get the plain read-only load instead).
 template <AddCachePolicy P>
 __device__ __forceinline__ uint4 load16(const uint4* p) {
   if constexpr (P == AddCachePolicy::Default) {
@@ -109,6 +109,9 @@ __device__ __forceinline__ uint4 load16(const uint4* p) {
   } else if constexpr (P == AddCachePolicy::Streaming) {
     return __ldcs(p);
   } else {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+    return __ldg(p);  // no .L2::256B before sm_80: the plain read-only load
+#else
     uint4 v;
     if constexpr (P == AddCachePolicy::Prefetch256) {
       asm volatile("ld.global.nc.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
@@ -120,6 +123,7 @@ __device__ __forceinline__ uint4 load16(const uint4* p) {
                    : "l"(p));
     }
     return v;
+#endif
   }
 }
 
@@ -301,6 +305,10 @@ void launch_add(DType dtype, const void* a, const void* b, void* out, std::int64
     throw std::invalid_argument("launch_add: threads_per_block " + std::to_string(config.threads_per_block) +
                                 " is not a multiple of 32 in 32.." + std::to_string(kAddMaxThreadsPerBlock));
   }
+  if (config.vectors_per_thread != 1 && config.vectors_per_thread != 2 && config.vectors_per_thread != 4) {
+    throw std::invalid_argument("launch_add: vectors_per_thread must be 1, 2 or 4");
+  }
+  if (std::string(to_string(config.cache)) == "invalid") throw std::invalid_argument("launch_add: invalid cache policy");
   if (count == 0) return;
   switch (dtype) {
     case DType::BF16: return launch_typed<__nv_bfloat16>(a, b, out, count, stream, config);

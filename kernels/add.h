@@ -33,7 +33,7 @@ const char* to_string(AddCachePolicy policy);
 /// size was measured: add.cu.
 struct AddLaunchConfig {
   int max_blocks = 0;          ///< cap on blocks per launch (the device's grid x limit)
-  int threads_per_block = 0;   ///< 128, 256 or 512
+  int threads_per_block = 0;   ///< a multiple of 32 up to 512 (the tuning space: 128, 256, 512)
   int vectors_per_thread = 1;  ///< 1, 2 or 4 (vector path only)
   AddCachePolicy cache = AddCachePolicy::Default;  ///< vector path only
 };
@@ -57,7 +57,8 @@ std::vector<AddLaunchConfig> add_tuning_space();
 /// pointers are 16-byte aligned each thread moves 16 bytes per load/store (8 bf16/fp16 or 4 fp32
 /// elements) and the last count % 8 (or % 4) elements take a scalar path; otherwise the whole
 /// range takes the scalar path. count == 0 launches nothing. Throws CudaError if the launch fails
-/// and std::invalid_argument for count < 0 or a configuration outside add_tuning_space().
+/// and std::invalid_argument for count < 0 or a configuration launch_add cannot run (threads per
+/// block not a multiple of 32 in 32..512, vectors_per_thread not 1, 2 or 4, an unknown policy).
 void launch_add(DType dtype, const void* a, const void* b, void* out, std::int64_t count,
                 cudaStream_t stream, const AddLaunchConfig& config);
 

@@ -162,7 +162,8 @@ class CuptiSource final : public ActivitySource {
     }
     // NVTX callbacks: one subscriber per process, kept for every later session (on_nvtx looks
     // for the live source). Without it the session simply has no user NVTX ranges.
-    // Once subscribed, it stays for the process: a later session without kCuptiNvtx keeps it.
+    // Once subscribed, it stays for the process; a later session without kCuptiNvtx records no
+    // user ranges (push_nvtx checks the live session's kinds).
     if ((kinds_ & kCuptiNvtx) != 0) {
       static const bool nvtx_subscribed = [] {
         CUpti_SubscriberHandle subscriber{};
@@ -343,7 +344,7 @@ class CuptiSource final : public ActivitySource {
     CuptiSource* self = g_active.load();
     if (self != nullptr) {
       std::lock_guard<std::mutex> lock(self->nvtx_mutex_);
-      if (self->recording_) {
+      if (self->recording_ && (self->kinds_ & kCuptiNvtx) != 0) {
         HostRange r;
         r.id = kSourceRangeIdBase + self->next_nvtx_id_++;
         r.parent_id = self->innermost_range();
@@ -552,7 +553,7 @@ const CuptiApi& cupti() {
 std::unique_ptr<ActivitySource> make_cupti_source(std::size_t buffer_bytes,
                                                   std::size_t max_buffers, unsigned kinds) {
   if (buffer_bytes < 4096) throw std::invalid_argument("CUPTI buffer must be at least 4 KiB");
-  if ((kinds & kCuptiNvtx) != 0) ensure_nvtx_injection();
+  ensure_nvtx_injection();  // before the process's first NVTX call, whatever this session records
   return std::make_unique<CuptiSource>(buffer_bytes, max_buffers, kinds);
 }
 

@@ -148,6 +148,7 @@ const std::vector<BadInput>& cases() {
       {"AbSameOpTwice", {"ab", "--op", "matmul,matmul"}, {"matmul"}},
       {"AbNegativeWarmup", {"ab", "--op", "matmul,add", "--warmup-s", "-1"}, {"--warmup-s"}},
       {"AbBadDtype", {"ab", "--op", "matmul,add", "--dtype", "fp8"}, {"fp8"}},
+      {"AbTwoDtypes", {"ab", "--op", "matmul,add", "--dtype", "bf16,fp16"}, {"--dtype", "one dtype"}},
   };
   return all;
 }

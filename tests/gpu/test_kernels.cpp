@@ -182,6 +182,12 @@ TEST_F(GpuTest, AddTuningSpaceIsEveryCombinationOnce) {
   bad.threads_per_block = 1024;
   EXPECT_THROW(launch_add(DType::FP32, buf.get(), buf.get(), buf.get(), 16, stream.get(), bad),
                std::invalid_argument);
+  // Checked on every path: unaligned pointers (the scalar kernel) and count 0 too.
+  bad = space.front();
+  bad.vectors_per_thread = 3;
+  EXPECT_THROW(launch_add(DType::FP32, buf.get<char>() + 4, buf.get(), buf.get(), 16, stream.get(), bad),
+               std::invalid_argument);
+  EXPECT_THROW(launch_add(DType::FP32, buf.get(), buf.get(), buf.get(), 0, stream.get(), bad), std::invalid_argument);
 }
 
 std::vector<AddSpan> add_spans() {
