@@ -3,7 +3,6 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include <chrono>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -80,13 +79,10 @@ int ab_command(int argc, const char* const* argv) {
     const Verification v = x->verify();
     if (!v.passed) throw std::runtime_error(fmt::format("{}: result check failed: {}", to_string(x->op()), v.detail));
   }
-  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(warmup_s);
-  do {
-    for (auto& x : w) {
-      for (int i = 0; i < launches; ++i) x->enqueue();
-    }
-    stream.synchronize();
-  } while (std::chrono::steady_clock::now() < until);
+  warm_up_for(stream.get(), warmup_s * 1e3, [&] {
+    w[0]->enqueue();
+    w[1]->enqueue();
+  });
 
   // External id of round r's block of op k: 1 + 2r + k.
   auto source = make_cupti_source();

@@ -11,6 +11,7 @@
 #include <iostream>
 #include <set>
 
+#include "bench/calibrate.h"
 #include "bench/gpu_meta.h"
 #include "bench/interrupt.h"
 #include "bench/run_dir.h"
@@ -33,27 +34,8 @@ double gib(std::size_t bytes) { return static_cast<double>(bytes) / 1073741824.0
 
 /// Fails with UsageError when there is no usable device or a fixture cannot fit in its memory.
 void check_device(const std::vector<FixtureSpec>& fixtures) {
-  int count = 0;
-  const cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess || count == 0) {
-    // cudaErrorInsufficientDriver means either no driver at all (cudaDriverGetVersion gives 0)
-    // or one older than the runtime: say which, with both CUDA versions.
-    std::string why = err != cudaSuccess ? cudaGetErrorString(err) : "device count is 0";
-    if (err == cudaErrorInsufficientDriver) {
-      int driver = 0, runtime = 0;
-      cudaDriverGetVersion(&driver);
-      cudaRuntimeGetVersion(&runtime);
-      const auto version = [](int v) { return fmt::format("{}.{}", v / 1000, (v % 1000) / 10); };
-      why = driver == 0 ? "no NVIDIA driver is installed"
-                        : fmt::format("the NVIDIA driver supports CUDA {}, older than this build's runtime, CUDA {}",
-                                      version(driver), version(runtime));
-    }
-    (void)cudaGetLastError();
-    throw UsageError(fmt::format(
-        "no CUDA device found ({}); to try crossbench without a GPU, run: build/bench --replay "
-        "results/sessions/h200-small/raw_session.json",
-        why));
-  }
+  require_cuda_device(
+      "to try crossbench without a GPU, run: build/bench --replay results/sessions/h200-small/raw_session.json");
   std::size_t free_bytes = 0, total_bytes = 0;
   XB_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
   for (const FixtureSpec& f : fixtures) {

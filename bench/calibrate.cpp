@@ -44,24 +44,6 @@ ClockReading read_clocks(const Nvml& nvml, const std::string& when) {
   return r;
 }
 
-/// Runs `enqueue` back to back until `ms` of wall time have passed (at least 2 calls), in batches
-/// sized from the time per call seen so far, synchronizing after each batch. Returns the calls.
-int warm_up_for(cudaStream_t stream, double ms, const std::function<void()>& enqueue) {
-  const auto t0 = steady::now();
-  int calls = 0;
-  int batch = 1;
-  for (;;) {
-    for (int i = 0; i < batch; ++i) enqueue();
-    calls += batch;
-    XB_CUDA(cudaStreamSynchronize(stream));
-    const double elapsed_ms = seconds_since(t0) * 1e3;
-    if (calls >= 2 && elapsed_ms >= ms) return calls;
-    const double per_call_ms = elapsed_ms / calls;
-    const double left_ms = std::max(ms - elapsed_ms, per_call_ms);
-    batch = static_cast<int>(std::clamp(left_ms / std::max(per_call_ms, 1e-3), 1.0, 256.0));
-  }
-}
-
 /// `calls` back-to-back calls with a cudaEvent recorded before the first and after each one, so
 /// that each consecutive pair times one call on the device; NVML is read once half of them have
 /// completed. Returns per-call ns.
@@ -92,13 +74,40 @@ int attribute(cudaDeviceAttr attr, int device) {
 
 }  // namespace
 
-void require_cuda_device() {
+int warm_up_for(cudaStream_t stream, double ms, const std::function<void()>& enqueue) {
+  const auto t0 = steady::now();
+  int calls = 0;
+  int batch = 1;
+  for (;;) {
+    for (int i = 0; i < batch; ++i) enqueue();
+    calls += batch;
+    XB_CUDA(cudaStreamSynchronize(stream));
+    const double elapsed_ms = seconds_since(t0) * 1e3;
+    if (calls >= 2 && elapsed_ms >= ms) return calls;
+    const double per_call_ms = elapsed_ms / calls;
+    const double left_ms = std::max(ms - elapsed_ms, per_call_ms);
+    batch = static_cast<int>(std::clamp(left_ms / std::max(per_call_ms, 1e-3), 1.0, 256.0));
+  }
+}
+
+void require_cuda_device(const std::string& advice) {
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess || count == 0) {
-    throw UsageError(fmt::format("no CUDA device found ({}); sweeps and calibration need an NVIDIA GPU",
-                                 err != cudaSuccess ? cudaGetErrorString(err) : "device count is 0"));
+  if (err == cudaSuccess && count > 0) return;
+  // cudaErrorInsufficientDriver means either no driver at all (cudaDriverGetVersion gives 0)
+  // or one older than the runtime: say which, with both CUDA versions.
+  std::string why = err != cudaSuccess ? cudaGetErrorString(err) : "device count is 0";
+  if (err == cudaErrorInsufficientDriver) {
+    int driver = 0, runtime = 0;
+    cudaDriverGetVersion(&driver);
+    cudaRuntimeGetVersion(&runtime);
+    const auto version = [](int v) { return fmt::format("{}.{}", v / 1000, (v % 1000) / 10); };
+    why = driver == 0 ? "no NVIDIA driver is installed"
+                      : fmt::format("the NVIDIA driver supports CUDA {}, older than this build's runtime, CUDA {}",
+                                    version(driver), version(runtime));
   }
+  (void)cudaGetLastError();
+  throw UsageError(fmt::format("no CUDA device found ({}); {}", why, advice));
 }
 
 void require_device_memory(std::size_t need, const std::string& what) {

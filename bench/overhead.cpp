@@ -108,7 +108,7 @@ double run_round(const Mode& mode, Workload& w, int launches, const std::string&
   return ns;
 }
 
-constexpr double kWarmSeconds = 0.5;  ///< untimed launches before the rounds: the GPU leaves idle clocks
+constexpr double kWarmMs = 500;  ///< untimed launches before the rounds: the GPU leaves idle clocks
 
 }  // namespace
 
@@ -146,8 +146,7 @@ int overhead_command(int argc, const char* const* argv) {
   for (const std::string& op_name : o.ops) {
     auto w = make_workload(parse_op(op_name), DType::BF16, o.size, stream.get());
     const std::string cpu_op = "xb::" + op_name;
-    const auto warm_until = std::chrono::steady_clock::now() + std::chrono::duration<double>(kWarmSeconds);
-    while (std::chrono::steady_clock::now() < warm_until) time_loop(*w, o.launches, [&] { w->enqueue(); });
+    warm_up_for(w->stream(), kWarmMs, [&] { w->enqueue(); });
     // Rounds interleave the modes, so that a drift of the GPU's clock or the host's load during
     // the measurement reaches every mode alike.
     std::vector<std::vector<double>> ns(modes.size());

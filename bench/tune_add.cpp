@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -33,7 +32,7 @@ struct TuneOptions {
 };
 
 constexpr int kUntimedLaunches = 3;
-constexpr int kWarmMs = 300;  ///< untimed launches per dtype and size before the passes
+constexpr double kWarmMs = 300;  ///< untimed launches per dtype and size before the passes
 
 /// Median kernel duration (ns) of every config in `space` for one dtype and size.
 std::vector<double> measure(DType dtype, std::int64_t n, const std::vector<AddLaunchConfig>& space,
@@ -45,11 +44,7 @@ std::vector<double> measure(DType dtype, std::int64_t n, const std::vector<AddLa
   launch_random_fill(dtype, b.get(), count, 2, stream.get());
   stream.synchronize();
   // The GPU leaves its idle clock before the first config is timed.
-  const auto warm_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kWarmMs);
-  while (std::chrono::steady_clock::now() < warm_until) {
-    for (int i = 0; i < 10; ++i) launch_add(dtype, a.get(), b.get(), out.get(), count, stream.get(), space.front());
-    stream.synchronize();
-  }
+  warm_up_for(stream.get(), kWarmMs, [&] { launch_add(dtype, a.get(), b.get(), out.get(), count, stream.get(), space.front()); });
   auto source = make_cupti_source();
   source->start();
   for (int pass = 0; pass < o.passes; ++pass) {
