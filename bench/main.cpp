@@ -16,16 +16,35 @@
 
 using namespace xb;
 
+namespace {
+
+/// `bench NAME ...` runs NAME's command with argv from NAME on.
+struct Subcommand {
+  const char* name;
+  int (*run)(int argc, const char* const* argv);
+};
+constexpr Subcommand kSubcommands[] = {
+    {"sweep", sweep_command},       {"calibrate", calibrate_command}, {"overhead", overhead_command},
+    {"qualify", qualify_command},   {"tune-add", tune_add_command},   {"ab", ab_command},
+};
+
+/// The subcommand that argv[1] names, or nullptr for the plain `bench`.
+const Subcommand* find_subcommand(int argc, char** argv) {
+  if (argc < 2) return nullptr;
+  for (const Subcommand& s : kSubcommands) {
+    if (std::string(argv[1]) == s.name) return &s;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  // Subcommands (bench/sweep_run.h, bench/calibrate.h, bench/overhead.h, bench/qualify_run.h,
+  // bench/tune_add.h, bench/ab.h); anything else is the plain `bench` (bench/bench_run.h).
+  const Subcommand* sub = find_subcommand(argc, argv);
   try {
-    // Subcommands (bench/sweep_run.h, bench/calibrate.h, bench/overhead.h, bench/qualify_run.h,
-    // bench/tune_add.h, bench/ab.h); anything else is the plain `bench` (bench/bench_run.h).
-    if (argc > 1 && std::string(argv[1]) == "sweep") return sweep_command(argc - 1, argv + 1);
-    if (argc > 1 && std::string(argv[1]) == "calibrate") return calibrate_command(argc - 1, argv + 1);
-    if (argc > 1 && std::string(argv[1]) == "overhead") return overhead_command(argc - 1, argv + 1);
-    if (argc > 1 && std::string(argv[1]) == "qualify") return qualify_command(argc - 1, argv + 1);
-    if (argc > 1 && std::string(argv[1]) == "tune-add") return tune_add_command(argc - 1, argv + 1);
-    if (argc > 1 && std::string(argv[1]) == "ab") return ab_command(argc - 1, argv + 1);
+    if (sub != nullptr) return sub->run(argc - 1, argv + 1);
     const auto opt = parse_bench_args(argc, argv);
     if (!opt) return 0;
     return run_bench(*opt, plan_from_options(*opt), argv[0]);
@@ -37,9 +56,8 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const ProfilerError& e) {
     // Only the plain bench has --no-cupti; subcommands that need CUPTI say what failed.
-    const bool plain = argc < 2 || std::string(argv[1]).rfind("-", 0) == 0;
     std::cerr << "bench: error: CUPTI: " << e.what()
-              << (plain ? " (to time with cudaEvents alone, rerun with --no-cupti)" : "") << "\n";
+              << (sub == nullptr ? " (to time with cudaEvents alone, rerun with --no-cupti)" : "") << "\n";
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "bench: error: " << e.what() << "\n";
