@@ -24,7 +24,9 @@
 // spills in any instantiation: V=1 22-30 registers (fp32 22-26, bf16/fp16 29-30); V=2 32;
 // V=4 59-62 (at most 1024 resident threads per SM, each with 8 loads in flight);
 // add_scalar_kernel 16 (bf16/fp16), 32 (fp32).
+#include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 
@@ -251,6 +253,11 @@ constexpr AddCachePolicy kPolicyChoices[] = {AddCachePolicy::Default, AddCachePo
                                              AddCachePolicy::Prefetch256,
                                              AddCachePolicy::Prefetch256Streaming};
 
+template <typename T, std::size_t N>
+bool one_of(const T (&choices)[N], T value) {
+  return std::find(std::begin(choices), std::end(choices), value) != std::end(choices);
+}
+
 }  // namespace
 
 const char* to_string(AddCachePolicy policy) {
@@ -305,10 +312,10 @@ void launch_add(DType dtype, const void* a, const void* b, void* out, std::int64
     throw std::invalid_argument("launch_add: threads_per_block " + std::to_string(config.threads_per_block) +
                                 " is not a multiple of 32 in 32.." + std::to_string(kAddMaxThreadsPerBlock));
   }
-  if (config.vectors_per_thread != 1 && config.vectors_per_thread != 2 && config.vectors_per_thread != 4) {
+  if (!one_of(kVectorChoices, config.vectors_per_thread)) {
     throw std::invalid_argument("launch_add: vectors_per_thread must be 1, 2 or 4");
   }
-  if (std::string(to_string(config.cache)) == "invalid") throw std::invalid_argument("launch_add: invalid cache policy");
+  if (!one_of(kPolicyChoices, config.cache)) throw std::invalid_argument("launch_add: invalid cache policy");
   if (count == 0) return;
   switch (dtype) {
     case DType::BF16: return launch_typed<__nv_bfloat16>(a, b, out, count, stream, config);
