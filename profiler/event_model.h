@@ -119,7 +119,6 @@ class DemangleCache {
   std::unordered_map<std::string, std::string> names_;
 };
 
-
 /// PyTorch's memcpy name for a CUpti_ActivityMemcpyKind: "Memcpy DtoD (Device -> Device)"
 /// (8), "Memcpy HtoD (Host -> Device)" (1), "Memcpy DtoH (Device -> Host)" (2), ... through
 /// "Memcpy PtoP (Device -> Device)" (10); "Memcpy Unknown" for anything else.

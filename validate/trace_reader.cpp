@@ -765,6 +765,16 @@ XB_ALWAYS_INLINE const char* known_lane(const char* p, const char* e, const Lane
   return nullptr;
 }
 
+/// At p (just past `"pid":`): the pid token, `,"tid":` and the tid token, as one of the `known`
+/// lanes (known_lane) or else parsed into ev.pid and ev.tid. Returns the end of the tid token, or
+/// nullptr when they do not parse.
+XB_ALWAYS_INLINE const char* pid_tid(const char* p, const char* e, const LaneTokens* known, RawEvent& ev) {
+  if (const char* q = known_lane(p, e, known, ev)) return q;
+  if (!(p = id(p, e, ev.pid))) return nullptr;
+  if (!(p = lit(p, e, ",\"tid\":"))) return nullptr;
+  return id(p, e, ev.tid);
+}
+
 XB_ALWAYS_INLINE const char* event_layout(const char* p, const char* e, RawEvent& ev, const LaneTokens* known) {
   const char* q;
   if ((q = lit(p, e, "{\"ph\":\"X\",\"cat\":"))) {
@@ -774,13 +784,7 @@ XB_ALWAYS_INLINE const char* event_layout(const char* p, const char* e, RawEvent
     ev.has_cat = true;
     if (!(p = lit(p, e, ",\"name\":")) || p >= e || *p != '"' || !(p = str(p, e, ev.name))) return nullptr;
     ev.has_name = true;
-    if (!(p = lit(p, e, ",\"pid\":"))) return nullptr;
-    if (const char* q2 = known_lane(p, e, known, ev)) {
-      p = q2;
-    } else {
-      if (!(p = id(p, e, ev.pid))) return nullptr;
-      if (!(p = lit(p, e, ",\"tid\":")) || !(p = id(p, e, ev.tid))) return nullptr;
-    }
+    if (!(p = lit(p, e, ",\"pid\":")) || !(p = pid_tid(p, e, known, ev))) return nullptr;
     if (!(p = lit(p, e, ",\"ts\":")) || !(p = num(p, e, ev.ts))) return nullptr;
     if (!(p = lit(p, e, ",\"dur\":")) || !(p = num(p, e, ev.dur))) return nullptr;
     if (!(p = lit(p, e, ",\"args\":{")) || !(p = args_layout(p, e, ev))) return nullptr;
@@ -790,13 +794,7 @@ XB_ALWAYS_INLINE const char* event_layout(const char* p, const char* e, RawEvent
     ev.ph = std::string_view(p + 7, 1);
     ev.has_ph = true;
     if (!(p = num(q, e, ev.id))) return nullptr;
-    if (!(p = lit(p, e, ",\"pid\":"))) return nullptr;
-    if (const char* q2 = known_lane(p, e, known, ev)) {
-      p = q2;
-    } else {
-      if (!(p = id(p, e, ev.pid))) return nullptr;
-      if (!(p = lit(p, e, ",\"tid\":")) || !(p = id(p, e, ev.tid))) return nullptr;
-    }
+    if (!(p = lit(p, e, ",\"pid\":")) || !(p = pid_tid(p, e, known, ev))) return nullptr;
     if (!(p = lit(p, e, ",\"ts\":")) || !(p = num(p, e, ev.ts))) return nullptr;
     if (!(p = lit(p, e, ",\"cat\":\"ac2g\",\"name\":\"ac2g\""))) return nullptr;
     ev.cat = std::string_view(p - 19, 4);
@@ -833,6 +831,8 @@ class Reader {
   void commit(const RawEvent& e);
   void ext_corr_entry(Cursor& c);
   std::uint32_t lane(const Id& pid, const Id& tid);
+  /// The event's lane: the one the layout fast path recognized, else lane(pid, tid).
+  std::uint32_t lane_of(const RawEvent& e) { return e.known_lane != RawEvent::kNoLane ? e.known_lane : lane(e.pid, e.tid); }
   /// names_.intern() behind a small cache keyed by length and the first and last 8 bytes (most
   /// names repeat: a few kernels, one launch call); a hit is confirmed by comparing the text.
   std::uint32_t intern_name(std::string_view s) {
@@ -1193,7 +1193,7 @@ void Reader::commit(const RawEvent& e) {
     ev.start_ns = scan::us_to_ns(e.ts, "ts");
     ev.dur_ns = scan::us_to_ns(e.dur, "dur");
     ev.name = intern_name(e.name);
-    ev.lane = e.known_lane != RawEvent::kNoLane ? e.known_lane : lane(e.pid, e.tid);
+    ev.lane = lane_of(e);
     ev.index = static_cast<std::uint32_t>(std::min<std::size_t>(index_, 0xFFFFFFFFu));
     if (is_range(cat)) {
       if (e.parent.present()) {
@@ -1223,7 +1223,7 @@ void Reader::commit(const RawEvent& e) {
     f.start = kind == 's';
     f.id = scan::to_u64(e.id, "id");
     f.ts_ns = scan::us_to_ns(e.ts, "ts");
-    f.lane = e.known_lane != RawEvent::kNoLane ? e.known_lane : lane(e.pid, e.tid);
+    f.lane = lane_of(e);
     f.index = static_cast<std::uint32_t>(std::min<std::size_t>(index_, 0xFFFFFFFFu));
     f.bp_e = e.has_bp && is(e.bp, "e");
     t_.flows.push_back(f);
