@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -102,6 +103,51 @@ TEST(ReplayH200, OutputsParseBackAgreeAndValidate) {
   EXPECT_TRUE(report["passed"].get<bool>());
   EXPECT_EQ(report["summary"]["failed"].get<int>(), 0);
   EXPECT_EQ(report["summary"]["not_run"].get<int>(), 0);
+}
+
+// summary.md states per-call figures: each step's event and CUPTI time divided by its launches
+// (the session's steps hold 8 calls each), and TFLOP/s and GB/s from the per-call CUPTI time.
+TEST(ReplayH200, SummaryFiguresArePerCall) {
+  const fs::path dir = fresh_dir("xb_replay_h200_summary");
+  std::ostringstream log;
+  replay_session(kSession, dir, log);
+  const RawSession raw = read_raw_session(kSession);
+  std::ifstream in(dir / "summary.md");
+  std::map<std::string, std::vector<std::string>> rows;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("| ", 0) != 0) continue;
+    std::vector<std::string> cells;
+    std::stringstream ss(line.substr(1));
+    for (std::string cell; std::getline(ss, cell, '|');) cells.push_back(cell.substr(1, cell.size() - 2));
+    rows[cells[0]] = cells;
+  }
+  int checked = 0;
+  for (const FixtureInfo& f : raw.fixtures) {
+    ASSERT_TRUE(rows.count(f.name)) << f.name;
+    const std::vector<std::string>& r = rows[f.name];
+    ASSERT_EQ(r.size(), 7u) << f.name;
+    std::vector<double> per_call;
+    int launches = 0;
+    for (const StepTiming& t : raw.event_timings) {
+      if (t.fixture != f.name) continue;
+      per_call.push_back(static_cast<double>(t.event_ns) / t.launches);
+      launches = t.launches;
+    }
+    ASSERT_FALSE(per_call.empty()) << f.name;
+    EXPECT_GT(launches, 1) << f.name << ": the session should batch calls, or this test shows nothing";
+    std::sort(per_call.begin(), per_call.end());
+    const std::size_t n = per_call.size();
+    const double event_us = (n % 2 ? per_call[n / 2] : (per_call[n / 2 - 1] + per_call[n / 2]) / 2) / 1e3;
+    const double shown_event_us = std::stod(r[2]), cupti_us = std::stod(r[3]);
+    EXPECT_NEAR(shown_event_us, event_us, 0.0006) << f.name;
+    EXPECT_GT(cupti_us, 0) << f.name;
+    EXPECT_LE(cupti_us, shown_event_us) << f.name << ": device time per call within the event interval per call";
+    EXPECT_NEAR(std::stod(r[5]), f.flops / (cupti_us * 1e3) / 1e3, 0.06 + 1e-3 * std::stod(r[5])) << f.name;
+    EXPECT_NEAR(std::stod(r[6]), f.bytes / (cupti_us * 1e3), 0.06 + 1e-3 * std::stod(r[6])) << f.name;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 8);
+  fs::remove_all(dir);
 }
 
 TEST(ReplayH200, DroppedRecordsInTheSessionFailValidation) {
