@@ -51,7 +51,7 @@ int ab_command(int argc, const char* const* argv) {
   app.add_option("--op", ops, "the two ops A,B (B is reported relative to A)")->required();
   app.add_option("--size", size_text, "square size n (default 4096)");
   app.add_option("--dtype", dtype_name, "dtype (default bf16)");
-  app.add_option("--rounds", rounds, "rounds of one block of A and one of B (default 30)");
+  app.add_option("--rounds", rounds, "rounds of one block of A and one of B, in the order A B, then B A (default 30)");
   app.add_option("--launches", launches, "back-to-back calls per block (default 10)");
   app.add_option("--warmup-s", warmup_s, "seconds of untimed A and B calls first (default 2)");
   app.add_option("--out", out, "also write the figures as JSON to this file");

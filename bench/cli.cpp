@@ -216,7 +216,7 @@ std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv) 
                  "stopping rule: at most this many seconds per fixture; the output says when the noise target was not met (default 3)");
   app.add_flag("--no-blocking", "enqueue samples without the blocking kernel (the launch gap then falls inside the event interval)");
   app.add_flag("--no-cupti", "event-only mode: time with cudaEvents alone, no CUPTI; validation reports the CUPTI checks as not run");
-  app.add_option("--out", out, "run folder to create (default results/runs/<UTC time>)");
+  app.add_option("--out", out, "run folder to create (default results/runs/<UTC time>-<pid>)");
   app.add_option("--slow-fixture", slow,
                  "NAME=US: add a known delay of US microseconds to every call of fixture NAME "
                  "(op/dtype/size; a spin kernel after each call), to test a regression gate");

@@ -119,7 +119,8 @@ int overhead_command(int argc, const char* const* argv) {
   std::vector<std::string> ops;
   bool breakdown = false;
   app.add_option("--op", ops, "comma-separated ops (default all)");
-  app.add_option("--size", o.size, "square size n (default 64)");
+  std::string size_text = std::to_string(o.size);
+  app.add_option("--size", size_text, "square size n (default 64)");
   app.add_option("--launches", o.launches, "launches per timed loop (default 100)");
   app.add_option("--reps", o.reps, "rounds; each mode's median over them is reported (default 30)");
   app.add_option("--out", o.out, "also write the figures as JSON to this file");
@@ -128,7 +129,7 @@ int overhead_command(int argc, const char* const* argv) {
                "an external id per launch, to show where the cost goes");
   if (!parse_command_line(app, argc, argv)) return 0;
   if (!ops.empty()) o.ops = parse_op_list(ops);
-  o.size = parse_size(std::to_string(o.size));
+  o.size = parse_size(size_text);
   if (o.launches < 1 || o.launches > 100000) throw UsageError("--launches must be in 1..100000");
   if (o.reps < 1 || o.reps > 10000) throw UsageError("--reps must be in 1..10000");
   if (app.count("--out") > 0) check_out_file(o.out);

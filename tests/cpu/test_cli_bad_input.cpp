@@ -136,6 +136,7 @@ const std::vector<BadInput>& cases() {
       {"CalibrateOutExistsNotEmpty", {"calibrate", "--out", "{dir}/old_run"}, {"{dir}/old_run", "not empty"}, existing_run},
       {"OverheadRepsZero", {"overhead", "--breakdown", "--reps", "0"}, {"--reps"}},
       {"OverheadUnknownOp", {"overhead", "--op", "conv"}, {"conv"}},
+      {"OverheadSizeList", {"overhead", "--size", "64,128"}, {"'64,128'", "positive integer"}},
       {"TuneAddSizeZero", {"tune-add", "--size", "0"}, {"'0'"}},
       {"TuneAddUnknownDtype", {"tune-add", "--dtype", "int8"}, {"int8"}},
       {"TuneAddLaunchesZero", {"tune-add", "--launches", "0"}, {"--launches"}},
