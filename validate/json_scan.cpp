@@ -715,7 +715,12 @@ std::int64_t us_to_ns_general(const Number& n, const char* what) {
     }
     std::int64_t ip = 0;
     const char* ds = p;
-    while (p < n.e && *p >= '0' && *p <= '9') ip = ip * 10 + (*p++ - '0');
+    // Only the first 15 digits are accumulated (more would overflow int64 from the 19th on:
+    // shared/reproducers/fuzz_trace-json_scan-718-overflow.bin); longer runs take the general path.
+    while (p < n.e && *p >= '0' && *p <= '9') {
+      if (p - ds < 15) ip = ip * 10 + (*p - '0');
+      ++p;
+    }
     if (p - ds <= 15) {
       std::int64_t frac = 0;
       int nf = 0;
