@@ -1,0 +1,692 @@
+#!/usr/bin/env python3
+"""An independent re-derivation of PyTorch's ``prof.key_averages().table()`` from the
+Chrome trace that ``prof.export_chrome_trace()`` wrote, in plain Python (json and gzip only).
+
+It is the oracle that crossbench's validator expectations are tested against: it does not
+share any code with validate/ (C++), and it follows PyTorch's own post-processing rules, each
+cited below by file and function (PyTorch 2.11; read, not copied):
+
+  P1  torch/autograd/profiler.py        profile._parse_kineto_results
+  P2  torch/autograd/profiler_util.py   EventList._populate_cpu_children
+  P3  torch/autograd/profiler_util.py   EventList._remove_dup_nodes
+  P4  torch/autograd/profiler_util.py   FunctionEvent.{self_,}cpu_time_total, {self_,}device_time_total
+  P5  torch/autograd/profiler_util.py   EventList.key_averages (get_key), FunctionEventAvg.add
+  P6  torch/autograd/profiler_util.py   _build_table, _format_time, _format_time_share, _format_memory
+  P7  torch/autograd/profiler_util.py   _filter_name, _rewrite_name
+  K1  torch/csrc/profiler/kineto_shim.cpp  deviceTypeFromActivity (which activities are CUDA)
+
+Usage:
+  python3 tests/torch_oracle/key_averages.py TRACE.json[.gz] [TABLE.txt]
+prints the oracle's table (and, with a table, every disagreement, one a line; exit 1 if any).
+"""
+
+import gzip
+import json
+import re
+import sys
+from decimal import Decimal
+
+# --------------------------------------------------------------------------------------------
+# Reading the trace
+# --------------------------------------------------------------------------------------------
+
+# K1: activities whose device type is CUDA. Everything else (cpu_op, user_annotation,
+# cuda_runtime, cuda_driver, python_function, overhead (the switch's default branch) ...) is CPU.
+DEVICE_CATS = {"kernel", "gpu_memcpy", "gpu_memset", "cuda_sync", "gpu_user_annotation",
+               "cuda_profiler_range",
+               # PyTorch < 2.0 spellings
+               "Kernel", "Memcpy", "Memset"}
+# Categories of the trace that are not KinetoEvents of result.events(): the trace's own span,
+# Kineto's bookkeeping instants, flows (ph s/f) and metadata (ph M) are skipped by ph below.
+SKIP_CATS = {"Trace"}
+# python_function events (with_stack=True) are written by the Python tracer into the trace but
+# PyTorch 2.x keeps them out of the FunctionEvents that key_averages sees (they have no row in
+# any table we recorded); they are skipped unless include_python=True.
+PYTHON_CATS = {"python_function"}
+
+MEMORY_EVENT_NAME = "[memory]"
+OOM_EVENT_NAME = "[OutOfMemory]"
+
+# P7 _filter_name: utility ops that never become FunctionEvents.
+FILTERED_NAMES = {
+    MEMORY_EVENT_NAME, OOM_EVENT_NAME,
+    "profiler::_record_function_enter", "profiler::_record_function_enter_new",
+    "profiler::_record_function_exit",
+    "aten::is_leaf", "aten::output_nr", "aten::_version",
+}
+
+# Observed on every gpu_user_annotation of the committed H200 exports (18 of 18): Kineto writes
+# the span one nanosecond wider at each end than the first device activity's start and the last
+# one's end, while the FunctionEvent that key_averages sums keeps the unwidened span.
+ANNOTATION_EXPORT_WIDENING_NS = 2
+
+CPU, CUDA = "CPU", "CUDA"
+
+
+def _load_json(path):
+    with open(path, "rb") as f:
+        head = f.read(2)
+    opener = gzip.open if head == b"\x1f\x8b" else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        # Decimal keeps "5080739596306.824" exact: times become integer nanoseconds.
+        return json.load(f, parse_float=Decimal)
+
+
+def _ns(us):
+    """Microseconds (Decimal, int or float as written) -> integer nanoseconds."""
+    return int((Decimal(us) * 1000).to_integral_value())
+
+
+def _as_int(v):
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        return 0
+
+
+class Ev:
+    """One FunctionEvent as _parse_kineto_results (P1) would build it from one trace event."""
+    __slots__ = ("name", "trace_name", "cat", "device", "is_user_annotation", "id", "linked",
+                 "thread", "start", "end", "kernels", "children", "parent", "is_async",
+                 "cpu_mem", "cuda_mem", "index")
+
+    def __init__(self):
+        self.kernels = []        # device durations (ns) appended by correlation (P1)
+        self.children = []
+        self.parent = None
+        self.is_async = False
+        self.cpu_mem = 0
+        self.cuda_mem = 0
+
+    # P4 FunctionEvent.cpu_time_total: the interval for CPU events, 0 for device events.
+    @property
+    def cpu_total(self):
+        return self.end - self.start if self.device == CPU else 0
+
+    # P4 self_cpu_time_total: total minus the totals of the direct children; 0 if async/device.
+    @property
+    def self_cpu(self):
+        if self.is_async or self.device != CPU:
+            return 0
+        return self.cpu_total - sum(c.cpu_total for c in self.children)
+
+    # P4 device_time_total: own kernels plus the children's device totals (CPU events, not
+    # legacy); a device event's own interval.
+    def device_total(self, memo):
+        r = memo.get(self.index)
+        if r is not None:
+            return r
+        if self.is_async:
+            r = 0
+        elif self.device == CPU:
+            r = sum(self.kernels) + sum(c.device_total(memo) for c in self.children)
+        else:
+            r = self.end - self.start
+        memo[self.index] = r
+        return r
+
+    # P4 self_device_time_total: total minus the children's totals (which leaves the own kernels)
+    def self_device(self, memo):
+        if self.is_async:
+            return 0
+        if self.device == CPU:
+            return self.device_total(memo) - sum(c.device_total(memo) for c in self.children)
+        return self.device_total(memo)
+
+    def self_cpu_mem(self):
+        if self.is_async or self.device != CPU:
+            return 0
+        return self.cpu_mem - sum(c.cpu_mem for c in self.children)
+
+    def self_cuda_mem(self):
+        if self.is_async or self.device != CPU:
+            return 0
+        return self.cuda_mem - sum(c.cuda_mem for c in self.children)
+
+
+def rewrite_name(name):
+    """P7 _rewrite_name(with_wildcard=True): ProfilerStep#N -> ProfilerStep*. (Demangling
+    through torch._C._demangle is not modelled: Kineto already writes demangled names.)"""
+    if name.startswith("ProfilerStep#"):
+        return "ProfilerStep*"
+    return name
+
+
+def build_events(trace, include_python=False, nest_unlinked_api=True):
+    """The FunctionEvents of one trace, with kernels attached and the CPU tree built.
+
+    nest_unlinked_api: an API call (cuda_runtime/cuda_driver) without an "External id" is in
+    PyTorch's result with Kineto's system thread id, like the ops of the exported trace; it is
+    nested by time under the op around it (P2 groups by thread only).
+    """
+    events = trace["traceEvents"] if isinstance(trace, dict) else trace
+    evs = []
+    mem = []  # (ts_ns, cpu_bytes, cuda_bytes)
+    for e in events:
+        if not isinstance(e, dict):
+            continue
+        ph = e.get("ph")
+        cat = e.get("cat")
+        name = e.get("name", "")
+        args = e.get("args") or {}
+        if ph == "i" and name == MEMORY_EVENT_NAME:
+            # profile_memory: [memory] instants, args Device Type (c10::DeviceType as int:
+            # 0 CPU, 1 CUDA, ...) and Bytes.
+            dt = _as_int(args.get("Device Type", 0))
+            nbytes = _as_int(args.get("Bytes", 0))
+            mem.append((_ns(e["ts"]), nbytes if dt in (0, 7, 8) else 0,    # CPU, MKLDNN, IDEEP
+                        nbytes if dt in (1, 12, 20, 21) else 0))          # CUDA, XPU, PrivateUse1, HIP?
+            continue
+        if ph != "X" or cat in SKIP_CATS:
+            continue
+        if cat in PYTHON_CATS and not include_python:
+            continue
+        if name in FILTERED_NAMES:            # P7 _filter_name
+            continue
+        ev = Ev()
+        ev.index = len(evs)
+        ev.cat = cat
+        ev.trace_name = name
+        ev.name = rewrite_name(name)
+        ev.device = CUDA if cat in DEVICE_CATS else CPU
+        ev.is_user_annotation = cat in ("user_annotation", "gpu_user_annotation")
+        ext = _as_int(args.get("External id", 0))
+        corr = args.get("correlation")
+        # KinetoEvent.correlation_id(): the op's own id for PyTorch's ops (written as
+        # "External id"), CUPTI's correlation id for activities (written as "correlation");
+        # linked_correlation_id(): the External id of an activity's op, 0 for ops.
+        if corr is not None:
+            ev.id = _as_int(corr)
+            ev.linked = ext
+        else:
+            ev.id = ext
+            ev.linked = 0
+        ev.start = _ns(e["ts"])
+        dur = _ns(e.get("dur", 0))
+        if cat == "gpu_user_annotation":
+            dur = max(0, dur - ANNOTATION_EXPORT_WIDENING_NS)
+            ev.start += ANNOTATION_EXPORT_WIDENING_NS // 2
+        ev.end = ev.start + dur
+        ev.thread = (e.get("pid"), e.get("tid"))
+        evs.append(ev)
+
+    # P1: every event with linked id 0 is a "frontend" event; a CPU frontend event collects as
+    # kernels the device events whose linked id is its id, and gives its thread to the CPU
+    # events (API calls) linked to it.
+    by_linked = {}
+    frontend = []
+    for ev in evs:
+        if ev.linked > 0:
+            by_linked.setdefault(ev.linked, []).append(ev)
+        else:
+            frontend.append(ev)
+    for fe in frontend:
+        if fe.device != CPU or fe.is_async:
+            continue
+        for f in by_linked.get(fe.id, ()):
+            if f.device == CUDA:
+                fe.kernels.append(f.end - f.start)
+            else:
+                f.thread = fe.thread
+
+    if not nest_unlinked_api:
+        for ev in evs:
+            if ev.cat in ("cuda_runtime", "cuda_driver") and ev.linked == 0:
+                ev.thread = ("unlinked",) + tuple(ev.thread)
+
+    # P1 memory: a [memory] record inside [start, end] of any CPU event counts in that event's
+    # memory (every event containing it, any thread); the others become zero-length
+    # "[memory]" FunctionEvents of their own.
+    mem.sort()
+    if mem:
+        import bisect
+        ts = [m[0] for m in mem]
+        used = [False] * len(mem)
+        for ev in evs:
+            if ev.device != CPU:
+                continue
+            lo = bisect.bisect_left(ts, ev.start)
+            hi = bisect.bisect_right(ts, ev.end)
+            for i in range(lo, hi):
+                ev.cpu_mem += mem[i][1]
+                ev.cuda_mem += mem[i][2]
+                used[i] = True
+        for i, m in enumerate(mem):
+            if not used[i]:
+                ev = Ev()
+                ev.index = len(evs)
+                ev.cat = "memory"
+                ev.name = ev.trace_name = MEMORY_EVENT_NAME
+                ev.device = CPU
+                ev.is_user_annotation = False
+                ev.id = ev.linked = 0
+                ev.start = ev.end = m[0]
+                ev.thread = ("memory",)
+                ev.cpu_mem, ev.cuda_mem = m[1], m[2]
+                evs.append(ev)
+
+    # P1: sorted by (start, -end) before the tree is built.
+    evs.sort(key=lambda ev: (ev.start, -ev.end))
+
+    # P2 _populate_cpu_children: per thread, CPU non-async events by (start, -end); a stack of
+    # open parents; an event is a child of the top of the stack if it starts before the top's
+    # end and does not end after it (partial overlaps are not nested).
+    by_thread = {}
+    for ev in evs:
+        if ev.device == CPU and not ev.is_async:
+            by_thread.setdefault(ev.thread, []).append(ev)
+    for tevs in by_thread.values():
+        stack = []
+        for ev in tevs:
+            while stack:
+                p = stack[-1]
+                if ev.start >= p.end or ev.end > p.end:
+                    stack.pop()
+                else:
+                    p.children.append(ev)
+                    ev.parent = p
+                    break
+            stack.append(ev)
+
+    # P3 _remove_dup_nodes: an event whose parent has its name and no other child is removed;
+    # the parent takes its children and its kernels (the parent's own kernels are replaced).
+    while True:
+        doomed = set()
+        for ev in evs:
+            p = ev.parent
+            if p is not None and p.name == ev.name and len(p.children) == 1:
+                p.children = ev.children
+                p.kernels = ev.kernels
+                for c in ev.children:
+                    c.parent = p
+                doomed.add(ev.index)
+        if not doomed:
+            break
+        evs = [ev for ev in evs if ev.index not in doomed]
+    return evs
+
+
+class Row:
+    """One key_averages row (FunctionEventAvg, P5)."""
+    __slots__ = ("name", "device", "is_user_annotation", "count", "cpu_total", "self_cpu",
+                 "cuda_total", "self_cuda", "cpu_mem", "self_cpu_mem", "cuda_mem",
+                 "self_cuda_mem", "order")
+
+    @property
+    def kind(self):
+        if self.device == CUDA:
+            return "gpu_annotation" if self.is_user_annotation else "device"
+        return "host"
+
+    @property
+    def cpu_avg(self):
+        return self.cpu_total / self.count if self.count else 0.0
+
+    @property
+    def cuda_avg(self):
+        return self.cuda_total / self.count if self.count else 0.0
+
+
+def key_averages(evs):
+    """P5: group by (name, node_id, device_type, is_legacy, is_user_annotation); node_id is -1
+    and is_legacy False for every event of a Kineto trace, so the key is
+    (name, device, is_user_annotation). Rows keep first-seen order (a dict)."""
+    rows = {}
+    memo = {}
+    for ev in evs:
+        k = (ev.name, ev.device, ev.is_user_annotation)
+        r = rows.get(k)
+        if r is None:
+            r = Row()
+            r.name, r.device, r.is_user_annotation = k
+            r.count = r.cpu_total = r.self_cpu = r.cuda_total = r.self_cuda = 0
+            r.cpu_mem = r.self_cpu_mem = r.cuda_mem = r.self_cuda_mem = 0
+            r.order = len(rows)
+            rows[k] = r
+        r.count += 1
+        r.cpu_total += ev.cpu_total
+        r.self_cpu += ev.self_cpu
+        r.cuda_total += ev.device_total(memo)
+        r.self_cuda += ev.self_device(memo)
+        r.cpu_mem += ev.cpu_mem
+        r.self_cpu_mem += ev.self_cpu_mem()
+        r.cuda_mem += ev.cuda_mem
+        r.self_cuda_mem += ev.self_cuda_mem()
+    return list(rows.values())
+
+
+class Oracle:
+    def __init__(self, rows):
+        self.rows = rows
+        # P6 _build_table: the Self CPU total sums every row; the Self CUDA total only device
+        # rows that are not user annotations (the GPU-span rows are left out of it).
+        self.self_cpu_total = sum(r.self_cpu for r in rows)
+        self.self_cuda_total = sum(r.self_cuda for r in rows
+                                   if r.device == CUDA and not r.is_user_annotation)
+        self.has_device_time = any(r.self_cuda > 0 for r in rows)
+
+    def sorted_rows(self, sort_by="self_cuda_time_total"):
+        key = {
+            "self_cuda_time_total": lambda r: r.self_cuda,
+            "cuda_time_total": lambda r: r.cuda_total,
+            "self_cpu_time_total": lambda r: r.self_cpu,
+            "cpu_time_total": lambda r: r.cpu_total,
+            "count": lambda r: r.count,
+        }[sort_by]
+        # sorted(..., reverse=True) is stable: ties keep key_averages' order.
+        return sorted(sorted(self.rows, key=lambda r: r.order), key=key, reverse=True)
+
+
+def derive(trace_path, **kw):
+    return Oracle(key_averages(build_events(_load_json(trace_path), **kw)))
+
+
+# --------------------------------------------------------------------------------------------
+# Formatting, as P6
+# --------------------------------------------------------------------------------------------
+
+NAME_CUT = 55 - 3   # max_name_column_width - 3: names of 52 characters or more are cut
+
+
+def display_name(name, width=55):
+    if len(name) >= width - 3:
+        return name[:width - 3] + "..."
+    return name
+
+
+def format_time(us):
+    if us >= 1e6:
+        return "%.3fs" % (us / 1e6)
+    if us >= 1e3:
+        return "%.3fms" % (us / 1e3)
+    return "%.3fus" % us
+
+
+def format_share(us, total_us):
+    if total_us == 0:
+        return "NaN"
+    return "%.2f%%" % (us * 100.0 / total_us)
+
+
+def format_memory(nbytes):
+    kb, mb, gb = 1024, 1024 * 1024, 1024 ** 3
+    if abs(nbytes) >= gb:
+        return "%.2f GB" % (nbytes / gb)
+    if abs(nbytes) >= mb:
+        return "%.2f MB" % (nbytes / mb)
+    if abs(nbytes) >= kb:
+        return "%.2f KB" % (nbytes / kb)
+    return "%d B" % nbytes
+
+
+def row_values(o, r):
+    """Column -> value of one oracle row: times in microseconds, percentages in percent,
+    memory in bytes, calls as int (the columns of the default table)."""
+    us = lambda ns: ns / 1000.0
+    v = {
+        "Self CPU %": None if o.self_cpu_total == 0 else r.self_cpu * 100.0 / o.self_cpu_total,
+        "Self CPU": us(r.self_cpu),
+        "CPU total %": None if o.self_cpu_total == 0 else r.cpu_total * 100.0 / o.self_cpu_total,
+        "CPU total": us(r.cpu_total),
+        "CPU time avg": us(r.cpu_avg),
+        "Self CUDA": us(r.self_cuda),
+        "Self CUDA %": None if o.self_cuda_total == 0 else r.self_cuda * 100.0 / o.self_cuda_total,
+        "CUDA total": us(r.cuda_total),
+        "CUDA time avg": us(r.cuda_avg),
+        "CPU Mem": r.cpu_mem,
+        "Self CPU Mem": r.self_cpu_mem,
+        "CUDA Mem": r.cuda_mem,
+        "Self CUDA Mem": r.self_cuda_mem,
+        "# of Calls": r.count,
+    }
+    return v
+
+
+def render(o, sort_by="self_cuda_time_total"):
+    """The oracle's rows as text (not byte-identical to PyTorch's table: for reading)."""
+    cols = ["Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg"]
+    if o.has_device_time:
+        cols += ["Self CUDA", "Self CUDA %", "CUDA total", "CUDA time avg"]
+    cols += ["# of Calls"]
+    out = ["%55s  %s  kind" % ("Name", "  ".join("%12s" % c for c in cols))]
+    for r in o.sorted_rows(sort_by):
+        v = row_values(o, r)
+        cells = []
+        for c in cols:
+            x = v[c]
+            if c == "# of Calls":
+                cells.append("%12d" % x)
+            elif c.endswith("%"):
+                cells.append("%12s" % ("NaN" if x is None else "%.2f%%" % x))
+            else:
+                cells.append("%12s" % format_time(x))
+        out.append("%55s  %s  %s" % (display_name(r.name), "  ".join(cells), r.kind))
+    out.append("Self CPU time total: " + format_time(o.self_cpu_total / 1000.0))
+    if o.has_device_time:
+        out.append("Self CUDA time total: " + format_time(o.self_cuda_total / 1000.0))
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------------------------
+# Parsing a key_averages().table() text
+# --------------------------------------------------------------------------------------------
+
+class TableRow:
+    __slots__ = ("name", "cells", "line")
+
+    def __init__(self, name, cells, line):
+        self.name, self.cells, self.line = name, cells, line
+
+
+class Table:
+    def __init__(self):
+        self.columns = []
+        self.rows = []
+        self.self_cpu_total = None     # (value_us, resolution_us)
+        self.self_cuda_total = None
+
+
+_TIME = re.compile(r"^(-?\d+(?:\.(\d+))?)(ns|us|ms|s)$")
+_MEM = re.compile(r"^(-?\d+(?:\.(\d+))?) (B|KB|MB|GB)$")
+_SCALE_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
+_SCALE_B = {"B": 1, "KB": 1024, "MB": 1024 ** 2, "GB": 1024 ** 3}
+
+
+def parse_time(text):
+    """'1.234ms' -> (1234.0, 1.0): value and printed resolution, in microseconds."""
+    m = _TIME.match(text.strip())
+    if not m:
+        raise ValueError("not a time: %r" % text)
+    scale = _SCALE_US[m.group(3)]
+    decimals = len(m.group(2) or "")
+    return float(m.group(1)) * scale, scale * 10.0 ** -decimals
+
+
+def parse_share(text):
+    t = text.strip()
+    if t == "NaN":
+        return None, 0.0
+    if not t.endswith("%"):
+        raise ValueError("not a percentage: %r" % text)
+    num = t[:-1]
+    decimals = len(num.split(".")[1]) if "." in num else 0
+    return float(num), 10.0 ** -decimals
+
+
+def parse_memory(text):
+    m = _MEM.match(text.strip())
+    if not m:
+        raise ValueError("not a memory size: %r" % text)
+    scale = _SCALE_B[m.group(3)]
+    decimals = len(m.group(2) or "")
+    return float(m.group(1)) * scale, scale * 10.0 ** -decimals
+
+
+def _tokens(line):
+    """Cells of a table line: runs of text separated by two spaces or more (P6 pads every
+    column and puts two spaces after it; names and memory sizes hold single spaces only)."""
+    return [(m.start(), m.group(0)) for m in re.finditer(r"\S+(?: \S+)*", line)]
+
+
+def parse_table(text):
+    """The dashed separator line gives the number of columns (each run of '-' is one column,
+    P6's add_column). Headers can be wider than their column ('CUDA time avg' is 13 characters
+    in a 12-wide column) and push the rest right, so the header is split at runs of two spaces;
+    so are the rows, from the right: the last cells are the values, the rest is the name."""
+    lines = text.splitlines()
+    seps = [i for i, l in enumerate(lines) if l.strip() and set(l.strip()) <= {"-", " "}]
+    if len(seps) < 3:
+        raise ValueError("not a key_averages() table (fewer than three separator lines)")
+    ncol = len(re.findall(r"-+", lines[seps[0]]))
+    t = Table()
+    t.columns = [tok for _, tok in _tokens(lines[seps[0] + 1])]
+    if len(t.columns) != ncol:
+        raise ValueError("header has %d names for %d columns" % (len(t.columns), ncol))
+    for i in range(seps[1] + 1, seps[2]):
+        line = lines[i]
+        toks = _tokens(line)
+        if len(toks) < ncol:
+            continue   # stack continuation lines (group_by_stack_n)
+        values = toks[len(toks) - (ncol - 1):]
+        name = line[:values[0][0]].strip()
+        t.rows.append(TableRow(name, dict(zip(t.columns[1:], [v for _, v in values])), i + 1))
+    for line in lines[seps[2] + 1:]:
+        if line.startswith("Self CPU time total:"):
+            t.self_cpu_total = parse_time(line.split(":", 1)[1])
+        elif re.match(r"^Self \w+ time total:", line):
+            t.self_cuda_total = parse_time(line.split(":", 1)[1])
+    return t
+
+
+def table_cell(col, text):
+    """(value, resolution) in the oracle's units, or (None, 0) for NaN."""
+    if col == "# of Calls":
+        return int(text), 0
+    if col.endswith("%"):
+        return parse_share(text)
+    if col.endswith("Mem"):
+        v, res = parse_memory(text)
+        return v, res
+    return parse_time(text)
+
+
+# --------------------------------------------------------------------------------------------
+# Comparing
+# --------------------------------------------------------------------------------------------
+
+COMPARED = ["# of Calls", "Self CPU", "CPU total", "CPU time avg", "Self CUDA", "CUDA total",
+            "CUDA time avg", "Self CPU %", "CPU total %", "Self CUDA %",
+            "CPU Mem", "Self CPU Mem", "CUDA Mem", "Self CUDA Mem"]
+
+
+class Disagreement:
+    __slots__ = ("row", "kind", "column", "oracle", "table", "line", "why")
+
+    def __init__(self, row, kind, column, oracle, table, line, why=""):
+        self.row, self.kind, self.column = row, kind, column
+        self.oracle, self.table, self.line, self.why = oracle, table, line, why
+
+    def __repr__(self):
+        return "%s [%s] line %s: %s oracle %s table %s%s" % (
+            self.row, self.kind, self.line, self.column, self.oracle, self.table,
+            (" (" + self.why + ")") if self.why else "")
+
+
+def _agree(col, ov, tv, res):
+    if col == "# of Calls":
+        return ov == tv
+    if ov is None or tv is None:
+        return ov is None and tv is None
+    # Half the printed resolution, plus a hair for binary floating point.
+    return abs(ov - tv) <= res / 2 + 1e-9 * max(1.0, abs(ov))
+
+
+def _row_mismatch(o, orow, trow, columns):
+    ov = row_values(o, orow)
+    bad = []
+    for c in columns:
+        if c not in trow.cells or c not in ov:
+            continue
+        tv, res = table_cell(c, trow.cells[c])
+        if not _agree(c, ov[c], tv, res):
+            bad.append((c, ov[c], trow.cells[c]))
+    return bad
+
+
+def compare(o, table, sort_by="self_cuda_time_total"):
+    """Matches the table's rows to the oracle's by displayed name (several rows with one
+    displayed name, e.g. an annotation's CPU row and its GPU-span row, or two long names with
+    one 52-character prefix, are paired to minimise the disagreeing cells) and compares each
+    column present in the table. Returns (matched pairs, disagreements)."""
+    columns = [c for c in COMPARED if c in table.columns]
+    disagreements = []
+    by_name = {}
+    for r in o.sorted_rows(sort_by):
+        by_name.setdefault(display_name(r.name), []).append(r)
+    tby_name = {}
+    for tr in table.rows:
+        tby_name.setdefault(tr.name, []).append(tr)
+    pairs = []
+    for name, trs in tby_name.items():
+        ors = list(by_name.get(name, []))
+        for tr in trs:
+            if not ors:
+                disagreements.append(Disagreement(name, "?", "row", "absent", "present",
+                                                  tr.line, "no trace events give this row"))
+                continue
+            best = min(ors, key=lambda r: len(_row_mismatch(o, r, tr, columns)))
+            ors.remove(best)
+            pairs.append((best, tr))
+    shown = {id(r) for r, _ in pairs}
+    # Rows the oracle has and the table does not: cut by row_limit when they sort at or below
+    # the table's last row; a disagreement otherwise.
+    limited = len(table.rows) < len(o.rows)
+    for r in o.sorted_rows(sort_by):
+        if id(r) not in shown and not limited:
+            disagreements.append(Disagreement(display_name(r.name), r.kind, "row", "present",
+                                              "absent", None, "the table has no such row"))
+    for r, tr in pairs:
+        for c, ov, tv in _row_mismatch(o, r, tr, columns):
+            disagreements.append(Disagreement(tr.name, r.kind, c, ov, tv, tr.line))
+    if table.self_cpu_total is not None:
+        v, res = table.self_cpu_total
+        if not _agree("t", o.self_cpu_total / 1000.0, v, res):
+            disagreements.append(Disagreement("(total)", "", "Self CPU time total",
+                                              o.self_cpu_total / 1000.0, v, None))
+    if table.self_cuda_total is not None:
+        v, res = table.self_cuda_total
+        if not _agree("t", o.self_cuda_total / 1000.0, v, res):
+            disagreements.append(Disagreement("(total)", "", "Self CUDA time total",
+                                              o.self_cuda_total / 1000.0, v, None))
+    return pairs, disagreements
+
+
+def check_files(trace_path, table_path, **kw):
+    o = derive(trace_path, **kw)
+    with open(table_path, encoding="utf-8") as f:
+        t = parse_table(f.read())
+    pairs, dis = compare(o, t)
+    return o, t, pairs, dis
+
+
+def main(argv):
+    if len(argv) < 2 or argv[1] in ("-h", "--help"):
+        print(__doc__)
+        return 2
+    o = derive(argv[1])
+    print(render(o))
+    if len(argv) > 2:
+        with open(argv[2], encoding="utf-8") as f:
+            t = parse_table(f.read())
+        pairs, dis = compare(o, t)
+        bad_rows = {(d.row, d.kind) for d in dis}
+        print("\n%d table rows, %d matched, %d disagreements in %d rows" %
+              (len(t.rows), len(pairs), len(dis), len(bad_rows)))
+        for d in dis:
+            print("  " + repr(d))
+        return 1 if dis else 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
