@@ -16,6 +16,18 @@ double quantile_sorted(const std::vector<double>& sorted, double p) {
   return sorted[lo] + (h - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
 }
 
+double median_of(std::vector<std::int64_t> values) {
+  if (values.empty()) return 0.0;
+  const std::size_t mid = values.size() / 2;
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid), values.end());
+  const std::int64_t upper = values[mid];
+  if (values.size() % 2 == 1) return static_cast<double>(upper);
+  const std::int64_t lower =
+      *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid));
+  // Mean without overflow: lower + (upper - lower) / 2, exact to .5.
+  return static_cast<double>(lower) + static_cast<double>(upper - lower) / 2.0;
+}
+
 SampleStats compute_stats(std::vector<double> samples) {
   if (samples.empty()) throw std::invalid_argument("statistics of an empty sample set");
   for (double s : samples) {

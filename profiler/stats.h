@@ -28,6 +28,11 @@ SampleStats compute_stats(std::vector<double> samples);
 /// Same for integer samples (e.g. nanoseconds).
 SampleStats compute_stats(const std::vector<std::int64_t>& samples);
 
+/// Median of values (mean of the two middle ones for an even count, exact to .5 without
+/// overflow); 0 for none. The one median of integer samples: the table, the validator and bench
+/// use it. O(n) (nth_element on the copy).
+double median_of(std::vector<std::int64_t> values);
+
 /// Quantile p in [0, 1] of already sorted, non-empty samples (type 7, as above).
 /// Throws std::invalid_argument for empty input or p outside [0, 1].
 double quantile_sorted(const std::vector<double>& sorted, double p);

@@ -79,18 +79,6 @@ std::string_view range_row_name(std::string_view name) {
 
 }  // namespace
 
-double median_of(std::vector<std::int64_t> values) {
-  if (values.empty()) return 0.0;
-  const std::size_t mid = values.size() / 2;
-  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid), values.end());
-  const std::int64_t upper = values[mid];
-  if (values.size() % 2 == 1) return static_cast<double>(upper);
-  const std::int64_t lower =
-      *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid));
-  // Mean without overflow: lower + (upper - lower) / 2, exact to .5.
-  return static_cast<double>(lower) + static_cast<double>(upper - lower) / 2.0;
-}
-
 Table build_table(const Session& session) {
   RowSet set;
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "profiler/event_model.h"
+#include "profiler/stats.h"  // median_of, which the table uses (and bench through this header)
 
 namespace xb {
 
@@ -51,8 +52,5 @@ void write_table_text(const Table& table, std::ostream& out);
 
 /// table.json, with the session's metadata block.
 void write_table_json(const Table& table, const SessionMeta& meta, std::ostream& out);
-
-/// Median of values (mean of the two middle ones for an even count); 0 for none.
-double median_of(std::vector<std::int64_t> values);
 
 }  // namespace xb

@@ -1,0 +1,133 @@
+// The validator's checks (internal to validate/, not installed): how a check reports
+// (CheckLog), the helpers they share, and one function per check, grouped in files by family:
+// checks_table.cpp (kernel_stats, table_rows, table_totals), checks_attribution.cpp
+// (annotation_span, attribution, flows), checks_timeline.cpp (no_dropped_records,
+// durations_positive, stream_overlap, launch_before_kernel, recording_window, lane_order) and
+// checks_events.cpp (event_vs_cupti, verified). validate/validator.cpp runs them.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "profiler/units.h"
+#include "validate/model.h"
+#include "validate/validator.h"
+
+namespace xb::vd {
+
+using json = nlohmann::json;
+
+/// A double as fmt's shortest text ("12.5").
+std::string num(double d);
+/// ns as microseconds with three decimals ("591.005 us"), fractional ns kept.
+std::string us(double ns);
+
+// ---------------------------------------------------------------------------------------------
+// Collecting results
+
+/// Collects one check's results; caps the number of Failed results.
+class CheckLog {
+ public:
+  CheckLog(ValidationReport& report, const char* check, std::size_t cap) : report_(report), check_(check), cap_(cap) {}
+
+  void fail(std::string subject, std::string expected, std::string found, std::string message) {
+    ++failures_;
+    if (cap_ != 0 && failures_ > cap_) return;
+    add(CheckStatus::Failed, std::move(subject), std::move(expected), std::move(found), std::move(message));
+  }
+  void pass(std::string subject, std::string message) {
+    ++passes_;
+    add(CheckStatus::Passed, std::move(subject), "", "", std::move(message));
+  }
+  /// Something worth saying that is not a failure (a passed result, "note: ..."); does not count
+  /// as a pass for pass_if_clean.
+  void note(std::string subject, std::string message) {
+    add(CheckStatus::Passed, std::move(subject), "", "", "note: " + std::move(message));
+  }
+  /// The check ran, but on samples that missed their noise target: reported, not passed.
+  void noisy(std::string subject, std::string message) {
+    add(CheckStatus::Noisy, std::move(subject), "", "", std::move(message));
+  }
+  void not_run(std::string subject, std::string message) {
+    ++not_runs_;
+    add(CheckStatus::NotRun, std::move(subject), "", "", std::move(message));
+  }
+  /// Adds a Passed result when nothing failed (and nothing passed explicitly).
+  void pass_if_clean(std::string subject, std::string message) {
+    if (failures_ == 0 && passes_ == 0) pass(std::move(subject), std::move(message));
+  }
+  std::size_t failures() const { return failures_; }
+  void close() {
+    if (cap_ != 0 && failures_ > cap_)
+      add(CheckStatus::Failed, fmt::format("({} more)", failures_ - cap_), "", "",
+          fmt::format("{} more failures of {} not listed ({} in all)", failures_ - cap_, check_, failures_));
+  }
+
+ private:
+  void add(CheckStatus s, std::string subject, std::string expected, std::string found, std::string message) {
+    CheckResult r;
+    r.check = check_;
+    r.subject = std::move(subject);
+    r.expected = std::move(expected);
+    r.found = std::move(found);
+    r.message = std::move(message);
+    r.status = s;
+    report_.checks.push_back(std::move(r));
+  }
+  ValidationReport& report_;
+  const char* check_;
+  std::size_t cap_;
+  std::size_t failures_ = 0, passes_ = 0, not_runs_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Helpers shared by the checks
+
+inline std::string ts_text(const View& v, std::int64_t abs_ns) { return format_us(abs_ns - v.t->base_ns) + " us"; }
+
+inline std::string act_subject(const Model& m, const TraceEvent& e) {
+  return fmt::format("{} '{}' (correlation {})", to_string(e.cat), m.names.str(e.name), e.correlation);
+}
+
+inline std::string describe(const Model& m, const View& v, const TraceEvent& e) {
+  const TraceLane& l = v.t->lanes[e.lane];
+  return fmt::format("{} '{}' ts {} dur {} ns on {}", to_string(e.cat), m.names.str(e.name), ts_text(v, e.start_ns),
+                     e.dur_ns, l.describe());
+}
+
+/// |a - b| within the print resolutions of two values (half of each).
+inline bool within(double a, double res_a, double b, double res_b = 0) {
+  return std::fabs(a - b) <= (res_a + res_b) / 2.0 + 1e-6;
+}
+
+
+/// The traces in the order the checks list them: trace_only before full when both are
+/// crossbench's (the historical order), else as given.
+std::vector<const View*> report_order(const Model& m);
+
+// ---------------------------------------------------------------------------------------------
+// The checks, one function each (docs/validator.md)
+
+void check_kernel_stats(const Model& m, CheckLog& log);
+void check_table_rows(const Model& m, CheckLog& log);
+void check_table_totals(const Model& m, const ValidateOptions& opts, CheckLog& log);
+void check_annotation_span(const Model& m, const ValidateOptions& opts, CheckLog& log);
+void check_attribution(const Model& m, CheckLog& log);
+void check_flows(const Model& m, CheckLog& log);
+void check_dropped(const Model& m, CheckLog& log);
+void check_durations(const Model& m, CheckLog& log);
+void check_overlap(const Model& m, CheckLog& log);
+/// Also records the launch latency distribution in report.figures.
+void check_launch_before(const Model& m, CheckLog& log, ValidationReport& report);
+void check_window(const Model& m, CheckLog& log);
+void check_lane_order(const Model& m, CheckLog& log);
+/// Also records the per-fixture figures in report.figures.
+void check_event_vs_cupti(const Model& m, const ValidateOptions& opts, CheckLog& log, ValidationReport& report);
+void check_verified(const Model& m, CheckLog& log);
+
+}  // namespace xb::vd

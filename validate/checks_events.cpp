@@ -1,0 +1,205 @@
+// event_vs_cupti, verified: the cudaEvent times of events.json against the CUPTI spans of the same
+// steps, and the fixtures' verification results (validate/checks.h).
+#include "validate/checks.h"
+
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "profiler/stats.h"
+
+namespace xb::vd {
+
+// ---------------------------------------------------------------------------------------------
+// event_vs_cupti, verified
+
+namespace {
+
+/// Per step range (event index in A): first start and last end of the device activities under
+/// it. `is_step(range)` names the step ranges.
+template <class IsStep>
+std::unordered_map<std::uint32_t, std::pair<std::int64_t, std::int64_t>> step_spans(const View& v, IsStep&& is_step) {
+  std::vector<std::uint32_t> step_of(v.t->events.size(), kNone - 1);  // kNone - 1 = not yet known
+  auto find = [&](std::uint32_t r) {
+    std::vector<std::uint32_t> chain;
+    std::uint32_t result = kNone;
+    for (int guard = 0; r != kNone && guard < 512; ++guard) {
+      if (step_of[r] != kNone - 1) {
+        result = step_of[r];
+        break;
+      }
+      chain.push_back(r);
+      if (is_step(r)) {
+        result = r;
+        break;
+      }
+      r = v.parent[r];
+    }
+    for (auto c : chain) step_of[c] = result;
+    return result;
+  };
+  std::unordered_map<std::uint32_t, std::pair<std::int64_t, std::int64_t>> spans;
+  std::uint32_t last_r = kNone;
+  std::pair<std::int64_t, std::int64_t>* span = nullptr;
+  for (std::uint32_t i : v.dev) {
+    const TraceEvent& a = v.ev(i);
+    const std::uint32_t r = attributed_range(v, a);
+    if (r == kNone) continue;
+    if (r != last_r) {
+      last_r = r;
+      const std::uint32_t s = find(r);
+      span = s == kNone ? nullptr : &spans.emplace(s, std::make_pair(a.start_ns, a.end_ns())).first->second;
+    }
+    if (!span) continue;
+    span->first = std::min(span->first, a.start_ns);
+    span->second = std::max(span->second, a.end_ns());
+  }
+  return spans;
+}
+
+}  // namespace
+
+void check_event_vs_cupti(const Model& m, const ValidateOptions& opts, CheckLog& log, ValidationReport& report) {
+  if (!m.events) return log.not_run("", "no event times given (events.json)");
+  const View& A = m.A();
+  const EventsData& ev = *m.events;
+  if (ev.kind == EventsData::Kind::OtherCalls) {
+    // Reference medians of calls outside the profiler: find this trace's workload, report both.
+    std::set<std::string> annots;
+    for (std::uint32_t i : A.rng)
+      if (A.ev(i).cat == TraceCat::UserAnnotation && !is_profiler_step(m.names.str(A.ev(i).name))) annots.insert(m.names.str(A.ev(i).name));
+    std::vector<const EventRun*> cand;
+    for (const EventRun& r : ev.runs)
+      if (annots.count(r.op)) cand.push_back(&r);
+    if (cand.size() > 1) {
+      // Tell sizes apart by the trace's file name ("<n>_<dtype>_<op>.json", as the reference names them).
+      const std::string& f = A.file();
+      std::vector<const EventRun*> by_name;
+      for (const EventRun* r : cand)
+        if (f.rfind(std::to_string(r->n) + "_", 0) == 0) by_name.push_back(r);
+      cand = by_name;
+    }
+    if (cand.size() != 1)
+      return log.not_run("", fmt::format("cannot tell which run of {} the trace {} is ({} candidates)", ev.file, A.file(), cand.size()));
+    const EventRun& run = *cand[0];
+    const auto spans = step_spans(A, [&](std::uint32_t r) { return is_profiler_step(m.names.str(A.ev(r).name)); });
+    std::vector<std::int64_t> cupti;
+    for (const auto& [s, sp] : spans) cupti.push_back(sp.second - sp.first);
+    const double cu = median_of(cupti);
+    const std::string subject = fmt::format("{} n={}", run.op, run.n);
+    report.figures[checks::kEventVsCupti] = {{"workload", subject},
+                                             {"event_median_ns_other_calls", run.median_ns},
+                                             {"cupti_step_span_median_ns", cu},
+                                             {"steps", cupti.size()}};
+    return log.not_run(subject, fmt::format("{} holds cudaEvent times of other calls (median {} over calls outside the profiler), "
+                                            "not of the {} profiled steps, so the same iterations cannot be compared; for "
+                                            "reference: median CUPTI step span {} (first device start to last device end "
+                                            "per ProfilerStep), difference {}",
+                                            ev.file, us(run.median_ns), cupti.size(), us(cu), us(run.median_ns - cu)));
+  }
+  const auto& fixtures = ev.fixtures;
+  if (fixtures.empty()) return log.not_run("", ev.file + " has no fixtures");
+  std::unordered_set<std::uint32_t> step_ranges;
+  for (const auto& f : fixtures)
+    for (const auto& s : f.steps)
+      if (std::uint32_t r = A.rng_ext.first(s.range_id); r != kNone) step_ranges.insert(r);
+  const auto spans = step_spans(A, [&](std::uint32_t r) { return step_ranges.count(r) != 0; });
+  json fig = json::array();
+  for (const auto& f : fixtures) {
+    if (!f.error.empty()) {
+      log.not_run(f.name, "the fixture failed in the bench: " + f.error);
+      continue;
+    }
+    if (f.steps.empty()) {
+      log.not_run(f.name, ev.file + " has no steps for this fixture");
+      continue;
+    }
+    // Per-iteration pairing: each step's cudaEvent interval against the CUPTI span (first device
+    // start to last device end) of the activities launched inside that same step, both divided by
+    // the step's launches (per call).
+    std::vector<std::int64_t> event_ns;
+    std::vector<double> event_call, cupti_call, diff_call, abs_diff_call;
+    bool usable = true;
+    for (const auto& s : f.steps) {
+      const std::string subject = fmt::format("{} step {}", f.name, s.step);
+      event_ns.push_back(s.event_ns);
+      const std::uint32_t r = A.rng_ext.first(s.range_id);
+      if (r == kNone) {
+        log.fail(subject, fmt::format("a ProfilerStep range with External id {} in {}", s.range_id, A.file()), "none",
+                 ev.file + " names a step range that the trace does not have");
+        usable = false;
+        continue;
+      }
+      if (A.ev(r).cat != TraceCat::UserAnnotation || !is_profiler_step(m.names.str(A.ev(r).name)))
+        log.fail(subject, fmt::format("range {} is a user_annotation 'ProfilerStep#N'", s.range_id),
+                 fmt::format("{} '{}'", to_string(A.ev(r).cat), m.names.str(A.ev(r).name)), ev.file + " range_id is not a ProfilerStep range");
+      auto sp = spans.find(r);
+      if (sp == spans.end()) {
+        log.fail(subject, fmt::format("device activity under range {}", s.range_id), "none",
+                 "no device activity in the trace is attributed to this step");
+        usable = false;
+        continue;
+      }
+      const double n = s.launches;
+      const double e = static_cast<double>(s.event_ns) / n;
+      const double c = static_cast<double>(sp->second.second - sp->second.first) / n;
+      event_call.push_back(e);
+      cupti_call.push_back(c);
+      diff_call.push_back(e - c);
+      abs_diff_call.push_back(std::fabs(e - c));
+    }
+    const double ev_med = median_of(event_ns);
+    if (f.has_median && f.median_ns != ev_med)
+      log.fail(f.name + " median_ns", fmt::format("{} (median of steps[].event_ns)", num(ev_med)), num(f.median_ns),
+               ev.file + " median_ns is not the median of its steps");
+    if (!usable) continue;
+    const SampleStats es = compute_stats(event_call), cs = compute_stats(cupti_call), ds = compute_stats(diff_call);
+    const double abs_med = compute_stats(abs_diff_call).median;
+    const bool cold = f.mode == "cold";
+    const double tol = std::max(static_cast<double>(opts.event_abs_tol_ns), opts.event_rel_tol * es.median) +
+                       (cold ? static_cast<double>(opts.event_cold_allowance_ns) : 0.0);
+    const std::string numbers = fmt::format(
+        "{} steps{}: per call, median cudaEvent {} ns, median CUPTI span {} ns; event - CUPTI per step: median {} ns "
+        "(quartiles {} .. {}, min {}, max {}), median |event - CUPTI| {} ns ({:.2f}%), tolerance {} ns{}",
+        f.steps.size(), f.mode.empty() ? "" : fmt::format(" ({} mode, {} launches per step)", f.mode, f.steps.front().launches),
+        num(es.median), num(cs.median), num(ds.median), num(ds.q1), num(ds.q3), num(ds.min), num(ds.max), num(abs_med),
+        es.median > 0 ? 100.0 * abs_med / es.median : 0.0, num(tol),
+        cold ? fmt::format(" (cold mode: includes the {} ns single-launch allowance)", opts.event_cold_allowance_ns) : "");
+    fig.push_back({{"fixture", f.name},
+                   {"mode", f.mode},
+                   {"steps", f.steps.size()},
+                   {"launches_per_step", f.steps.front().launches},
+                   {"event_median_ns", es.median},
+                   {"cupti_median_ns", cs.median},
+                   {"diff_ns", {{"median", ds.median}, {"q1", ds.q1}, {"q3", ds.q3}, {"min", ds.min}, {"max", ds.max}, {"mad", ds.mad}}},
+                   {"abs_diff_median_ns", abs_med},
+                   {"tolerance_ns", tol},
+                   {"noisy", f.stop == "timed out"},
+                   {"throttled", f.throttled}});
+    if (abs_med > tol)
+      log.fail(f.name, fmt::format("median |event - CUPTI| per call within {} ns", num(tol)),
+               fmt::format("{} ns", num(abs_med)), numbers);
+    else if (f.stop == "timed out")
+      log.noisy(f.name, "within tolerance, but the fixture missed its noise target (stopping rule timed out), so "
+                        "the agreement is not claimed: " + numbers);
+    else
+      log.pass(f.name, numbers);
+  }
+  report.figures[checks::kEventVsCupti] = std::move(fig);
+}
+
+void check_verified(const Model& m, CheckLog& log) {
+  if (!m.events) return log.not_run("", "no event times given (events.json carries the verification results)");
+  if (m.events->kind != EventsData::Kind::PerStep) return log.not_run("", m.events->file + " carries no verification results");
+  if (m.events->fixtures.empty()) return log.not_run("", m.events->file + " has no fixtures");
+  for (const auto& f : m.events->fixtures) {
+    if (f.verified)
+      log.pass(f.name, fmt::format("result matched the host reference (max_rel_error {})", num(f.max_rel_error)));
+    else
+      log.fail(f.name, "verified: true", fmt::format("verified: false (max_rel_error {})", num(f.max_rel_error)),
+               "the kernel's result did not match the host reference");
+  }
+}
+
+}  // namespace xb::vd

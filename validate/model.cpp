@@ -1,0 +1,393 @@
+// Builds the validator's model (validate/model.h): read once into compact records, index them,
+// derive what the primary trace implies for each table row, match the table's rows to it.
+#include "validate/model.h"
+
+#include <limits>
+
+#include <fmt/format.h>
+
+namespace xb::vd {
+
+void index_view(View& v, const TraceData& t) {
+  v.t = &t;
+  constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
+  std::uint64_t dlo = kMax, dhi = 0, alo = kMax, ahi = 0;
+  for (std::uint32_t i = 0; i < t.events.size(); ++i) {
+    const TraceEvent& e = t.events[i];
+    if (is_device(e.cat)) {
+      v.dev.push_back(i);
+      dlo = std::min(dlo, e.correlation);
+      dhi = std::max(dhi, e.correlation);
+    } else if (is_api(e.cat)) {
+      v.api.push_back(i);
+      alo = std::min(alo, e.correlation);
+      ahi = std::max(ahi, e.correlation);
+    } else if (is_range(e.cat)) {
+      v.rng.push_back(i);
+    } else if (e.cat == TraceCat::GpuUserAnnotation) {
+      v.span.push_back(i);
+    } else {
+      v.sync.push_back(i);
+    }
+  }
+  const auto by_corr = [&](const std::vector<std::uint32_t>& idx) {
+    return [&t, &idx](std::size_t k) { return std::make_pair(t.events[idx[k]].correlation, idx[k]); };
+  };
+  v.dev_corr.build_from(v.dev.size(), dlo, dhi, by_corr(v.dev));
+  v.api_corr.build_from(v.api.size(), alo, ahi, by_corr(v.api));
+  std::vector<std::uint32_t> with_ext;
+  with_ext.reserve(v.rng.size());
+  for (std::uint32_t i : v.rng)
+    if (t.events[i].has(TraceEvent::kHasExternal) && t.events[i].external_id != 0) with_ext.push_back(i);
+  v.rng_ext.build_from(with_ext.size(), [&](std::size_t k) { return std::make_pair(t.events[with_ext[k]].external_id, with_ext[k]); });
+  if (t.has_ext_corr)
+    v.xcorr.build_from(t.ext_corr.size(), [&](std::size_t k) { return std::make_pair(t.ext_corr[k].first, static_cast<std::uint32_t>(k)); });
+}
+
+/// The External id a trace gives correlation `c` (the host range its API call was made in):
+/// externalCorrelations when the trace has them, else the API call's "External id". `known` is
+/// false when the trace says nothing; `ambiguous` when externalCorrelations name several ids.
+std::uint64_t corr_ext(const View& v, std::uint64_t c, bool& known, bool& ambiguous) {
+  known = false;
+  ambiguous = false;
+  if (v.t->has_ext_corr) {
+    std::uint64_t first = 0;
+    bool any = false;
+    if (v.xcorr.count(c) > 1) {
+      // Dense maps keep the first only: scan for distinct values (rare).
+      for (const auto& [cc, x] : v.t->ext_corr) {
+        if (cc != c) continue;
+        if (!any) first = x;
+        else if (x != first) ambiguous = true;
+        any = true;
+      }
+    } else if (std::uint32_t i = v.xcorr.first(c); i != kNone) {
+      first = v.t->ext_corr[i].second;
+      any = true;
+    }
+    if (any) {
+      known = true;
+      return first;
+    }
+    known = true;  // the map exists and has no entry: no host range
+    return 0;
+  }
+  const std::uint32_t a = v.api_corr.only(c);
+  if (a != kNone && v.ev(a).has(TraceEvent::kHasExternal)) {
+    known = true;
+    return v.ev(a).external_id;
+  }
+  return 0;
+}
+
+/// The host range (event index) a device activity is attributed to, through its correlation id;
+/// its own "External id" only when the trace has no map for the correlation. kNone when none.
+std::uint32_t attributed_range(const View& v, const TraceEvent& d) {
+  bool known = false, amb = false;
+  std::uint64_t x = corr_ext(v, d.correlation, known, amb);
+  if (!known && d.has(TraceEvent::kHasExternal)) x = d.external_id;
+  if (x == 0) return kNone;
+  return v.rng_ext.first(x);
+}
+
+/// The host range an API call was made in (kNone when none or unknown).
+std::uint32_t api_range(const View& v, const TraceEvent& a) {
+  if (a.has(TraceEvent::kHasExternal) && !v.t->has_ext_corr) return a.external_id ? v.rng_ext.first(a.external_id) : kNone;
+  bool known = false, amb = false;
+  const std::uint64_t x = corr_ext(v, a.correlation, known, amb);
+  return x ? v.rng_ext.first(x) : kNone;
+}
+
+/// Range parents: "Parent id" args when the trace has them, else the other trace's (same
+/// External ids), else the innermost enclosing range on the same lane by time.
+void build_parents(View& v, const View* other) {
+  const TraceData& t = *v.t;
+  v.parent.assign(t.events.size(), kNone);
+  const bool own = std::any_of(v.rng.begin(), v.rng.end(), [&](std::uint32_t i) { return v.ev(i).has(TraceEvent::kHasParent); });
+  const bool theirs = other && std::any_of(other->rng.begin(), other->rng.end(),
+                                           [&](std::uint32_t i) { return other->ev(i).has(TraceEvent::kHasParent); });
+  if (own || theirs) {
+    const View& src = own ? v : *other;
+    for (std::uint32_t i : v.rng) {
+      const TraceEvent& r = v.ev(i);
+      if (!r.has(TraceEvent::kHasExternal) || r.external_id == 0) continue;
+      std::uint32_t j = own ? i : src.rng_ext.first(r.external_id);
+      if (j == kNone) continue;
+      const TraceEvent& s = src.ev(j);
+      if (!s.has(TraceEvent::kHasParent) || s.parent_id() == 0 || s.parent_id() == r.external_id) continue;
+      v.parent[i] = v.rng_ext.first(s.parent_id());
+    }
+    v.parent_source = own ? "\"Parent id\" args" : "\"Parent id\" args of " + other->file();
+    return;
+  }
+  std::vector<std::uint32_t> sorted(v.rng);
+  std::sort(sorted.begin(), sorted.end(), [&](std::uint32_t a, std::uint32_t b) {
+    const TraceEvent &x = v.ev(a), &y = v.ev(b);
+    if (x.lane != y.lane) return x.lane < y.lane;
+    if (x.start_ns != y.start_ns) return x.start_ns < y.start_ns;
+    if (x.end_ns() != y.end_ns()) return x.end_ns() > y.end_ns();
+    return a < b;
+  });
+  std::vector<std::uint32_t> stack;
+  for (std::uint32_t i : sorted) {
+    const TraceEvent& r = v.ev(i);
+    while (!stack.empty() && (v.ev(stack.back()).lane != r.lane || v.ev(stack.back()).end_ns() < r.end_ns())) stack.pop_back();
+    v.parent[i] = stack.empty() ? kNone : stack.back();
+    stack.push_back(i);
+  }
+  v.parent_source = "time containment on each thread";
+}
+
+bool is_profiler_step(const std::string& s) {
+  constexpr std::string_view kStep = "ProfilerStep#";
+  return s.size() > kStep.size() && s.compare(0, kStep.size(), kStep) == 0 &&
+         s.find_first_not_of("0123456789", kStep.size()) == std::string::npos;
+}
+
+Derived derive(const View& v, NameTable& names) {
+  Derived d;
+  const std::uint32_t step_row = names.intern("ProfilerStep*");
+  d.disp.resize(names.size());
+  for (std::uint32_t i = 0; i < d.disp.size(); ++i) d.disp[i] = is_profiler_step(names.str(i)) ? step_row : i;
+  const auto disp = [&](std::uint32_t name) { return name < d.disp.size() ? d.disp[name] : name; };
+  d.annot.resize(names.size());
+
+  /// Row accumulator with a one-entry cache (consecutive events mostly share a row).
+  RowKey last_key{TraceCat::Sync, kNone};
+  Expected* last_row = nullptr;
+  const auto row = [&](TraceCat cat, std::uint32_t name) -> Expected& {
+    const RowKey k{cat, disp(name)};
+    if (!last_row || k != last_key) {
+      last_row = &d.rows[k];
+      last_key = k;
+    }
+    return *last_row;
+  };
+
+  // Per range (by its position in v.rng): durations of direct children, device time.
+  const std::size_t nr = v.rng.size();
+  std::vector<std::uint32_t> slot(v.t->events.size(), kNone);
+  for (std::uint32_t k = 0; k < nr; ++k) slot[v.rng[k]] = k;
+  std::vector<std::int64_t> child(nr, 0), self_cuda(nr, 0), cuda_total(nr, 0);
+  for (std::uint32_t i : v.rng)
+    if (v.parent[i] != kNone) child[slot[v.parent[i]]] += v.ev(i).dur_ns;
+  for (std::uint32_t i : v.api) {
+    const TraceEvent& a = v.ev(i);
+    const std::uint32_t r = api_range(v, a);
+    if (r != kNone) child[slot[r]] += a.dur_ns;
+    Expected& e = row(a.cat, a.name);
+    ++e.calls;
+    e.self_cpu += a.dur_ns;
+    e.cpu_total += a.dur_ns;
+  }
+  // Device activities: rows, Self CUDA of their range, CUDA total up the tree, annotation spans
+  // (every enclosing annotation, and the innermost one only). Consecutive activities mostly
+  // share their range and lane, so its ancestor chain and span slots are kept between them.
+  std::uint32_t last_range = kNone, last_lane = kNone;
+  std::vector<std::uint32_t> chain;        // ancestor slots of last_range
+  std::vector<std::uint32_t> chain_annot;  // distinct annotation display names among them
+  std::uint32_t inner_name = kNone;        // innermost annotation's display name
+  std::vector<std::size_t> span_slots;
+  std::size_t inner_slot = static_cast<std::size_t>(-1);
+  std::unordered_map<std::uint64_t, std::size_t> slot_of, inner_of;
+  for (std::uint32_t i : v.dev) {
+    const TraceEvent& a = v.ev(i);
+    Expected& e = row(a.cat, a.name);
+    ++e.calls;
+    e.self_cuda += a.dur_ns;
+    e.cuda_total += a.dur_ns;
+    const std::uint32_t r = attributed_range(v, a);
+    if (r == kNone) {
+      ++d.unattributed;
+      continue;
+    }
+    if (r != last_range || a.lane != last_lane) {
+      chain.clear();
+      chain_annot.clear();
+      span_slots.clear();
+      inner_slot = static_cast<std::size_t>(-1);
+      inner_name = kNone;
+      for_ancestors(v, r, [&](std::uint32_t x) {
+        chain.push_back(slot[x]);
+        const TraceEvent& rx = v.ev(x);
+        if (rx.cat != TraceCat::UserAnnotation) return;
+        const std::uint32_t dn = disp(rx.name);
+        if (std::find(chain_annot.begin(), chain_annot.end(), dn) == chain_annot.end()) chain_annot.push_back(dn);
+        const std::uint64_t key = (static_cast<std::uint64_t>(x) << 32) | a.lane;
+        auto [it, fresh] = slot_of.emplace(key, d.spans.size());
+        if (fresh) d.spans.push_back({x, a.lane, a.start_ns, a.end_ns()});
+        span_slots.push_back(it->second);
+        if (inner_name == kNone) {
+          inner_name = dn;
+          auto [jt, jfresh] = inner_of.emplace(key, d.inner_spans.size());
+          if (jfresh) d.inner_spans.push_back({x, a.lane, a.start_ns, a.end_ns()});
+          inner_slot = jt->second;
+        }
+      });
+      last_range = r;
+      last_lane = a.lane;
+    }
+    self_cuda[chain[0]] += a.dur_ns;
+    if (v.ev(r).cat == TraceCat::UserAnnotation) d.annot[disp(v.ev(r).name)].direct += a.dur_ns;
+    for (std::uint32_t x : chain) cuda_total[x] += a.dur_ns;
+    for (std::uint32_t dn : chain_annot) d.annot[dn].kernels += a.dur_ns;
+    if (inner_name != kNone) d.annot[inner_name].inner_kernels += a.dur_ns;
+    for (std::size_t s : span_slots) {
+      d.spans[s].first = std::min(d.spans[s].first, a.start_ns);
+      d.spans[s].last = std::max(d.spans[s].last, a.end_ns());
+    }
+    if (inner_slot != static_cast<std::size_t>(-1)) {
+      d.inner_spans[inner_slot].first = std::min(d.inner_spans[inner_slot].first, a.start_ns);
+      d.inner_spans[inner_slot].last = std::max(d.inner_spans[inner_slot].last, a.end_ns());
+    }
+  }
+  for (const SpanAcc& sp : d.spans) {
+    Derived::Annot& an = d.annot[disp(v.ev(sp.range).name)];
+    an.spans += sp.last - sp.first;
+    ++an.n_spans;
+  }
+  // PyTorch's table shows the innermost annotation's spans as a device row.
+  for (const SpanAcc& sp : d.inner_spans) {
+    Derived::Annot& an = d.annot[disp(v.ev(sp.range).name)];
+    an.inner_spans += sp.last - sp.first;
+    ++an.n_inner;
+    Expected& e = d.rows[{TraceCat::GpuUserAnnotation, disp(v.ev(sp.range).name)}];
+    ++e.calls;
+    e.self_cuda += sp.last - sp.first;
+    e.cuda_total += sp.last - sp.first;
+  }
+  for (std::uint32_t k = 0; k < nr; ++k) {
+    const std::uint32_t i = v.rng[k];
+    const TraceEvent& r = v.ev(i);
+    const RowKey key{r.cat, disp(r.name)};
+    const bool step = key.second != r.name;
+    for (int pass = 0; pass < (step ? 2 : 1); ++pass) {
+      const RowKey rk = pass == 0 ? key : RowKey{r.cat, r.name};
+      if (pass == 1) d.aliases.insert(rk);
+      Expected& e = d.rows[rk];
+      ++e.calls;
+      e.cpu_total += r.dur_ns;
+      e.self_cpu += std::max<std::int64_t>(0, r.dur_ns - child[k]);  // clamped, as crossbench's table
+      e.self_cuda += self_cuda[k];
+      e.cuda_total += cuda_total[k];
+    }
+    if (v.parent[i] != kNone) {
+      const TraceEvent& p = v.ev(v.parent[i]);
+      d.parents[key].insert({p.cat, disp(p.name)});
+    } else {
+      d.parents[key].insert({TraceCat::Sync, kNone});  // a top-level instance: no single parent
+    }
+  }
+  return d;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Table rows matched to the trace
+
+namespace {
+
+bool kind_from_string(const std::string& k, TraceCat& out) {
+  static const std::pair<const char*, TraceCat> kinds[] = {
+      {"kernel", TraceCat::Kernel},         {"gpu_memcpy", TraceCat::Memcpy},   {"gpu_memset", TraceCat::Memset},
+      {"cuda_runtime", TraceCat::Runtime},  {"cuda_driver", TraceCat::Driver},  {"user_annotation", TraceCat::UserAnnotation},
+      {"cpu_op", TraceCat::CpuOp},          {"gpu_user_annotation", TraceCat::GpuUserAnnotation}};
+  for (const auto& [name, cat] : kinds)
+    if (k == name) {
+      out = cat;
+      return true;
+    }
+  return false;
+}
+
+}  // namespace
+
+bool device_side(TraceCat c) { return is_device(c) || c == TraceCat::GpuUserAnnotation; }
+
+/// Matches every table row to a (kind, display name) of the trace. table.json rows carry their
+/// kind; text rows are matched by name (exact, or by prefix for a name cut with "..."), on the
+/// host side when the row has CPU time, on the device side when it has only device time.
+std::vector<RowMatch> match_rows(const TableData& tb, const Derived* d, NameTable& names) {
+  std::vector<RowMatch> out(tb.rows.size());
+  // Display names present in the trace, per kind.
+  std::vector<RowKey> keys;
+  if (d) {
+    keys.reserve(d->rows.size());
+    for (const auto& kv : d->rows) keys.push_back(kv.first);
+    std::sort(keys.begin(), keys.end());
+  }
+  for (std::size_t i = 0; i < tb.rows.size(); ++i) {
+    const TableRowData& r = tb.rows[i];
+    RowMatch& m = out[i];
+    if (tb.json) {
+      TraceCat c{};
+      if (!kind_from_string(r.kind, c)) {
+        m.note = fmt::format("unknown kind \"{}\"", r.kind);
+        continue;
+      }
+      m.matched = true;
+      m.key = {c, names.intern(r.name)};
+      continue;
+    }
+    if (!d) {
+      m.note = "no trace to tell the row's kind";
+      continue;
+    }
+    const bool host = r.self_cpu.ns > 0 || r.cpu_total.ns > 0;
+    const bool device = !host && (r.self_cuda.ns > 0 || r.cuda_total.ns > 0);
+    const std::string prefix = r.cut ? r.name.substr(0, r.name.size() - 3) : r.name;
+    std::vector<RowKey> exact, by_prefix;
+    for (const RowKey& k : keys) {
+      if (host && device_side(k.first)) continue;
+      if (device && !device_side(k.first)) continue;
+      const std::string& s = names.str(k.second);
+      if (s == r.name) exact.push_back(k);
+      else if (r.cut && s.size() > prefix.size() && s.compare(0, prefix.size(), prefix) == 0) by_prefix.push_back(k);
+    }
+    const std::vector<RowKey>& cand = !exact.empty() ? exact : by_prefix;
+    if (cand.empty()) {
+      m.note = r.cut ? fmt::format("no {} event name starts with '{}'", host ? "host" : device ? "device" : "", prefix)
+                     : "no event of the trace has this name";
+      continue;
+    }
+    if (cand.size() > 1) {
+      m.ambiguous = true;
+      std::string list;
+      for (std::size_t k = 0; k < cand.size() && k < 6; ++k)
+        list += fmt::format("{}{} '{}'", k ? ", " : "", to_string(cand[k].first), names.str(cand[k].second));
+      if (cand.size() > 6) list += fmt::format(", ... ({} in all)", cand.size());
+      m.note = r.cut ? fmt::format("cut name '{}' is ambiguous: it is the prefix of {} trace names: {}", r.name, cand.size(), list)
+                     : fmt::format("name '{}' matches events of {} kinds: {}", r.name, cand.size(), list);
+      // A unique kind still lets the row count in the per-kind sums.
+      if (std::all_of(cand.begin(), cand.end(), [&](const RowKey& k) { return k.first == cand[0].first; }))
+        m.key = {cand[0].first, kNone};
+      continue;
+    }
+    m.matched = true;
+    m.key = cand[0];
+    if (exact.empty()) m.note = fmt::format("cut name matched by prefix to '{}'", names.str(cand[0].second));
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The model of one validation
+
+void prepare(Model& m) {
+  m.views.resize(m.traces.size());
+  {
+    Phase p("index");
+    for (std::size_t i = 0; i < m.traces.size(); ++i) index_view(m.views[i], m.traces[i]);
+  }
+  {
+    Phase p("parents");
+    for (std::size_t i = 0; i < m.views.size(); ++i) {
+      const View* other = m.views.size() > 1 ? &m.views[1 - i] : nullptr;
+      build_parents(m.views[i], other);
+    }
+  }
+  Phase p("derive");
+  m.derived = derive(m.views[0], m.names);
+  if (m.table) m.matches = match_rows(*m.table, &m.derived, m.names);
+}
+
+}  // namespace xb::vd
