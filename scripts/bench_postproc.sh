@@ -4,6 +4,7 @@
 # synthetic sessions of 50,000 to 1,000,000 kernels, each repetition in a fresh process pinned to
 # one CPU, and prints the figures and a markdown table (seconds, best / median).
 # Arguments go to postproc_bench: [--sizes N,N,...] [--repeat R] [--cpu C] [--dir DIR].
+# Source: tests/perf/postproc_bench.cpp (tests/perf/CMakeLists.txt builds it into the top of the build folder).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/setup.sh

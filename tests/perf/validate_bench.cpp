@@ -32,7 +32,7 @@
 #include <fmt/format.h>
 
 #include "bench/run_dir.h"
-#include "bench/synthetic_session.h"
+#include "tests/perf/synthetic_session.h"
 #include "profiler/atomic_file.h"
 #include "profiler/event_model.h"
 #include "profiler/raw_records.h"

@@ -1,5 +1,5 @@
-// A synthetic recorded session for the speed benchmarks (validate/validate_bench.cpp,
-// bench/postproc_bench.cpp): shaped like a real one, built without a GPU.
+// A synthetic recorded session for the speed benchmarks (tests/perf/validate_bench.cpp,
+// tests/perf/postproc_bench.cpp): shaped like a real one, built without a GPU.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
-// Synthetic session for the speed benchmarks (bench/synthetic_session.h).
-#include "bench/synthetic_session.h"
+// Synthetic session for the speed benchmarks (tests/perf/synthetic_session.h).
+#include "tests/perf/synthetic_session.h"
 
 #include <algorithm>
 #include <cstddef>

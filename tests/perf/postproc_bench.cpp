@@ -2,7 +2,7 @@
 // "Post-processing"; scripts/bench_postproc.sh). A benchmark, not a test: it reports figures.
 //
 // For each size and repetition a fresh child process pinned to one CPU builds a synthetic session
-// (bench/synthetic_session.h: per kernel an ExternalCorrelation record, its cudaLaunchKernel
+// (tests/perf/synthetic_session.h: per kernel an ExternalCorrelation record, its cudaLaunchKernel
 // record and the kernel record, under ProfilerStep#N > annotation > aten:: CPU op ranges), then
 // times once each what bench does after a recording (profiler/outputs.cpp):
 //   build_session          raw records -> event model (profiler/event_model.h)
@@ -50,7 +50,7 @@
 
 #include <fmt/format.h>
 
-#include "bench/synthetic_session.h"
+#include "tests/perf/synthetic_session.h"
 #include "profiler/atomic_file.h"
 #include "profiler/event_model.h"
 #include "profiler/raw_records.h"
