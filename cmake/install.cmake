@@ -2,10 +2,12 @@
 #   bin/bench, bin/validate                        (RPATH keeps the CUDA toolkit's library folders)
 #   lib/libcrossbench_profiler.a                   crossbench::profiler: the CUPTI collector, the NVTX mirror, and through
 #   lib/libcrossbench_profiler_core.a              crossbench::profiler_core the event model, table, exporters
+#   lib/libcrossbench_bench.a (+ its parts)        crossbench::bench: the measuring API and harness (xb::main)
 #   include/crossbench/profiler/*.h                included as "profiler/profiler.h"
+#   include/crossbench/bench/core/api.h            included as "bench/core/api.h" (the public measuring API)
 #   lib/cmake/crossbench/                          the package: find_package(crossbench) finds CUDAToolkit,
 #                                                  nlohmann_json and fmt for the targets' link dependencies
-# examples/profile_my_kernel builds against it; ctest install_example (label cpu) proves that.
+# examples/benchmark_my_kernel builds against it; ctest install_example (label cpu) proves that.
 include(CMakePackageConfigHelpers)
 
 set(XB_PACKAGE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/crossbench)
@@ -13,7 +15,9 @@ set(XB_PACKAGE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/crossbench)
 set_target_properties(bench validate PROPERTIES INSTALL_RPATH_USE_LINK_PATH TRUE)
 install(TARGETS bench validate RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
-install(TARGETS xb_model xb_cupti EXPORT crossbenchTargets
+# crossbench::bench is a static library whose parts (the harness core, the kernels, the
+# validator) are exported beside it for its link line; only bench/core/api.h is a public header.
+install(TARGETS xb_model xb_cupti xb_harness xb_bench_core xb_kernels xb_validate EXPORT crossbenchTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 # The profiler's public headers; cupti_check.h and cupti_api.h (CUPTI headers) and json_text.h (the exporters'
@@ -21,6 +25,7 @@ install(TARGETS xb_model xb_cupti EXPORT crossbenchTargets
 file(GLOB XB_PROFILER_HEADERS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/profiler/*.h)
 list(FILTER XB_PROFILER_HEADERS EXCLUDE REGEX "/(cupti_check|cupti_api|json_text)\\.h$")
 install(FILES ${XB_PROFILER_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/crossbench/profiler)
+install(FILES ${PROJECT_SOURCE_DIR}/bench/core/api.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/crossbench/bench/core)
 
 install(EXPORT crossbenchTargets NAMESPACE crossbench:: DESTINATION ${XB_PACKAGE_DIR})
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/crossbenchConfig.cmake.in

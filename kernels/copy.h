@@ -1,6 +1,6 @@
 // Our device-to-device copy kernel: the SM-side counterpart of cudaMemcpyAsync, with the add
 // kernel's access pattern (kernels/add.h). bench uses the better of the two as the cold-mode
-// bandwidth bound (bench/fixtures.h: measure_copy_bandwidth), because cudaMemcpyAsync alone was
+// bandwidth bound (bench/core/fixtures.h: measure_copy_bandwidth), because cudaMemcpyAsync alone was
 // beaten by our add kernel on the H200.
 #pragma once
 

@@ -27,6 +27,12 @@ DType parse_dtype(const std::string& name);
 std::size_t dtype_bytes(DType dtype);
 
 enum class Op { Matmul, Add, Addmm, AddmmBias1d };
+/// crossbench's own ops, in the order bench runs them: the table of built-in workloads. Each is
+/// registered as a benchmark through the public measuring API (bench/run/builtin_ops.cpp), so
+/// adding an op is one enumerator here plus its cases (name, FLOPs, bytes, workload).
+inline constexpr Op kAllOps[] = {Op::Matmul, Op::Add, Op::Addmm, Op::AddmmBias1d};
+/// The dtypes every built-in op takes, default first.
+inline constexpr DType kAllDTypes[] = {DType::BF16, DType::FP16, DType::FP32};
 /// "matmul", "add", "addmm", "addmm_bias1d".
 const char* to_string(Op op);
 /// Parses an op name; throws std::invalid_argument naming the value otherwise.

@@ -1,6 +1,6 @@
 // One call that writes a recorded session's files: what a user profiling their own kernels with
 // the installed library (find_package(crossbench), crossbench::profiler) needs after
-// Profiler::stop(). bench writes the same files plus its own (bench/run_dir.h).
+// Profiler::stop(). bench writes the same files plus its own (bench/core/run_dir.h).
 #pragma once
 
 #include <filesystem>

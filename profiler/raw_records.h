@@ -120,7 +120,7 @@ struct DeviceInfo {
   std::uint64_t l2_cache_bytes = 0;
 };
 
-/// GPU state read through NVML at one moment (bench/fixtures.cpp fills it; kernels/nvml_probe.h).
+/// GPU state read through NVML at one moment (bench/core/fixtures.cpp fills it; kernels/nvml_probe.h).
 struct GpuClockSample {
   bool valid = false;             ///< false: NVML unavailable or a read failed (see error)
   std::string error;
@@ -172,7 +172,7 @@ struct SessionMeta {
   GpuMeta gpu;                           ///< NVML facts, clocks at start and end
 };
 
-/// How one fixture was sampled (bench/fixtures.cpp; docs/metrics.md defines each field).
+/// How one fixture was sampled (bench/core/fixtures.cpp; docs/metrics.md defines each field).
 struct FixtureTiming {
   std::string mode;              ///< "hot" or "cold"; empty in sessions recorded before timing modes
   bool blocking = true;          ///< samples were queued behind the blocking kernel

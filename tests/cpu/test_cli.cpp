@@ -16,7 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "bench/cli.h"
+#include "bench/cli/cli.h"
+#include "bench/core/fixture_plan.h"
 
 namespace xb {
 namespace {
@@ -31,10 +32,19 @@ std::optional<BenchOptions> parse(std::vector<std::string> args) {
 TEST(Cli, Defaults) {
   const auto opt = parse({});
   ASSERT_TRUE(opt);
-  EXPECT_EQ(opt->sizes, (std::vector<std::int64_t>{64, 4096}));
-  EXPECT_EQ(opt->ops.size(), 4u);
-  EXPECT_EQ(opt->dtypes, std::vector<std::string>{"bf16"});
+  // Empty lists mean "each benchmark's own": every registered op, its first dtype, its sizes
+  // (crossbench's own ops have none, so kDefaultSizes).
+  EXPECT_TRUE(opt->sizes.empty());
+  EXPECT_TRUE(opt->ops.empty());
+  EXPECT_TRUE(opt->dtypes.empty());
   EXPECT_FALSE(opt->warmup);
+  const std::vector<FixtureSpec> specs = fixture_specs(*opt);
+  ASSERT_EQ(specs.size(), 8u);  // 4 ops x bf16 x {64, 4096}
+  EXPECT_EQ(specs.front().op, "matmul");
+  EXPECT_EQ(specs.front().dtype, "bf16");
+  EXPECT_EQ(specs.front().size, 64);
+  EXPECT_EQ(specs.back().op, "addmm_bias1d");
+  EXPECT_EQ(specs.back().size, 4096);
 }
 
 TEST(Cli, ListsAndFlags) {

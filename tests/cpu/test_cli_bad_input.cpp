@@ -164,7 +164,7 @@ std::string quoted(const std::string& arg) { return "'" + replace_all(arg, "'", 
 
 /// Every path under `root`: files with mode, size and modification time, folders with their
 /// mode (a folder's own time changes when bench proves it can create folders there, with a probe
-/// folder it removes at once: bench/run_dir.h check_run_dir).
+/// folder it removes at once: bench/core/run_dir.h check_run_dir).
 std::map<std::string, std::string> snapshot(const fs::path& root) {
   std::map<std::string, std::string> out;
   for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {

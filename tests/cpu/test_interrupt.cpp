@@ -1,11 +1,11 @@
 // The interrupt flag: a handled SIGINT/SIGTERM is recorded, not fatal; the run then stops between
-// samples (bench/fixtures.cpp) and exits with 128 + signal. A second signal kills.
+// samples (bench/core/fixtures.cpp) and exits with 128 + signal. A second signal kills.
 #include <gtest/gtest.h>
 
 #include <csignal>
 #include <cstdlib>
 
-#include "bench/interrupt.h"
+#include "bench/core/interrupt.h"
 
 namespace xb {
 namespace {

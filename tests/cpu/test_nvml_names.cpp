@@ -1,4 +1,4 @@
-// NVML adapter without a GPU (kernels/nvml_probe.h, bench/gpu_meta.h): clock-event reason names
+// NVML adapter without a GPU (kernels/nvml_probe.h, bench/core/gpu_meta.h): clock-event reason names
 // and the throttling rule on known masks, JSON of unread snapshots, and an adapter that cannot
 // open a device reporting why instead of throwing.
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/gpu_meta.h"
+#include "bench/core/gpu_meta.h"
 #include "kernels/nvml_probe.h"
 #include "profiler/session_io.h"
 

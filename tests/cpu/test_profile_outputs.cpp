@@ -1,5 +1,5 @@
 // write_profile_outputs (profiler/outputs.h), the one call a user of the installed library makes
-// after Profiler::stop(), writes the same table and traces as bench (bench/run_dir.h) for the
+// after Profiler::stop(), writes the same table and traces as bench (bench/core/run_dir.h) for the
 // recorded H200 session, plus a raw_session.json that reads back to the same session.
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "bench/run_dir.h"
+#include "bench/core/run_dir.h"
 #include "profiler/outputs.h"
 #include "profiler/session_io.h"
 

@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/qualify_files.h"
+#include "bench/qualify/qualify_files.h"
 #include "profiler/session_io.h"
 #include "tests/common/run_command.h"
 

@@ -1,4 +1,4 @@
-// The inputs and reports of `bench qualify` (bench/qualify_files.h, bench/qualify_report.h): the
+// The inputs and reports of `bench qualify` (bench/qualify/qualify_files.h, bench/qualify/qualify_report.h): the
 // suite and baseline readers (strict, one-line errors), the baseline round trip, the environment
 // mismatch rule, the shipped suites, and the three reports, with the JUnit XML parsed back by a
 // small strict XML reader (well-formedness, entities, counts).
@@ -16,10 +16,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/cli.h"
-#include "bench/qualify.h"
-#include "bench/qualify_files.h"
-#include "bench/qualify_report.h"
+#include "bench/cli/cli.h"
+#include "bench/qualify/qualify.h"
+#include "bench/qualify/qualify_files.h"
+#include "bench/qualify/qualify_report.h"
 #include "kernels/nvml_probe.h"
 #include "profiler/session_io.h"
 

@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/run_dir.h"
+#include "bench/core/run_dir.h"
 #include "profiler/event_model.h"
 #include "profiler/session_io.h"
 #include "profiler/units.h"
@@ -125,7 +125,8 @@ TEST(ReplayH200, SummaryFiguresArePerCall) {
   for (const FixtureInfo& f : raw.fixtures) {
     ASSERT_TRUE(rows.count(f.name)) << f.name;
     const std::vector<std::string>& r = rows[f.name];
-    ASSERT_EQ(r.size(), 7u) << f.name;
+    // fixture, verified, samples, noise, target met, event, span, event - span, kernel sum, TFLOP/s, GB/s
+    ASSERT_EQ(r.size(), 11u) << f.name;
     std::vector<double> per_call;
     int launches = 0;
     for (const StepTiming& t : raw.event_timings) {
@@ -138,12 +139,15 @@ TEST(ReplayH200, SummaryFiguresArePerCall) {
     std::sort(per_call.begin(), per_call.end());
     const std::size_t n = per_call.size();
     const double event_us = (n % 2 ? per_call[n / 2] : (per_call[n / 2 - 1] + per_call[n / 2]) / 2) / 1e3;
-    const double shown_event_us = std::stod(r[2]), cupti_us = std::stod(r[3]);
+    const double shown_event_us = std::stod(r[5]), span_us = std::stod(r[6]), cupti_us = std::stod(r[8]);
     EXPECT_NEAR(shown_event_us, event_us, 0.0006) << f.name;
+    EXPECT_NEAR(std::stod(r[7]), shown_event_us - span_us, 0.0011) << f.name;
     EXPECT_GT(cupti_us, 0) << f.name;
-    EXPECT_LE(cupti_us, shown_event_us) << f.name << ": device time per call within the event interval per call";
-    EXPECT_NEAR(std::stod(r[5]), f.flops / (cupti_us * 1e3) / 1e3, 0.06 + 1e-3 * std::stod(r[5])) << f.name;
-    EXPECT_NEAR(std::stod(r[6]), f.bytes / (cupti_us * 1e3), 0.06 + 1e-3 * std::stod(r[6])) << f.name;
+    EXPECT_LE(cupti_us, span_us + 0.0005) << f.name << ": the activities' own time per call within their span";
+    EXPECT_LE(span_us, shown_event_us) << f.name << ": device span per call within the event interval per call";
+    EXPECT_EQ(std::stoul(r[2]), f.timing.samples_ns.size()) << f.name;
+    EXPECT_NEAR(std::stod(r[9]), f.flops / (cupti_us * 1e3) / 1e3, 0.06 + 1e-3 * std::stod(r[9])) << f.name;
+    EXPECT_NEAR(std::stod(r[10]), f.bytes / (cupti_us * 1e3), 0.06 + 1e-3 * std::stod(r[10])) << f.name;
     ++checked;
   }
   EXPECT_EQ(checked, 8);

@@ -1,4 +1,4 @@
-// Roofline arithmetic and regime rules on hand-computed points (bench/roofline.h).
+// Roofline arithmetic and regime rules on hand-computed points (bench/sweep/roofline.h).
 //
 // Ceilings used throughout: 740 TFLOP/s (bf16 GEMM) and 4200 GB/s (copy, read + written), about
 // what an H200 gives. Hand computations:
@@ -14,7 +14,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "bench/roofline.h"
+#include "bench/sweep/roofline.h"
 #include "profiler/session_io.h"
 
 namespace xb {

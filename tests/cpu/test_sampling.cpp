@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "bench/sampling.h"
+#include "bench/core/sampling.h"
 
 namespace xb {
 namespace {

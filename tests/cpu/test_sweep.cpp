@@ -17,9 +17,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/cli.h"
-#include "bench/roofline.h"
-#include "bench/sweep.h"
+#include "bench/cli/cli.h"
+#include "bench/sweep/roofline.h"
+#include "bench/sweep/sweep.h"
 #include "kernels/workload.h"
 #include "profiler/atomic_file.h"
 #include "profiler/session_io.h"

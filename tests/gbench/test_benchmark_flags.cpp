@@ -1,10 +1,10 @@
-// Google Benchmark's own flags still work through `bench`: parse_bench_args (bench/cli.cpp) hands
+// Google Benchmark's own flags still work through `bench`: parse_bench_args (bench/cli/cli.cpp) hands
 // every --benchmark_* flag on untouched, and Google Benchmark accepts them and acts on them
 // (--benchmark_filter selects fixtures, --benchmark_repetitions repeats them and adds aggregates,
 // --benchmark_out writes its JSON where asked).
 //
 // Without a GPU `bench` stops at its device check before Google Benchmark runs, so this test
-// builds Google Benchmark's argv from the parsed options the way bench/main.cpp does (its own
+// builds Google Benchmark's argv from the parsed options the way bench/cli/main.cpp does (its own
 // flags, then the default JSON output into the run folder unless the user named one) and runs
 // stand-in fixtures registered as bench registers its own: named op/dtype/size, one iteration,
 // manual time in microseconds. Its own executable: Google Benchmark's flags are process-global.
@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/cli.h"
+#include "bench/cli/cli.h"
 
 namespace fs = std::filesystem;
 
@@ -37,7 +37,7 @@ BenchOptions parse(std::vector<std::string> args) {
   return *opt;
 }
 
-/// Google Benchmark's argv as bench/main.cpp builds it: argv0, the user's --benchmark_* flags in
+/// Google Benchmark's argv as bench/cli/main.cpp builds it: argv0, the user's --benchmark_* flags in
 /// order, then JSON output into the run folder unless the user gave --benchmark_out.
 std::vector<std::string> google_benchmark_args(const BenchOptions& opt, const fs::path& default_out) {
   std::vector<std::string> args{"bench"};
@@ -69,7 +69,7 @@ std::vector<std::string> initialize(std::vector<std::string> args) {
   return std::vector<std::string>(argv.begin() + 1, argv.begin() + argc);
 }
 
-/// Stand-ins for bench's fixtures (bench/fixtures.cpp register_fixtures): same naming and options.
+/// Stand-ins for bench's fixtures (bench/core/fixtures.cpp register_fixtures): same naming and options.
 void register_stand_ins() {
   static bool registered = false;
   if (registered) return;
@@ -134,7 +134,7 @@ TEST(GoogleBenchmarkFlags, AreAllConsumedByGoogleBenchmark) {
 }
 
 TEST(GoogleBenchmarkFlags, AMistypedFlagIsLeftForBenchToReport) {
-  // bench/main.cpp turns anything Initialize leaves into "unrecognized Google Benchmark flag".
+  // bench/cli/main.cpp turns anything Initialize leaves into "unrecognized Google Benchmark flag".
   const BenchOptions opt = parse({"--benchmark_filtr=add"});
   EXPECT_EQ(initialize(google_benchmark_args(opt, "/tmp/unused.json")),
             std::vector<std::string>{"--benchmark_filtr=add"});

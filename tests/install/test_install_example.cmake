@@ -1,5 +1,5 @@
 # ctest install_example (label cpu): `cmake --install` of this build into a fresh prefix, then
-# examples/profile_my_kernel configured and built against it (find_package(crossbench),
+# examples/benchmark_my_kernel configured and built against it (find_package(crossbench),
 # crossbench::profiler), with no GPU needed; the installed bench and validate also run (a replay
 # of the recorded H200 session and a validation of the committed H200 run folder).
 #
@@ -50,12 +50,12 @@ if(NOT config OR NOT nlibs EQUAL 2)
   message(FATAL_ERROR "install_example: package config (${config}) or libraries (${libs}) missing")
 endif()
 
-run("configure examples/profile_my_kernel against the installed package"
-  ${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/profile_my_kernel -B ${WORK_DIR}/example -G ${GENERATOR}
+run("configure examples/benchmark_my_kernel against the installed package"
+  ${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/benchmark_my_kernel -B ${WORK_DIR}/example -G ${GENERATOR}
   -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_CXX_COMPILER=${CXX_COMPILER}
   -DCMAKE_CUDA_COMPILER=${CUDA_COMPILER} "-DCMAKE_CUDA_ARCHITECTURES=${CUDA_ARCHITECTURES}")
-run("build examples/profile_my_kernel" ${CMAKE_COMMAND} --build ${WORK_DIR}/example)
-if(NOT EXISTS ${WORK_DIR}/example/profile_my_kernel)
+run("build examples/benchmark_my_kernel" ${CMAKE_COMMAND} --build ${WORK_DIR}/example)
+if(NOT EXISTS ${WORK_DIR}/example/saxpy)
   message(FATAL_ERROR "install_example: the example executable was not built")
 endif()
 

@@ -1,0 +1,57 @@
+// bench: runs the fixtures, records them with CUPTI, writes the run folder and validates it.
+// Exit codes: 0 success, 1 validation failed or a fixture failed, 2 usage or input error.
+#include <string>
+
+#include "bench/ab/ab.h"
+#include "bench/calibrate/calibrate.h"
+#include "bench/overhead/overhead.h"
+#include "bench/qualify/qualify_run.h"
+#include "bench/run/bench_run.h"
+#include "bench/run/builtin_ops.h"
+#include "bench/sweep/sweep_run.h"
+#include "bench/tune_add/tune_add.h"
+
+using namespace xb;
+
+namespace {
+
+/// `bench NAME ...` runs NAME's command with argv from NAME on.
+struct Subcommand {
+  const char* name;
+  int (*run)(int argc, const char* const* argv);
+  const char* what;
+};
+constexpr Subcommand kSubcommands[] = {
+    {"sweep", sweep_command, "sizes from overhead- to compute-bound: roofline, crossovers (docs/metrics.md)"},
+    {"calibrate", calibrate_command, "this GPU's copy and GEMM ceilings (ceilings.json)"},
+    {"qualify", qualify_command, "release qualification of a suite against a stored baseline (docs/qualify.md)"},
+    {"ab", ab_command, "two ops interleaved in one session: the paired ratio B / A"},
+    {"overhead", overhead_command, "the profiler's cost per launch, against CUPTI alone and no profiler"},
+    {"tune-add", tune_add_command, "every configuration of the add kernel timed by CUPTI"},
+};
+
+/// The subcommand that argv[1] names, or nullptr for the plain `bench`.
+const Subcommand* find_subcommand(int argc, char** argv) {
+  if (argc < 2) return nullptr;
+  for (const Subcommand& s : kSubcommands) {
+    if (std::string(argv[1]) == s.name) return &s;
+  }
+  return nullptr;
+}
+
+std::string subcommand_help() {
+  std::string text = "Subcommands (bench NAME --help for each):\n";
+  for (const Subcommand& s : kSubcommands) text += "  " + std::string(s.name) + std::string(12 - std::string(s.name).size(), ' ') + s.what + "\n";
+  return text;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  register_builtin_ops();
+  const Subcommand* sub = find_subcommand(argc, argv);
+  // Only the plain bench has --no-cupti; subcommands that need CUPTI say what failed.
+  return run_command(argv[0], sub == nullptr, [&] {
+    return sub != nullptr ? sub->run(argc - 1, argv + 1) : run_main(argc, argv, subcommand_help());
+  });
+}

@@ -1,0 +1,27 @@
+// Device checks and warm-up shared by every bench command: is there a usable GPU, does a buffer
+// fit in its memory, take it off its idle clocks.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+
+#include <cuda_runtime_api.h>
+
+namespace xb {
+
+/// Throws UsageError (exit 2) when no CUDA device is usable: "no CUDA device found (<why>);
+/// <advice>", where <why> says in words when no driver is installed or the driver is older than
+/// the runtime (both CUDA versions), else names the CUDA error.
+void require_cuda_device(const std::string& advice = "this command needs an NVIDIA GPU");
+
+/// Runs `enqueue` back to back on `stream` until `ms` of wall time have passed (at least 2 calls),
+/// in batches sized from the time per call seen so far (1 to 256), synchronizing after each
+/// batch: a warm-up that takes the GPU off its idle clocks. Returns the calls. Throws CudaError.
+int warm_up_for(cudaStream_t stream, double ms, const std::function<void()>& enqueue);
+
+/// Throws UsageError when `need` bytes exceed the current device's free memory; `what` names the
+/// buffer or point in the message.
+void require_device_memory(std::size_t need, const std::string& what);
+
+}  // namespace xb

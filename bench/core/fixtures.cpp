@@ -1,0 +1,204 @@
+#include "bench/core/fixtures.h"
+
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <iostream>
+#include <limits>
+#include <memory>
+#include <stdexcept>
+
+#include "bench/core/device.h"
+#include "bench/core/interrupt.h"
+#include "kernels/blocking.h"
+#include "kernels/copy.h"
+#include "kernels/cuda_check.h"
+#include "kernels/cuda_raii.h"
+#include "kernels/random_fill.h"
+#include "kernels/spin_delay.h"
+#include "kernels/workload.h"
+#include "profiler/table.h"
+
+namespace xb {
+
+Measurement measure_unrecorded(cudaStream_t stream, const std::function<void()>& enqueue, const std::string& name,
+                               const MeasureConfig& cfg) {
+  if (cfg.mode != "hot") throw std::invalid_argument("measure_unrecorded: hot mode only (no L2 flush buffer)");
+  BlockingKernel blocking;  // its module is loaded here, outside any sample
+  const std::unique_ptr<SampleDevice> device = make_cuda_sample_device(stream, &blocking, nullptr);
+  // Never started: every step is inactive, so nothing is recorded and no CUPTI is needed.
+  Profiler prof(make_null_source());
+  // timed_sample gives the stream back (blocking kernel released, stream synchronized) before
+  // anything it throws leaves measure().
+  return measure({enqueue}, prof, *device, name, name, cfg);
+}
+
+Measurement measure_copy(cudaStream_t stream, std::size_t bytes, CopyPath path, double warmup_ms,
+                         const MeasureConfig& cfg) {
+  if (bytes == 0) throw std::invalid_argument("measure_copy: no bytes to copy");
+  DeviceBuffer src(bytes), dst(bytes);
+  // Non-constant data, so that no path can profit from compressible or repeated contents.
+  launch_random_fill(DType::FP32, src.get(), static_cast<std::int64_t>(bytes / sizeof(float)), 0xC0B1, stream);
+  std::function<void()> copy;
+  if (path == CopyPath::Memcpy) {
+    copy = [&] { XB_CUDA(cudaMemcpyAsync(dst.get(), src.get(), bytes, cudaMemcpyDeviceToDevice, stream)); };
+  } else {
+    copy = [&] { launch_copy(src.get(), dst.get(), bytes, stream); };
+  }
+  warm_up_for(stream, warmup_ms, copy);  // also synchronizes the fill
+  return measure_unrecorded(stream, copy, path == CopyPath::Memcpy ? "xb::copy_memcpy" : "xb::copy_kernel", cfg);
+}
+
+CopyBandwidth measure_copy_bandwidth(cudaStream_t stream) {
+  constexpr std::size_t kBytes = 256u << 20;
+  MeasureConfig cfg;
+  cfg.schedule = Schedule{0, 0, 20};
+  cfg.stopping.min_samples = 20;
+  cfg.stopping.min_time_s = 0;
+  cfg.stopping.max_time_s = 1.0;
+  const auto bytes_per_ns = [&](CopyPath path) {
+    const Measurement m = measure_copy(stream, kBytes, path, 0, cfg);
+    return 2.0 * static_cast<double>(kBytes) / m.stats.min;  // release_and_wait_ns: every sample > 0
+  };
+  CopyBandwidth bw;
+  bw.memcpy_bytes_per_ns = bytes_per_ns(CopyPath::Memcpy);
+  bw.kernel_bytes_per_ns = bytes_per_ns(CopyPath::Kernel);
+  return bw;
+}
+
+namespace {
+
+/// The instances one fixture samples from: one, or rotation_copies of them in cold mode. The
+/// working set is the bytes one call touches at least (BenchmarkDef::bytes), not workspaces.
+std::vector<Instance> make_instances(const BenchContext& ctx, const BenchmarkDef& def, const Point& p) {
+  std::vector<Instance> out;
+  out.push_back(def.make(p, ctx.stream));
+  if (ctx.measure.mode == "cold") {
+    const double bytes = def.bytes ? def.bytes(p) : 0.0;
+    const int copies = bytes > 0 ? rotation_copies(static_cast<std::size_t>(bytes), ctx.l2_bytes) : 1;
+    for (int i = 1; i < copies; ++i) out.push_back(def.make(p, ctx.stream));
+  }
+  for (const Instance& i : out) {
+    if (!i.launch) throw std::runtime_error("the benchmark's factory returned an instance without a launch function");
+  }
+  return out;
+}
+
+void run_fixture(benchmark::State& state, BenchContext& ctx, const BenchmarkDef& def, const Point& p) {
+  const std::string name = fixture_name(p.op, p.dtype, p.size);
+  FixtureInfo info;
+  info.name = name;
+  info.op = p.op;
+  info.dtype = p.dtype;
+  info.size = p.size;
+  info.flops = def.flops ? def.flops(p) : 0.0;
+  info.bytes = def.bytes ? def.bytes(p) : 0.0;
+  if (interrupt_signal() != 0) {
+    state.SkipWithError((name + ": not run: the run was interrupted").c_str());
+    return;
+  }
+  const bool first = ctx.recorded.insert(name).second;
+  auto fail = [&](const std::string& why) {
+    const std::string msg = name + ": " + why;
+    ctx.errors.push_back(msg);
+    info.error = why;
+    if (first) ctx.profiler->add_fixture(info);
+    state.SkipWithError(msg.c_str());
+  };
+  try {
+    const std::vector<Instance> instances = make_instances(ctx, def, p);
+    if (instances.front().verify) {
+      const Check v = instances.front().verify(ctx.stream);
+      info.verified = v.passed;
+      // A NaN or infinite error (non-finite output) is stored as DBL_MAX: JSON has no NaN.
+      info.max_rel_error = std::isfinite(v.rel_error) ? v.rel_error : std::numeric_limits<double>::max();
+      if (!v.passed) {
+        return fail(fmt::format("wrong result: relative error {:.3e} > tolerance {:.1e} ({})", v.rel_error,
+                                v.tolerance, v.detail));
+      }
+    }
+    std::vector<std::function<void()>> launches;
+    for (const Instance& i : instances) launches.push_back([&i, s = ctx.stream] { i.launch(s); });
+    MeasureConfig cfg = ctx.measure;
+    if (const auto own = ctx.stopping_by_fixture.find(name); own != ctx.stopping_by_fixture.end()) cfg.stopping = own->second;
+    if (const auto delay = ctx.delay_ns_by_fixture.find(name); delay != ctx.delay_ns_by_fixture.end()) cfg.delay_ns = delay->second;
+    Measurement m;
+    for (auto _ : state) {
+      m = measure(launches, *ctx.profiler, *ctx.device, name, "xb::" + p.op, cfg);
+      state.SetIterationTime(m.stats.median * 1e-9);
+    }
+    info.timing = m.timing;
+    const FixtureTiming& t = info.timing;
+    const SampleStats& st = m.stats;
+    if (cfg.warmup) {
+      state.counters["warmup_s"] = m.warmup_s;
+      if (!t.warmed_up) std::cerr << fmt::format("bench: note: {} not steady after {:.1f} s of warm-up\n", name, m.warmup_s);
+    }
+    // TFLOP/s = flops / (median_ns * 1e-9 s) / 1e12 = flops / median_ns / 1e3; GB/s = bytes / ns.
+    state.counters["median_us"] = st.median / 1e3;
+    state.counters["rsd_pct"] = st.rsd() * 100;
+    state.counters["samples"] = static_cast<double>(st.count);
+    state.counters["launches_per_sample"] = t.launches_per_sample;
+    state.counters["TFLOP/s"] = info.flops / st.median / 1e3;
+    state.counters["GB/s"] = info.bytes / st.median;
+    state.counters["noisy"] = m.converged ? 0 : 1;
+    state.counters["throttled"] = (t.gpu_before.throttled || t.gpu_after.throttled) ? 1 : 0;
+    if (!m.converged) {
+      std::cerr << fmt::format("bench: note: {} noise target {:.2f}% not met after {:.1f} s (RSD {:.2f}%, {} samples)\n",
+                               name, t.max_noise * 100, t.sampling_s, st.rsd() * 100, st.count);
+    }
+    if (t.cold_start) {
+      std::cerr << fmt::format("bench: note: {} is cold: not warmed up, and its first samples ran {:+.1f}% off "
+                               "the median (clocks, caches or lazy loading still settling; use --warmup)\n",
+                               name, t.early_slowdown * 100);
+    }
+    if (first) ctx.profiler->add_fixture(info);
+    // The bound is the better of cudaMemcpyAsync and our copy kernel, each its fastest call, so
+    // the 1% only absorbs cudaEventElapsedTime's resolution (about 0.5 us: 0.4% of the bound's
+    // 512 MiB call on the H200, about 125 us, and 0.5% of the fastest cold sample it bounds,
+    // an 8192^2 add at about 95 us), not a slower reference path.
+    constexpr double kCopyBoundTolerance = 0.01;
+    const double bound = ctx.copy.best_bytes_per_ns();
+    if (ctx.measure.mode == "cold" && bound > 0 && info.bytes / st.median > (1 + kCopyBoundTolerance) * bound) {
+      return fail(fmt::format("cold-mode rate {:.0f} GB/s is more than 1% above the measured device-to-device copy "
+                              "bandwidth {:.0f} GB/s (cudaMemcpyAsync {:.0f}, copy kernel {:.0f}): the L2 flush "
+                              "is not working", info.bytes / st.median, bound, ctx.copy.memcpy_bytes_per_ns,
+                              ctx.copy.kernel_bytes_per_ns));
+    }
+  } catch (const Interrupted& i) {
+    // Abandoned mid-fixture: its recorded steps stay in the session (their files stay valid), the
+    // fixture says why it has no result, and the run exits with 128 + signal (bench_run.cpp).
+    info.error = "abandoned: the run was interrupted by signal " + std::to_string(i.signal);
+    info.timing.samples_ns.clear();
+    if (first) ctx.profiler->add_fixture(info);
+    state.SkipWithError((name + ": " + info.error).c_str());
+  } catch (const std::exception& e) {
+    fail(e.what());
+  }
+}
+
+}  // namespace
+
+void register_fixtures(const std::vector<FixtureSpec>& fixtures, BenchContext& context) {
+  for (const FixtureSpec& f : fixtures) {
+    const BenchmarkDef* def = find_benchmark(f.op);
+    if (def == nullptr) throw UsageError("unknown op '" + f.op + "'");
+    BenchContext* ctx = &context;
+    const Point point{f.op, f.dtype, f.size};
+    benchmark::RegisterBenchmark(fixture_name(f.op, f.dtype, f.size).c_str(),
+                                 [ctx, def, point](benchmark::State& state) { run_fixture(state, *ctx, *def, point); })
+        ->Iterations(1)
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond);
+  }
+}
+
+void register_fixtures(const BenchOptions& options, BenchContext& context) {
+  register_fixtures(fixture_specs(options), context);
+}
+
+}  // namespace xb

@@ -1,0 +1,192 @@
+// The sampling core (see measure.h). Plain C++: the device is behind SampleDevice.
+#include "bench/core/measure.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "bench/core/sampling.h"
+
+namespace xb {
+
+Seconds steady_seconds() {
+  return [] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  };
+}
+
+TimedCall timed_sample(const std::function<void()>& launch, Profiler& prof, SampleDevice& dev,
+                       const std::string& annotation, const std::string& op_name, const SampleSpec& spec) {
+  if (spec.launches < 1) throw std::invalid_argument("timed_sample: launches must be at least 1");
+  dev.hold();
+  const std::uint64_t step = prof.begin_step();
+  std::int64_t ns = 0;
+  try {
+    // The flush goes before the start event and inside no range: its memset is neither timed nor
+    // attributed to the fixture (nvbench's l2flush does the same).
+    if (spec.flush) dev.flush_l2();
+    dev.record_start();
+    {
+      ScopedRange annotate(prof, annotation, RangeCategory::UserAnnotation);
+      for (int i = 0; i < spec.launches; ++i) {
+        {
+          ScopedRange op(prof, op_name, RangeCategory::CpuOp);
+          launch();
+        }
+        if (spec.delay_ns > 0) {
+          ScopedRange delay(prof, "xb::delay", RangeCategory::CpuOp);
+          dev.delay(spec.delay_ns);
+        }
+      }
+    }
+    dev.record_stop();
+    ns = dev.release_and_wait_ns();
+  } catch (...) {
+    dev.abandon();  // never leave the stream held by a pending blocking kernel
+    prof.end_step();
+    throw;
+  }
+  if (step != 0) {
+    StepTiming t;
+    t.fixture = annotation;
+    t.step = prof.step_number();
+    t.range_id = step;
+    t.event_ns = ns;
+    t.launches = spec.launches;
+    prof.add_step_timing(std::move(t));
+  }
+  prof.end_step();
+  return {ns, step != 0};
+}
+
+bool gpu_settled(const GpuClockSample& g, double power_limit_w) {
+  constexpr std::uint64_t kSwPowerCap = 0x4;  // nvml.h nvmlClocksEventReasonSwPowerCap
+  if (!g.valid || !(power_limit_w > 0)) return true;
+  return g.power_w < 0.95 * power_limit_w || (g.throttle_reasons & kSwPowerCap) != 0;
+}
+
+namespace {
+
+GpuClockSample read_gpu(const MeasureConfig& cfg) {
+  if (!cfg.read_gpu) {
+    GpuClockSample g;
+    g.error = "NVML not available";
+    return g;
+  }
+  return cfg.read_gpu();
+}
+
+struct WarmupResult {
+  int samples = 0;
+  double seconds = 0;
+  bool steady = false;
+};
+
+/// Warm-up until steady (WarmupConfig). The power check matters for GEMMs on the H200: they start
+/// at the 1980 MHz boost clock, stable for about a second, until the 700 W cap pulls the clock to
+/// about 1575 MHz and the time up by 12% (results/h200/timing-2026-11-29).
+template <class Sample>
+WarmupResult warm_up(Sample&& sample, const MeasureConfig& cfg) {
+  const WarmupConfig& w = cfg.warmup_config;
+  const double t0 = cfg.now();
+  WarmupResult r;
+  double previous = -1;
+  for (;;) {
+    std::vector<double> window;
+    const double w0 = cfg.now();
+    while (window.size() < 3 || cfg.now() - w0 < w.window_s) {
+      window.push_back(sample());
+      ++r.samples;
+    }
+    const double median = compute_stats(window).median;
+    r.seconds = cfg.now() - t0;
+    if (previous > 0 && r.seconds >= w.min_s && std::fabs(median - previous) <= w.tolerance * previous &&
+        gpu_settled(read_gpu(cfg), cfg.power_limit_w)) {
+      r.steady = true;
+      return r;
+    }
+    if (r.seconds >= w.max_s) return r;
+    previous = median;
+  }
+}
+
+}  // namespace
+
+Measurement measure(const std::vector<std::function<void()>>& launches, Profiler& prof, SampleDevice& dev,
+                    const std::string& annotation, const std::string& op_name, const MeasureConfig& cfg) {
+  if (launches.empty()) throw std::invalid_argument("measure: no instance to launch");
+  if (cfg.mode != "hot" && cfg.mode != "cold") throw std::invalid_argument("measure: mode must be hot or cold");
+  auto interrupt = [&] {
+    if (cfg.check_interrupt) cfg.check_interrupt();
+  };
+  Measurement m;
+  FixtureTiming& t = m.timing;
+  t.mode = cfg.mode;
+  t.blocking = dev.blocking();
+  t.rotation = static_cast<int>(launches.size());
+  t.max_noise = cfg.stopping.max_noise;
+  t.min_samples = cfg.stopping.min_samples;
+  t.min_time_s = cfg.stopping.min_time_s;
+  t.max_time_s = cfg.stopping.max_time_s;
+  SampleSpec spec;
+  spec.flush = cfg.mode == "cold";
+  spec.delay_ns = cfg.delay_ns;
+  if (cfg.mode == "hot") {
+    if (cfg.batch > 0) {
+      spec.launches = cfg.batch;
+    } else {
+      // Probe: median of three unrecorded single-launch samples sizes the batch.
+      std::vector<double> probe;
+      prof.begin_fixture(Schedule{3, 0, 1});
+      SampleSpec single = spec;
+      single.launches = 1;
+      for (int i = 0; i < 3; ++i) {
+        interrupt();
+        probe.push_back(static_cast<double>(timed_sample(launches[0], prof, dev, annotation, "probe", single).event_ns));
+      }
+      spec.launches = auto_batch(compute_stats(probe).median);
+    }
+  }
+  t.launches_per_sample = spec.launches;
+  if (cfg.warmup) {
+    std::size_t k = 0;
+    prof.begin_fixture(Schedule{std::numeric_limits<int>::max() / 2, 0, 1});  // nothing recorded
+    const WarmupResult wr = warm_up(
+        [&] {
+          interrupt();
+          const auto& launch = launches[k++ % launches.size()];
+          return static_cast<double>(timed_sample(launch, prof, dev, annotation, op_name, spec).event_ns) /
+                 spec.launches;
+        },
+        cfg);
+    m.warmup_s = wr.seconds;
+    t.warmed_up = wr.steady;
+  }
+  t.gpu_before = read_gpu(cfg);
+
+  prof.begin_fixture(cfg.schedule);
+  StoppingRule rule(cfg.stopping);
+  const double t0 = cfg.now();
+  const int scheduled = cfg.schedule.total();
+  for (std::size_t i = 0;; ++i) {
+    interrupt();
+    const TimedCall call = timed_sample(launches[i % launches.size()], prof, dev, annotation, op_name, spec);
+    const double per_launch = static_cast<double>(call.event_ns) / spec.launches;
+    t.samples_ns.push_back(per_launch);
+    rule.add(per_launch, cfg.now() - t0);
+    if (rule.state() != StoppingRule::State::Continue && static_cast<int>(i + 1) >= scheduled) break;
+  }
+  t.sampling_s = cfg.now() - t0;
+  t.gpu_after = read_gpu(cfg);
+  t.stop = to_string(rule.state());
+  m.stats = compute_stats(t.samples_ns);
+  m.converged = rule.state() == StoppingRule::State::Converged;
+  t.early_slowdown = early_slowdown(t.samples_ns);
+  t.cold_start = !t.warmed_up && std::fabs(t.early_slowdown) > 0.02;
+  return m;
+}
+
+}  // namespace xb

@@ -1,0 +1,125 @@
+// The sampling core: the one loop that times any work for every bench command (run, sweep,
+// calibrate, qualify, ab, overhead, tune-add). Hot mode (back-to-back calls per sample, batch
+// sized automatically), cold mode (L2 flushed and inputs rotated before each one-call sample),
+// warm-up until steady, the noise-based stopping rule, NVML before/after, and one profiler step
+// per sample holding the cudaEvent interval that the validator pairs with CUPTI's records.
+//
+// The device is reached only through SampleDevice (the CUDA implementation is
+// make_cuda_sample_device), so the loop is tested on the CPU with a fake device and a fake clock
+// (tests/cpu/test_measure.cpp). Units: ns for every time, s for wall-clock budgets.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "profiler/profiler.h"
+#include "profiler/raw_records.h"
+#include "profiler/stats.h"
+
+namespace xb {
+
+class BlockingKernel;
+class DeviceBuffer;
+
+/// What one sample needs from the device, in the order the core calls it:
+/// hold, [flush_l2], record_start, (calls), record_stop, release_and_wait_ns.
+class SampleDevice {
+ public:
+  virtual ~SampleDevice() = default;
+  /// True when hold() queues a blocking kernel (the launch gap then stays outside the interval).
+  virtual bool blocking() const = 0;
+  /// Holds the stream (blocking kernel) so that everything queued next starts together.
+  virtual void hold() = 0;
+  /// Overwrites a buffer of at least the L2's size (cold mode), outside the event interval.
+  virtual void flush_l2() = 0;
+  virtual void record_start() = 0;
+  virtual void record_stop() = 0;
+  /// A known delay of `ns` on the stream (a spin kernel: bench --slow-fixture).
+  virtual void delay(std::int64_t ns) = 0;
+  /// Releases the hold, waits for the stop event and returns the start-stop interval, ns.
+  /// Throws std::runtime_error when the blocking kernel timed out or the interval is not positive.
+  virtual std::int64_t release_and_wait_ns() = 0;
+  /// Gives the stream back after a failure (never throws).
+  virtual void abandon() noexcept = 0;
+};
+
+/// The CUDA SampleDevice on `stream`: cudaEvent pairs, `blocking` (null: --no-blocking) and
+/// `flush` (null: no cold mode) owned by the caller and outliving the device.
+std::unique_ptr<SampleDevice> make_cuda_sample_device(cudaStream_t stream, BlockingKernel* blocking,
+                                                      const DeviceBuffer* flush);
+
+/// One timed sample.
+struct SampleSpec {
+  int launches = 1;            ///< calls between the events
+  bool flush = false;          ///< flush the L2 before the start event (cold mode)
+  std::int64_t delay_ns = 0;   ///< > 0: a spin delay after each call, in an "xb::delay" CPU op range
+};
+
+/// Result of one timed sample.
+struct TimedCall {
+  std::int64_t event_ns = 0;  ///< cudaEvent interval, ns (all launches of the sample)
+  bool recorded = false;      ///< the sample was an active (recorded) profiler step
+};
+
+/// One sample inside the profiler's next step: hold, [flush], start event, `spec.launches` calls
+/// of `launch` each in its own `op_name` CPU op range inside one `annotation` range, stop event,
+/// release. Active steps get a "ProfilerStep#N" range and their StepTiming added to the session.
+/// Throws std::invalid_argument for spec.launches < 1, and what `launch` or the device throws
+/// (the step is closed and the stream given back first).
+TimedCall timed_sample(const std::function<void()>& launch, Profiler& prof, SampleDevice& dev,
+                       const std::string& annotation, const std::string& op_name, const SampleSpec& spec);
+
+/// Seconds on a monotonic clock; the core's only time source (a fake in the CPU tests).
+using Seconds = std::function<double()>;
+/// std::chrono::steady_clock in seconds.
+Seconds steady_seconds();
+
+/// Warm-up budget: unrecorded samples in windows of at least `window_s` (and 3 samples), until two
+/// window medians differ by at most `tolerance` after at least `min_s` and the GPU's power state
+/// has settled; at most `max_s` (then not steady). bench --warmup: 0.25, 0.5, 5, 0.5%.
+struct WarmupConfig {
+  double window_s = 0.25;
+  double min_s = 0.5;
+  double max_s = 5.0;
+  double tolerance = 0.005;
+};
+
+/// How one fixture is measured.
+struct MeasureConfig {
+  std::string mode = "hot";        ///< "hot": batched calls per sample; "cold": flush + one call
+  int batch = 0;                   ///< hot mode launches per sample; 0 = auto_batch of a probe
+  bool warmup = false;             ///< warm up until steady before anything is recorded
+  WarmupConfig warmup_config;
+  Schedule schedule;               ///< wait / warmup / active profiler steps, at least
+  StoppingRule::Config stopping;   ///< then until the noise target or max_time_s
+  std::int64_t delay_ns = 0;       ///< --slow-fixture
+  std::function<GpuClockSample()> read_gpu;  ///< NVML snapshot; empty: not read
+  double power_limit_w = 0;        ///< NVML enforced power limit, W (0 = unknown)
+  std::function<void()> check_interrupt;     ///< called before every sample; throws to stop
+  Seconds now = steady_seconds();  ///< the clock of the budgets above
+};
+
+/// What measure() found.
+struct Measurement {
+  FixtureTiming timing;       ///< everything events.json and summary.md report of the sampling
+  SampleStats stats;          ///< of timing.samples_ns (per call)
+  double warmup_s = 0;        ///< wall time of the warm-up (0 without --warmup)
+  bool converged = false;     ///< the noise target was met
+};
+
+/// Measures one fixture: `launches[i]` enqueues one call of rotation copy i (one copy in hot
+/// mode; cold mode uses them in turn). Records its steps in `prof` under `annotation` >
+/// `op_name`. Throws what timed_sample throws, and what `check_interrupt` throws.
+Measurement measure(const std::vector<std::function<void()>>& launches, Profiler& prof, SampleDevice& dev,
+                    const std::string& annotation, const std::string& op_name, const MeasureConfig& cfg);
+
+/// The GPU's power state is settled unless it draws at least 95% of its power limit without the
+/// power cap engaged yet (NVML SwPowerCap): then the clock is about to drop. True without NVML.
+bool gpu_settled(const GpuClockSample& g, double power_limit_w);
+
+}  // namespace xb

@@ -1,0 +1,247 @@
+#include "bench/core/run_dir.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <chrono>
+#include <ctime>
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <fstream>
+#include <map>
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/cli/cli.h"
+#include "profiler/atomic_file.h"
+#include "profiler/event_model.h"
+#include "profiler/session_io.h"
+#include "profiler/step_metrics.h"
+#include "profiler/stats.h"
+#include "profiler/table.h"
+#include "profiler/trace_export.h"
+#include "validate/validator.h"
+
+namespace xb {
+namespace fs = std::filesystem;
+
+std::string utc_time(const char* format) {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[64];
+  const std::size_t n = std::strftime(text, sizeof text, format, &utc);
+  return std::string(text, n);
+}
+
+fs::path default_run_dir() {
+  return fs::path("results") / "runs" / (utc_time("%Y%m%d-%H%M%S") + "-" + std::to_string(::getpid()));
+}
+
+namespace {
+
+/// Proves that folders can be created in `folder` by creating one and removing it. Throws
+/// UsageError naming `dir` (the output folder asked for).
+void probe_writable(const fs::path& folder, const fs::path& dir) {
+  std::string name = (folder / ".crossbench-probe-XXXXXX").string();
+  if (::mkdtemp(name.data()) == nullptr) {
+    const int err = errno;
+    if (folder == dir) throw UsageError("output folder '" + dir.string() + "' is not writable: " + std::strerror(err));
+    throw UsageError("cannot create output folder '" + dir.string() + "' in '" + folder.string() + "': " + std::strerror(err));
+  }
+  ::rmdir(name.c_str());
+}
+
+}  // namespace
+
+void check_run_dir(const fs::path& dir) {
+  std::error_code ec;
+  const fs::file_status st = fs::symlink_status(dir, ec);
+  if (fs::exists(st)) {
+    if (!fs::is_directory(fs::status(dir, ec))) throw UsageError("output '" + dir.string() + "' exists and is not a folder");
+    const bool empty = fs::is_empty(dir, ec);
+    if (ec) throw UsageError("output folder '" + dir.string() + "' cannot be read: " + ec.message());
+    if (!empty) throw UsageError("output folder '" + dir.string() + "' already exists and is not empty");
+    probe_writable(dir, dir);
+    return;
+  }
+  // The nearest existing parent must be a folder we can create folders in.
+  fs::path parent = dir.parent_path();
+  while (!parent.empty() && !fs::exists(fs::symlink_status(parent, ec))) parent = parent.parent_path();
+  if (parent.empty()) parent = ".";
+  if (!fs::is_directory(fs::status(parent, ec))) {
+    throw UsageError("cannot create output folder '" + dir.string() + "': '" + parent.string() + "' is not a folder");
+  }
+  probe_writable(parent, dir);
+}
+
+void create_run_dir(const fs::path& dir) {
+  check_run_dir(dir);
+  std::error_code ec;
+  const bool existed = fs::exists(dir, ec);
+  if (existed && !fs::is_directory(dir, ec)) {
+    throw UsageError("output '" + dir.string() + "' exists and is not a folder");
+  }
+  if (existed && !fs::is_empty(dir, ec)) {
+    throw UsageError("output folder '" + dir.string() + "' already exists and is not empty");
+  }
+  // The topmost folder this call creates, so that a failure removes everything it created.
+  fs::path created;
+  if (!existed) {
+    for (fs::path p = dir; !p.empty() && !fs::exists(fs::symlink_status(p, ec)); p = p.parent_path()) created = p;
+  }
+  const auto remove_created = [&] {
+    if (created.empty()) return;
+    for (fs::path p = dir;; p = p.parent_path()) {
+      fs::remove(p, ec);  // only removes empty folders
+      if (p == created || p.empty()) break;
+    }
+  };
+  if (!existed && !fs::create_directories(dir, ec) && ec) {
+    remove_created();
+    throw UsageError("cannot create output folder '" + dir.string() + "': " + ec.message());
+  }
+  // Claim the folder with a marker created exclusively (two runs given the same folder cannot
+  // both get it); this also proves it is writable before a long GPU run starts.
+  const fs::path claim = dir / ".crossbench-claim";
+  const int fd = ::open(claim.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644);
+  if (fd < 0) {
+    const int err = errno;
+    remove_created();
+    if (err == EEXIST) {
+      throw UsageError("output folder '" + dir.string() + "' is being written by another run");
+    }
+    throw UsageError("output folder '" + dir.string() + "' is not writable: " + std::strerror(err));
+  }
+  ::close(fd);
+}
+
+void release_run_dir(const fs::path& dir) {
+  std::error_code ec;
+  fs::remove(dir / ".crossbench-claim", ec);
+}
+
+void abandon_run_dir(const fs::path& dir) noexcept {
+  release_run_dir(dir);
+  std::error_code ec;
+  fs::remove(dir, ec);  // only removes an empty folder
+}
+
+void write_events_json(const RawSession& raw, std::ostream& out) {
+  nlohmann::json doc;
+  doc["crossbench"] = meta_block(raw.meta, "events");
+  nlohmann::json fixtures = nlohmann::json::array();
+  for (const FixtureInfo& f : raw.fixtures) {
+    nlohmann::json steps = nlohmann::json::array();
+    std::vector<std::int64_t> times;
+    for (const StepTiming& t : raw.event_timings) {
+      if (t.fixture != f.name) continue;
+      steps.push_back({{"step", t.step}, {"range_id", t.range_id}, {"event_ns", t.event_ns}, {"launches", t.launches}});
+      times.push_back(t.event_ns);
+    }
+    nlohmann::json fj = fixture_json(f);
+    fj["steps"] = std::move(steps);
+    fj["median_ns"] = median_of(times);
+    if (!f.timing.mode.empty() && !f.timing.samples_ns.empty()) {
+      // Statistics of every sample (per call, ns), computed here from the raw samples.
+      const SampleStats st = compute_stats(f.timing.samples_ns);
+      fj["stats"] = {{"count", st.count}, {"median_ns", st.median}, {"min_ns", st.min},   {"max_ns", st.max},
+                     {"mean_ns", st.mean},  {"stddev_ns", st.stddev}, {"mad_ns", st.mad}, {"q1_ns", st.q1},
+                     {"q3_ns", st.q3},      {"rsd", st.rsd()}};
+      fj["noisy"] = f.timing.stop != "converged";
+      fj["throttled"] = f.timing.gpu_before.throttled || f.timing.gpu_after.throttled;
+    }
+    fixtures.push_back(std::move(fj));
+  }
+  doc["fixtures"] = std::move(fixtures);
+  out << doc.dump(1) << '\n';
+}
+
+namespace {
+
+void write_summary(const RawSession& raw, const ValidationReport& report, std::ostream& out) {
+  const Session session = build_session(raw);
+  const std::vector<StepMetrics> steps = step_metrics(session);
+  const std::string gpu = raw.meta.devices.empty() ? "unknown GPU" : raw.meta.devices[0].name;
+  out << "# crossbench run\n\n";
+  out << fmt::format("- GPU: {}{}\n- recorded: {}\n- CUDA driver {}, runtime {}, CUPTI {}, cuBLAS {}\n",
+                     gpu, raw.meta.gpu.uuid.empty() ? "" : " (" + raw.meta.gpu.uuid + ")", raw.meta.created_utc,
+                     raw.meta.cuda_driver_version, raw.meta.cuda_runtime_version, raw.meta.cupti_version,
+                     raw.meta.cublas_version);
+  out << fmt::format("- schedule: wait {}, warmup {}, active {}; dropped records: {}\n\n",
+                     raw.meta.schedule_wait, raw.meta.schedule_warmup, raw.meta.schedule_active,
+                     raw.meta.dropped_records);
+  out << "| fixture | verified (rel. error) | samples | noise (RSD) | noise target met | cudaEvent per call (us) | "
+         "CUPTI span per call (us) | event - span (us) | CUPTI kernel sum per call (us) | TFLOP/s | GB/s |\n";
+  out << "| --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+  for (const FixtureInfo& f : raw.fixtures) {
+    std::vector<double> ev, span, sum;
+    for (const StepMetrics& m : step_metrics_of(steps, f.name)) {
+      ev.push_back(m.event_per_call_ns());
+      span.push_back(m.span_per_call_ns());
+      sum.push_back(m.device_per_call_ns());
+    }
+    const auto median = [](const std::vector<double>& v) { return v.empty() ? 0.0 : compute_stats(v).median; };
+    const double event_ns = median(ev), span_ns = median(span), kernel_ns = median(sum);
+    const double tflops = kernel_ns > 0 ? f.flops / kernel_ns / 1e3 : 0.0;  // flop/ns / 1e3 = TFLOP/s
+    const double gbps = kernel_ns > 0 ? f.bytes / kernel_ns : 0.0;          // byte/ns = GB/s
+    const SampleStats st = compute_stats(f.timing.samples_ns);
+    const std::string met = f.timing.stop.empty() ? "-" : f.timing.stop == "converged" ? "yes" : "NO (" + f.timing.stop + ")";
+    out << fmt::format("| {} | {} ({:.2e}) | {} | {:.2f}% | {} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.1f} | {:.1f} |\n",
+                       f.name, f.verified ? "yes" : "NO", f.max_rel_error, st.count, st.rsd() * 100, met,
+                       event_ns / 1e3, span_ns / 1e3, (event_ns - span_ns) / 1e3, kernel_ns / 1e3, tflops, gbps);
+  }
+  out << "\nPer call: each recorded step's figure divided by the calls it made (hot mode queues a batch\n"
+         "back to back), median over the recorded steps. Samples and noise: every sample of the stopping\n"
+         "rule (docs/metrics.md). cudaEvent: the event interval. CUPTI span: first device activity start to\n"
+         "last end in the step; \"event - span\" is the quantity the event_vs_cupti check bounds (the time\n"
+         "from the start event to the first activity and from the last to the stop event). CUPTI kernel\n"
+         "sum: the activities' own durations (gaps between calls excluded); TFLOP/s and GB/s use it.\n";
+  out << "\n## Validation\n\n";
+  print_summary(report, out);
+}
+
+}  // namespace
+
+void write_run_outputs(const RawSession& raw, const fs::path& dir) {
+  write_file_atomic(dir / "raw_session.json", [&](std::ostream& o) { write_raw_session(raw, o); });
+  write_file_atomic(dir / "events.json", [&](std::ostream& o) { write_events_json(raw, o); });
+  write_file_atomic(dir / "trace_only.json", [&](std::ostream& o) { write_trace_only(raw, o); });
+  const Session session = build_session(raw);
+  const Table table = build_table(session);
+  write_file_atomic(dir / "table.txt", [&](std::ostream& o) { write_table_text(table, o); });
+  write_file_atomic(dir / "table.json",
+                    [&](std::ostream& o) { write_table_json(table, raw.meta, o); });
+  write_file_atomic(dir / "full.json", [&](std::ostream& o) { write_full_trace(session, o); });
+}
+
+int validate_and_report(const fs::path& dir, std::ostream& out) {
+  const ValidationReport report = validate_run_dir(dir);
+  write_report_json(report, dir / "validation.json");
+  const RawSession raw = read_raw_session(dir / "raw_session.json");
+  write_file_atomic(dir / "summary.md", [&](std::ostream& o) { write_summary(raw, report, o); });
+  print_summary(report, out);
+  return report.passed() ? 0 : 1;
+}
+
+int replay_session(const fs::path& file, const fs::path& dir, std::ostream& out) {
+  check_run_dir(dir);  // a bad --out first, before a possibly long read
+  const RawSession raw = read_raw_session(file);  // read and check before creating anything
+  try {
+    (void)build_session(raw);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(file.string() + ": " + e.what());
+  }
+  create_run_dir(dir);
+  write_run_outputs(raw, dir);
+  release_run_dir(dir);
+  out << "replayed " << file.string() << " into " << dir.string() << "\n";
+  return validate_and_report(dir, out);
+}
+
+}  // namespace xb

@@ -1,0 +1,517 @@
+// Inputs of `bench qualify` (see qualify_files.h; formats in docs/formats.md, "Qualification").
+#include "bench/qualify/qualify_files.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <initializer_list>
+#include <iostream>
+#include <limits>
+#include <set>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/cli/cli.h"
+#include "bench/core/run_dir.h"
+#include "kernels/workload.h"
+#include "profiler/session_io.h"
+#include "profiler/stats.h"
+
+namespace xb {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+/// Keeps a message on one line: control characters (a JSON parser quoting a newline it read, ...)
+/// become spaces, and it is cut at 400 characters.
+std::string one_line(std::string text) {
+  for (char& c : text) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  }
+  if (text.size() > 400) text = text.substr(0, 397) + "...";
+  return text;
+}
+
+[[noreturn]] void fail(const std::string& where, const std::string& what) {
+  throw InputError(one_line(where + ": " + what));
+}
+
+/// Quotes a value read from the input for a message (cut, one line).
+std::string quote_input(const std::string& s) {
+  return "'" + (s.size() > 60 ? s.substr(0, 57) + "..." : s) + "'";
+}
+
+json parse_json(std::string_view text, const std::string& where) {
+  try {
+    return json::parse(text.begin(), text.end());
+  } catch (const json::exception& e) {
+    fail(where, std::string("not JSON: ") + e.what());
+  }
+}
+
+const json& need(const json& obj, const char* key, const std::string& where) {
+  const auto it = obj.find(key);
+  if (it == obj.end()) fail(where, fmt::format("missing key \"{}\"", key));
+  return *it;
+}
+
+const json& need_object(const json& obj, const char* key, const std::string& where) {
+  const json& v = need(obj, key, where);
+  if (!v.is_object()) fail(where, fmt::format("\"{}\" is not an object", key));
+  return v;
+}
+
+std::string need_string(const json& obj, const char* key, const std::string& where) {
+  const json& v = need(obj, key, where);
+  if (!v.is_string()) fail(where, fmt::format("\"{}\" is not a string", key));
+  return v.get<std::string>();
+}
+
+bool need_bool(const json& obj, const char* key, const std::string& where) {
+  const json& v = need(obj, key, where);
+  if (!v.is_boolean()) fail(where, fmt::format("\"{}\" is not true or false", key));
+  return v.get<bool>();
+}
+
+double need_number(const json& obj, const char* key, const std::string& where) {
+  const json& v = need(obj, key, where);
+  if (!v.is_number()) fail(where, fmt::format("\"{}\" is not a number", key));
+  const double d = v.get<double>();
+  if (!std::isfinite(d)) fail(where, fmt::format("\"{}\" is not finite", key));
+  return d;
+}
+
+/// An integer in [lo, hi] (no fraction, no exponent form that parses as a float).
+std::int64_t need_int(const json& obj, const char* key, const std::string& where, std::int64_t lo, std::int64_t hi) {
+  const json& v = need(obj, key, where);
+  if (!v.is_number_integer()) fail(where, fmt::format("\"{}\" is not an integer", key));
+  if (v.is_number_unsigned()) {
+    const auto u = v.get<std::uint64_t>();
+    if (u > static_cast<std::uint64_t>(hi) || (lo > 0 && u < static_cast<std::uint64_t>(lo))) {
+      fail(where, fmt::format("\"{}\" = {} is out of range [{}, {}]", key, u, lo, hi));
+    }
+    return static_cast<std::int64_t>(u);
+  }
+  const auto i = v.get<std::int64_t>();
+  if (i < lo || i > hi) fail(where, fmt::format("\"{}\" = {} is out of range [{}, {}]", key, i, lo, hi));
+  return i;
+}
+
+/// Only these keys may appear in `obj` (user-written files: a typo must not be ignored).
+void only_keys(const json& obj, std::initializer_list<const char*> keys, const std::string& where) {
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    bool known = false;
+    for (const char* k : keys) known = known || it.key() == k;
+    if (!known) fail(where, fmt::format("unknown key {}", quote_input(it.key())));
+  }
+}
+
+/// crossbench {"format": format, "version": 1}.
+void check_header(const json& doc, const char* format, const std::string& where) {
+  if (!doc.is_object()) fail(where, "not a JSON object");
+  const json& cb = need_object(doc, "crossbench", where);
+  const std::string f = need_string(cb, "format", where + ": crossbench");
+  if (f != format) fail(where, fmt::format("crossbench.format is {}, expected \"{}\"", quote_input(f), format));
+  const std::int64_t v = need_int(cb, "version", where + ": crossbench", 0, std::numeric_limits<std::int64_t>::max());
+  if (v != 1) fail(where, fmt::format("crossbench.version {} is not supported (this bench reads version 1)", v));
+}
+
+std::string check_mode(const std::string& mode, const std::string& where) {
+  if (mode != "hot" && mode != "cold") fail(where, fmt::format("unknown mode {} (choose hot or cold)", quote_input(mode)));
+  return mode;
+}
+
+/// Reads the optional stopping keys of `obj` into `s`.
+void read_stopping(const json& obj, SuiteStopping& s, const std::string& where) {
+  if (!obj.is_object()) fail(where, "\"stopping\" is not an object");
+  only_keys(obj, {"max_noise_pct", "min_samples", "min_time_s", "max_time_s"}, where);
+  if (obj.contains("max_noise_pct")) s.max_noise_pct = need_number(obj, "max_noise_pct", where);
+  if (obj.contains("min_samples")) s.min_samples = static_cast<int>(need_int(obj, "min_samples", where, 10, 1000000));
+  if (obj.contains("min_time_s")) s.min_time_s = need_number(obj, "min_time_s", where);
+  if (obj.contains("max_time_s")) s.max_time_s = need_number(obj, "max_time_s", where);
+  if (!(s.max_noise_pct > 0 && s.max_noise_pct <= 100)) fail(where, "max_noise_pct must be in (0, 100]");
+  if (!(s.min_time_s >= 0 && s.min_time_s <= 600)) fail(where, "min_time_s must be in [0, 600]");
+  if (!(s.max_time_s > 0 && s.max_time_s <= 3600)) fail(where, "max_time_s must be in (0, 3600]");
+  if (s.max_time_s < s.min_time_s) fail(where, "max_time_s must be at least min_time_s");
+}
+
+GpuClockSample parse_sample(const json& obj, const std::string& where) {
+  if (!obj.is_object()) fail(where, "not an object");
+  GpuClockSample s;
+  s.valid = need_bool(obj, "valid", where);
+  constexpr std::int64_t kBig = 1'000'000;
+  s.sm_clock_mhz = static_cast<int>(need_int(obj, "sm_clock_mhz", where, -1, kBig));
+  s.mem_clock_mhz = static_cast<int>(need_int(obj, "mem_clock_mhz", where, -1, kBig));
+  s.temperature_c = static_cast<int>(need_int(obj, "temperature_c", where, -1000, kBig));
+  s.power_w = need_number(obj, "power_w", where);
+  const json& mask = need(obj, "throttle_reasons", where);
+  if (!mask.is_number_unsigned() && !(mask.is_number_integer() && mask.get<std::int64_t>() >= 0)) {
+    fail(where, "\"throttle_reasons\" is not a non-negative integer");
+  }
+  s.throttle_reasons = mask.get<std::uint64_t>();
+  s.throttled = need_bool(obj, "throttled", where);
+  if (obj.contains("error")) s.error = need_string(obj, "error", where);
+  return s;
+}
+
+std::string int_text(long long v) { return std::to_string(v); }
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Suite
+
+std::string SuiteFixture::name() const { return fmt::format("{}/{}/{}", op, dtype, size); }
+std::string SuiteFixture::key() const { return name() + " (" + mode + ")"; }
+
+std::vector<std::string> Suite::modes() const {
+  std::vector<std::string> out;
+  for (const SuiteFixture& f : fixtures) {
+    if (std::find(out.begin(), out.end(), f.mode) == out.end()) out.push_back(f.mode);
+  }
+  return out;
+}
+
+Suite parse_suite(std::string_view text) {
+  const std::string where = "suite";
+  const json doc = parse_json(text, where);
+  check_header(doc, "suite", where);
+  only_keys(doc, {"crossbench", "name", "description", "warmup", "stopping", "fixtures"}, where);
+  Suite s;
+  s.name = need_string(doc, "name", where);
+  if (s.name.empty()) fail(where, "\"name\" is empty");
+  if (doc.contains("description")) s.description = need_string(doc, "description", where);
+  if (doc.contains("warmup")) s.warmup = need_bool(doc, "warmup", where);
+  SuiteStopping defaults;
+  if (doc.contains("stopping")) read_stopping(doc["stopping"], defaults, where + ": stopping");
+  const json& fixtures = need(doc, "fixtures", where);
+  if (!fixtures.is_array()) fail(where, "\"fixtures\" is not an array");
+  if (fixtures.empty()) fail(where, "\"fixtures\" is empty");
+  if (fixtures.size() > 10000) fail(where, fmt::format("{} fixtures (at most 10000)", fixtures.size()));
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < fixtures.size(); ++i) {
+    const std::string at = fmt::format("{}: fixtures[{}]", where, i);
+    const json& f = fixtures[i];
+    if (!f.is_object()) fail(at, "not an object");
+    only_keys(f, {"op", "dtype", "size", "mode", "stopping"}, at);
+    SuiteFixture sf;
+    sf.op = need_string(f, "op", at);
+    sf.dtype = need_string(f, "dtype", at);
+    try {
+      parse_op(sf.op);
+    } catch (const std::invalid_argument&) {
+      fail(at, fmt::format("unknown op {} (choose matmul, add, addmm, addmm_bias1d)", quote_input(sf.op)));
+    }
+    try {
+      parse_dtype(sf.dtype);
+    } catch (const std::invalid_argument&) {
+      fail(at, fmt::format("unknown dtype {} (choose bf16, fp16, fp32)", quote_input(sf.dtype)));
+    }
+    sf.size = need_int(f, "size", at, 1, kMaxSize);
+    sf.mode = check_mode(need_string(f, "mode", at), at);
+    sf.stopping = defaults;
+    if (f.contains("stopping")) read_stopping(f["stopping"], sf.stopping, at + ": stopping");
+    if (!seen.insert(sf.key()).second) fail(at, fmt::format("{} is listed twice", sf.key()));
+    s.fixtures.push_back(std::move(sf));
+  }
+  return s;
+}
+
+Suite read_suite(const fs::path& path) {
+  const std::string text = read_text_file(path);
+  try {
+    return parse_suite(text);
+  } catch (const InputError& e) {
+    throw InputError(path.string() + ": " + e.what());
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Environment
+
+RunEnvironment environment_of(const SessionMeta& meta) {
+  RunEnvironment e;
+  e.gpu_name = meta.devices.empty() ? std::string() : meta.devices.front().name;
+  e.gpu_uuid = meta.gpu.uuid;
+  e.driver_version = meta.gpu.driver_version;
+  e.cuda_driver_version = meta.cuda_driver_version;
+  e.cuda_runtime_version = meta.cuda_runtime_version;
+  e.cublas_version = meta.cublas_version;
+  e.cupti_version = meta.cupti_version;
+  e.power_limit_w = meta.gpu.power_limit_w;
+  e.sm_clock_max_mhz = meta.gpu.sm_clock_max_mhz;
+  e.mem_clock_max_mhz = meta.gpu.mem_clock_max_mhz;
+  e.clocks_at_start = meta.gpu.at_start;
+  e.clocks_at_end = meta.gpu.at_end;
+  return e;
+}
+
+std::vector<EnvironmentDifference> compare_environments(const RunEnvironment& b, const RunEnvironment& n) {
+  std::vector<EnvironmentDifference> out;
+  auto text = [&](const char* what, const std::string& bv, const std::string& nv, bool refuses) {
+    if (!bv.empty() && !nv.empty() && bv != nv) out.push_back({what, bv, nv, refuses});
+  };
+  auto number = [&](const char* what, long long bv, long long nv, bool refuses) {
+    if (bv > 0 && nv > 0 && bv != nv) out.push_back({what, int_text(bv), int_text(nv), refuses});
+  };
+  text("GPU name", b.gpu_name, n.gpu_name, true);
+  text("driver", b.driver_version, n.driver_version, true);
+  number("CUDA driver version", b.cuda_driver_version, n.cuda_driver_version, true);
+  number("CUDA runtime version", b.cuda_runtime_version, n.cuda_runtime_version, true);
+  number("cuBLAS version", b.cublas_version, n.cublas_version, true);
+  text("GPU UUID", b.gpu_uuid, n.gpu_uuid, false);
+  number("CUPTI version", b.cupti_version, n.cupti_version, false);
+  if (b.power_limit_w > 0 && n.power_limit_w > 0 && std::fabs(b.power_limit_w - n.power_limit_w) > 0.5) {
+    out.push_back({"power limit", fmt::format("{:.0f} W", b.power_limit_w), fmt::format("{:.0f} W", n.power_limit_w), false});
+  }
+  number("max SM clock (MHz)", b.sm_clock_max_mhz, n.sm_clock_max_mhz, false);
+  number("max memory clock (MHz)", b.mem_clock_max_mhz, n.mem_clock_max_mhz, false);
+  std::stable_partition(out.begin(), out.end(), [](const EnvironmentDifference& d) { return d.refuses; });
+  return out;
+}
+
+std::string mismatch_line(const std::vector<EnvironmentDifference>& differences, const std::string& baseline_file) {
+  std::string parts;
+  for (const EnvironmentDifference& d : differences) {
+    if (!d.refuses) continue;
+    parts += fmt::format("{}{} '{}' (baseline) vs '{}' (this run)", parts.empty() ? "" : "; ", d.what, d.baseline, d.now);
+  }
+  if (parts.empty()) return "";
+  return one_line(fmt::format("baseline {} was recorded on another GPU or software: {}", baseline_file, parts));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Baseline
+
+const FixtureRecord* Baseline::find(const std::string& key) const {
+  for (const FixtureRecord& f : fixtures) {
+    if (f.key() == key) return &f;
+  }
+  return nullptr;
+}
+
+json environment_json(const RunEnvironment& e, bool full_clocks) {
+  const auto clocks = [&](const GpuClockSample& s) {
+    return full_clocks ? gpu_sample_json(s)
+                       : json{{"valid", s.valid}, {"sm_clock_mhz", s.sm_clock_mhz}, {"throttle_reasons", s.throttle_reasons}};
+  };
+  return json{{"gpu_name", e.gpu_name},
+              {"gpu_uuid", e.gpu_uuid},
+              {"driver_version", e.driver_version},
+              {"cuda_driver_version", e.cuda_driver_version},
+              {"cuda_runtime_version", e.cuda_runtime_version},
+              {"cublas_version", e.cublas_version},
+              {"cupti_version", e.cupti_version},
+              {"power_limit_w", std::isfinite(e.power_limit_w) ? e.power_limit_w : -1.0},
+              {"sm_clock_max_mhz", e.sm_clock_max_mhz},
+              {"mem_clock_max_mhz", e.mem_clock_max_mhz},
+              {"clocks_at_start", clocks(e.clocks_at_start)},
+              {"clocks_at_end", clocks(e.clocks_at_end)}};
+}
+
+void write_baseline_json(const Baseline& b, std::ostream& out) {
+  const RunEnvironment& e = b.environment;
+  const json header{{"format", "baseline"}, {"version", 1}, {"created_utc", b.created_utc}};
+  const json env = environment_json(e, /*full_clocks=*/true);
+  out << "{\"crossbench\": " << header.dump() << ",\n \"suite\": " << json(b.suite).dump()
+      << ",\n \"environment\": " << env.dump() << ",\n \"fixtures\": [";
+  for (std::size_t i = 0; i < b.fixtures.size(); ++i) {
+    const FixtureRecord& f = b.fixtures[i];
+    if (f.samples_ns.empty()) throw std::invalid_argument("baseline: fixture " + f.key() + " has no samples");
+    std::vector<double> samples;
+    samples.reserve(f.samples_ns.size());
+    for (double x : f.samples_ns) {
+      if (!std::isfinite(x)) throw std::invalid_argument("baseline: fixture " + f.key() + " has a non-finite sample");
+      samples.push_back(std::round(x * 1000) / 1000);
+    }
+    const SampleStats st = compute_stats(samples);
+    const json fj{{"name", f.name},
+                  {"op", f.op},
+                  {"dtype", f.dtype},
+                  {"size", f.size},
+                  {"mode", f.mode},
+                  {"flops", f.flops},
+                  {"bytes", f.bytes},
+                  {"launches_per_sample", f.launches_per_sample},
+                  {"warmed_up", f.warmed_up},
+                  {"stop", f.stop},
+                  {"max_noise", f.max_noise},
+                  {"sampling_s", f.sampling_s},
+                  {"throttled", f.gpu_before.throttled || f.gpu_after.throttled},
+                  {"gpu_before", gpu_sample_json(f.gpu_before)},
+                  {"gpu_after", gpu_sample_json(f.gpu_after)},
+                  {"stats",
+                   {{"count", st.count}, {"median_ns", st.median}, {"min_ns", st.min}, {"max_ns", st.max},
+                    {"mean_ns", st.mean}, {"stddev_ns", st.stddev}, {"mad_ns", st.mad}, {"q1_ns", st.q1},
+                    {"q3_ns", st.q3}, {"rsd", st.rsd()}}}};
+    std::string head = fj.dump();
+    head.pop_back();  // the closing brace: samples follow
+    out << (i == 0 ? "\n  " : ",\n  ") << head << ",\n   \"samples_ns\": " << json(samples).dump() << "}";
+  }
+  out << "\n ]}\n";
+}
+
+Baseline parse_baseline(std::string_view text) {
+  const std::string where = "baseline";
+  const json doc = parse_json(text, where);
+  check_header(doc, "baseline", where);
+  Baseline b;
+  b.created_utc = need_string(need(doc, "crossbench", where), "created_utc", where + ": crossbench");
+  b.suite = need_string(doc, "suite", where);
+  const std::string ew = where + ": environment";
+  const json& env = need_object(doc, "environment", where);
+  RunEnvironment& e = b.environment;
+  e.gpu_name = need_string(env, "gpu_name", ew);
+  if (e.gpu_name.empty()) fail(ew, "\"gpu_name\" is empty");
+  e.gpu_uuid = need_string(env, "gpu_uuid", ew);
+  e.driver_version = need_string(env, "driver_version", ew);
+  constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
+  e.cuda_driver_version = static_cast<int>(need_int(env, "cuda_driver_version", ew, 0, kIntMax));
+  e.cuda_runtime_version = static_cast<int>(need_int(env, "cuda_runtime_version", ew, 0, kIntMax));
+  e.cublas_version = static_cast<int>(need_int(env, "cublas_version", ew, 0, kIntMax));
+  e.cupti_version = static_cast<std::uint32_t>(need_int(env, "cupti_version", ew, 0, 0xffffffffLL));
+  e.power_limit_w = need_number(env, "power_limit_w", ew);
+  e.sm_clock_max_mhz = static_cast<int>(need_int(env, "sm_clock_max_mhz", ew, -1, kIntMax));
+  e.mem_clock_max_mhz = static_cast<int>(need_int(env, "mem_clock_max_mhz", ew, -1, kIntMax));
+  e.clocks_at_start = parse_sample(need(env, "clocks_at_start", ew), ew + ": clocks_at_start");
+  e.clocks_at_end = parse_sample(need(env, "clocks_at_end", ew), ew + ": clocks_at_end");
+
+  const json& fixtures = need(doc, "fixtures", where);
+  if (!fixtures.is_array()) fail(where, "\"fixtures\" is not an array");
+  if (fixtures.empty()) fail(where, "\"fixtures\" is empty");
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < fixtures.size(); ++i) {
+    const std::string at = fmt::format("{}: fixtures[{}]", where, i);
+    const json& f = fixtures[i];
+    if (!f.is_object()) fail(at, "not an object");
+    FixtureRecord r;
+    r.name = need_string(f, "name", at);
+    r.op = need_string(f, "op", at);
+    r.dtype = need_string(f, "dtype", at);
+    r.size = need_int(f, "size", at, 1, kMaxSize);
+    if (r.name != fmt::format("{}/{}/{}", r.op, r.dtype, r.size)) {
+      fail(at, fmt::format("name {} is not op/dtype/size ({}/{}/{})", quote_input(r.name), r.op, r.dtype, r.size));
+    }
+    r.mode = check_mode(need_string(f, "mode", at), at);
+    r.flops = need_number(f, "flops", at);
+    r.bytes = need_number(f, "bytes", at);
+    if (r.flops < 0 || r.bytes < 0) fail(at, "flops and bytes must not be negative");
+    r.launches_per_sample = static_cast<int>(need_int(f, "launches_per_sample", at, 1, 1000000));
+    r.warmed_up = need_bool(f, "warmed_up", at);
+    r.stop = need_string(f, "stop", at);
+    if (r.stop != "converged" && r.stop != "timed out") fail(at, fmt::format("stop {} is not \"converged\" or \"timed out\"", quote_input(r.stop)));
+    r.max_noise = need_number(f, "max_noise", at);
+    r.sampling_s = need_number(f, "sampling_s", at);
+    r.gpu_before = parse_sample(need(f, "gpu_before", at), at + ": gpu_before");
+    r.gpu_after = parse_sample(need(f, "gpu_after", at), at + ": gpu_after");
+    const json& samples = need(f, "samples_ns", at);
+    if (!samples.is_array()) fail(at, "\"samples_ns\" is not an array");
+    if (samples.empty()) fail(at, "\"samples_ns\" is empty");
+    r.samples_ns.reserve(samples.size());
+    for (std::size_t k = 0; k < samples.size(); ++k) {
+      if (!samples[k].is_number()) fail(at, fmt::format("samples_ns[{}] is not a number", k));
+      const double x = samples[k].get<double>();
+      if (!std::isfinite(x) || !(x > 0)) fail(at, fmt::format("samples_ns[{}] = {} is not a positive finite number", k, x));
+      r.samples_ns.push_back(x);
+    }
+    const json& stats = need_object(f, "stats", at);
+    const std::int64_t count = need_int(stats, "count", at + ": stats", 0, std::numeric_limits<std::int64_t>::max());
+    if (static_cast<std::size_t>(count) != r.samples_ns.size()) {
+      fail(at, fmt::format("stats.count {} is not the number of samples ({})", count, r.samples_ns.size()));
+    }
+    const double median = need_number(stats, "median_ns", at + ": stats");
+    const double actual = compute_stats(r.samples_ns).median;
+    if (std::fabs(median - actual) > 1e-6 * std::fabs(actual) + 1e-9) {
+      fail(at, fmt::format("stats.median_ns {} is not the median of the samples ({})", median, actual));
+    }
+    if (!seen.insert(r.key()).second) fail(at, fmt::format("{} is listed twice", r.key()));
+    b.fixtures.push_back(std::move(r));
+  }
+  return b;
+}
+
+Baseline read_baseline(const fs::path& path) {
+  const std::string text = read_text_file(path);
+  try {
+    return parse_baseline(text);
+  } catch (const InputError& e) {
+    throw InputError(path.string() + ": " + e.what());
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Run folders
+
+LoadedRun load_run(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw InputError(dir.string() + ": not a run folder");
+  LoadedRun r;
+  r.dir = dir;
+  r.label = dir.filename().empty() ? dir.parent_path().filename().string() : dir.filename().string();
+  const RawSession raw = read_raw_session(dir / "raw_session.json");
+  r.meta = raw.meta;
+  for (const FixtureInfo& f : raw.fixtures) r.fixtures.push_back(record_of(f));
+  r.validation = validate_run_dir(dir);
+  return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Command line
+
+std::optional<QualifyOptions> parse_qualify_args(int argc, const char* const* argv) {
+  QualifyOptions opt;
+  CLI::App app{"bench qualify: runs a suite, validates every run folder and gates each fixture against a baseline\n"
+               "exit codes: 0 all pass, 1 regression or validation failure, 2 usage or input error, 3 inconclusive only"};
+  app.name("bench qualify");
+  std::string suite, baseline, out;
+  std::vector<std::string> slow, from;
+  double threshold = 0;
+  app.add_option("--suite", suite, "suite file (JSON, docs/formats.md), e.g. results/suites/release.json")->required();
+  app.add_option("--baseline", baseline, "baseline file to compare against (or to write, with --update-baseline)")->required();
+  app.add_option("--out", out, "folder for the run folders and reports (default results/qualify/<UTC time>-<pid>)");
+  app.add_flag("--allow-mismatch", opt.allow_mismatch,
+               "compare against a baseline from another GPU, driver, CUDA or cuBLAS version (every report says so)");
+  app.add_flag("--update-baseline", opt.update_baseline, "write the baseline from this run (atomically) instead of comparing");
+  app.add_option("--threshold", threshold,
+                 "regression threshold, percent, for every fixture (default: 3 for compute- and memory-bound, 10 for overhead-bound)");
+  app.add_option("--slow-fixture", slow, "NAME=US: add a US microsecond delay to every call of fixture NAME (tests the gate)");
+  app.add_option("--from-run", from, "gate these existing run folders instead of running the suite (repeatable)");
+  if (!parse_command_line(app, argc, argv, one_line)) return std::nullopt;
+  if (suite.empty()) throw UsageError("empty --suite file name");
+  if (baseline.empty()) throw UsageError("empty --baseline file name");
+  if (app.count("--out") > 0 && out.empty()) throw UsageError("empty --out folder");
+  opt.suite = suite;
+  opt.baseline = baseline;
+  opt.out = out;
+  if (app.count("--threshold") > 0) {
+    if (!(threshold > 0 && threshold <= 100)) throw UsageError("--threshold must be in (0, 100] percent");
+    opt.threshold_pct = threshold;
+  }
+  for (const std::string& item : slow) {
+    auto [name, us] = parse_slow_fixture(item);
+    if (!opt.slow_fixtures_us.emplace(name, us).second) throw UsageError("--slow-fixture names " + name + " twice");
+  }
+  for (const std::string& d : from) {
+    if (d.empty()) throw UsageError("empty --from-run folder");
+    opt.from_runs.emplace_back(d);
+  }
+  if (opt.update_baseline && !opt.slow_fixtures_us.empty()) {
+    throw UsageError("--slow-fixture cannot be recorded into a baseline (--update-baseline): it is a deliberate delay");
+  }
+  if (!opt.from_runs.empty() && !opt.slow_fixtures_us.empty()) {
+    throw UsageError("--slow-fixture needs a live run; --from-run gates folders already recorded");
+  }
+  return opt;
+}
+
+fs::path default_qualify_dir() {
+  return fs::path("results") / "qualify" / (utc_time("%Y%m%d-%H%M%S") + "-" + std::to_string(::getpid()));
+}
+
+}  // namespace xb

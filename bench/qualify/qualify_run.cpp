@@ -1,0 +1,134 @@
+// `bench qualify` (see qualify_run.h).
+#include "bench/qualify/qualify_run.h"
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+
+#include <iostream>
+#include <optional>
+#include <set>
+
+#include "bench/run/bench_run.h"
+#include "bench/cli/cli.h"
+#include "bench/core/device.h"
+#include "bench/core/gpu_meta.h"
+#include "bench/qualify/qualify_report.h"
+#include "bench/core/run_dir.h"
+#include "kernels/cuda_check.h"
+#include "kernels/nvml_probe.h"
+#include "profiler/session_io.h"
+
+namespace xb {
+
+namespace fs = std::filesystem;
+
+RunEnvironment probe_environment() {
+  int device = 0;
+  XB_CUDA(cudaGetDevice(&device));
+  cudaDeviceProp prop{};
+  XB_CUDA(cudaGetDeviceProperties(&prop, device));
+  // The session meta a recording would carry, read back as a recorded one is (environment_of).
+  SessionMeta meta;
+  meta.devices.emplace_back().name = prop.name;
+  XB_CUDA(cudaDriverGetVersion(&meta.cuda_driver_version));
+  XB_CUDA(cudaRuntimeGetVersion(&meta.cuda_runtime_version));
+  meta.cublas_version = static_cast<int>(cublasLtGetVersion());
+  // No clock snapshots: the environments are compared without them (compare_environments).
+  const Nvml nvml(cuda_device_pci_bus_id(device));
+  meta.gpu = to_gpu_meta(nvml.static_info(), GpuSnapshot{}, GpuSnapshot{});
+  return environment_of(meta);
+}
+
+namespace {
+
+/// Throws UsageError when `now` differs from the baseline's environment in a refusing way and
+/// --allow-mismatch was not given.
+void refuse_mismatch(const QualifyOptions& opt, const Baseline& baseline, const RunEnvironment& now) {
+  const std::string line = mismatch_line(compare_environments(baseline.environment, now), opt.baseline.string());
+  if (line.empty()) return;
+  if (!opt.allow_mismatch) throw UsageError(line + "; rerun with --allow-mismatch to compare anyway");
+  std::cerr << "bench: WARNING: " << line << " (--allow-mismatch: comparing anyway; every report says so)\n";
+}
+
+}  // namespace
+
+int qualify_command(int argc, const char* const* argv) {
+  const std::optional<QualifyOptions> parsed = parse_qualify_args(argc, argv);
+  if (!parsed) return 0;
+  const QualifyOptions& opt = *parsed;
+
+  // Inputs first: a bad suite, baseline or --out costs no GPU time and writes nothing.
+  const Suite suite = read_suite(opt.suite);
+  std::set<std::string> names;
+  for (const SuiteFixture& f : suite.fixtures) names.insert(f.name());
+  for (const auto& slow : opt.slow_fixtures_us) {
+    if (names.count(slow.first) == 0) {
+      throw UsageError("--slow-fixture names " + slow.first + ", which is not a fixture of the suite");
+    }
+  }
+  std::optional<Baseline> baseline;
+  if (opt.update_baseline) {
+    std::error_code ec;
+    if (fs::is_directory(opt.baseline, ec)) throw UsageError("--baseline " + opt.baseline.string() + " is a folder");
+  } else {
+    baseline = read_baseline(opt.baseline);
+    for (const SuiteFixture& f : suite.fixtures) {
+      if (baseline->find(f.key()) == nullptr) {
+        throw InputError(fmt::format("{}: no entry for suite fixture {}; record one with --update-baseline",
+                                     opt.baseline.string(), f.key()));
+      }
+    }
+  }
+  const fs::path dir = opt.out.empty() ? default_qualify_dir() : opt.out;
+  check_run_dir(dir);
+
+  std::vector<LoadedRun> runs;
+  if (opt.from_runs.empty()) {
+    require_cuda_device("bench qualify runs its suite on the GPU (--from-run RUN_DIR gates recorded run folders without one)");
+  }
+  for (const fs::path& d : opt.from_runs) runs.push_back(load_run(d));
+  if (baseline) refuse_mismatch(opt, *baseline, runs.empty() ? probe_environment() : environment_of(runs.front().meta));
+  create_run_dir(dir);
+  // A qualification that fails from here gives its claim back: the folder is removed when nothing
+  // was written into it, and otherwise keeps what was (each run folder is whole or absent).
+  struct Unclaim {
+    const fs::path& dir;
+    bool armed = true;
+    ~Unclaim() {
+      if (armed) abandon_run_dir(dir);
+    }
+  } unclaim{dir};
+  if (opt.from_runs.empty()) {
+    for (const std::string& mode : suite.modes()) {
+      BenchOptions bo;
+      bo.mode = mode;
+      bo.warmup = suite.warmup;
+      bo.out = dir / ("run-" + mode);
+      BenchPlan plan;
+      for (const SuiteFixture& f : suite.fixtures) {
+        if (f.mode != mode) continue;
+        plan.fixtures.push_back({f.op, f.dtype, f.size});
+        StoppingRule::Config rule;
+        rule.min_samples = f.stopping.min_samples;
+        rule.min_time_s = f.stopping.min_time_s;
+        rule.max_time_s = f.stopping.max_time_s;
+        rule.max_noise = f.stopping.max_noise_pct / 100;
+        plan.stopping[f.name()] = rule;
+        const auto slow = opt.slow_fixtures_us.find(f.name());
+        if (slow != opt.slow_fixtures_us.end()) plan.delay_us[f.name()] = slow->second;
+      }
+      std::cout << fmt::format("qualify: suite {}: {} fixture(s) in {} mode into {}\n", suite.name, plan.fixtures.size(),
+                               mode, bo.out.string());
+      // The exit code is not needed: the gate reads the folder back (fixture errors, validation).
+      (void)run_bench(bo, plan, "bench");
+      runs.push_back(load_run(bo.out));
+    }
+  }
+  const int code = finish_qualification(opt, suite, baseline ? &*baseline : nullptr, std::move(runs), dir, std::cout);
+  unclaim.armed = false;
+  release_run_dir(dir);
+  return code;
+}
+
+}  // namespace xb

@@ -1,0 +1,226 @@
+// One `bench` run (see bench_run.h); moved here from bench/cli/main.cpp so that `bench qualify` can
+// run it once per mode of a suite.
+#include "bench/run/bench_run.h"
+
+#include <benchmark/benchmark.h>
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+
+#include <cmath>
+#include <iostream>
+#include <set>
+
+#include "bench/core/device.h"
+#include "bench/core/gpu_meta.h"
+#include "bench/core/interrupt.h"
+#include "bench/core/run_dir.h"
+#include "kernels/blocking.h"
+#include "kernels/cuda_check.h"
+#include "kernels/cuda_raii.h"
+#include "kernels/spin_delay.h"
+#include "kernels/workload.h"
+#include "profiler/nvtx_mirror.h"
+#include "profiler/profiler.h"
+#include "profiler/session_io.h"
+
+namespace xb {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// Bytes in GiB, for messages.
+double gib(std::size_t bytes) { return static_cast<double>(bytes) / 1073741824.0; }
+
+/// Fails with UsageError when there is no usable device or a fixture cannot fit in its memory.
+void check_device(const std::vector<FixtureSpec>& fixtures) {
+  require_cuda_device(
+      "to try crossbench without a GPU, run: build/bench --replay results/sessions/h200-small/raw_session.json");
+  std::size_t free_bytes = 0, total_bytes = 0;
+  XB_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
+  for (const FixtureSpec& f : fixtures) {
+    const BenchmarkDef* def = find_benchmark(f.op);
+    if (def == nullptr || !def->device_bytes) continue;
+    const auto need = static_cast<std::size_t>(def->device_bytes(Point{f.op, f.dtype, f.size}));
+    if (need > free_bytes) {
+      throw UsageError(fmt::format(
+          "size {} does not fit: {} needs {:.2f} GiB of device memory, {:.2f} GiB free of {:.2f} GiB",
+          f.size, fixture_name(f.op, f.dtype, f.size), gib(need), gib(free_bytes), gib(total_bytes)));
+    }
+  }
+}
+
+/// Fails with UsageError when a per-fixture setting names no fixture of the plan, or a fixture
+/// appears twice.
+void check_plan(const BenchPlan& plan) {
+  if (plan.fixtures.empty()) throw UsageError("no fixture to run");
+  std::set<std::string> names;
+  for (const FixtureSpec& f : plan.fixtures) {
+    const std::string name = fixture_name(f.op, f.dtype, f.size);
+    if (!names.insert(name).second) throw UsageError("fixture " + name + " is listed twice in one run");
+  }
+  for (const auto& entry : plan.stopping) {
+    if (names.count(entry.first) == 0) {
+      throw UsageError("a stopping rule names " + entry.first + ", which is not a fixture of this run");
+    }
+  }
+  for (const auto& [name, us] : plan.delay_us) {
+    if (names.count(name) == 0) throw UsageError("--slow-fixture names " + name + ", which is not a fixture of this run");
+    if (!(us > 0) || us * 1e3 > static_cast<double>(kMaxSpinDelayNs)) {
+      throw UsageError(fmt::format("--slow-fixture {}: delay {} us is outside (0, {}] us", name, us, kMaxSpinDelayNs / 1000));
+    }
+  }
+}
+
+/// Clears Google Benchmark's registrations (they point at this run's context) on every exit.
+struct ClearRegistrations {
+  ~ClearRegistrations() { benchmark::ClearRegisteredBenchmarks(); }
+};
+
+}  // namespace
+
+BenchPlan plan_from_options(const BenchOptions& options) {
+  BenchPlan plan;
+  plan.fixtures = fixture_specs(options);
+  plan.delay_us = options.slow_fixtures_us;
+  return plan;
+}
+
+int run_bench(const BenchOptions& opt, const BenchPlan& plan, const char* argv0) {
+  const fs::path dir = opt.out.empty() ? default_run_dir() : opt.out;
+  if (opt.replay) return replay_session(*opt.replay, dir, std::cout);
+  // Everything that needs no GPU first (the plan, the folder, the flags), so that a bad input is
+  // reported as such on any machine; then the device.
+  check_plan(plan);
+  check_run_dir(dir);
+
+  // Google Benchmark: the user's --benchmark_* flags, plus JSON output into the run folder
+  // (written under a partial name, renamed when complete). Flags are checked before the run
+  // folder exists, so a mistyped one leaves nothing behind.
+  const fs::path gb_partial = dir / ".benchmark.json.partial";
+  std::vector<std::string> gb_args{argv0};
+  bool user_out = false;
+  for (const std::string& a : opt.benchmark_args) {
+    user_out = user_out || a.rfind("--benchmark_out=", 0) == 0;
+    gb_args.push_back(a);
+  }
+  if (!user_out) {
+    gb_args.push_back("--benchmark_out=" + gb_partial.string());
+    gb_args.push_back("--benchmark_out_format=json");
+  }
+  std::vector<char*> gb_argv;
+  for (std::string& a : gb_args) gb_argv.push_back(a.data());
+  int gb_argc = static_cast<int>(gb_argv.size());
+  benchmark::Initialize(&gb_argc, gb_argv.data());
+  if (gb_argc > 1) throw UsageError(std::string("unrecognized Google Benchmark flag '") + gb_argv[1] + "'");
+  check_device(plan.fixtures);
+  // Event-only mode (--no-cupti): the same fixtures and events, no CUPTI; validation then reports
+  // the CUPTI checks as not run. The source comes before the run folder, so a missing CUPTI library,
+  // or CUPTI held by another tool, stops the run with nothing written.
+  std::unique_ptr<ActivitySource> source = opt.cupti ? make_cupti_source() : make_null_source();
+  create_run_dir(dir);
+  // Until recording starts the folder holds only its claim: a failure before then (CUDA set-up,
+  // CUPTI refusing to start) takes the folder back, so nothing is left behind.
+  struct Unclaim {
+    const fs::path& dir;
+    bool armed = true;
+    ~Unclaim() {
+      if (armed) abandon_run_dir(dir);
+    }
+  } unclaim{dir};
+
+  Stream stream;
+  BlockingKernel blocking;
+  Profiler profiler(std::move(source));
+  profiler.set_mirror(make_nvtx_mirror());  // Nsight Systems shows the same ranges
+  BenchContext ctx;
+  ctx.profiler = &profiler;
+  ctx.stream = stream.get();
+  MeasureConfig& m = ctx.measure;
+  m.schedule = Schedule{opt.wait_steps, opt.warmup_steps, opt.active_steps};
+  m.warmup = opt.warmup;
+  m.mode = opt.mode;
+  m.batch = opt.batch;
+  m.stopping.min_samples = opt.min_samples;
+  m.stopping.min_time_s = opt.min_time_s;
+  m.stopping.max_time_s = opt.max_time_s;
+  m.stopping.max_noise = opt.max_noise_pct / 100;
+  m.check_interrupt = throw_if_interrupted;
+  ctx.stopping_by_fixture = plan.stopping;
+  for (const auto& [name, us] : plan.delay_us) {
+    ctx.delay_ns_by_fixture[name] = std::llround(us * 1e3);
+    std::cout << fmt::format("note: {} is slowed down on purpose: a {} us spin kernel after every call (--slow-fixture)\n",
+                             name, us);
+  }
+  if (!plan.delay_us.empty()) warm_up_spin_delay(stream.get());  // lazy loading outside any sample
+  int device = 0, l2 = 0;
+  XB_CUDA(cudaGetDevice(&device));
+  XB_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
+  ctx.l2_bytes = static_cast<std::size_t>(l2);
+  DeviceBuffer flush;
+  if (opt.mode == "cold") {
+    // The flush buffer spans twice the L2; one memset first loads the memset kernel (lazy
+    // loading) outside any sample. The copy bandwidth (the better of cudaMemcpyAsync and our copy
+    // kernel) bounds every cold-mode rate.
+    flush = DeviceBuffer(2 * ctx.l2_bytes);
+    XB_CUDA(cudaMemsetAsync(flush.get(), 0, flush.bytes(), stream.get()));
+    XB_CUDA(cudaStreamSynchronize(stream.get()));
+    ctx.copy = measure_copy_bandwidth(stream.get());
+    std::cout << fmt::format("cold mode: L2 {} MiB, flush buffer {} MiB, device-to-device copy {:.0f} GB/s "
+                             "(cudaMemcpyAsync {:.0f} GB/s, copy kernel {:.0f} GB/s; the better bounds cold rates)\n",
+                             ctx.l2_bytes >> 20, flush.bytes() >> 20, ctx.copy.best_bytes_per_ns(),
+                             ctx.copy.memcpy_bytes_per_ns, ctx.copy.kernel_bytes_per_ns);
+  }
+  const std::unique_ptr<SampleDevice> sample_device =
+      make_cuda_sample_device(stream.get(), opt.blocking ? &blocking : nullptr, opt.mode == "cold" ? &flush : nullptr);
+  ctx.device = sample_device.get();
+  // NVML: the GPU's facts and clocks at the start and end of the recording (meta.gpu), and a
+  // snapshot before and after each fixture's sampling (throttle flags).
+  const GpuMetaRecorder gpu_meta;
+  m.read_gpu = [&gpu_meta] { return to_clock_sample(gpu_meta.nvml().snapshot()); };
+  m.power_limit_w = gpu_meta.nvml().static_info().power_limit_w;
+  // The GPU in benchmark.json's context, beside Google Benchmark's host facts (tools/compare.py
+  // and other readers of that file then know what it ran on). Once per process: Google Benchmark
+  // keeps the context across runs and warns about a key added twice (bench qualify runs twice).
+  static bool context_added = false;
+  if (!context_added) {
+    context_added = true;
+    const GpuStaticInfo info = gpu_meta.nvml().static_info();
+    cudaDeviceProp prop{};
+    XB_CUDA(cudaGetDeviceProperties(&prop, device));
+    benchmark::AddCustomContext("gpu_name", prop.name);
+    benchmark::AddCustomContext("gpu_uuid", info.uuid.empty() ? "unknown (" + info.source + ")" : info.uuid);
+    benchmark::AddCustomContext("gpu_driver", info.driver_version.empty() ? "unknown" : info.driver_version);
+    benchmark::AddCustomContext("gpu_sm_clock_max_mhz", std::to_string(info.sm_clock_max_mhz));
+    benchmark::AddCustomContext("gpu_mem_clock_max_mhz", std::to_string(info.mem_clock_max_mhz));
+    benchmark::AddCustomContext("gpu_power_limit_w", fmt::format("{:.0f}", info.power_limit_w));
+  }
+  const ClearRegistrations clear_registrations;
+  register_fixtures(plan.fixtures, ctx);
+
+  // From here a SIGINT/SIGTERM stops between samples; every completed fixture is still written.
+  install_interrupt_handlers();
+  profiler.start();
+  unclaim.armed = false;
+  benchmark::RunSpecifiedBenchmarks();
+  XB_CUDA(cudaDeviceSynchronize());
+  RawSession raw = profiler.stop();
+  raw.meta.created_utc = utc_time("%Y-%m-%dT%H:%M:%SZ");
+  raw.meta.cublas_version = static_cast<int>(cublasLtGetVersion());
+  gpu_meta.fill(raw.meta);
+  benchmark::Shutdown();
+  if (!user_out && fs::exists(gb_partial)) fs::rename(gb_partial, dir / "benchmark.json");
+
+  write_run_outputs(raw, dir);
+  release_run_dir(dir);
+  std::cout << "\nrun folder: " << dir.string() << "\n";
+  const int code = validate_and_report(dir, std::cout);
+  for (const std::string& e : ctx.errors) std::cerr << "bench: fixture failed: " << e << "\n";
+  if (const int sig = interrupt_signal(); sig != 0) {
+    std::cerr << "bench: interrupted by signal " << sig << ": completed fixtures are in " << dir.string() << "\n";
+    return interrupted_exit_code(sig);
+  }
+  return ctx.errors.empty() ? code : 1;
+}
+
+}  // namespace xb

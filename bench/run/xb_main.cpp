@@ -1,0 +1,45 @@
+// xb::main (bench/core/api.h) and the error policy every bench command shares (run_command).
+#include <filesystem>
+#include <iostream>
+#include <string>
+
+#include "bench/cli/cli.h"
+#include "bench/core/api.h"
+#include "bench/core/run_dir.h"
+#include "bench/run/bench_run.h"
+#include "profiler/profiler.h"
+#include "profiler/session_io.h"
+
+namespace xb {
+
+int run_command(const char* argv0, bool cupti_hint, const std::function<int()>& command) {
+  const std::string program = std::filesystem::path(argv0 != nullptr ? argv0 : "bench").filename().string();
+  try {
+    return command();
+  } catch (const UsageError& e) {
+    std::cerr << program << ": error: " << e.what() << "\n";
+    return 2;
+  } catch (const InputError& e) {
+    std::cerr << program << ": error: " << e.what() << "\n";
+    return 2;
+  } catch (const ProfilerError& e) {
+    std::cerr << program << ": error: CUPTI: " << e.what()
+              << (cupti_hint ? " (to time with cudaEvents alone, rerun with --no-cupti)" : "") << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << program << ": error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+int run_main(int argc, char** argv, const std::string& help_footer) {
+  const auto opt = parse_bench_args(argc, argv, help_footer);
+  if (!opt) return 0;
+  return run_bench(*opt, plan_from_options(*opt), argv[0]);
+}
+
+int main(int argc, char** argv) {
+  return run_command(argc > 0 ? argv[0] : nullptr, true, [&] { return run_main(argc, argv, ""); });
+}
+
+}  // namespace xb

@@ -1,0 +1,84 @@
+// A fake ActivitySource for CPU tests (the kineto test seam): a manual clock, and API + kernel
+// record pairs injected at chosen times, tagged with the external id pushed at launch.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "profiler/profiler.h"
+
+namespace xb::test {
+
+/// Fake source with a manual clock; records API + kernel pairs at chosen times.
+class FakeSource : public ActivitySource {
+ public:
+  std::int64_t clock = 1000;
+  std::vector<RawRecord> pending;
+  std::vector<std::uint64_t> stack;
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> tagged;  // external id -> correlation
+  std::uint32_t next_corr = 1;
+
+  void start() override {}
+  std::vector<RawRecord> stop() override { return std::move(pending); }
+  std::uint64_t dropped_records() const override { return 0; }
+  std::int64_t now_ns() const override { return clock; }
+  void push_external_id(std::uint64_t id) override { stack.push_back(id); }
+  void pop_external_id() override { stack.pop_back(); }
+  void describe(SessionMeta& meta) const override { meta.cupti_version = 42; }
+
+  // NVTX ranges as the CUPTI source records them: ids from kSourceRangeIdBase, pushed as
+  // external ids, parent = the innermost open range of either kind.
+  std::vector<HostRange> nvtx;
+  std::vector<std::size_t> nvtx_open;
+  std::vector<HostRange> take_ranges() override { return std::move(nvtx); }
+  std::uint64_t innermost_range() const override { return stack.empty() ? 0 : stack.back(); }
+  void nvtx_push(const std::string& name) {
+    HostRange r;
+    r.id = kSourceRangeIdBase + nvtx.size();
+    r.parent_id = innermost_range();
+    r.name = name;
+    r.start_ns = clock;
+    nvtx.push_back(r);
+    nvtx_open.push_back(nvtx.size() - 1);
+    stack.push_back(r.id);
+    clock += 5;
+  }
+  void nvtx_pop() {
+    nvtx[nvtx_open.back()].end_ns = clock;
+    nvtx_open.pop_back();
+    stack.pop_back();
+    clock += 5;
+  }
+
+  /// A launch call at the current time (10 ns long) and its kernel 100 ns later.
+  void launch(const std::string& kernel) {
+    const std::uint32_t corr = next_corr++;
+    if (!stack.empty()) {
+      RawRecord ext;
+      ext.kind = RawKind::ExternalCorrelation;
+      ext.correlation_id = corr;
+      ext.external_kind = 3;
+      ext.external_id = stack.back();
+      pending.push_back(ext);
+    }
+    RawRecord api;
+    api.kind = RawKind::Runtime;
+    api.name = "cudaLaunchKernel";
+    api.start_ns = clock;
+    api.end_ns = clock + 10;
+    api.correlation_id = corr;
+    pending.push_back(api);
+    RawRecord k;
+    k.kind = RawKind::Kernel;
+    k.name = kernel;
+    k.start_ns = clock + 100;
+    k.end_ns = clock + 150;
+    k.correlation_id = corr;
+    pending.push_back(k);
+    clock += 20;
+  }
+};
+
+}  // namespace xb::test

@@ -1,0 +1,235 @@
+// The sampling core (bench/core/measure.h) without a GPU: a fake SampleDevice whose event
+// interval is a known function of the calls queued, a fake clock, and the fake activity source.
+// Checks hot batching, cold flush + rotation, the stopping rule, warm-up, step timings, failure
+// handling and that the recorded session validates its own step metrics.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "../common/fake_activity_source.h"
+#include "bench/core/measure.h"
+#include "bench/core/sampling.h"
+#include "profiler/event_model.h"
+#include "profiler/step_metrics.h"
+
+namespace xb {
+namespace {
+
+using test::FakeSource;
+
+/// A device whose cudaEvent interval is `overhead_ns` + `per_call_ns` x the calls between the
+/// events (per_call_ns may change over time through `per_call`), advancing a fake clock.
+class FakeDevice : public SampleDevice {
+ public:
+  double now_s = 0;
+  std::int64_t overhead_ns = 2000;
+  std::function<std::int64_t(int sample)> per_call = [](int) { return std::int64_t{1000}; };
+  bool is_blocking = true;
+  int holds = 0, flushes = 0, releases = 0, abandons = 0, samples = 0, calls_in_sample = 0;
+  std::vector<std::string> order;  // hold, flush, start, stop, release for the last sample
+  std::vector<int> calls_per_sample;
+
+  bool blocking() const override { return is_blocking; }
+  void hold() override {
+    ++holds;
+    order = {"hold"};
+    calls_in_sample = 0;
+  }
+  void flush_l2() override {
+    ++flushes;
+    order.push_back("flush");
+  }
+  void record_start() override { order.push_back("start"); }
+  void record_stop() override { order.push_back("stop"); }
+  void delay(std::int64_t) override {}
+  std::int64_t release_and_wait_ns() override {
+    ++releases;
+    order.push_back("release");
+    const std::int64_t ns = overhead_ns + per_call(samples) * calls_in_sample;
+    calls_per_sample.push_back(calls_in_sample);
+    ++samples;
+    now_s += static_cast<double>(ns) * 1e-9 + 1e-3;  // 1 ms of host time per sample
+    return ns;
+  }
+  void abandon() noexcept override { ++abandons; }
+};
+
+struct Rig {
+  FakeSource* src = nullptr;
+  std::unique_ptr<Profiler> prof;
+  FakeDevice dev;
+  MeasureConfig cfg;
+  Rig() {
+    auto owned = std::make_unique<FakeSource>();
+    src = owned.get();
+    prof = std::make_unique<Profiler>(std::move(owned));
+    prof->start();
+    cfg.now = [this] { return dev.now_s; };
+    cfg.schedule = Schedule{1, 1, 5};
+    cfg.stopping.min_samples = 10;
+    cfg.stopping.min_time_s = 0;
+    cfg.stopping.max_time_s = 2;
+    cfg.stopping.max_noise = 0.005;
+  }
+  /// A launch that records one kernel of 1000 ns in the fake source and counts the call.
+  std::function<void()> launch(int* count = nullptr) {
+    return [this, count] {
+      src->launch("kernel");
+      ++dev.calls_in_sample;
+      if (count != nullptr) ++*count;
+    };
+  }
+};
+
+TEST(Measure, HotModeBatchesCallsAndRecordsEveryActiveStep) {
+  Rig r;
+  r.cfg.batch = 4;
+  const Measurement m = measure({r.launch()}, *r.prof, r.dev, "k/fp32/64", "xb::k", r.cfg);
+  EXPECT_EQ(m.timing.mode, "hot");
+  EXPECT_EQ(m.timing.launches_per_sample, 4);
+  EXPECT_TRUE(m.timing.blocking);
+  EXPECT_TRUE(m.converged);
+  EXPECT_EQ(m.timing.stop, "converged");
+  // Every sample: (2000 + 4 x 1000) / 4 = 1500 ns per call.
+  ASSERT_GE(m.timing.samples_ns.size(), 10u);
+  for (double s : m.timing.samples_ns) EXPECT_DOUBLE_EQ(s, 1500.0);
+  EXPECT_DOUBLE_EQ(m.stats.median, 1500.0);
+  EXPECT_EQ(r.dev.flushes, 0);
+  EXPECT_EQ(r.dev.order, (std::vector<std::string>{"hold", "start", "stop", "release"}));
+  for (int c : r.dev.calls_per_sample) EXPECT_EQ(c, 4);
+  const RawSession raw = r.prof->stop();
+  // Only the schedule's active steps are recorded (wait 1, warmup 1, active 5), each with its 4
+  // calls; the samples the stopping rule adds after them are timed, not recorded.
+  ASSERT_EQ(raw.event_timings.size(), 5u);
+  for (const StepTiming& t : raw.event_timings) {
+    EXPECT_EQ(t.fixture, "k/fp32/64");
+    EXPECT_EQ(t.launches, 4);
+    EXPECT_EQ(t.event_ns, 6000);
+  }
+  // Step metrics divide by the batch: one kernel of 50 ns per call in the fake source.
+  const Session s = build_session(raw);
+  const std::vector<StepMetrics> steps = step_metrics(s);
+  ASSERT_EQ(steps.size(), raw.event_timings.size());
+  for (const StepMetrics& st : steps) {
+    EXPECT_EQ(st.activities, 4u);
+    EXPECT_DOUBLE_EQ(st.device_per_call_ns(), 50.0);
+    EXPECT_DOUBLE_EQ(st.event_per_call_ns(), 1500.0);
+  }
+}
+
+TEST(Measure, HotModeWithoutBatchProbesThreeSingleCallsAndSizesTheBatch) {
+  Rig r;
+  r.dev.overhead_ns = 0;
+  r.dev.per_call = [](int) { return std::int64_t{4000}; };
+  const Measurement m = measure({r.launch()}, *r.prof, r.dev, "k/fp32/64", "xb::k", r.cfg);
+  EXPECT_EQ(m.timing.launches_per_sample, auto_batch(4000));
+  ASSERT_GE(r.dev.calls_per_sample.size(), 4u);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(r.dev.calls_per_sample[static_cast<std::size_t>(i)], 1);
+  EXPECT_EQ(r.dev.calls_per_sample[3], auto_batch(4000));
+  // The probe is not recorded.
+  const RawSession raw = r.prof->stop();
+  for (const StepTiming& t : raw.event_timings) EXPECT_EQ(t.launches, auto_batch(4000));
+}
+
+TEST(Measure, ColdModeFlushesBeforeTheStartEventAndRotatesInstances) {
+  Rig r;
+  r.cfg.mode = "cold";
+  int counts[3] = {0, 0, 0};
+  const Measurement m =
+      measure({r.launch(&counts[0]), r.launch(&counts[1]), r.launch(&counts[2])}, *r.prof, r.dev, "k", "xb::k", r.cfg);
+  EXPECT_EQ(m.timing.mode, "cold");
+  EXPECT_EQ(m.timing.launches_per_sample, 1);
+  EXPECT_EQ(m.timing.rotation, 3);
+  EXPECT_EQ(r.dev.flushes, r.dev.samples);
+  EXPECT_EQ(r.dev.order, (std::vector<std::string>{"hold", "flush", "start", "stop", "release"}));
+  // In turn: no instance is used twice before the others.
+  EXPECT_LE(std::max({counts[0], counts[1], counts[2]}) - std::min({counts[0], counts[1], counts[2]}), 1);
+  EXPECT_EQ(counts[0] + counts[1] + counts[2], r.dev.samples);
+}
+
+TEST(Measure, NoisySamplesStopAtMaxTimeAndSayTheTargetWasMissed) {
+  Rig r;
+  r.cfg.batch = 1;
+  r.dev.per_call = [](int i) { return std::int64_t{i % 2 == 0 ? 1000 : 1500}; };  // RSD ~ 20%
+  const Measurement m = measure({r.launch()}, *r.prof, r.dev, "k", "xb::k", r.cfg);
+  EXPECT_FALSE(m.converged);
+  EXPECT_EQ(m.timing.stop, "timed out");
+  EXPECT_GE(m.timing.sampling_s, r.cfg.stopping.max_time_s);
+  EXPECT_LT(m.timing.sampling_s, r.cfg.stopping.max_time_s + 0.01);
+}
+
+TEST(Measure, WarmupRunsUntilSteadyAndRecordsNothing) {
+  Rig r;
+  r.cfg.batch = 2;
+  r.cfg.warmup = true;
+  // Slow for the first 300 samples (clocks ramping), then steady.
+  r.dev.per_call = [](int i) { return std::int64_t{i < 300 ? 3000 - 5 * i : 1000}; };
+  const Measurement m = measure({r.launch()}, *r.prof, r.dev, "k", "xb::k", r.cfg);
+  EXPECT_TRUE(m.timing.warmed_up);
+  EXPECT_GE(m.warmup_s, r.cfg.warmup_config.min_s);
+  EXPECT_LT(m.warmup_s, r.cfg.warmup_config.max_s);
+  EXPECT_FALSE(m.timing.cold_start);
+  for (double s : m.timing.samples_ns) EXPECT_DOUBLE_EQ(s, 2000.0);  // (2000 + 2 x 1000) / 2
+  const RawSession raw = r.prof->stop();
+  EXPECT_EQ(raw.event_timings.size(), 5u);  // the schedule's active steps; warm-up samples: none
+}
+
+TEST(Measure, WarmupWaitsForThePowerCapAndGivesUpAtMaxTime) {
+  Rig r;
+  r.cfg.batch = 1;
+  r.cfg.warmup = true;
+  r.cfg.power_limit_w = 700;
+  r.cfg.read_gpu = [] {
+    GpuClockSample g;
+    g.valid = true;
+    g.power_w = 690;  // >= 95% of the limit, power cap not engaged: about to throttle
+    return g;
+  };
+  const Measurement m = measure({r.launch()}, *r.prof, r.dev, "k", "xb::k", r.cfg);
+  EXPECT_FALSE(m.timing.warmed_up);
+  EXPECT_GE(m.warmup_s, r.cfg.warmup_config.max_s);
+  EXPECT_TRUE(m.timing.gpu_before.valid);
+}
+
+TEST(Measure, AFailingLaunchGivesTheStreamBackAndClosesTheStep) {
+  Rig r;
+  r.cfg.batch = 2;
+  int calls = 0;
+  const auto bad = [&] {
+    if (++calls == 7) throw std::runtime_error("launch failed");
+    r.src->launch("kernel");
+  };
+  EXPECT_THROW(measure({bad}, *r.prof, r.dev, "k", "xb::k", r.cfg), std::runtime_error);
+  EXPECT_EQ(r.dev.abandons, 1);
+  EXPECT_EQ(r.dev.holds, r.dev.releases + 1);
+  EXPECT_TRUE(r.src->stack.empty());  // every range closed, the step ended
+  EXPECT_NO_THROW(r.prof->stop());
+}
+
+TEST(Measure, InterruptCheckStopsBeforeTheNextSample) {
+  Rig r;
+  r.cfg.batch = 1;
+  int checks = 0;
+  r.cfg.check_interrupt = [&] {
+    if (++checks == 5) throw std::runtime_error("interrupted");
+  };
+  EXPECT_THROW(measure({r.launch()}, *r.prof, r.dev, "k", "xb::k", r.cfg), std::runtime_error);
+  EXPECT_EQ(r.dev.samples, 4);
+  EXPECT_EQ(r.dev.abandons, 0);
+}
+
+TEST(Measure, RejectsBadInput) {
+  Rig r;
+  EXPECT_THROW(measure({}, *r.prof, r.dev, "k", "xb::k", r.cfg), std::invalid_argument);
+  r.cfg.mode = "warm";
+  EXPECT_THROW(measure({r.launch()}, *r.prof, r.dev, "k", "xb::k", r.cfg), std::invalid_argument);
+  SampleSpec zero;
+  zero.launches = 0;
+  EXPECT_THROW(timed_sample(r.launch(), *r.prof, r.dev, "k", "xb::k", zero), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace xb
