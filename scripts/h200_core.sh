@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Issue 15 (one measuring core, a public measuring API) on the H200 machine, through the device
+# tool, in two calls that share the warm machine's build-h200:
+#   bash scripts/h200_core.sh core      build, GPU tests, bench --size 64,4096 --warmup (timed),
+#                                       bench sweep --size 64:16384:x2
+#   bash scripts/h200_core.sh user      install, the example (a user's saxpy against the installed
+#                                       package) hot and cold, validated; PyTorch corpus (issue 16)
+# Each writes logs and one results tarball into $OUT (at most 8 files come back), and ends with a
+# short table of the acceptance checks.
+source "$(dirname "${BASH_SOURCE[0]}")/h200_common.sh" || exit 1
+export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda-13.0}
+what=${1:-core}
+h200_workdir /tmp/xb-core
+t0=$(date +%s)
+phase() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
+check() { printf '%-72s %s\n' "$1" "$2" | tee -a "$OUT/checks.txt"; }
+
+{
+  date -u +%Y-%m-%dT%H:%M:%SZ
+  git log -1 --format='commit %H %s' 2>/dev/null
+  nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw \
+    --format=csv 2>&1
+  nvcc --version 2>&1 | tail -1
+} > "$OUT/machine.txt"
+
+phase "build"
+if ! h200_build "$OUT/build.log" 40; then
+  echo "h200_core: build failed (build.log)"
+  exit 1
+fi
+
+if [ "$what" = core ]; then
+  phase "GPU tests"
+  timeout 300 ctest --test-dir build-h200 -L gpu --output-on-failure > "$OUT/gpu_tests.log" 2>&1
+  rc=$?
+  check "GPU tests (ctest -L gpu)" "exit $rc, $(grep -E 'tests passed' "$OUT/gpu_tests.log" | tail -1)"
+
+  phase "bench --size 64,4096 --warmup"
+  s=$(date +%s.%N)
+  timeout 120 ./build-h200/bench --size 64,4096 --warmup --out "$W/bench" > "$OUT/bench.log" 2>&1
+  rc=$?
+  e=$(date +%s.%N)
+  check "bench --size 64,4096 --warmup (exit 0, at most 20 s)" "exit $rc, $(echo "$e - $s" | bc) s"
+
+  phase "bench sweep --size 64:16384:x2"
+  timeout 420 ./build-h200/bench sweep --size 64:16384:x2 --out "$W/sweep" > "$OUT/sweep.log" 2>&1
+  rc=$?
+  check "bench sweep --size 64:16384:x2 (exit 0, validation passed)" "exit $rc, $(grep -E '^validation:' "$OUT/sweep.log")"
+  tar czf "$OUT/core-results.tar.gz" -C "$W" bench sweep --exclude='raw_session.json' --exclude='full.json' \
+    --exclude='trace_only.json' 2>/dev/null
+fi
+
+if [ "$what" = user ]; then
+  phase "install + example against the installed package"
+  prefix=$W/prefix
+  { cmake --install build-h200 --prefix "$prefix" &&
+    cmake -S examples/benchmark_my_kernel -B "$W/example-build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
+      -DCMAKE_BUILD_TYPE=Release &&
+    cmake --build "$W/example-build"; } > "$OUT/example_build.log" 2>&1
+  rc=$?
+  check "example built against the installed package" "exit $rc"
+  for mode in hot cold; do
+    timeout 120 "$W/example-build/saxpy" --size 4096,16777216 --mode "$mode" --warmup --out "$W/saxpy-$mode" \
+      > "$OUT/saxpy_$mode.log" 2>&1
+    rc=$?
+    timeout 60 "$prefix/bin/validate" "$W/saxpy-$mode" > "$W/validate-$mode.txt" 2>&1
+    vrc=$?
+    notrun=$(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(r['summary']['not_run'])" \
+      "$W/saxpy-$mode/validation.json" 2>/dev/null)
+    check "saxpy (user program) --mode $mode: run exit / validate exit / checks not run" "$rc / $vrc / ${notrun:-?}"
+    grep -E "event_vs_cupti" "$W/validate-$mode.txt" | head -3 | tee -a "$OUT/checks.txt"
+  done
+  cat "$OUT"/saxpy_hot.log | tail -20 >> "$OUT/example_build.log"
+
+  phase "PyTorch corpus (issue 16)"
+  timeout 400 python3 scripts/record_torch_corpus.py "$W/torch" > "$OUT/torch_corpus.log" 2>&1
+  check "record_torch_corpus.py" "exit $?"
+  tar czf "$OUT/user-results.tar.gz" -C "$W" saxpy-hot saxpy-cold torch validate-hot.txt validate-cold.txt 2>/dev/null
+fi
+phase "done"
+echo
+cat "$OUT/checks.txt"
+ls -la "$OUT"
