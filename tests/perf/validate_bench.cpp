@@ -31,7 +31,7 @@
 
 #include <fmt/format.h>
 
-#include "bench/run_dir.h"
+#include "bench/core/run_dir.h"
 #include "tests/perf/synthetic_session.h"
 #include "profiler/atomic_file.h"
 #include "profiler/event_model.h"
