@@ -73,7 +73,7 @@ if [ "$what" = user ]; then
   cat "$OUT"/saxpy_hot.log | tail -20 >> "$OUT/example_build.log"
 
   phase "PyTorch corpus (issue 16)"
-  timeout 400 python3 scripts/record_torch_corpus.py "$W/torch" > "$OUT/torch_corpus.log" 2>&1
+  timeout 300 python3 scripts/record_torch_corpus.py "$W/torch" > "$OUT/torch_corpus.log" 2>&1
   check "record_torch_corpus.py" "exit $?"
   tar czf "$OUT/user-results.tar.gz" -C "$W" saxpy-hot saxpy-cold torch validate-hot.txt validate-cold.txt 2>/dev/null
 fi

@@ -51,9 +51,14 @@ struct BenchOptions {
 /// Sizes run when neither --size nor the benchmark names any.
 inline const std::vector<std::int64_t> kDefaultSizes{64, 4096};
 
-/// Largest accepted size: n fits cuBLAS's 32-bit dimensions and n^2 elements fit int64 with room
-/// to spare. Whether a size fits in device memory is checked separately, against the GPU in use.
-constexpr std::int64_t kMaxSize = 1 << 20;
+/// Largest size any benchmark accepts on the command line (a user's benchmark may count elements:
+/// 2^40 leaves n * 16 bytes within int64). A benchmark may take less (BenchmarkDef::max_size);
+/// whether a size fits in device memory is checked separately, against the GPU in use.
+constexpr std::int64_t kMaxSize = std::int64_t{1} << 40;
+
+/// Largest size of crossbench's own ops (n x n): n fits cuBLAS's 32-bit dimensions and n^2
+/// elements fit int64 with room to spare. Sweeps and suites, which run only those ops, use it.
+constexpr std::int64_t kMaxSquareSize = 1 << 20;
 
 /// Most launches per hot-mode sample. Everything of one sample is queued behind the blocking
 /// kernel before the host releases it; CUDA's launch queue holds about a thousand pending

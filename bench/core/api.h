@@ -68,6 +68,7 @@ struct BenchmarkDef {
   PointFigure flops;         ///< floating-point operations per call (TFLOP/s, roofline); empty: 0
   PointFigure bytes;         ///< minimum bytes moved per call (GB/s; cold-mode rotation); empty: 0
   PointFigure device_bytes;  ///< device memory one instance allocates (checked before any run); empty: unchecked
+  std::int64_t max_size = 0; ///< largest size it takes (checked before any run); 0: the command line's limit
 };
 
 /// Builder for a registered benchmark (register_benchmark, XB_BENCHMARK). Copies refer to the
@@ -80,6 +81,7 @@ class Registration {
   Registration& flops(PointFigure f);
   Registration& bytes(PointFigure f);
   Registration& device_bytes(PointFigure f);
+  Registration& max_size(std::int64_t n);
   const BenchmarkDef& def() const;
 
  private:

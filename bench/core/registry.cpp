@@ -63,6 +63,11 @@ Registration& Registration::device_bytes(PointFigure f) {
   registry().at(index_).device_bytes = std::move(f);
   return *this;
 }
+Registration& Registration::max_size(std::int64_t n) {
+  if (n < 1) throw std::invalid_argument("register_benchmark: " + def().name + ": max_size must be at least 1");
+  registry().at(index_).max_size = n;
+  return *this;
+}
 const BenchmarkDef& Registration::def() const { return registry().at(index_); }
 
 }  // namespace xb

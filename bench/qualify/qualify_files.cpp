@@ -213,7 +213,7 @@ Suite parse_suite(std::string_view text) {
     } catch (const std::invalid_argument&) {
       fail(at, fmt::format("unknown dtype {} (choose bf16, fp16, fp32)", quote_input(sf.dtype)));
     }
-    sf.size = need_int(f, "size", at, 1, kMaxSize);
+    sf.size = need_int(f, "size", at, 1, kMaxSquareSize);
     sf.mode = check_mode(need_string(f, "mode", at), at);
     sf.stopping = defaults;
     if (f.contains("stopping")) read_stopping(f["stopping"], sf.stopping, at + ": stopping");
@@ -394,7 +394,7 @@ Baseline parse_baseline(std::string_view text) {
     r.name = need_string(f, "name", at);
     r.op = need_string(f, "op", at);
     r.dtype = need_string(f, "dtype", at);
-    r.size = need_int(f, "size", at, 1, kMaxSize);
+    r.size = need_int(f, "size", at, 1, kMaxSquareSize);
     if (r.name != fmt::format("{}/{}/{}", r.op, r.dtype, r.size)) {
       fail(at, fmt::format("name {} is not op/dtype/size ({}/{}/{})", quote_input(r.name), r.op, r.dtype, r.size));
     }

@@ -3,6 +3,7 @@
 
 #include <memory>
 
+#include "bench/cli/cli.h"
 #include "bench/core/api.h"
 #include "kernels/workload.h"
 
@@ -26,6 +27,7 @@ void register_builtin_ops() {
                            return i;
                          })
           .dtypes(dtypes)
+          .max_size(kMaxSquareSize)
           .flops([op](const Point& p) { return op_flops(op, p.size); })
           .bytes([op](const Point& p) { return op_bytes(op, parse_dtype(p.dtype), p.size); })
           .device_bytes([op](const Point& p) {

@@ -43,6 +43,10 @@ std::vector<std::int64_t> parse_size_spec(const std::string& text) {
   std::vector<std::int64_t> sizes;
   std::set<std::int64_t> seen;
   auto add = [&](std::int64_t n, const std::string& item) {
+    if (n > kMaxSquareSize) {
+      throw UsageError(fmt::format("size {} (from '{}') is too large (at most {}: the sweep's ops are n x n)", n, item,
+                                   kMaxSquareSize));
+    }
     if (!seen.insert(n).second) throw UsageError(fmt::format("duplicate size {} (from '{}')", n, item));
     sizes.push_back(n);
   };
@@ -63,7 +67,7 @@ std::vector<std::int64_t> parse_size_spec(const std::string& text) {
     }
     if (end < start) throw UsageError(fmt::format("size range '{}': end {} is below start {}", item, end, start));
     std::int64_t n = start;
-    while (n < end) n *= 2;  // end <= kMaxSize = 2^20, so no overflow
+    while (n < end) n *= 2;  // end <= kMaxSize = 2^40, so no overflow
     if (n != end) {
       throw UsageError(fmt::format("size range '{}': end {} is not start {} times a power of two", item, end, start));
     }
