@@ -18,6 +18,9 @@ cited below by file and function (PyTorch 2.11; read, not copied):
 Usage:
   python3 tests/torch_oracle/key_averages.py TRACE.json[.gz] [TABLE.txt]
 prints the oracle's table (and, with a table, every disagreement, one a line; exit 1 if any).
+  python3 tests/torch_oracle/key_averages.py --expectations tests/data
+prints expected_findings.json: per committed export, the rows where PyTorch's rules make the
+table contradict its trace, with the cause (what the validator must report, and only that).
 """
 
 import gzip
@@ -152,7 +155,65 @@ def rewrite_name(name):
     return name
 
 
-def build_events(trace, include_python=False, nest_unlinked_api=True):
+OVERHEAD_CAT = "overhead"
+HOST_CATS = {"cpu_op", "user_annotation", "cuda_runtime", "cuda_driver"}
+
+
+def _main_thread(evs):
+    """The process's main thread (tid == pid) among the host events; else the thread of the
+    earliest host event."""
+    first = None
+    for ev in evs:
+        if ev.cat in HOST_CATS:
+            pid, tid = ev.thread
+            if pid == tid:
+                return ev.thread
+            if first is None or ev.start < first.start:
+                first = ev
+    return first.thread if first is not None else None
+
+
+def _place_overhead_events(evs):
+    """Kineto's `overhead` activities (Activity Buffer Request, Lazy Function Loading, Runtime
+    Triggered Module Loading, Buffer Flush) are written to the trace on pid -1 / tid 0 with no
+    args, but the KinetoEvents PyTorch builds from them carry the profiling thread that was
+    running and, as correlation_id(), the External id of the op that was open on that thread
+    (CUPTI's external-correlation stack; linked_correlation_id() is 0). So in P1 they are
+    frontend events of that thread, nested by time under the op or API call around them (P2),
+    and they collect that op's kernels a second time (P1's device_corr_map lookup by id).
+
+    Reproduced on all 14 overhead events of tests/data/torch-h200-corpus (Self CPU of the ops
+    around them, the rows' Self CUDA, the Self CPU total). The thread and the id are taken from
+    the innermost host event of the main thread (op, annotation or API call) whose interval
+    holds the overhead event's start; an overhead event inside no host event keeps its own thread and id 0 (no
+    kernels). An overhead event that already has an External id keeps it.
+
+    Only the main thread (the process's, tid == pid, where the profiler runs) counts: the
+    overhead event linear_fwd_bwd records while the autograd thread is inside aten::copy_ (and
+    the main thread in no op) is a top-level row without kernels in PyTorch's table, and
+    aten::copy_'s Self CPU keeps its time.""" 
+    over = [ev for ev in evs if ev.cat == OVERHEAD_CAT]
+    if not over:
+        return
+    main = _main_thread(evs)
+    hosts = [ev for ev in evs if ev.cat in HOST_CATS and ev.thread == main]
+    for ov in over:
+        best = None
+        for h in hosts:
+            if h.start <= ov.start < h.end or (h.start == ov.start == h.end):
+                if best is None or (h.start, -h.end) > (best.start, -best.end):
+                    best = h
+        if best is None:
+            continue
+        ov.thread = best.thread
+        if ov.id == 0:
+            # an API call's External id is its op's id (args "External id"); an op's own id
+            ov.id = best.linked if best.linked > 0 else best.id
+            if best.cat in ("cuda_runtime", "cuda_driver") and best.linked == 0:
+                ov.id = 0   # an unlinked API call has no op around it for CUPTI
+
+
+def build_events(trace, include_python=False, nest_unlinked_api=True, overhead_kernels=True):
     """The FunctionEvents of one trace, with kernels attached and the CPU tree built.
 
     nest_unlinked_api: an API call (cuda_runtime/cuda_driver) without an "External id" is in
@@ -209,6 +270,12 @@ def build_events(trace, include_python=False, nest_unlinked_api=True):
         ev.end = ev.start + dur
         ev.thread = (e.get("pid"), e.get("tid"))
         evs.append(ev)
+
+    _place_overhead_events(evs)
+    if not overhead_kernels:
+        for ev in evs:
+            if ev.cat == OVERHEAD_CAT:
+                ev.id = 0
 
     # P1: every event with linked id 0 is a "frontend" event; a CPU frontend event collects as
     # kernels the device events whose linked id is its id, and gives its thread to the CPU
@@ -379,6 +446,71 @@ class Oracle:
 
 def derive(trace_path, **kw):
     return Oracle(key_averages(build_events(_load_json(trace_path), **kw)))
+
+
+# --------------------------------------------------------------------------------------------
+# Where PyTorch's own rules make the table contradict its trace (the validator's true findings)
+# --------------------------------------------------------------------------------------------
+
+CAUSE_OVERHEAD = "overhead_double_count"   # kernels counted again under an overhead event
+CAUSE_SPAN = "annotation_span"             # pytorch#130730: a GPU span counted as Self CUDA
+
+_CUDA_COLS = ("Self CUDA", "CUDA total")
+
+
+def _close(a_ns, b_ns):
+    # the table prints microseconds with three decimals: equal when they print the same
+    return abs(a_ns - b_ns) < 0.5 or format_time(a_ns / 1000.0) == format_time(b_ns / 1000.0)
+
+
+def defects(trace_path):
+    """The rows where key_averages, following PyTorch's rules, shows device time the trace does
+    not have: [(display name, kind, cause, column, table_ns, trace_ns)], sorted.
+
+    - overhead_double_count: the row's Self CUDA or CUDA total as PyTorch computes it differs
+      from the same computation where overhead events take no kernels (an overhead event row
+      with Self CUDA, and the ops and API calls around it with a CUDA total above their kernels).
+    - annotation_span (pytorch#130730): a GPU-span row (gpu_user_annotation) whose Self CUDA,
+      the sum of its spans, is above the device time that ran inside those spans on their lanes.
+    """
+    trace = _load_json(trace_path)
+    o = Oracle(key_averages(build_events(trace)))
+    t = Oracle(key_averages(build_events(trace, overhead_kernels=False)))
+    truth = {(r.name, r.device, r.is_user_annotation): r for r in t.rows}
+    out = []
+    memo = {}
+    for r in o.rows:
+        k = (r.name, r.device, r.is_user_annotation)
+        tr = truth.get(k)
+        if tr is None:
+            continue
+        for col, a, b in (("Self CUDA", r.self_cuda, tr.self_cuda), ("CUDA total", r.cuda_total, tr.cuda_total)):
+            if not _close(a, b):
+                out.append((display_name(r.name), r.kind, CAUSE_OVERHEAD, col, a, b))
+    # GPU spans against the device work inside them, per span event and lane
+    events = trace["traceEvents"] if isinstance(trace, dict) else trace
+    dev = {}
+    spans = []
+    for e in events:
+        if not isinstance(e, dict) or e.get("ph") != "X":
+            continue
+        cat = e.get("cat")
+        if cat in ("kernel", "gpu_memcpy", "gpu_memset"):
+            s0 = _ns(e["ts"])
+            dev.setdefault((e.get("pid"), e.get("tid")), []).append((s0, s0 + _ns(e.get("dur", 0))))
+        elif cat == "gpu_user_annotation":
+            s0 = _ns(e["ts"]) + ANNOTATION_EXPORT_WIDENING_NS // 2
+            d = max(0, _ns(e.get("dur", 0)) - ANNOTATION_EXPORT_WIDENING_NS)
+            spans.append((rewrite_name(e.get("name", "")), (e.get("pid"), e.get("tid")), s0, s0 + d))
+    inside = {}
+    for name, lane, a, b in spans:
+        busy = sum(y - x for x, y in dev.get(lane, ()) if x >= a - 1 and y <= b + 1)
+        inside[name] = inside.get(name, 0) + busy
+    for r in o.rows:
+        if r.kind == "gpu_annotation" and r.name in inside and r.self_cuda > inside[r.name] \
+                and not _close(r.self_cuda, inside[r.name]):
+            out.append((display_name(r.name), r.kind, CAUSE_SPAN, "Self CUDA", r.self_cuda, inside[r.name]))
+    return sorted(out)
 
 
 # --------------------------------------------------------------------------------------------
@@ -669,7 +801,39 @@ def check_files(trace_path, table_path, **kw):
     return o, t, pairs, dis
 
 
+CORPORA = {
+    "torch-h200-corpus": ["compile", "cuda_graph", "linear_fwd_bwd", "long_names", "memory_stack",
+                          "nested_same_name", "tiny_ops_20k", "transformer_train_adamw",
+                          "two_streams"],
+    "torch-h200": ["64_bf16_matmul", "64_bf16_add", "64_bf16_addmm", "4096_bf16_matmul",
+                   "4096_bf16_add", "4096_bf16_addmm"],
+}
+
+
+def expectations(data_dir):
+    """{ "<corpus>/<workload>": [ {row, kind, cause, columns, table_us, trace_us}, ... ] } for
+    every committed PyTorch export: what the validator must report, and nothing else."""
+    import os
+    out = {}
+    for corpus, ws in CORPORA.items():
+        for w in ws:
+            p = os.path.join(data_dir, corpus, w + ".json")
+            if not os.path.exists(p):
+                p += ".gz"
+            rows = {}
+            for name, kind, cause, col, a, b in defects(p):
+                r = rows.setdefault((name, kind, cause), {"row": name, "kind": kind, "cause": cause,
+                                                          "columns": {}})
+                r["columns"][col] = {"table": format_time(a / 1000.0), "trace": format_time(b / 1000.0)}
+            out[corpus + "/" + w] = [rows[k] for k in sorted(rows)]
+    return out
+
+
 def main(argv):
+    if len(argv) >= 2 and argv[1] == "--expectations":
+        # python3 key_averages.py --expectations tests/data > tests/torch_oracle/expected_findings.json
+        print(json.dumps(expectations(argv[2]), indent=1, sort_keys=True))
+        return 0
     if len(argv) < 2 or argv[1] in ("-h", "--help"):
         print(__doc__)
         return 2

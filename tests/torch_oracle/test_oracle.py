@@ -14,6 +14,10 @@ What the oracle finds, stated as assertions:
   agrees, with profile_memory/with_stack (memory columns, [memory] rows, python_function events
   that have no row), a wait/warmup/active schedule, names cut at 52 characters, and the nested
   same-name fold.
+- tests/data/torch-h200-corpus (issue 16; PyTorch 2.11 on the H200): all nine tables agree row
+  by row, column by column, totals included, once overhead events are placed as PyTorch does
+  (key_averages._place_overhead_events); expected_findings.json lists where PyTorch's rules make
+  the table contradict its trace (overhead double count, pytorch#130730), regenerated and compared.
 """
 
 import copy
@@ -55,6 +59,57 @@ def _trace(d, w):
 
 def _check(d, w):
     return ka.check_files(_trace(d, w), os.path.join(d, w + ".txt"))
+
+
+# ------------------------------------------------------------------------------------------
+# The issue 16 corpus: nine PyTorch 2.11 exports of ordinary work recorded on the H200
+# ------------------------------------------------------------------------------------------
+
+CORPUS = os.path.join(ROOT, "tests", "data", "torch-h200-corpus")
+CORPUS_WORKLOADS = ka.CORPORA["torch-h200-corpus"]
+CORPUS_ROWS = {"compile": 11, "cuda_graph": 7, "linear_fwd_bwd": 42, "long_names": 25,
+               "memory_stack": 29, "nested_same_name": 11, "tiny_ops_20k": 8,
+               "transformer_train_adamw": 156, "two_streams": 11}
+
+
+def test_corpus_every_row_and_total_agrees():
+    # every row, every column and both totals of all nine tables, at the printing precision
+    for w in CORPUS_WORKLOADS:
+        o, t, pairs, dis = _check(CORPUS, w)
+        assert dis == [], (w, dis[:5])
+        assert len(t.rows) == CORPUS_ROWS[w] == len(pairs), (w, len(t.rows), len(pairs))
+        assert t.self_cpu_total is not None and t.self_cuda_total is not None, w
+
+
+def test_corpus_overhead_events_nest_on_the_main_thread():
+    # two_streams: PyTorch's Self CPU total 3.945ms holds only because the 2654.744 us
+    # Activity Buffer Request (pid -1 tid 0 in the trace) is a child of aten::mm on the main
+    # thread; without the rule the oracle said 6599.376 us.
+    o, t, _, _ = _check(CORPUS, "two_streams")
+    assert ka.format_time(o.self_cpu_total / 1000.0) == "3.945ms"
+    r = {x.name: x for x in o.rows if x.device == ka.CPU}
+    assert ka.format_time(r["aten::mm"].self_cpu / 1000.0) == "354.437us"
+    # ... and it takes aten::mm's External id, so aten::mm's kernel is counted again under it
+    assert ka.format_time(r["Activity Buffer Request"].self_cuda / 1000.0) == "24.288us"
+    # linear_fwd_bwd: the one recorded while only the autograd thread was in an op stays on its
+    # own (aten::copy_ keeps its Self CPU, no kernels for it)
+    o, _, _, _ = _check(CORPUS, "linear_fwd_bwd")
+    r = {x.name: x for x in o.rows if x.device == ka.CPU}
+    assert ka.format_time(r["aten::copy_"].self_cpu / 1000.0) == "2.467ms"
+    assert ka.format_time(r["Activity Buffer Request"].self_cuda / 1000.0) == "4.768us"
+
+
+def test_expected_findings_are_current():
+    # tests/torch_oracle/expected_findings.json (read by the validator's CPU test
+    # test_validate_torch_corpus.cpp) is what the oracle says today
+    with open(os.path.join(HERE, "expected_findings.json")) as f:
+        committed = json.load(f)
+    assert committed == json.loads(json.dumps(ka.expectations(os.path.join(ROOT, "tests", "data")))), \
+        "regenerate: python3 tests/torch_oracle/key_averages.py --expectations tests/data"
+    causes = {(k, r["row"], r["cause"]) for k, rows in committed.items() for r in rows}
+    assert ("torch-h200-corpus/two_streams", "aten::mm", ka.CAUSE_OVERHEAD) in causes
+    assert ("torch-h200/64_bf16_addmm", "addmm", ka.CAUSE_SPAN) in causes
+    assert not committed["torch-h200-corpus/cuda_graph"] and not committed["torch-h200-corpus/compile"]
 
 
 # ------------------------------------------------------------------------------------------
