@@ -70,8 +70,10 @@ EventsData parse_per_step(json& doc, const std::string& label, const Bad& bad) {
     if (verified == j.end() || !verified->is_boolean()) bad(where + "\"verified\" is missing or not a boolean");
     fix.verified = verified->get<bool>();
     if (auto m = j.find("max_rel_error"); m != j.end() && m->is_number()) fix.max_rel_error = m->get<double>();
-    if (auto m = j.find("median_ns"); m != j.end() && !m->is_null()) {
-      fix.median_ns = number(j, "median_ns", where, bad);
+    // "step_median_ns" (the median of steps[].event_ns); files written before 2026-12-01 call it "median_ns".
+    const char* key = j.contains("step_median_ns") ? "step_median_ns" : "median_ns";
+    if (auto m = j.find(key); m != j.end() && !m->is_null()) {
+      fix.median_ns = number(j, key, where, bad);
       fix.has_median = true;
     }
     if (auto e = j.find("error"); e != j.end()) {
