@@ -1,42 +1,29 @@
-#include "bench/ab.h"
+#include "bench/ab/ab.h"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <array>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 
-#include "bench/calibrate.h"
-#include "bench/cli.h"
+#include "bench/ab/blocks.h"
+#include "bench/cli/cli.h"
+#include "bench/core/device.h"
+#include "bench/core/fixtures.h"
+#include "bench/core/measure.h"
+#include "kernels/blocking.h"
 #include "kernels/cuda_check.h"
 #include "kernels/cuda_raii.h"
 #include "kernels/workload.h"
 #include "profiler/atomic_file.h"
+#include "profiler/event_model.h"
 #include "profiler/profiler.h"
 #include "profiler/stats.h"
+#include "profiler/step_metrics.h"
 
 namespace xb {
-
-namespace {
-/// CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0 (cupti_activity.h): the kind the CUPTI source pushes.
-constexpr std::uint32_t kExternalKindCustom0 = 3;
-}  // namespace
-
-std::map<std::uint64_t, std::vector<double>> device_durations_by_external_id(const std::vector<RawRecord>& records) {
-  std::map<std::uint32_t, std::uint64_t> external_of;
-  for (const RawRecord& r : records) {
-    if (r.kind == RawKind::ExternalCorrelation && r.external_kind == kExternalKindCustom0) {
-      external_of[r.correlation_id] = r.external_id;
-    }
-  }
-  std::map<std::uint64_t, std::vector<double>> out;
-  for (const RawRecord& r : records) {
-    if (r.kind != RawKind::Kernel && r.kind != RawKind::Memcpy && r.kind != RawKind::Memset) continue;
-    const auto it = external_of.find(r.correlation_id);
-    if (it != external_of.end()) out[it->second].push_back(static_cast<double>(r.end_ns - r.start_ns));
-  }
-  return out;
-}
 
 int ab_command(int argc, const char* const* argv) {
   CLI::App app{"crossbench ab: two workloads compared under the same GPU state, interleaved"};
@@ -72,6 +59,8 @@ int ab_command(int argc, const char* const* argv) {
   for (const std::string& op : ops) need += workload_device_bytes(parse_op(op), dtype, n);
   require_device_memory(need, fmt::format("{} and {} at {} {}", ops[0], ops[1], n, dtype_name));
 
+  // The CUPTI source first: a missing library, or CUPTI held by another tool, stops before any work.
+  Profiler profiler(make_cupti_source());
   Stream stream;
   std::unique_ptr<Workload> w[2] = {make_workload(parse_op(ops[0]), dtype, n, stream.get()),
                                     make_workload(parse_op(ops[1]), dtype, n, stream.get())};
@@ -79,48 +68,51 @@ int ab_command(int argc, const char* const* argv) {
     const Verification v = x->verify();
     if (!v.passed) throw std::runtime_error(fmt::format("{}: result check failed: {}", to_string(x->op()), v.detail));
   }
+  // A block is queued behind the blocking kernel, so its calls run back to back and the host's
+  // launch gaps stay out of the event interval, unless it could fill CUDA's launch queue
+  // (kMaxBatch, bench/cli/cli.h: an addmm call is two launches): then it is not held.
+  const bool blocking = launches <= kMaxBatch;
+  BlockingKernel blocker;  // loads its module (lazy loading) outside any block
+  const std::unique_ptr<SampleDevice> device =
+      make_cuda_sample_device(stream.get(), blocking ? &blocker : nullptr, nullptr);
   warm_up_for(stream.get(), warmup_s * 1e3, [&] {
     w[0]->enqueue();
     w[1]->enqueue();
   });
 
-  // External id of round r's block of op k: 1 + 2r + k.
-  auto source = make_cupti_source();
-  source->start();
+  // One profiler step per block, every one of them recorded; the annotation names the op.
+  const std::array<std::string, 2> fixtures{fixture_name(ops[0], dtype_name, n), fixture_name(ops[1], dtype_name, n)};
+  SampleSpec spec;
+  spec.launches = launches;
+  profiler.start();
+  profiler.begin_fixture(Schedule{0, 0, 2 * rounds});
   for (int r = 0; r < rounds; ++r) {
     for (int j = 0; j < 2; ++j) {
-      const int k = r % 2 == 0 ? j : 1 - j;
-      source->push_external_id(static_cast<std::uint64_t>(1 + 2 * r + k));
-      for (int i = 0; i < launches; ++i) w[k]->enqueue();
-      source->pop_external_id();
+      const int k = ab_op_of(r, j);
+      timed_sample([&w, k] { w[k]->enqueue(); }, profiler, *device, fixtures[static_cast<std::size_t>(k)],
+                   "xb::" + ops[static_cast<std::size_t>(k)], spec);
     }
-    stream.synchronize();
   }
-  const std::vector<RawRecord> records = source->stop();
-  if (source->dropped_records() != 0) throw ProfilerError(fmt::format("CUPTI dropped {} records", source->dropped_records()));
-  const auto by_id = device_durations_by_external_id(records);
-  std::vector<double> per_call[2], ratio;
-  for (int r = 0; r < rounds; ++r) {
-    double t[2] = {0, 0};
-    for (int k = 0; k < 2; ++k) {
-      const auto it = by_id.find(static_cast<std::uint64_t>(1 + 2 * r + k));
-      if (it == by_id.end() || it->second.size() < static_cast<std::size_t>(launches)) {
-        throw ProfilerError(fmt::format("round {}: {} has {} device activities for {} calls", r, ops[k],
-                                        it == by_id.end() ? 0 : it->second.size(), launches));
-      }
-      for (double d : it->second) t[k] += d;
-      t[k] /= launches;
-      per_call[k].push_back(t[k]);
-    }
-    ratio.push_back(t[1] / t[0]);
-  }
-  const SampleStats a = compute_stats(per_call[0]), b = compute_stats(per_call[1]), q = compute_stats(ratio);
+  XB_CUDA(cudaStreamSynchronize(stream.get()));
+  const RawSession raw = profiler.stop();
+  if (raw.meta.dropped_records != 0) throw ProfilerError(fmt::format("CUPTI dropped {} records", raw.meta.dropped_records));
+  const AbRounds ab = ab_rounds(step_metrics(build_session(raw)), fixtures, rounds);
+
+  const SampleStats a = compute_stats(ab.device_ns[0]), b = compute_stats(ab.device_ns[1]),
+                    q = compute_stats(ab.device_ratio);
+  const SampleStats ea = compute_stats(ab.event_ns[0]), eb = compute_stats(ab.event_ns[1]),
+                    eq = compute_stats(ab.event_ratio);
   std::cout << fmt::format(
-      "| op | size | dtype | device time per call, median us | min us | max us |\n| --- | ---: | --- | ---: | ---: | ---: |\n"
-      "| {} (A) | {} | {} | {:.2f} | {:.2f} | {:.2f} |\n| {} (B) | {} | {} | {:.2f} | {:.2f} | {:.2f} |\n\n"
-      "B / A: median over {} interleaved rounds {:.4f} (min {:.4f}, max {:.4f}); ratio of medians {:.4f}\n",
-      ops[0], n, dtype_name, a.median / 1e3, a.min / 1e3, a.max / 1e3, ops[1], n, dtype_name, b.median / 1e3,
-      b.min / 1e3, b.max / 1e3, rounds, q.median, q.min, q.max, b.median / a.median);
+      "| op | size | dtype | device time per call, median us | min us | max us | cudaEvent time per call, median us |\n"
+      "| --- | ---: | --- | ---: | ---: | ---: | ---: |\n"
+      "| {} (A) | {} | {} | {:.2f} | {:.2f} | {:.2f} | {:.2f} |\n| {} (B) | {} | {} | {:.2f} | {:.2f} | {:.2f} | {:.2f} |\n\n"
+      "B / A: median over {} interleaved rounds {:.4f} (min {:.4f}, max {:.4f}); ratio of medians {:.4f}\n"
+      "B / A by cudaEvent time: median over rounds {:.4f} (min {:.4f}, max {:.4f}){}\n",
+      ops[0], n, dtype_name, a.median / 1e3, a.min / 1e3, a.max / 1e3, ea.median / 1e3, ops[1], n, dtype_name,
+      b.median / 1e3, b.min / 1e3, b.max / 1e3, eb.median / 1e3, rounds, q.median, q.min, q.max, b.median / a.median,
+      eq.median, eq.min, eq.max,
+      blocking ? "" : fmt::format(" (blocks of more than {} calls are not held by the blocking kernel: the event "
+                                  "times include the host's launch gaps)", kMaxBatch));
   if (!out.empty()) {
     const nlohmann::json doc{{"ab",
                               {{"a", ops[0]},
@@ -130,13 +122,23 @@ int ab_command(int argc, const char* const* argv) {
                                {"rounds", rounds},
                                {"launches", launches},
                                {"warmup_s", warmup_s},
+                               {"blocking", blocking},
                                {"a_median_ns", a.median},
                                {"b_median_ns", b.median},
-                               {"a_per_round_ns", per_call[0]},
-                               {"b_per_round_ns", per_call[1]},
+                               {"a_per_round_ns", ab.device_ns[0]},
+                               {"b_per_round_ns", ab.device_ns[1]},
                                {"ratio_median", q.median},
                                {"ratio_min", q.min},
-                               {"ratio_max", q.max}}}};
+                               {"ratio_max", q.max},
+                               {"a_event_median_ns", ea.median},
+                               {"b_event_median_ns", eb.median},
+                               {"a_event_per_round_ns", ab.event_ns[0]},
+                               {"b_event_per_round_ns", ab.event_ns[1]},
+                               {"a_span_per_round_ns", ab.span_ns[0]},
+                               {"b_span_per_round_ns", ab.span_ns[1]},
+                               {"event_ratio_median", eq.median},
+                               {"event_ratio_min", eq.min},
+                               {"event_ratio_max", eq.max}}}};
     write_file_atomic(out, [&](std::ostream& os) { os << doc.dump(1) << '\n'; });
   }
   return 0;

@@ -1,24 +1,28 @@
-#include "bench/tune_add.h"
+#include "bench/tune_add/tune_add.h"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <iostream>
-#include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "bench/ab.h"
-#include "bench/calibrate.h"
-#include "bench/cli.h"
+#include "bench/ab/blocks.h"
+#include "bench/cli/cli.h"
+#include "bench/core/device.h"
+#include "bench/core/measure.h"
 #include "kernels/add.h"
+#include "kernels/blocking.h"
 #include "kernels/cuda_check.h"
 #include "kernels/cuda_raii.h"
 #include "kernels/random_fill.h"
 #include "profiler/atomic_file.h"
+#include "profiler/event_model.h"
 #include "profiler/profiler.h"
 #include "profiler/stats.h"
+#include "profiler/step_metrics.h"
 
 namespace xb {
 namespace {
@@ -34,9 +38,17 @@ struct TuneOptions {
 constexpr int kUntimedLaunches = 3;
 constexpr double kWarmMs = 300;  ///< untimed launches per dtype and size before the passes
 
-/// Median kernel duration (ns) of every config in `space` for one dtype and size.
-std::vector<double> measure(DType dtype, std::int64_t n, const std::vector<AddLaunchConfig>& space,
-                            const TuneOptions& o, Stream& stream) {
+/// Per config of the tuning space: the median over passes of its device time per call (CUPTI)
+/// and of its cudaEvent time per call, ns.
+struct ConfigTimes {
+  std::vector<double> device_ns, event_ns;
+};
+
+/// Times every config in `space` for one dtype and size in one profiler session: per pass and
+/// config, one unrecorded sample of kUntimedLaunches calls, then one recorded sample of
+/// o.launches calls (timed_sample; the step's device time per call from step_metrics).
+ConfigTimes measure(DType dtype, const std::string& dtype_name, std::int64_t n, const std::vector<AddLaunchConfig>& space,
+                    const TuneOptions& o, Stream& stream, SampleDevice& device) {
   const std::int64_t count = n * n;
   const std::size_t bytes = static_cast<std::size_t>(count) * dtype_bytes(dtype);
   DeviceBuffer a(bytes), b(bytes), out(bytes);
@@ -45,33 +57,36 @@ std::vector<double> measure(DType dtype, std::int64_t n, const std::vector<AddLa
   stream.synchronize();
   // The GPU leaves its idle clock before the first config is timed.
   warm_up_for(stream.get(), kWarmMs, [&] { launch_add(dtype, a.get(), b.get(), out.get(), count, stream.get(), space.front()); });
-  auto source = make_cupti_source();
-  source->start();
+  // Each config is its own fixture: annotation "add/<dtype>/<n>:<config>".
+  std::vector<std::string> fixtures;
+  for (const AddLaunchConfig& c : space) fixtures.push_back(fmt::format("add/{}/{}:{}", dtype_name, n, to_string(c)));
+  SampleSpec untimed, timed;
+  untimed.launches = kUntimedLaunches;
+  timed.launches = o.launches;
+  Profiler profiler(make_cupti_source());
+  profiler.start();
   for (int pass = 0; pass < o.passes; ++pass) {
     for (std::size_t c = 0; c < space.size(); ++c) {
-      for (int i = 0; i < kUntimedLaunches; ++i) launch_add(dtype, a.get(), b.get(), out.get(), count, stream.get(), space[c]);
-      source->push_external_id(c + 1);
-      for (int i = 0; i < o.launches; ++i) launch_add(dtype, a.get(), b.get(), out.get(), count, stream.get(), space[c]);
-      source->pop_external_id();
+      const auto launch = [&, c] { launch_add(dtype, a.get(), b.get(), out.get(), count, stream.get(), space[c]); };
+      profiler.begin_fixture(Schedule{1, 0, 1});  // a wait step (not recorded), then the timed one
+      timed_sample(launch, profiler, device, fixtures[c], "xb::add", untimed);
+      timed_sample(launch, profiler, device, fixtures[c], "xb::add", timed);
     }
-    stream.synchronize();
   }
-  const std::vector<RawRecord> records = source->stop();
-  if (source->dropped_records() != 0) {
-    throw ProfilerError(fmt::format("CUPTI dropped {} records; lower --launches", source->dropped_records()));
+  XB_CUDA(cudaStreamSynchronize(stream.get()));
+  const RawSession raw = profiler.stop();
+  if (raw.meta.dropped_records != 0) {
+    throw ProfilerError(fmt::format("CUPTI dropped {} records; lower --launches", raw.meta.dropped_records));
   }
-  const auto by_id = device_durations_by_external_id(records);
-  std::vector<double> medians;
+  const std::vector<StepMetrics> steps = step_metrics(build_session(raw));
+  ConfigTimes t;
   for (std::size_t c = 0; c < space.size(); ++c) {
-    const auto it = by_id.find(c + 1);
-    const std::size_t want = static_cast<std::size_t>(o.launches) * static_cast<std::size_t>(o.passes);
-    if (it == by_id.end() || it->second.size() != want) {
-      throw ProfilerError(fmt::format("config {}: {} kernel records, expected {}", to_string(space[c]),
-                                      it == by_id.end() ? 0 : it->second.size(), want));
-    }
-    medians.push_back(compute_stats(it->second).median);
+    // Exactly one kernel per call: the add is a single kernel launch.
+    const std::vector<StepMetrics> blocks = fixture_blocks(steps, fixtures[c], static_cast<std::size_t>(o.passes), true, "pass");
+    t.device_ns.push_back(compute_stats(device_per_call_ns(blocks)).median);
+    t.event_ns.push_back(compute_stats(event_per_call_ns(blocks)).median);
   }
-  return medians;
+  return t;
 }
 
 }  // namespace
@@ -102,12 +117,18 @@ int tune_add_command(int argc, const char* const* argv) {
   require_device_memory(need, "the largest add of --size/--dtype (3 tensors)");
 
   Stream stream;
+  // Each sample is queued behind the blocking kernel (its calls back to back, the host's launch
+  // gaps outside the event interval) unless it could fill CUDA's launch queue (kMaxBatch).
+  const bool blocking = o.launches <= kMaxBatch;
+  BlockingKernel blocker;  // loads its module (lazy loading) outside any sample
+  const std::unique_ptr<SampleDevice> device = make_cuda_sample_device(stream.get(), blocking ? &blocker : nullptr, nullptr);
   const std::vector<AddLaunchConfig> space = add_tuning_space();
   nlohmann::json results = nlohmann::json::array();
   for (const std::string& dtype_name : o.dtypes) {
     const DType dtype = parse_dtype(dtype_name);
     for (const std::int64_t n : o.sizes) {
-      const std::vector<double> medians = measure(dtype, n, space, o, stream);
+      const ConfigTimes times = measure(dtype, dtype_name, n, space, o, stream, *device);
+      const std::vector<double>& medians = times.device_ns;
       const double moved = 3.0 * static_cast<double>(n * n) * static_cast<double>(dtype_bytes(dtype));
       const std::string chosen = to_string(add_launch_config(dtype, n * n));
       std::vector<std::size_t> order(space.size());
@@ -123,7 +144,10 @@ int tune_add_command(int argc, const char* const* argv) {
         if (name == chosen) chosen_ns = medians[i];
         std::cout << fmt::format("| {}{} | {:.2f} | {:.0f} | {:.3f} |\n", name, name == chosen ? " (bench)" : "",
                                  medians[i] / 1e3, moved / medians[i], medians[i] / best);
-        rows.push_back({{"config", name}, {"median_ns", medians[i]}, {"gb_per_s", moved / medians[i]}});
+        rows.push_back({{"config", name},
+                        {"median_ns", medians[i]},
+                        {"gb_per_s", moved / medians[i]},
+                        {"event_median_ns", times.event_ns[i]}});
       }
       std::cout << fmt::format("\nfastest {} {:.2f} us; bench's {} {:.2f} us ({:.3f}x)\n", to_string(space[order.front()]),
                                best / 1e3, chosen, chosen_ns / 1e3, chosen_ns / best);
@@ -131,6 +155,7 @@ int tune_add_command(int argc, const char* const* argv) {
                          {"n", n},
                          {"launches", o.launches},
                          {"passes", o.passes},
+                         {"blocking", blocking},
                          {"fastest", to_string(space[order.front()])},
                          {"chosen", chosen},
                          {"chosen_over_fastest", chosen_ns / best},
