@@ -35,10 +35,11 @@ class CheckLog {
  public:
   CheckLog(ValidationReport& report, const char* check, std::size_t cap) : report_(report), check_(check), cap_(cap) {}
 
-  void fail(std::string subject, std::string expected, std::string found, std::string message) {
+  void fail(std::string subject, std::string expected, std::string found, std::string message, std::string cause = "") {
     ++failures_;
     if (cap_ != 0 && failures_ > cap_) return;
     add(CheckStatus::Failed, std::move(subject), std::move(expected), std::move(found), std::move(message));
+    report_.checks.back().cause = std::move(cause);
   }
   void pass(std::string subject, std::string message) {
     ++passes_;

@@ -85,7 +85,8 @@ void check_annotation_span(const Model& m, const ValidateOptions& opts, CheckLog
                                tb.self_cuda_total.ns > 0 ? fmt::format("{:.2f}", 100.0 * t / tb.self_cuda_total.ns) : "-"),
                    fmt::format("annotation GPU span counted as kernel time (pytorch#130730): {}; the kernels, memcpys and "
                                "memsets under it take {}; the row overcounts by {} ({:.2f}%)",
-                               spans_text, us(k), us(t - k), k > 0 ? 100.0 * (t - k) / k : 0.0));
+                               spans_text, us(k), us(t - k), k > 0 ? 100.0 * (t - k) / k : 0.0),
+                   causes::kAnnotationSpan);
         } else {
           log.fail(where, fmt::format("Self CUDA = the device time under the annotation, {}", us(k)), us(t),
                    "the annotation's device row is below the device time under it");
@@ -162,6 +163,15 @@ void check_annotation_span(const Model& m, const ValidateOptions& opts, CheckLog
 // ---------------------------------------------------------------------------------------------
 // attribution
 
+namespace {
+/// A CUDA graph launch (cudaGraphLaunch, cuGraphLaunch): one correlation id owns every kernel of
+/// the graph, and Kineto writes one flow end per kernel.
+bool graph_launch(const Model& m, const View& v, std::uint64_t c) {
+  const std::uint32_t l = v.api_corr.only(c);
+  return l != kNone && m.names.str(v.ev(l).name).find("GraphLaunch") != std::string::npos;
+}
+}  // namespace
+
 void check_attribution(const Model& m, CheckLog& log) {
   const View& A = m.A();
   const View* B = m.B();
@@ -175,7 +185,7 @@ void check_attribution(const Model& m, CheckLog& log) {
     if (A.dev_corr.first(c) != i) continue;  // each correlation id once
     ++checked;
     const auto subject = [&] { return act_subject(m, d); };
-    if (auto n = A.dev_corr.count(c); n > 1)
+    if (auto n = A.dev_corr.count(c); n > 1 && !graph_launch(m, A, c))
       log.fail(subject(), "one device activity per correlation id", fmt::format("{} in {}", n, A.file()),
                "correlation id shared by several device activities");
     // Launch and host range in A, through the correlation id only.
@@ -200,7 +210,7 @@ void check_attribution(const Model& m, CheckLog& log) {
                "External id names no host range");
     if (!B) continue;
     // The same activity, launch and host range in B.
-    if (auto n = B->dev_corr.count(c); n > 1)
+    if (auto n = B->dev_corr.count(c); n > 1 && !graph_launch(m, *B, c))
       log.fail(subject(), "one device activity per correlation id", fmt::format("{} in {}", n, B->file()),
                "correlation id shared by several device activities");
     const std::uint32_t j = B->dev_corr.first(c);
@@ -294,7 +304,8 @@ void check_flows(const Model& m, CheckLog& log) {
         continue;
       }
       const TraceEvent& launch = v.ev(l);
-      if (ns != 1 || nf != 1)
+      const bool graph = graph_launch(m, v, c);
+      if (ns != 1 || (graph ? nf != v.dev_corr.count(c) : nf != 1))
         log.fail(subject(), "one ac2g \"s\" and one \"f\" with id = correlation", fmt::format("{} \"s\" and {} \"f\"", ns, nf),
                  v.file() + ": missing or extra ac2g flow events");
       if (ns > 0) {

@@ -26,6 +26,8 @@ void index_view(View& v, const TraceData& t) {
       v.rng.push_back(i);
     } else if (e.cat == TraceCat::GpuUserAnnotation) {
       v.span.push_back(i);
+    } else if (e.cat == TraceCat::Overhead) {
+      v.ovh.push_back(i);
     } else {
       v.sync.push_back(i);
     }
@@ -169,15 +171,149 @@ Derived derive(const View& v, NameTable& names) {
   std::vector<std::uint32_t> slot(v.t->events.size(), kNone);
   for (std::uint32_t k = 0; k < nr; ++k) slot[v.rng[k]] = k;
   std::vector<std::int64_t> child(nr, 0), self_cuda(nr, 0), cuda_total(nr, 0);
+  std::vector<std::uint32_t> first_dev(nr, kNone);  // a device activity launched directly in it
+
+  // PyTorch's own traces (Kineto; crossbench's carry a format) get PyTorch's tree rules
+  // (profiler_util.py EventList._populate_cpu_children, _remove_dup_nodes; profiler.py
+  // _parse_kineto_results): API calls without an External id nest by time under the range
+  // around them; overhead events nest by time on the main thread; a range whose parent has its
+  // name and no other child is folded into it.
+  const bool kineto = v.t->format.empty();
+  // Ranges per lane by start, to find the innermost range around a time.
+  std::vector<std::uint32_t> by_start;
+  if (kineto && (!v.ovh.empty() || !v.api.empty())) {
+    by_start = v.rng;
+    std::sort(by_start.begin(), by_start.end(), [&](std::uint32_t a, std::uint32_t b) {
+      const TraceEvent &x = v.ev(a), &y = v.ev(b);
+      if (x.lane != y.lane) return x.lane < y.lane;
+      if (x.start_ns != y.start_ns) return x.start_ns < y.start_ns;
+      return x.end_ns() > y.end_ns();
+    });
+  }
+  // Innermost range on `lane` holding [t0, t1] (t1 < 0: the point t0, end excluded).
+  const auto range_around = [&](std::uint32_t lane, std::int64_t t0, std::int64_t t1) -> std::uint32_t {
+    auto it = std::upper_bound(by_start.begin(), by_start.end(), std::make_pair(lane, t0),
+                               [&](const std::pair<std::uint32_t, std::int64_t>& q, std::uint32_t i) {
+                                 const TraceEvent& e = v.ev(i);
+                                 return q.first != e.lane ? q.first < e.lane : q.second < e.start_ns;
+                               });
+    while (it != by_start.begin()) {
+      --it;
+      const TraceEvent& e = v.ev(*it);
+      if (e.lane != lane) return kNone;
+      std::uint32_t r = *it;
+      for (int guard = 0; r != kNone && guard < 512; ++guard) {
+        const TraceEvent& x = v.ev(r);
+        const bool holds = t1 < 0 ? (x.start_ns <= t0 && t0 < x.end_ns()) : (x.start_ns <= t0 && t1 <= x.end_ns());
+        if (holds) return r;
+        r = v.parent[r];
+      }
+      // not nested in its predecessor's chain: look further back only past ranges that ended
+      // (a partial overlap); one step back is enough for properly nested traces
+      if (e.end_ns() <= t0) return kNone;
+    }
+    return kNone;
+  };
+  std::vector<std::uint32_t> api_parent(v.api.size(), kNone);
+  std::vector<std::uint32_t> nchild(kineto ? nr : 0, 0);
+  for (std::size_t j = 0; j < v.api.size(); ++j) {
+    const TraceEvent& a = v.ev(v.api[j]);
+    std::uint32_t r = api_range(v, a);
+    if (r == kNone && kineto && !a.has(TraceEvent::kHasExternal)) r = range_around(a.lane, a.start_ns, a.end_ns());
+    api_parent[j] = r;
+  }
+  // Overhead events: on the main thread (the process's, tid == pid), under the innermost range
+  // or API call holding their start; their id is the External id of the op there.
+  std::vector<std::int64_t> api_child(v.api.size(), 0);
+  struct Ovh {
+    std::uint32_t ev, nest_range = kNone, nest_api = kNone, op = kNone;
+  };
+  std::vector<Ovh> ovhs;
+  if (kineto && !v.ovh.empty()) {
+    std::uint32_t main_lane = kNone;
+    for (std::uint32_t i : v.rng) {
+      const TraceLane& l = v.t->lanes[v.ev(i).lane];
+      if (l.pid_text.empty() && l.tid_text.empty() && l.pid == l.tid) {
+        main_lane = v.ev(i).lane;
+        break;
+      }
+    }
+    if (main_lane == kNone && !v.rng.empty()) main_lane = v.ev(v.rng[0]).lane;
+    std::vector<std::uint32_t> apis;  // API calls of the main lane, by start
+    for (std::uint32_t j = 0; j < v.api.size(); ++j)
+      if (v.ev(v.api[j]).lane == main_lane) apis.push_back(j);
+    std::sort(apis.begin(), apis.end(), [&](std::uint32_t a, std::uint32_t b) { return v.ev(v.api[a]).start_ns < v.ev(v.api[b]).start_ns; });
+    for (std::uint32_t i : v.ovh) {
+      const TraceEvent& o = v.ev(i);
+      Ovh ov;
+      ov.ev = i;
+      const std::uint32_t r = main_lane == kNone ? kNone : range_around(main_lane, o.start_ns, -1);
+      std::uint32_t api = kNone;
+      auto it = std::upper_bound(apis.begin(), apis.end(), o.start_ns,
+                                 [&](std::int64_t t, std::uint32_t j) { return t < v.ev(v.api[j]).start_ns; });
+      if (it != apis.begin()) {
+        const TraceEvent& a = v.ev(v.api[*(it - 1)]);
+        if (a.start_ns <= o.start_ns && o.start_ns < a.end_ns() && (r == kNone || a.start_ns >= v.ev(r).start_ns)) api = *(it - 1);
+      }
+      if (api != kNone) {
+        ov.op = v.ev(v.api[api]).has(TraceEvent::kHasExternal) ? api_parent[api] : kNone;
+        if (o.end_ns() <= v.ev(v.api[api]).end_ns()) ov.nest_api = api;
+      } else {
+        ov.op = r;
+      }
+      if (ov.nest_api == kNone) {
+        std::uint32_t x = r;
+        while (x != kNone && !(v.ev(x).start_ns <= o.start_ns && o.end_ns() <= v.ev(x).end_ns())) x = v.parent[x];
+        ov.nest_range = x;
+      }
+      if (ov.nest_api != kNone) api_child[ov.nest_api] += o.dur_ns;
+      ovhs.push_back(ov);
+      Expected& e = row(o.cat, o.name);
+      ++e.calls;
+      e.self_cpu += o.dur_ns;
+      e.cpu_total += o.dur_ns;
+    }
+  }
+  // The same-name fold: children per range (ranges, API calls, overhead events), then a range
+  // whose parent has its display name and only that child is folded into it (top: the range
+  // that stands for it).
+  std::vector<std::uint32_t> top(nr);
+  std::vector<char> folded(nr, 0);
+  for (std::uint32_t k = 0; k < nr; ++k) top[k] = k;
+  if (kineto) {
+    for (std::uint32_t i : v.rng)
+      if (v.parent[i] != kNone) ++nchild[slot[v.parent[i]]];
+    for (std::uint32_t r : api_parent)
+      if (r != kNone) ++nchild[slot[r]];
+    for (const Ovh& ov : ovhs)
+      if (ov.nest_range != kNone) ++nchild[slot[ov.nest_range]];
+    std::vector<std::uint32_t> order(v.rng);
+    std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+      const TraceEvent &x = v.ev(a), &y = v.ev(b);
+      if (x.start_ns != y.start_ns) return x.start_ns < y.start_ns;
+      return x.end_ns() > y.end_ns();
+    });
+    for (std::uint32_t i : order) {
+      const std::uint32_t p = v.parent[i];
+      if (p == kNone) continue;
+      if (disp(v.ev(p).name) == disp(v.ev(i).name) && nchild[slot[p]] == 1) {
+        folded[slot[i]] = 1;
+        top[slot[i]] = top[slot[p]];
+      }
+    }
+  }
+  const auto top_of = [&](std::uint32_t r) { return r == kNone ? kNone : v.rng[top[slot[r]]]; };
   for (std::uint32_t i : v.rng)
-    if (v.parent[i] != kNone) child[slot[v.parent[i]]] += v.ev(i).dur_ns;
-  for (std::uint32_t i : v.api) {
-    const TraceEvent& a = v.ev(i);
-    const std::uint32_t r = api_range(v, a);
-    if (r != kNone) child[slot[r]] += a.dur_ns;
+    if (v.parent[i] != kNone && !folded[slot[i]]) child[top[slot[v.parent[i]]]] += v.ev(i).dur_ns;
+  for (const Ovh& ov : ovhs)
+    if (ov.nest_range != kNone) child[top[slot[ov.nest_range]]] += v.ev(ov.ev).dur_ns;
+  for (std::size_t j = 0; j < v.api.size(); ++j) {
+    const TraceEvent& a = v.ev(v.api[j]);
+    const std::uint32_t r = api_parent[j];
+    if (r != kNone) child[top[slot[r]]] += a.dur_ns;
     Expected& e = row(a.cat, a.name);
     ++e.calls;
-    e.self_cpu += a.dur_ns;
+    e.self_cpu += a.dur_ns - api_child[j];
     e.cpu_total += a.dur_ns;
   }
   // Device activities: rows, Self CUDA of their range, CUDA total up the tree, annotation spans
@@ -208,7 +344,7 @@ Derived derive(const View& v, NameTable& names) {
       inner_slot = static_cast<std::size_t>(-1);
       inner_name = kNone;
       for_ancestors(v, r, [&](std::uint32_t x) {
-        chain.push_back(slot[x]);
+        if (!folded[slot[x]]) chain.push_back(slot[x]);
         const TraceEvent& rx = v.ev(x);
         if (rx.cat != TraceCat::UserAnnotation) return;
         const std::uint32_t dn = disp(rx.name);
@@ -227,7 +363,9 @@ Derived derive(const View& v, NameTable& names) {
       last_range = r;
       last_lane = a.lane;
     }
+    if (chain.empty()) continue;
     self_cuda[chain[0]] += a.dur_ns;
+    if (first_dev[chain[0]] == kNone) first_dev[chain[0]] = i;
     if (v.ev(r).cat == TraceCat::UserAnnotation) d.annot[disp(v.ev(r).name)].direct += a.dur_ns;
     for (std::uint32_t x : chain) cuda_total[x] += a.dur_ns;
     for (std::uint32_t dn : chain_annot) d.annot[dn].kernels += a.dur_ns;
@@ -256,8 +394,35 @@ Derived derive(const View& v, NameTable& names) {
     e.self_cuda += sp.last - sp.first;
     e.cuda_total += sp.last - sp.first;
   }
+  // Overhead events: PyTorch collects the kernels of the op whose External id they took a second
+  // time, on the overhead row and on every row above it (not what the trace has: ovh_*).
+  for (const Ovh& ov : ovhs) {
+    if (ov.op == kNone) continue;
+    const std::uint32_t k = top[slot[ov.op]];
+    const std::int64_t extra = self_cuda[k];
+    if (extra == 0) continue;
+    const TraceEvent& o = v.ev(ov.ev);
+    Expected& e = d.rows[{o.cat, disp(o.name)}];
+    e.ovh_self_cuda += extra;
+    e.ovh_cuda_total += extra;
+    if (e.ovh_event == kNone) e.ovh_event = ov.ev, e.ovh_kernel = first_dev[k];
+    const auto mark = [&](const TraceEvent& x) {
+      Expected& ex = d.rows[{x.cat, disp(x.name)}];
+      ex.ovh_cuda_total += extra;
+      if (ex.ovh_event == kNone) ex.ovh_event = ov.ev, ex.ovh_kernel = first_dev[k];
+    };
+    std::uint32_t up = ov.nest_range;
+    if (ov.nest_api != kNone) {
+      mark(v.ev(v.api[ov.nest_api]));
+      up = api_parent[ov.nest_api];
+    }
+    for_ancestors(v, top_of(up), [&](std::uint32_t x) {
+      if (!folded[slot[x]]) mark(v.ev(x));
+    });
+  }
   for (std::uint32_t k = 0; k < nr; ++k) {
     const std::uint32_t i = v.rng[k];
+    if (folded[k]) continue;
     const TraceEvent& r = v.ev(i);
     const RowKey key{r.cat, disp(r.name)};
     const bool step = key.second != r.name;
@@ -272,7 +437,7 @@ Derived derive(const View& v, NameTable& names) {
       e.cuda_total += cuda_total[k];
     }
     if (v.parent[i] != kNone) {
-      const TraceEvent& p = v.ev(v.parent[i]);
+      const TraceEvent& p = v.ev(top_of(v.parent[i]));
       d.parents[key].insert({p.cat, disp(p.name)});
     } else {
       d.parents[key].insert({TraceCat::Sync, kNone});  // a top-level instance: no single parent
@@ -290,7 +455,8 @@ bool kind_from_string(const std::string& k, TraceCat& out) {
   static const std::pair<const char*, TraceCat> kinds[] = {
       {"kernel", TraceCat::Kernel},         {"gpu_memcpy", TraceCat::Memcpy},   {"gpu_memset", TraceCat::Memset},
       {"cuda_runtime", TraceCat::Runtime},  {"cuda_driver", TraceCat::Driver},  {"user_annotation", TraceCat::UserAnnotation},
-      {"cpu_op", TraceCat::CpuOp},          {"gpu_user_annotation", TraceCat::GpuUserAnnotation}};
+      {"cpu_op", TraceCat::CpuOp},          {"gpu_user_annotation", TraceCat::GpuUserAnnotation},
+      {"overhead", TraceCat::Overhead}};
   for (const auto& [name, cat] : kinds)
     if (k == name) {
       out = cat;
@@ -341,7 +507,7 @@ std::vector<RowMatch> match_rows(const TableData& tb, const Derived* d, NameTabl
       if (device && !device_side(k.first)) continue;
       const std::string& s = names.str(k.second);
       if (s == r.name) exact.push_back(k);
-      else if (r.cut && s.size() > prefix.size() && s.compare(0, prefix.size(), prefix) == 0) by_prefix.push_back(k);
+      else if (r.cut && s.size() >= prefix.size() && s.compare(0, prefix.size(), prefix) == 0) by_prefix.push_back(k);
     }
     const std::vector<RowKey>& cand = !exact.empty() ? exact : by_prefix;
     if (cand.empty()) {

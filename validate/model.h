@@ -149,7 +149,7 @@ class IdIndex {
 
 struct View {
   const TraceData* t = nullptr;
-  std::vector<std::uint32_t> dev, api, rng, span, sync;  // event indices by role
+  std::vector<std::uint32_t> dev, api, rng, span, sync, ovh;  // event indices by role
   IdIndex dev_corr, api_corr, rng_ext, xcorr;             // xcorr: correlation -> index in t->ext_corr
   std::vector<std::uint32_t> parent;                      // per event: parent range's event index (ranges)
   std::string parent_source;
@@ -201,6 +201,11 @@ struct RowKeyHash {
 struct Expected {
   std::int64_t calls = 0;
   std::int64_t self_cpu = 0, cpu_total = 0, self_cuda = 0, cuda_total = 0;
+  /// Device time PyTorch adds to this row through overhead events (Kineto's "overhead"
+  /// category), which take the External id of the op around them and so collect its kernels a
+  /// second time: on the overhead row (Self CUDA, CUDA total) and the rows above it (CUDA total).
+  std::int64_t ovh_self_cuda = 0, ovh_cuda_total = 0;
+  std::uint32_t ovh_event = kNone, ovh_kernel = kNone;  ///< an example (event indices), for messages
 };
 
 /// Device-work spans of one annotation instance on one lane.

@@ -104,13 +104,15 @@ json report_json(const ValidationReport& report) {
   if (!meta.contains("dropped_records")) meta["dropped_records"] = nullptr;
   const CheckCounts c = report.counts();
   json checks_j = json::array();
-  for (const auto& r : report.checks)
+  for (const auto& r : report.checks) {
     checks_j.push_back({{"check", r.check},
                         {"status", to_string(r.status)},
                         {"subject", r.subject},
                         {"expected", r.expected},
                         {"found", r.found},
                         {"message", r.message}});
+    if (!r.cause.empty()) checks_j.back()["cause"] = r.cause;
+  }
   json tol = json::object();
   for (const auto& [k, v] : report.tolerances) tol[k] = v;
   json verdicts = json::object();

@@ -118,6 +118,7 @@ const char* to_string(TraceCat cat) {
     case TraceCat::CpuOp: return "cpu_op";
     case TraceCat::GpuUserAnnotation: return "gpu_user_annotation";
     case TraceCat::Sync: return "cuda_sync";
+    case TraceCat::Overhead: return "overhead";
   }
   return "unknown";
 }

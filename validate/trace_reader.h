@@ -55,6 +55,9 @@ enum class TraceCat : std::uint8_t {
   CpuOp,              ///< "cpu_op"
   GpuUserAnnotation,  ///< "gpu_user_annotation": an annotation's span on a device lane
   Sync,               ///< "cuda_sync"
+  /// "overhead": Kineto's own work (Activity Buffer Request, Lazy Function Loading, Runtime
+  /// Triggered Module Loading, Buffer Flush), written on pid -1 / tid 0 without args.
+  Overhead,
 };
 
 /// The category name as written in traces ("kernel", "gpu_memcpy", ...).

@@ -72,6 +72,9 @@ inline bool cat_of(std::string_view s, TraceCat& out, CatKind& kind) {
     case 7:
       if (is(s, "Runtime")) { out = TraceCat::Runtime; return true; }
       break;
+    case 8:
+      if (is(s, "overhead")) { out = TraceCat::Overhead; return true; }
+      break;
     case 5:
       if (is(s, "Trace")) { kind = CatKind::Trace; return false; }
       break;

@@ -95,7 +95,18 @@ struct CheckResult {
   std::string found;     ///< value found, as text ("" when not applicable)
   std::string message;   ///< human explanation (for passes: what was verified)
   CheckStatus status = CheckStatus::NotRun;
+  /// For a failure whose cause is known (a PyTorch defect): one of xb::causes; "" otherwise.
+  std::string cause;
 };
+
+/// Known causes of a failure, in words a PyTorch user understands (CheckResult::cause).
+namespace causes {
+/// An overhead event (Activity Buffer Request, ...) took the External id of the op around it,
+/// so PyTorch counted that op's kernels a second time: on the overhead row and up its parents.
+inline constexpr const char* kOverheadDoubleCount = "overhead_double_count";
+/// pytorch#130730: an annotation's GPU span (first kernel start to last end) shown as Self CUDA.
+inline constexpr const char* kAnnotationSpan = "annotation_span";
+}  // namespace causes
 
 /// Numbers of results by status.
 struct CheckCounts {
