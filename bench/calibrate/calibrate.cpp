@@ -1,25 +1,23 @@
 // `bench calibrate` (see calibrate.h).
-#include "bench/calibrate.h"
+#include "bench/calibrate/calibrate.h"
 
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <chrono>
-#include <cmath>
-#include <functional>
-#include <thread>
 #include <iostream>
-#include <memory>
-#include <vector>
+#include <string>
+#include <thread>
 
-#include "bench/cli.h"
-#include "bench/run_dir.h"
+#include "bench/cli/cli.h"
+#include "bench/core/fixtures.h"
+#include "bench/core/gpu_meta.h"
+#include "bench/core/measure.h"
+#include "bench/core/run_dir.h"
 #include "kernels/cuda_check.h"
 #include "kernels/cuda_raii.h"
 #include "kernels/nvml_probe.h"
-#include "kernels/random_fill.h"
 #include "kernels/workload.h"
 #include "profiler/atomic_file.h"
 #include "profiler/table.h"
@@ -27,15 +25,8 @@
 namespace xb {
 namespace {
 
-using steady = std::chrono::steady_clock;
-
-double seconds_since(steady::time_point t0) {
-  return std::chrono::duration<double>(steady::now() - t0).count();
-}
-
 /// The clocks of one NVML snapshot as calibration records them (-1 for what could not be read).
-ClockReading read_clocks(const Nvml& nvml, const std::string& when) {
-  const GpuSnapshot snap = nvml.snapshot();
+ClockReading to_reading(const GpuSnapshot& snap, const std::string& when) {
   ClockReading r;
   r.when = when;
   r.sm_mhz = snap.sm_clock_mhz;
@@ -44,27 +35,43 @@ ClockReading read_clocks(const Nvml& nvml, const std::string& when) {
   return r;
 }
 
-/// `calls` back-to-back calls with a cudaEvent recorded before the first and after each one, so
-/// that each consecutive pair times one call on the device; NVML is read once half of them have
-/// completed. Returns per-call ns.
-std::vector<std::int64_t> time_back_to_back(cudaStream_t stream, int calls, const std::function<void()>& enqueue,
-                                            const Nvml& nvml, const std::string& when,
-                                            std::vector<ClockReading>& clocks) {
-  std::vector<Event> events(static_cast<std::size_t>(calls) + 1);
-  events[0].record(stream);
-  for (int i = 0; i < calls; ++i) {
-    enqueue();
-    events[static_cast<std::size_t>(i) + 1].record(stream);
+/// Longest sampling of one ceiling, s, as for a sweep point (the noise rule stops here when its
+/// target is not met).
+constexpr double kMaxSamplingS = 1.0;
+
+/// The sampling core's settings for one ceiling: hot mode (a batch of calls per sample behind the
+/// blocking kernel, sized for about 0.5 ms of GPU time), no warm-up of its own (the caller's
+/// warm_up_for, and the GEMMs' cool-down, set the conditions), at least `calls` samples, then
+/// the noise rule (0.5% RSD) for at most kMaxSamplingS. NVML is read before and after the
+/// samples; `after` keeps the last snapshot: the clocks the samples ran at.
+MeasureConfig ceiling_config(int calls, const Nvml& nvml, GpuSnapshot& after) {
+  MeasureConfig cfg;
+  cfg.mode = "hot";
+  cfg.schedule = Schedule{0, 0, calls};
+  cfg.stopping.min_samples = calls;
+  cfg.stopping.min_time_s = 0;
+  cfg.stopping.max_time_s = kMaxSamplingS;
+  cfg.read_gpu = [&nvml, &after] {
+    after = nvml.snapshot();
+    return to_clock_sample(after);
+  };
+  return cfg;
+}
+
+/// Calls timed: samples x calls per sample (ceilings.json "calls").
+int timed_calls(const Measurement& m) {
+  return static_cast<int>(m.timing.samples_ns.size()) * m.timing.launches_per_sample;
+}
+
+/// "20 samples of 2 calls", and why the ceiling may be off: noise target missed, clock slowdown.
+std::string sampling_note(const Measurement& m) {
+  std::string note = fmt::format("{} samples of {} calls", m.timing.samples_ns.size(), m.timing.launches_per_sample);
+  if (!m.converged) {
+    note += fmt::format(", RSD {:.2f}% above the {:.1f}% target after {:.1f} s", m.stats.rsd() * 100,
+                        m.timing.max_noise * 100, m.timing.sampling_s);
   }
-  events[static_cast<std::size_t>(calls / 2)].synchronize();
-  clocks.push_back(read_clocks(nvml, when));
-  events.back().synchronize();
-  std::vector<std::int64_t> ns;
-  for (int i = 0; i < calls; ++i) {
-    const float ms = events[static_cast<std::size_t>(i) + 1].elapsed_ms_since(events[static_cast<std::size_t>(i)]);
-    ns.push_back(static_cast<std::int64_t>(std::llround(static_cast<double>(ms) * 1e6)));
-  }
-  return ns;
+  if (m.timing.gpu_after.throttled) note += ", NVML reported a clock slowdown";
+  return note;
 }
 
 int attribute(cudaDeviceAttr attr, int device) {
@@ -73,52 +80,6 @@ int attribute(cudaDeviceAttr attr, int device) {
 }
 
 }  // namespace
-
-int warm_up_for(cudaStream_t stream, double ms, const std::function<void()>& enqueue) {
-  const auto t0 = steady::now();
-  int calls = 0;
-  int batch = 1;
-  for (;;) {
-    for (int i = 0; i < batch; ++i) enqueue();
-    calls += batch;
-    XB_CUDA(cudaStreamSynchronize(stream));
-    const double elapsed_ms = seconds_since(t0) * 1e3;
-    if (calls >= 2 && elapsed_ms >= ms) return calls;
-    const double per_call_ms = elapsed_ms / calls;
-    const double left_ms = std::max(ms - elapsed_ms, per_call_ms);
-    batch = static_cast<int>(std::clamp(left_ms / std::max(per_call_ms, 1e-3), 1.0, 256.0));
-  }
-}
-
-void require_cuda_device(const std::string& advice) {
-  int count = 0;
-  const cudaError_t err = cudaGetDeviceCount(&count);
-  if (err == cudaSuccess && count > 0) return;
-  // cudaErrorInsufficientDriver means either no driver at all (cudaDriverGetVersion gives 0)
-  // or one older than the runtime: say which, with both CUDA versions.
-  std::string why = err != cudaSuccess ? cudaGetErrorString(err) : "device count is 0";
-  if (err == cudaErrorInsufficientDriver) {
-    int driver = 0, runtime = 0;
-    cudaDriverGetVersion(&driver);
-    cudaRuntimeGetVersion(&runtime);
-    const auto version = [](int v) { return fmt::format("{}.{}", v / 1000, (v % 1000) / 10); };
-    why = driver == 0 ? "no NVIDIA driver is installed"
-                      : fmt::format("the NVIDIA driver supports CUDA {}, older than this build's runtime, CUDA {}",
-                                    version(driver), version(runtime));
-  }
-  (void)cudaGetLastError();
-  throw UsageError(fmt::format("no CUDA device found ({}); {}", why, advice));
-}
-
-void require_device_memory(std::size_t need, const std::string& what) {
-  std::size_t free_bytes = 0, total_bytes = 0;
-  XB_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
-  if (need > free_bytes) {
-    throw UsageError(fmt::format("{} does not fit: it needs {:.2f} GiB of device memory, {:.2f} GiB free of {:.2f} GiB",
-                                 what, static_cast<double>(need) / 1073741824.0, static_cast<double>(free_bytes) / 1073741824.0,
-                                 static_cast<double>(total_bytes) / 1073741824.0));
-  }
-}
 
 Calibration run_calibration(const CalibrateOptions& opt, std::ostream& log) {
   Calibration c;
@@ -155,31 +116,28 @@ Calibration run_calibration(const CalibrateOptions& opt, std::ostream& log) {
     const int khz = attribute(cudaDevAttrMemoryClockRate, c.device_index);
     c.mem_clock_max_mhz = khz > 0 ? khz / 1000 : -1;
   }
-  c.clocks.push_back(read_clocks(nvml, "idle, before calibration"));
+  c.clocks.push_back(to_reading(nvml.snapshot(), "idle, before calibration"));
   log << fmt::format("calibrate: {} (PCI {}), driver {}, clocks: {}\n", c.gpu_name, c.pci_bus_id,
                      c.driver_version.empty() ? std::to_string(c.cuda_driver_version) : c.driver_version, c.clock_source);
 
   Stream stream;
-  // Copy ceiling.
+  // Copy ceiling: the same measurement as bench's cold-mode bound (measure_copy), its median.
   {
     const std::size_t bytes = static_cast<std::size_t>(opt.copy_mib) << 20;
     require_device_memory(2 * bytes, fmt::format("the {} MiB copy", opt.copy_mib));
-    DeviceBuffer src(bytes), dst(bytes);
-    launch_random_fill(DType::BF16, src.get(), static_cast<std::int64_t>(bytes / 2), 0x5eedc0b1, stream.get());
-    const auto copy = [&] {
-      XB_CUDA(cudaMemcpyAsync(dst.get(), src.get(), bytes, cudaMemcpyDeviceToDevice, stream.get()));
-    };
-    warm_up_for(stream.get(), opt.warmup_ms, copy);
-    const std::vector<std::int64_t> ns = time_back_to_back(stream.get(), opt.calls, copy, nvml, "during the copy", c.clocks);
+    GpuSnapshot after;
+    const Measurement m =
+        measure_copy(stream.get(), bytes, CopyPath::Memcpy, opt.warmup_ms, ceiling_config(opt.calls, nvml, after));
+    c.clocks.push_back(to_reading(after, "right after the copy's samples"));
     c.copy.buffer_bytes = bytes;
     c.copy.moved_bytes = 2 * bytes;
-    c.copy.calls = opt.calls;
-    c.copy.median_ns = median_of(ns);
-    c.copy.min_ns = static_cast<double>(*std::min_element(ns.begin(), ns.end()));
+    c.copy.calls = timed_calls(m);
+    c.copy.median_ns = m.stats.median;
+    c.copy.min_ns = m.stats.min;
     if (!(c.copy.median_ns > 0)) throw std::runtime_error("copy calibration measured no time");
     c.copy.gbps = static_cast<double>(c.copy.moved_bytes) / c.copy.median_ns;  // B/ns = GB/s
-    log << fmt::format("calibrate: copy {} MiB: median {:.1f} us -> {:.0f} GB/s (read + written)\n", opt.copy_mib,
-                       c.copy.median_ns / 1e3, c.copy.gbps);
+    log << fmt::format("calibrate: copy {} MiB: median {:.1f} us -> {:.0f} GB/s (read + written; {})\n", opt.copy_mib,
+                       c.copy.median_ns / 1e3, c.copy.gbps, sampling_note(m));
   }
   // GEMM ceilings.
   for (const std::string& dtype_name : opt.dtypes) {
@@ -191,22 +149,24 @@ Calibration run_calibration(const CalibrateOptions& opt, std::ostream& log) {
       XB_CUDA(cudaStreamSynchronize(stream.get()));
       std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(opt.cooldown_ms));
       warm_up_for(stream.get(), opt.gemm_warmup_ms, call);
-      const std::vector<std::int64_t> ns = time_back_to_back(
-          stream.get(), opt.calls, call, nvml, fmt::format("during the {} GEMM {}", dtype_name, n), c.clocks);
+      GpuSnapshot after;
+      const Measurement m = measure_unrecorded(stream.get(), call, fmt::format("xb::calibrate_gemm_{}_{}", dtype_name, n),
+                                               ceiling_config(opt.calls, nvml, after));
+      c.clocks.push_back(to_reading(after, fmt::format("right after the {} GEMM {} samples", dtype_name, n)));
       GemmCeiling g;
       g.dtype = dtype_name;
       g.n = n;
-      g.calls = opt.calls;
-      g.median_ns = median_of(ns);
-      g.min_ns = static_cast<double>(*std::min_element(ns.begin(), ns.end()));
+      g.calls = timed_calls(m);
+      g.median_ns = m.stats.median;
+      g.min_ns = m.stats.min;
       if (!(g.median_ns > 0)) throw std::runtime_error("GEMM calibration measured no time");
       g.tflops = op_flops(Op::Matmul, n) / g.median_ns / 1e3;  // FLOP/ns / 1e3 = TFLOP/s
-      log << fmt::format("calibrate: {} GEMM {}: median {:.1f} us -> {:.1f} TFLOP/s\n", dtype_name, n,
-                         g.median_ns / 1e3, g.tflops);
+      log << fmt::format("calibrate: {} GEMM {}: median {:.1f} us -> {:.1f} TFLOP/s ({})\n", dtype_name, n,
+                         g.median_ns / 1e3, g.tflops, sampling_note(m));
       c.gemm.push_back(g);
     }
   }
-  c.clocks.push_back(read_clocks(nvml, "after calibration"));
+  c.clocks.push_back(to_reading(nvml.snapshot(), "after calibration"));
   return c;
 }
 

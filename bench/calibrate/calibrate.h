@@ -1,7 +1,7 @@
 // `bench calibrate`: measures the ceilings a sweep is judged against on the GPU in use (device to
 // device copy bandwidth, dense GEMM throughput per dtype on random data) and records the GPU, its
 // clocks (NVML, loaded with dlopen when present) and the driver. GPU code; the record itself and
-// its file format are plain C++ (bench/roofline.h).
+// its file format are plain C++ (bench/sweep/roofline.h).
 #pragma once
 
 #include <cstddef>
@@ -11,36 +11,32 @@
 
 #include <cuda_runtime_api.h>
 
-#include "bench/roofline.h"
-#include "bench/sweep.h"
+#include "bench/core/device.h"
+#include "bench/sweep/roofline.h"
+#include "bench/sweep/sweep.h"
 
 namespace xb {
 
-/// Throws UsageError (exit 2) when no CUDA device is usable: "no CUDA device found (<why>);
-/// <advice>", where <why> says in words when no driver is installed or the driver is older than
-/// the runtime (both CUDA versions), else names the CUDA error.
-void require_cuda_device(const std::string& advice = "this command needs an NVIDIA GPU");
-
-/// Runs `enqueue` back to back on `stream` until `ms` of wall time have passed (at least 2 calls),
-/// in batches sized from the time per call seen so far (1 to 256), synchronizing after each
-/// batch: a warm-up that takes the GPU off its idle clocks. Returns the calls. Throws CudaError.
-int warm_up_for(cudaStream_t stream, double ms, const std::function<void()>& enqueue);
-
-/// Throws UsageError when `need` bytes exceed the current device's free memory; `what` names the
-/// buffer or point in the message.
-void require_device_memory(std::size_t need, const std::string& what);
-
-/// Measures on the current device (docs/metrics.md, "Ceilings"):
-///  - copy: opt.copy_mib MiB copied device to device with cudaMemcpyAsync, back to back on one
-///    stream after opt.warmup_ms of warm-up; opt.calls calls each timed by the cudaEvents recorded
-///    between consecutive calls; ceiling = 2 x bytes / median time (read + written).
+/// Measures on the current device (docs/metrics.md, "Ceilings"). Every timing goes through the
+/// sampling core in hot mode (bench/core/measure.h, with no profiler recording:
+/// measure_unrecorded in bench/core/fixtures.h): a sample is a batch of back-to-back calls queued
+/// behind the blocking kernel (batch sized for about 0.5 ms of GPU time), per-call time =
+/// interval / calls; at least opt.calls samples, then until their RSD is at most 0.5% or 1 s of
+/// sampling has passed. A ceiling is the per-call median.
+///  - copy: opt.copy_mib MiB copied device to device with cudaMemcpyAsync from random data
+///    (measure_copy, the measurement of bench's cold-mode bound) after opt.warmup_ms of
+///    back-to-back warm-up; ceiling = 2 x bytes / median per-call time (read + written).
 ///  - GEMM: for each dtype and size, the matmul workload (cuBLASLt, uniform random inputs in
-///    [-1, 1), the same code path as the sweep's matmul points), timed back to back after an
-///    idle cool-down of opt.cooldown_ms and opt.gemm_warmup_ms of warm-up (the conditions of a
-///    sweep point); a dtype's ceiling is the best median TFLOP/s over the sizes.
-///  - NVML clocks (SM, memory, temperature) idle before, and while each measurement runs.
-/// Prints one line per measurement to `log`. Throws CudaError/CublasError on CUDA failures and
-/// UsageError when a buffer does not fit in device memory.
+///    [-1, 1), the same code path as the sweep's matmul points), sampled after an idle cool-down
+///    of opt.cooldown_ms and opt.gemm_warmup_ms of warm-up (the conditions of a sweep point: a
+///    burst ceiling, not the power-capped sustained rate); a dtype's ceiling is the best median
+///    TFLOP/s over the sizes.
+///  - NVML clocks (SM, memory, temperature) idle before, right after each measurement's last
+///    sample (the clocks it ran at), and at the end.
+/// Prints one line per measurement to `log` (with the samples taken, and a note when the noise
+/// target was missed or NVML saw a clock slowdown). Throws CudaError/CublasError on CUDA
+/// failures, std::runtime_error when the blocking kernel timed out, and UsageError when a buffer
+/// does not fit in device memory.
 Calibration run_calibration(const CalibrateOptions& opt, std::ostream& log);
 
 /// `bench calibrate ARGS` (argv[0] = "calibrate"): parses, checks the device and memory, creates

@@ -1,4 +1,21 @@
-#include "bench/overhead.h"
+// `bench overhead` (see overhead.h).
+//
+// Why this command keeps its own timing loop instead of the sampling core's timed_sample
+// (bench/core/measure.h): what it measures is the HOST's wall time per launch under each profiler
+// mode, from the first enqueue to the end of a stream synchronize after the last (CUPTI's API
+// callbacks and activity records on the launching thread, the profiler's ranges and external
+// ids, the synchronize under CUPTI), measured as scripts/vs_torch.py measures PyTorch's profiler
+// so that the two compare. The core measures the other thing, on purpose: a cudaEvent interval on
+// the device with the launches queued behind the blocking kernel, so that the host's launch path
+// stays outside it; the profiling cost this command is about would vanish from that interval
+// (and without the blocking kernel the interval would still miss the host work after the last
+// launch and the synchronize, at 0.5 us resolution). timed_sample also always drives a Profiler
+// (annotation and CPU-op ranges), while the CUPTI-only modes time an ActivitySource with no
+// Profiler at all. So the rounds stay here, timed with std::chrono::steady_clock; what does fit
+// comes from the core: warm_up_for (bench/core/device.h) takes the GPU off its idle clocks before
+// the rounds, and the per-mode figures are compute_stats medians (profiler/stats.h) over the
+// interleaved rounds.
+#include "bench/overhead/overhead.h"
 
 #include <CLI/CLI.hpp>
 #include <cuda_runtime_api.h>
@@ -9,8 +26,8 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "bench/calibrate.h"
-#include "bench/cli.h"
+#include "bench/cli/cli.h"
+#include "bench/core/device.h"
 #include "kernels/cuda_check.h"
 #include "kernels/cuda_raii.h"
 #include "kernels/workload.h"
