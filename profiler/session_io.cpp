@@ -1,6 +1,7 @@
 // raw_session.json strict parser and checks (profiler/session_io.h, docs/formats.md); the writer
 // is in profiler/session_write.cpp.
 #include "profiler/session_io.h"
+#include "profiler/session_json.h"
 
 #include <cmath>
 #include <cstddef>

@@ -2,6 +2,7 @@
 // per line, and the JSON blocks events.json and the traces share with it (meta, fixtures, GPU).
 // The strict parser is in profiler/session_io.cpp.
 #include "profiler/session_io.h"
+#include "profiler/session_json.h"
 
 #include <cmath>
 #include <cstddef>

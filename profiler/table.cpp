@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "profiler/session_io.h"
+#include "profiler/session_json.h"
 #include "profiler/units.h"
 
 namespace xb {

@@ -18,6 +18,7 @@
 
 #include "profiler/json_text.h"
 #include "profiler/session_io.h"
+#include "profiler/session_json.h"
 
 namespace xb {
 namespace {

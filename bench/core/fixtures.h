@@ -20,6 +20,7 @@
 #include "bench/core/sampling.h"
 #include "kernels/cuda_raii.h"
 #include "profiler/profiler.h"
+#include "bench/core/stopping_rule.h"
 #include "profiler/stats.h"
 
 namespace xb {

@@ -19,6 +19,7 @@
 
 #include "profiler/profiler.h"
 #include "profiler/raw_records.h"
+#include "bench/core/stopping_rule.h"
 #include "profiler/stats.h"
 
 namespace xb {

@@ -21,6 +21,7 @@
 #include "profiler/atomic_file.h"
 #include "profiler/event_model.h"
 #include "profiler/session_io.h"
+#include "profiler/session_json.h"
 #include "profiler/step_metrics.h"
 #include "profiler/stats.h"
 #include "profiler/table.h"

@@ -19,6 +19,7 @@
 #include "bench/core/run_dir.h"
 #include "kernels/workload.h"
 #include "profiler/session_io.h"
+#include "profiler/session_json.h"
 #include "profiler/stats.h"
 
 namespace xb {

@@ -12,6 +12,7 @@
 
 #include "bench/cli/cli.h"
 #include "bench/core/fixtures.h"
+#include "bench/core/stopping_rule.h"
 #include "profiler/stats.h"
 
 namespace xb {

@@ -13,6 +13,7 @@
 
 #include "profiler/event_model.h"
 #include "profiler/session_io.h"
+#include "profiler/session_json.h"
 #include "profiler/trace_export.h"
 #include "test_model_session.h"
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "profiler/session_io.h"
+#include "profiler/session_json.h"
 #include "test_model_session.h"
 
 namespace xb {

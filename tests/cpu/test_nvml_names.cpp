@@ -12,6 +12,7 @@
 #include "bench/core/gpu_meta.h"
 #include "kernels/nvml_probe.h"
 #include "profiler/session_io.h"
+#include "profiler/session_json.h"
 
 namespace xb {
 namespace {

@@ -20,6 +20,7 @@
 #include "bench/qualify/qualify.h"
 #include "bench/qualify/qualify_files.h"
 #include "bench/qualify/qualify_report.h"
+#include "bench/core/stopping_rule.h"
 #include "kernels/nvml_probe.h"
 #include "profiler/session_io.h"
 

@@ -11,6 +11,8 @@
 //   matmul 64: FLOPs 524288, bytes 24576: compute term 0.7085 ns < memory term 5.8514 ns
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <sstream>
 #include <stdexcept>
 

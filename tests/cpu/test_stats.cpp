@@ -6,6 +6,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "bench/core/stopping_rule.h"
 #include "profiler/stats.h"
 
 namespace xb {

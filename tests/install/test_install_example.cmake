@@ -38,7 +38,7 @@ foreach(f bin/bench bin/validate include/crossbench/profiler/profiler.h include/
     message(FATAL_ERROR "install_example: ${f} was not installed")
   endif()
 endforeach()
-foreach(f cupti_check.h cupti_api.h json_text.h)
+foreach(f cupti_check.h cupti_api.h json_text.h session_json.h)
   if(EXISTS ${prefix}/include/crossbench/profiler/${f})
     message(FATAL_ERROR "install_example: the internal header ${f} was installed")
   endif()
