@@ -14,18 +14,18 @@
 #      The same binary does the same thing on every run.
 #   N per target (XB_FUZZ_RUNS_<name>, e.g. XB_FUZZ_RUNS_trace=50000, overrides one) was chosen
 #   from the rates measured on the 2-core development machine (clang 14, -O1, ASan+UBSan, from
-#   the committed corpus; the machine was shared with other builds, load average 6-7), two gate
-#   runs, seconds of each target including its replay:
-#      target        runs     seconds      exec/s
-#      ceilings     220000    18 / 18    ~12000
-#      events       170000    19 / 22     ~8000
-#      raw_session   50000    13 / 16     ~3500
-#      table        220000    19 / 24    ~10000
-#      trace        150000    26 / 60     ~4000 (~2500 under load)
-#   whole gate: 96 s and 141 s wall, once the fuzz build exists (its first build takes a few
-#   minutes more); both runs: the same units executed, units added, coverage and corpus for
-#   every target. Under ctest -j the other tests share the cores: it takes longer there, about
-#   the old 150 s budget, but runs exactly the same inputs.
+#   the committed corpus), which was shared with other engineers' builds (load average 6 to 8):
+#      target        runs    seconds (replay included)   exec/s
+#      ceilings     220000    18  18  39  31              ~6000-12000
+#      events       170000    19  22  41  40              ~4000-9000
+#      raw_session   50000    13  16  33  32              ~1500-3800
+#      table        220000    19  24  46  44              ~5000-11000
+#      trace        150000    26  60  68  58              ~2200-5800
+#   whole gate: 96 s and 141 s (load 6-7), 230 s under ctest and 207 s from a shell (load 8),
+#   once the fuzz build exists (its first build takes a few minutes more); about 150 s on
+#   average. The last two runs, in different environments, executed the same units, added the
+#   same units and reached the same coverage and corpus for every target. Under load, or under
+#   ctest -j beside the other tests, it takes longer, but runs exactly the same inputs.
 #   $XB_FUZZ_SEED: the seed of every target (default 1); changing it explores other inputs,
 #   still reproducibly.
 #
@@ -183,4 +183,8 @@ for target in $targets; do
   fi
 done
 echo "fuzz: $mode mode, $(( $(date +%s) - start_all )) s for:" $targets
+if [ "$mode" = open ]; then
+  echo "fuzz: findings go into the corpus: copy a crash file from $build/crashes/ into" \
+    "tests/fuzz/corpus/<name>/regress-<what>.json and commit it with its fix"
+fi
 exit $status
