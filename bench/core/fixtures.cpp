@@ -157,9 +157,9 @@ void run_fixture(benchmark::State& state, BenchContext& ctx, const BenchmarkDef&
                                name, t.early_slowdown * 100);
     }
     if (first) ctx.profiler->add_fixture(info);
-    // The bound is the better of cudaMemcpyAsync and our copy kernel, each its fastest call, so
-    // the 1% only absorbs cudaEventElapsedTime's resolution (about 0.5 us: 0.4% of the bound's
-    // 512 MiB call on the H200, about 125 us, and 0.5% of the fastest cold sample it bounds,
+    // The bound is the better of cudaMemcpyAsync and our copy kernel, each its fastest per-call
+    // sample (batches of about 0.5 ms through the sampling core), so the 1% only absorbs
+    // cudaEventElapsedTime's resolution (about 0.5 us: 0.5% of the fastest cold sample it bounds,
     // an 8192^2 add at about 95 us), not a slower reference path.
     constexpr double kCopyBoundTolerance = 0.01;
     const double bound = ctx.copy.best_bytes_per_ns();

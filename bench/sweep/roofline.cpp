@@ -253,7 +253,7 @@ void write_calibration_json(const Calibration& c, std::ostream& out) {
         {"readings", clocks}}},
       {"ceilings", ceilings},
       {"copy",
-       {{"method", "cudaMemcpyAsync device to device, back to back on one stream, one cudaEvent pair per call"},
+       {{"method", "cudaMemcpyAsync device to device, sampled by the sampling core in hot mode (batched calls behind the blocking kernel), median per-call time"},
         {"buffer_bytes", c.copy.buffer_bytes},
         {"moved_bytes", c.copy.moved_bytes},
         {"calls", c.copy.calls},

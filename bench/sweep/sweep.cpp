@@ -125,7 +125,7 @@ std::optional<CalibrateOptions> parse_calibrate_args(int argc, const char* const
   app.add_option("--dtype", dtypes, "comma-separated GEMM dtypes (default bf16,fp16,fp32)");
   app.add_option("--gemm-size", gemm_sizes, "GEMM sizes n (n x n x n); the ceiling is the best (default 4096,8192)");
   app.add_option("--copy-mib", opt.copy_mib, "MiB copied per call (default 1024; read + written: twice that)");
-  app.add_option("--calls", opt.calls, "timed calls per measurement (default 20)");
+  app.add_option("--calls", opt.calls, "at least this many samples per measurement (default 20; the sampling core then stops at 0.5% noise or 1 s)");
   app.add_option("--warmup-ms", opt.warmup_ms, "back-to-back warm-up before each measurement, ms (default 200)");
   app.add_option("--out", out, "folder to create (default results/runs/<UTC time>)");
   if (!parse_command_line(app, argc, argv)) return std::nullopt;

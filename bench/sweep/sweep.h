@@ -53,7 +53,7 @@ struct CalibrateOptions {
   std::vector<std::string> dtypes{"bf16", "fp16", "fp32"};
   std::vector<std::int64_t> gemm_sizes{4096, 8192};  ///< GEMM ceiling = best median over these
   std::int64_t copy_mib = 1024;  ///< bytes copied per call, MiB (read + written: twice that)
-  int calls = 20;                ///< timed calls per measurement
+  int calls = 20;                ///< minimum samples per measurement (the sampling core's stopping rule)
   double warmup_ms = 200;        ///< back-to-back warm-up before the copy measurement
   /// GEMM ceilings are measured as the sweep measures its points: after `cooldown_ms` of idle
   /// GPU and `gemm_warmup_ms` of warm-up. Under sustained back-to-back GEMMs the H200's power
