@@ -4,7 +4,9 @@
 #   bash scripts/h200_core.sh core      build, GPU tests, bench --size 64,4096 --warmup (timed),
 #                                       bench sweep --size 64:16384:x2
 #   bash scripts/h200_core.sh user      install, the example (a user's saxpy against the installed
-#                                       package) hot and cold, validated; PyTorch corpus (issue 16)
+#                                       package) hot and cold, validated; the other commands through
+#                                       the core (ab, tune-add, calibrate, cold bench, overhead);
+#                                       XB_TORCH_CORPUS=1 also records the PyTorch corpus (issue 16)
 # Each writes logs and one results tarball into $OUT (at most 8 files come back), and ends with a
 # short table of the acceptance checks.
 source "$(dirname "${BASH_SOURCE[0]}")/h200_common.sh" || exit 1
@@ -46,8 +48,8 @@ if [ "$what" = core ]; then
   timeout 420 ./build-h200/bench sweep --size 64:16384:x2 --out "$W/sweep" > "$OUT/sweep.log" 2>&1
   rc=$?
   check "bench sweep --size 64:16384:x2 (exit 0, validation passed)" "exit $rc, $(grep -E '^validation:' "$OUT/sweep.log")"
-  tar czf "$OUT/core-results.tar.gz" -C "$W" bench sweep --exclude='raw_session.json' --exclude='full.json' \
-    --exclude='trace_only.json' 2>/dev/null
+  tar czf "$OUT/core-results.tar.gz" --exclude='raw_session.json' --exclude='full.json' \
+    --exclude='trace_only.json' -C "$W" bench sweep 2>/dev/null
 fi
 
 if [ "$what" = user ]; then
@@ -72,10 +74,29 @@ if [ "$what" = user ]; then
   done
   cat "$OUT"/saxpy_hot.log | tail -20 >> "$OUT/example_build.log"
 
-  phase "PyTorch corpus (issue 16)"
-  timeout 300 python3 scripts/record_torch_corpus.py "$W/torch" > "$OUT/torch_corpus.log" 2>&1
-  check "record_torch_corpus.py" "exit $?"
-  tar czf "$OUT/user-results.tar.gz" -C "$W" saxpy-hot saxpy-cold torch validate-hot.txt validate-cold.txt 2>/dev/null
+  phase "the other commands through the core"
+  mkdir -p "$W/cmds"
+  B=./build-h200/bench
+  timeout 60 $B ab --op matmul,addmm_bias1d --size 4096 --out "$W/cmds/ab.json" > "$W/cmds/ab.log" 2>&1
+  check "bench ab --op matmul,addmm_bias1d --size 4096" "exit $?, $(grep -E '^B / A: median' "$W/cmds/ab.log")"
+  timeout 60 $B ab --op matmul,add --size 256 --launches 300 --rounds 3 --warmup-s 0 > "$W/cmds/ab300.log" 2>&1
+  check "bench ab --launches 300 (no blocking kernel)" "exit $?"
+  timeout 120 $B tune-add --dtype fp16 --size 64,4096 --launches 20 --passes 3 --out "$W/cmds/tune.json" \
+    > "$W/cmds/tune.log" 2>&1
+  check "bench tune-add --dtype fp16 --size 64,4096" "exit $?, $(grep -c '(bench)' "$W/cmds/tune.log") bench marks"
+  timeout 90 $B calibrate --out "$W/cmds/cal" > "$W/cmds/calibrate.log" 2>&1
+  check "bench calibrate" "exit $?"
+  timeout 120 $B --op add,matmul --size 4096,8192 --mode cold --out "$W/cmds/cold" > "$W/cmds/cold.log" 2>&1
+  check "bench --mode cold (add, matmul at 4096, 8192)" "exit $?, $(grep -E 'validation' "$W/cmds/cold.log" | tail -1)"
+  timeout 120 $B overhead --breakdown --out "$W/cmds/overhead.json" > "$W/cmds/overhead.log" 2>&1
+  check "bench overhead --breakdown" "exit $?"
+  if [ "${XB_TORCH_CORPUS:-0}" = 1 ]; then
+    phase "PyTorch corpus (issue 16)"
+    timeout 300 python3 scripts/record_torch_corpus.py "$W/torch" > "$OUT/torch_corpus.log" 2>&1
+    check "record_torch_corpus.py" "exit $?"
+  fi
+  tar czf "$OUT/user-results.tar.gz" --exclude='raw_session.json' --exclude='full.json' --exclude='trace_only.json' \
+    -C "$W" saxpy-hot saxpy-cold cmds validate-hot.txt validate-cold.txt $( [ -d "$W/torch" ] && echo torch) 2>/dev/null
 fi
 phase "done"
 echo

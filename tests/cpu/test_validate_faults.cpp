@@ -19,7 +19,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/run_dir.h"
+#include "bench/core/run_dir.h"
 #include "profiler/session_io.h"
 #include "validate/validator.h"
 

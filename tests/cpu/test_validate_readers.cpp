@@ -18,7 +18,7 @@
 #include <nlohmann/json.hpp>
 #include <zlib.h>
 
-#include "bench/run_dir.h"
+#include "bench/core/run_dir.h"
 #include "profiler/session_io.h"
 #include "validate/table_reader.h"
 #include "validate/trace_reader.h"
