@@ -12,7 +12,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/h200_common.sh" || exit 1
 export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda-13.0}
 what=${1:-core}
-h200_workdir /tmp/xb-core
+h200_workdir "/tmp/xb-core-$what"
 t0=$(date +%s)
 phase() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
 check() { printf '%-72s %s\n' "$1" "$2" | tee -a "$OUT/checks.txt"; }
@@ -38,11 +38,11 @@ if [ "$what" = core ]; then
   check "GPU tests (ctest -L gpu)" "exit $rc, $(grep -E 'tests passed' "$OUT/gpu_tests.log" | tail -1)"
 
   phase "bench --size 64,4096 --warmup"
-  s=$(date +%s.%N)
+  s=$(date +%s%N)
   timeout 120 ./build-h200/bench --size 64,4096 --warmup --out "$W/bench" > "$OUT/bench.log" 2>&1
   rc=$?
-  e=$(date +%s.%N)
-  check "bench --size 64,4096 --warmup (exit 0, at most 20 s)" "exit $rc, $(echo "$e - $s" | bc) s"
+  e=$(date +%s%N)
+  check "bench --size 64,4096 --warmup (exit 0, at most 20 s)" "exit $rc, $(( (e - s) / 1000000 )) ms"
 
   phase "bench sweep --size 64:16384:x2"
   timeout 420 ./build-h200/bench sweep --size 64:16384:x2 --out "$W/sweep" > "$OUT/sweep.log" 2>&1
@@ -58,12 +58,12 @@ if [ "$what" = user ]; then
   { cmake --install build-h200 --prefix "$prefix" &&
     cmake -S examples/benchmark_my_kernel -B "$W/example-build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
       -DCMAKE_BUILD_TYPE=Release &&
-    cmake --build "$W/example-build"; } > "$OUT/example_build.log" 2>&1
+    cmake --build "$W/example-build"; } > "$W/example_build.log" 2>&1
   rc=$?
   check "example built against the installed package" "exit $rc"
   for mode in hot cold; do
     timeout 120 "$W/example-build/saxpy" --size 4096,16777216 --mode "$mode" --warmup --out "$W/saxpy-$mode" \
-      > "$OUT/saxpy_$mode.log" 2>&1
+      > "$W/saxpy_$mode.log" 2>&1
     rc=$?
     timeout 60 "$prefix/bin/validate" "$W/saxpy-$mode" > "$W/validate-$mode.txt" 2>&1
     vrc=$?
@@ -72,7 +72,6 @@ if [ "$what" = user ]; then
     check "saxpy (user program) --mode $mode: run exit / validate exit / checks not run" "$rc / $vrc / ${notrun:-?}"
     grep -E "event_vs_cupti" "$W/validate-$mode.txt" | head -3 | tee -a "$OUT/checks.txt"
   done
-  cat "$OUT"/saxpy_hot.log | tail -20 >> "$OUT/example_build.log"
 
   phase "the other commands through the core"
   mkdir -p "$W/cmds"
@@ -96,7 +95,7 @@ if [ "$what" = user ]; then
     check "record_torch_corpus.py" "exit $?"
   fi
   tar czf "$OUT/user-results.tar.gz" --exclude='raw_session.json' --exclude='full.json' --exclude='trace_only.json' \
-    -C "$W" saxpy-hot saxpy-cold cmds validate-hot.txt validate-cold.txt $( [ -d "$W/torch" ] && echo torch) 2>/dev/null
+    -C "$W" saxpy-hot saxpy-cold cmds validate-hot.txt validate-cold.txt example_build.log saxpy_hot.log saxpy_cold.log $( [ -d "$W/torch" ] && echo torch) 2>/dev/null
 fi
 phase "done"
 echo

@@ -22,12 +22,14 @@ TimedCall timed_sample(const std::function<void()>& launch, Profiler& prof, Samp
                        const std::string& annotation, const std::string& op_name, const SampleSpec& spec) {
   if (spec.launches < 1) throw std::invalid_argument("timed_sample: launches must be at least 1");
   dev.hold();
-  const std::uint64_t step = prof.begin_step();
+  std::uint64_t step = 0;
   std::int64_t ns = 0;
   try {
-    // The flush goes before the start event and inside no range: its memset is neither timed nor
-    // attributed to the fixture (nvbench's l2flush does the same).
+    // The flush goes before the start event and before the step: its memset is neither timed nor
+    // attributed to the step (nvbench's l2flush does the same). Inside the step, the CUPTI span the
+    // validator pairs with the event interval would start at the memset.
     if (spec.flush) dev.flush_l2();
+    step = prof.begin_step();
     dev.record_start();
     {
       ScopedRange annotate(prof, annotation, RangeCategory::UserAnnotation);

@@ -192,10 +192,15 @@ void write_summary(const RawSession& raw, const ValidationReport& report, std::o
     const double event_ns = median(ev), span_ns = median(span), kernel_ns = median(sum);
     const double tflops = kernel_ns > 0 ? f.flops / kernel_ns / 1e3 : 0.0;  // flop/ns / 1e3 = TFLOP/s
     const double gbps = kernel_ns > 0 ? f.bytes / kernel_ns : 0.0;          // byte/ns = GB/s
-    const SampleStats st = compute_stats(f.timing.samples_ns);
-    const std::string met = f.timing.stop.empty() ? "-" : f.timing.stop == "converged" ? "yes" : "NO (" + f.timing.stop + ")";
-    out << fmt::format("| {} | {} ({:.2e}) | {} | {:.2f}% | {} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.1f} | {:.1f} |\n",
-                       f.name, f.verified ? "yes" : "NO", f.max_rel_error, st.count, st.rsd() * 100, met,
+    // A fixture that failed or was abandoned before sampling has no samples (and no noise).
+    const std::size_t samples = f.timing.samples_ns.size();
+    const std::string noise =
+        samples == 0 ? "-" : fmt::format("{:.2f}%", compute_stats(f.timing.samples_ns).rsd() * 100);
+    const std::string met = f.timing.stop.empty() || samples == 0 ? "-"
+                            : f.timing.stop == "converged"        ? "yes"
+                                                                  : "NO (" + f.timing.stop + ")";
+    out << fmt::format("| {} | {} ({:.2e}) | {} | {} | {} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.1f} | {:.1f} |\n",
+                       f.name, f.verified ? "yes" : "NO", f.max_rel_error, samples, noise, met,
                        event_ns / 1e3, span_ns / 1e3, (event_ns - span_ns) / 1e3, kernel_ns / 1e3, tflops, gbps);
   }
   out << "\nPer call: each recorded step's figure divided by the calls it made (hot mode queues a batch\n"
