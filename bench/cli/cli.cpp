@@ -1,4 +1,5 @@
 #include "bench/cli/cli.h"
+#include "bench/core/fixture_plan.h"
 
 #include <CLI/CLI.hpp>
 
@@ -191,7 +192,7 @@ std::pair<std::string, double> parse_slow_fixture(const std::string& item) {
     throw UsageError("--slow-fixture '" + item + "': delay '" + us_text +
                      "' is not a number of microseconds in (0, 1000000]");
   }
-  return {parts[0] + "/" + parts[1] + "/" + std::to_string(n), us};
+  return {fixture_name(parts[0], parts[1], n), us};
 }
 
 bool parse_command_line(CLI::App& app, int argc, const char* const* argv, std::string (*tidy)(std::string)) {
@@ -251,6 +252,9 @@ std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv, 
   app.add_option("--max-time", opt.max_time_s,
                  "stopping rule: at most this many seconds per fixture; the output says when the noise target was not met (default 3)");
   app.add_flag("--no-blocking", "enqueue samples without the blocking kernel (the launch gap then falls inside the event interval)");
+  app.add_flag("--graph", opt.graph,
+               "graph mode: capture each fixture's sample (the batch in hot mode, the call in cold mode) into a "
+               "CUDA graph once and replay it with one cudaGraphLaunch per sample");
   app.add_flag("--no-cupti", "event-only mode: time with cudaEvents alone, no CUPTI; validation reports the CUPTI checks as not run");
   app.add_option("--out", out, "run folder to create (default results/runs/<UTC time>-<pid>)");
   app.add_option("--slow-fixture", slow,
@@ -296,7 +300,7 @@ std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv, 
   if (opt.replay) {
     for (const char* flag : {"--size", "--op", "--dtype", "--warmup", "--wait-steps", "--warmup-steps",
                              "--active-steps", "--mode", "--batch", "--max-noise", "--min-samples", "--min-time",
-                             "--max-time", "--no-blocking", "--no-cupti", "--slow-fixture"}) {
+                             "--max-time", "--no-blocking", "--no-cupti", "--slow-fixture", "--graph"}) {
       if (app.count(flag) > 0) {
         throw UsageError(std::string("--replay regenerates a recorded session; it takes no ") + flag);
       }

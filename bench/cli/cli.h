@@ -1,4 +1,5 @@
-// Command line of `bench` (parsing and checking only; no GPU, no files touched).
+// Command line of `bench` (parsing and checking only; no GPU, no files touched). The options
+// themselves (BenchOptions, UsageError, the size limits) are the measuring layer's: bench/core/options.h.
 #pragma once
 
 #include <cstdint>
@@ -9,61 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "bench/core/options.h"
+
 namespace CLI {
 class App;
 }  // namespace CLI
 
 namespace xb {
-
-/// Bad command-line input; `bench` prints "bench: error: <what>" and exits with code 2.
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-/// Everything `bench` was asked to do.
-struct BenchOptions {
-  /// Sizes n, each 1..kMaxSize; empty (no --size): each benchmark's own sizes, else kDefaultSizes.
-  std::vector<std::int64_t> sizes;
-  /// Registered benchmarks to run (bench/core/api.h); empty (no --op): every registered one.
-  std::vector<std::string> ops;
-  /// dtypes; empty (no --dtype): each benchmark's first dtype (bf16 for crossbench's own ops).
-  std::vector<std::string> dtypes;
-  bool warmup = false;          ///< run each fixture until steady before recording
-  int wait_steps = 1;           ///< schedule: steps not recorded
-  int warmup_steps = 2;         ///< schedule: steps recorded then discarded
-  int active_steps = 20;        ///< schedule: recorded steps (ProfilerStep#N)
-  std::string mode = "hot";     ///< "hot": back-to-back launches per sample; "cold": L2 flushed before each sample
-  int batch = 0;                ///< hot mode: launches per sample (0 = enough for ~kHotBatchTargetNs of GPU time)
-  double max_noise_pct = 0.5;   ///< stopping rule: target relative standard deviation of the samples, percent
-  int min_samples = 10;         ///< stopping rule: at least this many samples
-  double min_time_s = 0.5;      ///< stopping rule: at least this many seconds of sampling
-  double max_time_s = 3.0;      ///< stopping rule: at most this many seconds of sampling per fixture
-  bool blocking = true;         ///< hold the stream with the blocking kernel while a sample is enqueued
-  bool cupti = true;            ///< record with the CUPTI profiler (false: event-only mode)
-  std::filesystem::path out;    ///< run folder; empty = results/runs/<UTC time>
-  std::optional<std::filesystem::path> replay;  ///< regenerate outputs from a raw session
-  std::vector<std::string> benchmark_args;      ///< --benchmark_* flags passed to Google Benchmark
-  /// --slow-fixture NAME=US: a known delay of US microseconds added to every call of fixture NAME
-  /// (a spin kernel after each workload call; for testing `bench qualify`'s gate).
-  std::map<std::string, double> slow_fixtures_us;
-};
-
-/// Sizes run when neither --size nor the benchmark names any.
-inline const std::vector<std::int64_t> kDefaultSizes{64, 4096};
-
-/// Largest size any benchmark accepts on the command line (a user's benchmark may count elements:
-/// 2^40 leaves n * 16 bytes within int64). A benchmark may take less (BenchmarkDef::max_size);
-/// whether a size fits in device memory is checked separately, against the GPU in use.
-constexpr std::int64_t kMaxSize = std::int64_t{1} << 40;
-
-/// Largest size of crossbench's own ops (n x n): n fits cuBLAS's 32-bit dimensions and n^2
-/// elements fit int64 with room to spare. Sweeps and suites, which run only those ops, use it.
-constexpr std::int64_t kMaxSquareSize = 1 << 20;
-
-/// Most launches per hot-mode sample. Everything of one sample is queued behind the blocking
-/// kernel before the host releases it; CUDA's launch queue holds about a thousand pending
-/// launches (nvbench caps its batches for the same reason), and an addmm launch is two calls.
-constexpr int kMaxBatch = 256;
 
 /// Splits "a,b,,c" at `sep` into {"a", "b", "", "c"} (a trailing separator gives a last "").
 std::vector<std::string> split_list(const std::string& text, char sep = ',');

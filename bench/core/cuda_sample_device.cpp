@@ -1,8 +1,11 @@
 // The CUDA SampleDevice (bench/core/measure.h): cudaEvent pairs, the blocking kernel, the L2
-// flush and the spin delay on one stream. The only CUDA code of the sampling core.
+// flush, the spin delay and graph mode's captured graphs on one stream. The only CUDA code of the
+// sampling core.
 #include <cmath>
 #include <stdexcept>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "bench/core/measure.h"
 #include "kernels/blocking.h"
@@ -43,12 +46,50 @@ class CudaSampleDevice final : public SampleDevice {
     if (blocking_ != nullptr) blocking_->release();
     XB_CUDA_NOTHROW(cudaStreamSynchronize(stream_));
   }
+  ~CudaSampleDevice() override { drop_graphs(); }
+
+  int capture(const std::function<void()>& calls) override {
+    // Thread-local capture: only this thread's unsafe calls (cudaMalloc, synchronization) break
+    // it, not CUPTI's or NVML's threads. A call that allocates lazily on first use fails here:
+    // the fixture's verification and the batch probe have already run it eagerly.
+    XB_CUDA(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+    cudaGraph_t graph = nullptr;
+    try {
+      calls();
+    } catch (...) {
+      // End the capture (the stream is usable again) and drop what was captured.
+      if (cudaStreamEndCapture(stream_, &graph) == cudaSuccess && graph != nullptr) cudaGraphDestroy(graph);
+      cudaGetLastError();
+      throw;
+    }
+    XB_CUDA(cudaStreamEndCapture(stream_, &graph));
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
+    XB_CUDA_NOTHROW(cudaGraphDestroy(graph));
+    XB_CUDA(made);
+    graphs_.push_back(exec);
+    // Upload now, so the first timed replay does not pay for it.
+    XB_CUDA(cudaGraphUpload(exec, stream_));
+    XB_CUDA(cudaStreamSynchronize(stream_));
+    return static_cast<int>(graphs_.size() - 1);
+  }
+  void replay(int handle) override {
+    if (handle < 0 || static_cast<std::size_t>(handle) >= graphs_.size()) throw std::logic_error("replay of an unknown graph");
+    XB_CUDA(cudaGraphLaunch(graphs_[static_cast<std::size_t>(handle)], stream_));
+  }
+  void drop_graphs() noexcept override {
+    if (graphs_.empty()) return;
+    XB_CUDA_NOTHROW(cudaStreamSynchronize(stream_));  // no replay may still be pending
+    for (cudaGraphExec_t g : graphs_) XB_CUDA_NOTHROW(cudaGraphExecDestroy(g));
+    graphs_.clear();
+  }
 
  private:
   cudaStream_t stream_;
   BlockingKernel* blocking_;
   const DeviceBuffer* flush_;
   Event start_, stop_;
+  std::vector<cudaGraphExec_t> graphs_;
 };
 
 }  // namespace

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "bench/cli/cli.h"
+#include "bench/core/options.h"
 #include "kernels/cuda_check.h"
 
 namespace xb {

@@ -30,8 +30,8 @@ std::vector<FixtureSpec> fixture_specs(const BenchOptions& options) {
         if (std::find(def->dtypes.begin(), def->dtypes.end(), d) != def->dtypes.end()) dtypes.push_back(d);
       }
       if (dtypes.empty()) {
-        throw UsageError(fmt::format("{} takes none of the dtypes {} (it takes {})", op, join_list(options.dtypes),
-                                     join_list(def->dtypes)));
+        throw UsageError(fmt::format("{} takes none of the dtypes {} (it takes {})", op, fmt::join(options.dtypes, ","),
+                                     fmt::join(def->dtypes, ",")));
       }
     }
     const std::vector<std::int64_t>& sizes =

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/cli/cli.h"
+#include "bench/core/options.h"
 
 namespace xb {
 

@@ -13,7 +13,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "bench/cli/cli.h"
+#include "bench/core/options.h"
 #include "bench/core/api.h"
 #include "bench/core/fixture_plan.h"
 #include "bench/core/measure.h"

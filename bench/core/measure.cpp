@@ -18,6 +18,12 @@ Seconds steady_seconds() {
   };
 }
 
+int SampleDevice::capture(const std::function<void()>&) {
+  throw std::logic_error("this device cannot capture CUDA graphs");
+}
+
+void SampleDevice::replay(int) { throw std::logic_error("this device cannot replay CUDA graphs"); }
+
 TimedCall timed_sample(const std::function<void()>& launch, Profiler& prof, SampleDevice& dev,
                        const std::string& annotation, const std::string& op_name, const SampleSpec& spec) {
   if (spec.launches < 1) throw std::invalid_argument("timed_sample: launches must be at least 1");
@@ -33,7 +39,11 @@ TimedCall timed_sample(const std::function<void()>& launch, Profiler& prof, Samp
     dev.record_start();
     {
       ScopedRange annotate(prof, annotation, RangeCategory::UserAnnotation);
-      for (int i = 0; i < spec.launches; ++i) {
+      if (spec.graph) {
+        ScopedRange op(prof, op_name, RangeCategory::CpuOp);
+        launch();  // one cudaGraphLaunch of all the calls: its kernels belong to this range
+      }
+      for (int i = 0; i < (spec.graph ? 0 : spec.launches); ++i) {
         {
           ScopedRange op(prof, op_name, RangeCategory::CpuOp);
           launch();
@@ -153,13 +163,34 @@ Measurement measure(const std::vector<std::function<void()>>& launches, Profiler
     }
   }
   t.launches_per_sample = spec.launches;
+  t.graph = cfg.graph;
+  // Graph mode: one graph per instance of its whole sample, captured outside every step (the
+  // capture's API calls fall outside the recorded windows); the samples below replay them.
+  struct DropGraphs {
+    SampleDevice& dev;
+    ~DropGraphs() { dev.drop_graphs(); }
+  } drop_graphs{dev};
+  std::vector<std::function<void()>> replays;
+  if (cfg.graph) {
+    for (const auto& launch : launches) {
+      const int handle = dev.capture([&] {
+        for (int i = 0; i < spec.launches; ++i) {
+          launch();
+          if (spec.delay_ns > 0) dev.delay(spec.delay_ns);
+        }
+      });
+      replays.push_back([&dev, handle] { dev.replay(handle); });
+    }
+    spec.graph = true;
+  }
+  const auto& calls = cfg.graph ? replays : launches;
   if (cfg.warmup) {
     std::size_t k = 0;
     prof.begin_fixture(Schedule{std::numeric_limits<int>::max() / 2, 0, 1});  // nothing recorded
     const WarmupResult wr = warm_up(
         [&] {
           interrupt();
-          const auto& launch = launches[k++ % launches.size()];
+          const auto& launch = calls[k++ % calls.size()];
           return static_cast<double>(timed_sample(launch, prof, dev, annotation, op_name, spec).event_ns) /
                  spec.launches;
         },
@@ -175,7 +206,7 @@ Measurement measure(const std::vector<std::function<void()>>& launches, Profiler
   const int scheduled = cfg.schedule.total();
   for (std::size_t i = 0;; ++i) {
     interrupt();
-    const TimedCall call = timed_sample(launches[i % launches.size()], prof, dev, annotation, op_name, spec);
+    const TimedCall call = timed_sample(calls[i % calls.size()], prof, dev, annotation, op_name, spec);
     const double per_launch = static_cast<double>(call.event_ns) / spec.launches;
     t.samples_ns.push_back(per_launch);
     rule.add(per_launch, cfg.now() - t0);

@@ -47,6 +47,18 @@ class SampleDevice {
   virtual std::int64_t release_and_wait_ns() = 0;
   /// Gives the stream back after a failure (never throws).
   virtual void abandon() noexcept = 0;
+
+  // Graph mode (MeasureConfig::graph). The defaults throw std::logic_error: a device that cannot
+  // capture refuses graph mode.
+  /// Captures what `calls` enqueues on the stream into a CUDA graph without running it, makes it
+  /// ready to launch (instantiated and uploaded) and returns its handle, 0, 1, ... Called outside
+  /// any sample (nothing held, no event recorded). Throws what `calls` throws or why the capture
+  /// failed (the stream is no longer capturing then).
+  virtual int capture(const std::function<void()>& calls);
+  /// Enqueues one launch of graph `handle` (cudaGraphLaunch) on the stream.
+  virtual void replay(int handle);
+  /// Destroys every captured graph (never throws); handles start again from 0.
+  virtual void drop_graphs() noexcept {}
 };
 
 /// The CUDA SampleDevice on `stream`: cudaEvent pairs, `blocking` (null: --no-blocking) and
@@ -59,6 +71,9 @@ struct SampleSpec {
   int launches = 1;            ///< calls between the events
   bool flush = false;          ///< flush the L2 before the start event (cold mode)
   std::int64_t delay_ns = 0;   ///< > 0: a spin delay after each call, in an "xb::delay" CPU op range
+  /// Graph mode: `launch` replays one CUDA graph that holds all `launches` calls (and their
+  /// delays): it is called once, in one `op_name` CPU op range; `launches` still counts calls.
+  bool graph = false;
 };
 
 /// Result of one timed sample.
@@ -68,8 +83,8 @@ struct TimedCall {
 };
 
 /// One sample inside the profiler's next step: hold, [flush], start event, `spec.launches` calls
-/// of `launch` each in its own `op_name` CPU op range inside one `annotation` range, stop event,
-/// release. Active steps get a "ProfilerStep#N" range and their StepTiming added to the session.
+/// of `launch` each in its own `op_name` CPU op range inside one `annotation` range (graph mode:
+/// one call of `launch`, the graph replay, in one op range), stop event, release. Active steps get a "ProfilerStep#N" range and their StepTiming added to the session.
 /// Throws std::invalid_argument for spec.launches < 1, and what `launch` or the device throws
 /// (the step is closed and the stream given back first).
 TimedCall timed_sample(const std::function<void()>& launch, Profiler& prof, SampleDevice& dev,
@@ -94,6 +109,11 @@ struct WarmupConfig {
 struct MeasureConfig {
   std::string mode = "hot";        ///< "hot": batched calls per sample; "cold": flush + one call
   int batch = 0;                   ///< hot mode launches per sample; 0 = auto_batch of a probe
+  /// Graph mode (bench --graph): each instance's sample (the batch in hot mode, the one call in
+  /// cold mode, with any delays) is captured once into a CUDA graph, after the batch probe and
+  /// before the warm-up, outside every profiler step; each sample then replays it with one
+  /// cudaGraphLaunch inside the op range. Hold, flush, events and the stopping rule are unchanged.
+  bool graph = false;
   bool warmup = false;             ///< warm up until steady before anything is recorded
   WarmupConfig warmup_config;
   Schedule schedule;               ///< wait / warmup / active profiler steps, at least

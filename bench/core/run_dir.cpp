@@ -17,9 +17,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/cli/cli.h"
+#include "bench/core/options.h"
 #include "profiler/atomic_file.h"
 #include "profiler/event_model.h"
+#include "profiler/outputs.h"
 #include "profiler/session_io.h"
 #include "profiler/session_json.h"
 #include "profiler/step_metrics.h"
@@ -216,15 +217,9 @@ void write_summary(const RawSession& raw, const ValidationReport& report, std::o
 }  // namespace
 
 void write_run_outputs(const RawSession& raw, const fs::path& dir) {
-  write_file_atomic(dir / "raw_session.json", [&](std::ostream& o) { write_raw_session(raw, o); });
+  // The profiler's own files (one writer: profiler/outputs.h), then the harness's event times.
+  write_profile_outputs(raw, dir);
   write_file_atomic(dir / "events.json", [&](std::ostream& o) { write_events_json(raw, o); });
-  write_file_atomic(dir / "trace_only.json", [&](std::ostream& o) { write_trace_only(raw, o); });
-  const Session session = build_session(raw);
-  const Table table = build_table(session);
-  write_file_atomic(dir / "table.txt", [&](std::ostream& o) { write_table_text(table, o); });
-  write_file_atomic(dir / "table.json",
-                    [&](std::ostream& o) { write_table_json(table, raw.meta, o); });
-  write_file_atomic(dir / "full.json", [&](std::ostream& o) { write_full_trace(session, o); });
 }
 
 int validate_and_report(const fs::path& dir, std::ostream& out) {

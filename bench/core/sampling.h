@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "bench/cli/cli.h"
+#include "bench/core/options.h"
 
 namespace xb {
 

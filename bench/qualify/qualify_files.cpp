@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/cli/cli.h"
+#include "bench/core/fixture_plan.h"
 #include "bench/core/run_dir.h"
 #include "kernels/workload.h"
 #include "profiler/session_io.h"
@@ -168,7 +169,7 @@ std::string int_text(long long v) { return std::to_string(v); }
 // ---------------------------------------------------------------------------------------------
 // Suite
 
-std::string SuiteFixture::name() const { return fmt::format("{}/{}/{}", op, dtype, size); }
+std::string SuiteFixture::name() const { return fixture_name(op, dtype, size); }
 std::string SuiteFixture::key() const { return name() + " (" + mode + ")"; }
 
 std::vector<std::string> Suite::modes() const {
@@ -396,7 +397,7 @@ Baseline parse_baseline(std::string_view text) {
     r.op = need_string(f, "op", at);
     r.dtype = need_string(f, "dtype", at);
     r.size = need_int(f, "size", at, 1, kMaxSquareSize);
-    if (r.name != fmt::format("{}/{}/{}", r.op, r.dtype, r.size)) {
+    if (r.name != fixture_name(r.op, r.dtype, r.size)) {
       fail(at, fmt::format("name {} is not op/dtype/size ({}/{}/{})", quote_input(r.name), r.op, r.dtype, r.size));
     }
     r.mode = check_mode(need_string(f, "mode", at), at);
