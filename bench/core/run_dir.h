@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <utility>
 #include <ostream>
 #include <string>
 
@@ -36,6 +37,24 @@ void release_run_dir(const std::filesystem::path& dir);
 /// Gives a claimed folder back when the run fails before writing anything: removes the claim
 /// marker, then `dir` itself if that left it empty (parents create_run_dir made stay). Never throws.
 void abandon_run_dir(const std::filesystem::path& dir) noexcept;
+
+/// Gives a claimed folder back (abandon_run_dir) when it goes out of scope, unless disarmed:
+/// the guard a command holds from create_run_dir until its folder has something to keep.
+class RunDirClaim {
+ public:
+  explicit RunDirClaim(std::filesystem::path dir) : dir_(std::move(dir)) {}
+  ~RunDirClaim() {
+    if (armed_) abandon_run_dir(dir_);
+  }
+  RunDirClaim(const RunDirClaim&) = delete;
+  RunDirClaim& operator=(const RunDirClaim&) = delete;
+  /// From now on the folder stays, whatever happens.
+  void keep() { armed_ = false; }
+
+ private:
+  std::filesystem::path dir_;
+  bool armed_ = true;
+};
 
 /// Writes raw_session.json, events.json, table.txt, table.json, trace_only.json and full.json,
 /// each atomically. Throws std::runtime_error (from write_file_atomic) on I/O failure.

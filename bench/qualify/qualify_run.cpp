@@ -92,13 +92,7 @@ int qualify_command(int argc, const char* const* argv) {
   create_run_dir(dir);
   // A qualification that fails from here gives its claim back: the folder is removed when nothing
   // was written into it, and otherwise keeps what was (each run folder is whole or absent).
-  struct Unclaim {
-    const fs::path& dir;
-    bool armed = true;
-    ~Unclaim() {
-      if (armed) abandon_run_dir(dir);
-    }
-  } unclaim{dir};
+  RunDirClaim claim(dir);
   if (opt.from_runs.empty()) {
     for (const std::string& mode : suite.modes()) {
       BenchOptions bo;
@@ -126,7 +120,7 @@ int qualify_command(int argc, const char* const* argv) {
     }
   }
   const int code = finish_qualification(opt, suite, baseline ? &*baseline : nullptr, std::move(runs), dir, std::cout);
-  unclaim.armed = false;
+  claim.keep();
   release_run_dir(dir);
   return code;
 }

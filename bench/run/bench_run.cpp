@@ -121,13 +121,7 @@ int run_bench(const BenchOptions& opt, const BenchPlan& plan, const char* argv0)
   create_run_dir(dir);
   // Until recording starts the folder holds only its claim: a failure before then (CUDA set-up,
   // CUPTI refusing to start) takes the folder back, so nothing is left behind.
-  struct Unclaim {
-    const fs::path& dir;
-    bool armed = true;
-    ~Unclaim() {
-      if (armed) abandon_run_dir(dir);
-    }
-  } unclaim{dir};
+  RunDirClaim claim(dir);
 
   Stream stream;
   BlockingKernel blocking;
@@ -141,6 +135,7 @@ int run_bench(const BenchOptions& opt, const BenchPlan& plan, const char* argv0)
   m.warmup = opt.warmup;
   m.mode = opt.mode;
   m.batch = opt.batch;
+  m.graph = opt.graph;
   m.stopping.min_samples = opt.min_samples;
   m.stopping.min_time_s = opt.min_time_s;
   m.stopping.max_time_s = opt.max_time_s;
@@ -201,7 +196,7 @@ int run_bench(const BenchOptions& opt, const BenchPlan& plan, const char* argv0)
   // From here a SIGINT/SIGTERM stops between samples; every completed fixture is still written.
   install_interrupt_handlers();
   profiler.start();
-  unclaim.armed = false;
+  claim.keep();
   benchmark::RunSpecifiedBenchmarks();
   XB_CUDA(cudaDeviceSynchronize());
   RawSession raw = profiler.stop();
