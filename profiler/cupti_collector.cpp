@@ -88,6 +88,8 @@ void copy_device_fields(const Record& a, RawRecord& r) {
   r.device_id = a.deviceId;
   r.context_id = a.contextId;
   r.stream_id = a.streamId;
+  r.graph_node_id = a.graphNodeId;
+  r.graph_id = a.graphId;
 }
 
 class CuptiSource;

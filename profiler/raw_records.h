@@ -39,6 +39,10 @@ struct RawRecord {
   std::uint32_t device_id = 0;
   std::uint32_t context_id = 0;
   std::uint32_t stream_id = 0;
+  /// Device activities launched through a CUDA graph (cudaGraphLaunch): CUPTI's graphNodeId and
+  /// graphId (CUpti_ActivityKernel10, Memcpy6, Memset4); 0 for work not launched by a graph.
+  std::uint64_t graph_node_id = 0;
+  std::uint32_t graph_id = 0;
 
   /// Kernel: the name CUPTI reports (mangled for C++ kernels). Runtime/Driver: the API function
   /// name (e.g. "cudaLaunchKernel", "cuLaunchKernelEx"), resolved through cuptiGetCallbackName.
@@ -176,6 +180,7 @@ struct SessionMeta {
 struct FixtureTiming {
   std::string mode;              ///< "hot" or "cold"; empty in sessions recorded before timing modes
   bool blocking = true;          ///< samples were queued behind the blocking kernel
+  bool graph = false;            ///< each sample replayed a CUDA graph of its calls (bench --graph)
   int launches_per_sample = 1;   ///< hot mode: calls between the events; cold mode: 1
   int rotation = 1;              ///< cold mode: input copies used in turn (1 = no rotation)
   double max_noise = 0;          ///< stopping rule's target relative standard deviation, fraction

@@ -313,6 +313,11 @@ RawRecord parse_record(const Obj& j, const Loc& w) {
       r.device_id = get_int<std::uint32_t>(j, "device_id", w);
       r.context_id = get_int<std::uint32_t>(j, "context_id", w);
       r.stream_id = get_int<std::uint32_t>(j, "stream_id", w);
+      // Optional (sessions before graph mode have neither): CUDA graph node and graph ids.
+      if (r.kind != RawKind::Synchronization) {
+        if (const auto* v = j.find("graph_node_id")) r.graph_node_id = to_int<std::uint64_t>(*v, w, What{"graph_node_id"});
+        if (const auto* v = j.find("graph_id")) r.graph_id = to_int<std::uint32_t>(*v, w, What{"graph_id"});
+      }
       break;
     default:
       break;
@@ -403,6 +408,7 @@ FixtureTiming parse_fixture_timing(const json& j, const Loc& w) {
   t.mode = get_string(j, "mode", w);
   if (t.mode != "hot" && t.mode != "cold") fail(w, "timing mode must be \"hot\" or \"cold\", not \"" + t.mode + "\"");
   t.blocking = get_bool(j, "blocking", w);
+  if (j.contains("graph")) t.graph = get_bool(j, "graph", w);  // optional: false before graph mode
   t.launches_per_sample = get_int<int>(j, "launches_per_sample", w);
   t.rotation = get_int<int>(j, "rotation", w);
   t.max_noise = get_double(j, "max_noise", w);

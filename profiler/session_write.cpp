@@ -99,6 +99,8 @@ void write_record(detail::JsonOut& o, const RawRecord& r) {
       field(o, ",\"device_id\":", r.device_id);
       field(o, ",\"context_id\":", r.context_id);
       field(o, ",\"stream_id\":", r.stream_id);
+      if (r.graph_node_id != 0) field(o, ",\"graph_node_id\":", r.graph_node_id);
+      if (r.graph_id != 0) field(o, ",\"graph_id\":", r.graph_id);
       break;
     default:
       break;
@@ -193,7 +195,7 @@ json gpu_sample_json(const GpuClockSample& g) {
 json fixture_timing_json(const FixtureTiming& t) {
   for (double v : {t.max_noise, t.min_time_s, t.max_time_s, t.sampling_s, t.early_slowdown}) check_finite(v, "fixture timing");
   for (double v : t.samples_ns) check_finite(v, "fixture timing sample");
-  return json{{"mode", t.mode},
+  json j{{"mode", t.mode},
               {"blocking", t.blocking},
               {"launches_per_sample", t.launches_per_sample},
               {"rotation", t.rotation},
@@ -209,6 +211,8 @@ json fixture_timing_json(const FixtureTiming& t) {
               {"early_slowdown", t.early_slowdown},
               {"gpu_before", gpu_sample_json(t.gpu_before)},
               {"gpu_after", gpu_sample_json(t.gpu_after)}};
+  if (t.graph) j["graph"] = true;  // optional key: absent means eager launches
+  return j;
 }
 
 json fixture_json(const FixtureInfo& f) {

@@ -100,7 +100,7 @@ class TraceWriter {
   }
 
   /// Room for one event's text besides its category and name strings: the keys, the numbers and
-  /// the args of any event below (at most about 480 bytes).
+  /// the args of any event below (at most about 540 bytes).
   static constexpr std::size_t kEventRoom = 640;
   /// Room for a complete() event named `name` with its args.
   static std::size_t room(std::string_view cat, std::string_view name) {
@@ -226,6 +226,20 @@ class TraceWriter {
   bool first_ = true;
 };
 
+/// ,"graph node id":N,"graph id":N at p, for work a CUDA graph launched (CUPTI's graphNodeId and
+/// graphId, non-zero); nothing otherwise.
+char* graph_args(char* p, const RawRecord& raw) {
+  if (raw.graph_node_id != 0) {
+    p = JsonOut::put_lit(p, ",\"graph node id\":");
+    p = JsonOut::put_integer(p, raw.graph_node_id);
+  }
+  if (raw.graph_id != 0) {
+    p = JsonOut::put_lit(p, ",\"graph id\":");
+    p = JsonOut::put_integer(p, raw.graph_id);
+  }
+  return p;
+}
+
 /// Device activity args after "args":{ (and after "External id" when the caller wrote it), at p:
 /// device, context, stream, correlation, then the per-kind extras PyTorch writes (within
 /// TraceWriter::kEventRoom).
@@ -262,6 +276,7 @@ char* device_args(char* p, bool leading_comma, std::uint32_t device, std::uint32
     *p++ = ',';
     p = JsonOut::put_integer(p, raw->block[2]);
     *p++ = ']';
+    p = graph_args(p, *raw);
   } else if (raw->kind == RawKind::Memcpy || raw->kind == RawKind::Memset) {
     p = JsonOut::put_lit(p, ",\"bytes\":");
     p = JsonOut::put_integer(p, raw->bytes);
@@ -269,6 +284,7 @@ char* device_args(char* p, bool leading_comma, std::uint32_t device, std::uint32
     const std::int64_t dur = raw->end_ns - raw->start_ns;
     p = JsonOut::put_lit(p, ",\"memory bandwidth (GB/s)\":");
     p = JsonOut::put_number(p, dur > 0 ? static_cast<double>(raw->bytes) / static_cast<double>(dur) : 0.0);
+    p = graph_args(p, *raw);
   }
   return p;
 }
@@ -411,6 +427,7 @@ void write_full_trace(const Session& session, std::ostream& out) {
     o.commit(JsonOut::put_lit(p, "}}"));
     lanes.host(c.process_id, c.thread_id);
   }
+  std::vector<bool> flow_started(session.api.size(), false);
   for (const DeviceActivity& a : session.device) {
     const char* cat = trace_category(a.kind);
     // The event and its two flow endpoints in one run.
@@ -421,8 +438,14 @@ void write_full_trace(const Session& session, std::ostream& out) {
     p = device_args(p, true, a.device_id, a.context_id, a.stream_id, a.correlation_id, a.raw);
     p = JsonOut::put_lit(p, "}}");
     if (a.launch >= 0 && static_cast<std::size_t>(a.launch) < session.api.size()) {
-      const ApiCall& launch = session.api[static_cast<std::size_t>(a.launch)];
-      p = w.flow(p, true, a.correlation_id, launch.process_id, launch.thread_id, launch.start_ns);
+      // One "s" per launch call and one "f" per activity: a cudaGraphLaunch owns every activity
+      // of its graph under one correlation id (Kineto writes its flows the same way).
+      const auto li = static_cast<std::size_t>(a.launch);
+      const ApiCall& launch = session.api[li];
+      if (!flow_started[li]) {
+        flow_started[li] = true;
+        p = w.flow(p, true, a.correlation_id, launch.process_id, launch.thread_id, launch.start_ns);
+      }
       p = w.flow(p, false, a.correlation_id, a.device_id, a.stream_id, a.start_ns);
     }
     o.commit(p);

@@ -79,6 +79,40 @@ class FakeSource : public ActivitySource {
     pending.push_back(k);
     clock += 20;
   }
+
+  /// A cudaGraphLaunch at the current time (10 ns long) and the graph's `nodes` kernels under its
+  /// one correlation id, back to back from 100 ns later (50 ns each, 10 ns apart), with CUPTI's
+  /// graph node ids 1..nodes and `graph_id`, as CUPTI reports a graph replay.
+  void graph_launch(const std::string& kernel, int nodes, std::uint32_t graph_id = 1) {
+    const std::uint32_t corr = next_corr++;
+    if (!stack.empty()) {
+      RawRecord ext;
+      ext.kind = RawKind::ExternalCorrelation;
+      ext.correlation_id = corr;
+      ext.external_kind = 3;
+      ext.external_id = stack.back();
+      pending.push_back(ext);
+    }
+    RawRecord api;
+    api.kind = RawKind::Runtime;
+    api.name = "cudaGraphLaunch";
+    api.start_ns = clock;
+    api.end_ns = clock + 10;
+    api.correlation_id = corr;
+    pending.push_back(api);
+    for (int i = 0; i < nodes; ++i) {
+      RawRecord k;
+      k.kind = RawKind::Kernel;
+      k.name = kernel;
+      k.start_ns = clock + 100 + 60 * i;
+      k.end_ns = k.start_ns + 50;
+      k.correlation_id = corr;
+      k.graph_node_id = static_cast<std::uint64_t>(i) + 1;
+      k.graph_id = graph_id;
+      pending.push_back(k);
+    }
+    clock += 20 + 60 * nodes;
+  }
 };
 
 }  // namespace xb::test

@@ -57,6 +57,34 @@ class FakeDevice : public SampleDevice {
     return ns;
   }
   void abandon() noexcept override { ++abandons; }
+
+  // Graph mode: a capture counts the calls it sees (Rig::launch records nothing while capturing,
+  // as a real capture runs nothing); a replay records one cudaGraphLaunch and its kernels.
+  FakeSource* src = nullptr;
+  bool capturing = false;
+  int captures = 0, replays = 0, drops = 0;
+  std::vector<int> graph_calls;  // calls captured per graph handle
+  int capture(const std::function<void()>& calls) override {
+    ++captures;
+    capturing = true;
+    const int before = calls_in_sample;
+    calls_in_sample = 0;
+    calls();
+    capturing = false;
+    graph_calls.push_back(calls_in_sample);
+    calls_in_sample = before;
+    return static_cast<int>(graph_calls.size()) - 1;
+  }
+  void replay(int handle) override {
+    ++replays;
+    const int n = graph_calls.at(static_cast<std::size_t>(handle));
+    src->graph_launch("kernel", n, static_cast<std::uint32_t>(handle) + 1);
+    calls_in_sample += n;
+  }
+  void drop_graphs() noexcept override {
+    ++drops;
+    graph_calls.clear();
+  }
 };
 
 struct Rig {
@@ -69,6 +97,7 @@ struct Rig {
     src = owned.get();
     prof = std::make_unique<Profiler>(std::move(owned));
     prof->start();
+    dev.src = src;
     cfg.now = [this] { return dev.now_s; };
     cfg.schedule = Schedule{1, 1, 5};
     cfg.stopping.min_samples = 10;
@@ -79,7 +108,7 @@ struct Rig {
   /// A launch that records one kernel of 1000 ns in the fake source and counts the call.
   std::function<void()> launch(int* count = nullptr) {
     return [this, count] {
-      src->launch("kernel");
+      if (!dev.capturing) src->launch("kernel");
       ++dev.calls_in_sample;
       if (count != nullptr) ++*count;
     };
@@ -155,6 +184,109 @@ TEST(Measure, ColdModeFlushesBeforeTheStartEventAndRotatesInstances) {
   // In turn: no instance is used twice before the others.
   EXPECT_LE(std::max({counts[0], counts[1], counts[2]}) - std::min({counts[0], counts[1], counts[2]}), 1);
   EXPECT_EQ(counts[0] + counts[1] + counts[2], r.dev.samples);
+}
+
+TEST(Measure, GraphModeCapturesOncePerInstanceAndReplaysOncePerSample) {
+  Rig r;
+  r.cfg.batch = 4;
+  r.cfg.graph = true;
+  int count = 0;
+  const Measurement m = measure({r.launch(&count)}, *r.prof, r.dev, "k/fp32/64", "xb::k", r.cfg);
+  EXPECT_TRUE(m.timing.graph);
+  EXPECT_EQ(m.timing.launches_per_sample, 4);
+  EXPECT_EQ(r.dev.captures, 1);
+  EXPECT_EQ(count, 4);  // the calls run only while captured
+  EXPECT_EQ(r.dev.replays, r.dev.samples);
+  EXPECT_EQ(r.dev.drops, 1);
+  for (int c : r.dev.calls_per_sample) EXPECT_EQ(c, 4);
+  for (double s : m.timing.samples_ns) EXPECT_DOUBLE_EQ(s, 1500.0);  // per call, as in eager mode
+  EXPECT_EQ(r.dev.order, (std::vector<std::string>{"hold", "start", "stop", "release"}));
+  const RawSession raw = r.prof->stop();
+  ASSERT_EQ(raw.event_timings.size(), 5u);
+  for (const StepTiming& t : raw.event_timings) EXPECT_EQ(t.launches, 4);  // calls, not replays
+  // Each step: one cudaGraphLaunch owning its 4 kernels, all under the step's op range.
+  const Session s = build_session(raw);
+  ASSERT_GE(s.api.size(), 5u);
+  ASSERT_EQ(s.device.size(), 4 * s.api.size());
+  for (const ApiCall& c : s.api) {
+    EXPECT_EQ(c.name, "cudaGraphLaunch");
+    EXPECT_EQ(c.device_work, 4);
+  }
+  // The schedule's warm-up step runs with collection on but records no range: its kernels have no
+  // external id; the 5 active steps' 20 kernels have their op range's.
+  std::size_t in_ranges = 0;
+  for (const DeviceActivity& a : s.device) {
+    ASSERT_GE(a.launch, 0);
+    EXPECT_EQ(a.external_id, s.api[static_cast<std::size_t>(a.launch)].external_id);
+    in_ranges += a.external_id != 0 ? 1 : 0;
+  }
+  EXPECT_EQ(in_ranges, 20u);
+  const std::vector<StepMetrics> steps = step_metrics(s);
+  ASSERT_EQ(steps.size(), 5u);
+  for (const StepMetrics& st : steps) {
+    EXPECT_EQ(st.activities, 4u);
+    EXPECT_DOUBLE_EQ(st.event_per_call_ns(), 1500.0);
+  }
+}
+
+TEST(Measure, GraphModeColdCapturesEachRotationCopyAndFlushesOutsideTheGraph) {
+  Rig r;
+  r.cfg.mode = "cold";
+  r.cfg.graph = true;
+  int counts[2] = {0, 0};
+  const Measurement m = measure({r.launch(&counts[0]), r.launch(&counts[1])}, *r.prof, r.dev, "k", "xb::k", r.cfg);
+  EXPECT_TRUE(m.timing.graph);
+  EXPECT_EQ(m.timing.launches_per_sample, 1);
+  EXPECT_EQ(r.dev.captures, 2);
+  EXPECT_EQ(counts[0], 1);
+  EXPECT_EQ(counts[1], 1);
+  EXPECT_EQ(r.dev.replays, r.dev.samples);
+  EXPECT_EQ(r.dev.flushes, r.dev.samples);
+  EXPECT_EQ(r.dev.order, (std::vector<std::string>{"hold", "flush", "start", "stop", "release"}));
+  for (int c : r.dev.calls_per_sample) EXPECT_EQ(c, 1);
+}
+
+TEST(Measure, GraphModeProbesEagerlyThenCapturesTheSizedBatch) {
+  Rig r;
+  r.cfg.graph = true;
+  r.cfg.warmup = true;
+  r.dev.overhead_ns = 0;
+  r.dev.per_call = [](int) { return std::int64_t{4000}; };
+  const Measurement m = measure({r.launch()}, *r.prof, r.dev, "k", "xb::k", r.cfg);
+  EXPECT_EQ(m.timing.launches_per_sample, auto_batch(4000));
+  ASSERT_EQ(r.dev.graph_calls.size(), 0u);  // dropped at the end
+  EXPECT_EQ(r.dev.captures, 1);
+  EXPECT_EQ(r.dev.replays, r.dev.samples - 3);  // the three probe samples ran eagerly
+  for (std::size_t i = 0; i < r.dev.calls_per_sample.size(); ++i) {
+    EXPECT_EQ(r.dev.calls_per_sample[i], i < 3 ? 1 : auto_batch(4000));
+  }
+}
+
+TEST(Measure, GraphModeDropsItsGraphsWhenASampleFailsAndNeedsACapableDevice) {
+  Rig r;
+  r.cfg.batch = 2;
+  r.cfg.graph = true;
+  r.cfg.check_interrupt = [&] {
+    if (r.dev.samples == 3) throw std::runtime_error("interrupted");
+  };
+  EXPECT_THROW(measure({r.launch()}, *r.prof, r.dev, "k", "xb::k", r.cfg), std::runtime_error);
+  EXPECT_EQ(r.dev.drops, 1);
+  EXPECT_TRUE(r.dev.graph_calls.empty());
+
+  struct EagerOnly : SampleDevice {
+    bool blocking() const override { return false; }
+    void hold() override {}
+    void flush_l2() override {}
+    void record_start() override {}
+    void record_stop() override {}
+    void delay(std::int64_t) override {}
+    std::int64_t release_and_wait_ns() override { return 1000; }
+    void abandon() noexcept override {}
+  } eager;
+  Rig q;
+  q.cfg.batch = 1;
+  q.cfg.graph = true;
+  EXPECT_THROW(measure({q.launch()}, *q.prof, eager, "k", "xb::k", q.cfg), std::logic_error);
 }
 
 TEST(Measure, NoisySamplesStopAtMaxTimeAndSayTheTargetWasMissed) {
