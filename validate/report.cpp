@@ -3,8 +3,15 @@
 #include "validate/validator.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <ctime>
+#include <set>
 #include <stdexcept>
+
+#include <fmt/format.h>
 
 #include "profiler/atomic_file.h"
 
@@ -94,6 +101,231 @@ std::string now_utc() {
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
+// The printed summary (issue 16 item 4): a one-line verdict first, findings grouped by cause with
+// counts, numbers rounded to what the table prints, lines of at most kMaxLine characters. The
+// full texts stay in validation.json and --markdown.
+
+namespace {
+
+constexpr std::size_t kMaxLine = 160;
+constexpr std::size_t kExamplesPerGroup = 5;
+
+/// `s` cut to `width` characters ("..." at the end when cut; UTF-8 sequences kept whole).
+std::string fit(std::string s, std::size_t width = kMaxLine) {
+  if (s.size() <= width) return s;
+  std::size_t cut = width - 3;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  return s.substr(0, cut) + "...";
+}
+
+/// A duration in ns as the table prints it: microseconds with 3 decimals.
+std::string us3(double ns) { return fmt::format("{:.3f} us", ns / 1000.0); }
+
+bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+/// Rounds every decimal number of a text for display: before " ns" to an integer, before "%" to
+/// 2 decimals, others with more than 3 decimals (or an exponent) to 3 decimals. Numbers inside names
+/// (preceded by a letter, digit, '_' or '.', or followed by '.' and a digit) are left alone.
+std::string round_numbers(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const bool starts = std::isdigit(static_cast<unsigned char>(s[i])) &&
+                        (i == 0 || (!word_char(s[i - 1]) && s[i - 1] != '.'));
+    if (!starts) {
+      out += s[i++];
+      continue;
+    }
+    std::size_t j = i;
+    while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j]))) ++j;
+    std::size_t decimals = 0;
+    if (j + 1 < s.size() && s[j] == '.' && std::isdigit(static_cast<unsigned char>(s[j + 1]))) {
+      std::size_t k = j + 1;
+      while (k < s.size() && std::isdigit(static_cast<unsigned char>(s[k]))) ++k;
+      decimals = k - j - 1;
+      j = k;
+    }
+    bool exponent = false;
+    if (j + 1 < s.size() && (s[j] == 'e' || s[j] == 'E')) {
+      std::size_t k = j + 1;
+      if (k < s.size() && (s[k] == '+' || s[k] == '-')) ++k;
+      if (k < s.size() && std::isdigit(static_cast<unsigned char>(s[k]))) {
+        while (k < s.size() && std::isdigit(static_cast<unsigned char>(s[k]))) ++k;
+        exponent = true;
+        j = k;
+      }
+    }
+    const bool inside_name = j < s.size() && (word_char(s[j]) || (s[j] == '.' && j + 1 < s.size() &&
+                                                                  std::isdigit(static_cast<unsigned char>(s[j + 1]))));
+    const std::string number = s.substr(i, j - i);
+    std::size_t k = j;
+    while (k < s.size() && s[k] == ' ') ++k;
+    const bool ns = s.compare(k, 2, "ns") == 0 && (k + 2 == s.size() || !word_char(s[k + 2]));
+    const bool pct = k < s.size() && s[k] == '%';
+    if (inside_name || (!exponent && decimals <= (ns ? 0u : pct ? 2u : 3u))) {
+      out += number;
+      i = j;
+      continue;
+    }
+    const double v = std::strtod(number.c_str(), nullptr);
+    if (ns)
+      out += fmt::format("{}", static_cast<long long>(std::llround(v)));
+    else if (pct)
+      out += fmt::format("{:.2f}", v);
+    else
+      out += fmt::format("{:.3f}", v);
+    i = j;
+  }
+  return out;
+}
+
+/// What the user gave: the run folder, else the input files' names.
+std::string inputs_text(const ValidationReport& report) {
+  if (!report.run_dir.empty()) return report.run_dir;
+  std::string what;
+  auto add = [&](const json& j) {
+    if (j.is_string()) what += (what.empty() ? "" : ", ") + fs::path(j.get<std::string>()).filename().string();
+  };
+  if (report.inputs.is_object()) {
+    if (report.inputs.contains("traces"))
+      for (const auto& t : report.inputs["traces"]) add(t);
+    if (report.inputs.contains("table")) add(report.inputs["table"]);
+    if (report.inputs.contains("events")) add(report.inputs["events"]);
+  }
+  return what.empty() ? "(run)" : what;
+}
+
+/// Words for a cause (CheckResult::cause), or for a check's failures of no known cause.
+std::string cause_label(const std::string& key) {
+  static const std::map<std::string, std::string> labels = {
+      {causes::kOverheadDoubleCount, "kernels counted twice under overhead events (a PyTorch defect)"},
+      {causes::kAnnotationSpan, "annotation GPU span counted as Self CUDA (pytorch#130730)"},
+      {checks::kKernelStats, "kernel statistics differ between the files"},
+      {checks::kTableRows, "table rows disagree with the trace"},
+      {checks::kTableTotals, "the table's sums, percentages or averages do not add up"},
+      {checks::kAnnotationSpan, "annotation GPU spans disagree with their device time"},
+      {checks::kAttribution, "device work attributed to different launches or ranges"},
+      {checks::kFlows, "launch-to-kernel flow arrows missing or wrong"},
+      {checks::kNoDroppedRecords, "the profiler dropped records"},
+      {checks::kDurationsPositive, "device activities of zero or negative duration"},
+      {checks::kStreamOverlap, "device activities overlap on one stream"},
+      {checks::kLaunchBeforeKernel, "device activities start before their launch call"},
+      {checks::kRecordingWindow, "events outside the recording window"},
+      {checks::kLaneOrder, "timestamps out of launch order on a lane"},
+      {checks::kEventVsCupti, "cudaEvent and CUPTI times disagree beyond tolerance"},
+      {checks::kVerified, "results did not match the host reference"},
+  };
+  const auto it = labels.find(key);
+  return it != labels.end() ? it->second : key;
+}
+
+/// The table row a subject names ("t.txt line 4" of "t.txt line 4 'aten::mm' (cpu_op)"), or "".
+std::string row_of(const std::string& subject) {
+  for (const char* word : {" line ", " row "}) {
+    const auto at = subject.find(word);
+    if (at == std::string::npos || subject.find(' ') < at) continue;
+    std::size_t k = at + std::strlen(word), d = k;
+    while (d < subject.size() && std::isdigit(static_cast<unsigned char>(subject[d]))) ++d;
+    if (d > k) return subject.substr(0, d);
+  }
+  return "";
+}
+
+/// Failures of one cause (or, without a known cause, of one check).
+struct Group {
+  std::string key;
+  std::vector<const CheckResult*> failures;
+  std::vector<std::string> checks;  // the checks that reported them, in report order
+  std::set<std::string> rows;       // distinct table rows named
+  bool all_rows = true;             // every failure names a table row
+  /// "3 rows" when every failure is about a table row, else "4 findings".
+  std::string count() const {
+    if (all_rows && !rows.empty()) return fmt::format("{} row{}", rows.size(), rows.size() == 1 ? "" : "s");
+    return fmt::format("{} finding{}", failures.size(), failures.size() == 1 ? "" : "s");
+  }
+};
+
+/// Failures grouped by cause: the known causes first, then by check, each in report order.
+std::vector<Group> group_failures(const ValidationReport& report) {
+  std::vector<Group> known, other;
+  for (const auto& r : report.checks) {
+    if (r.status != CheckStatus::Failed) continue;
+    auto& list = r.cause.empty() ? other : known;
+    const std::string key = r.cause.empty() ? r.check : r.cause;
+    auto g = std::find_if(list.begin(), list.end(), [&](const Group& x) { return x.key == key; });
+    if (g == list.end()) g = list.insert(list.end(), Group{key, {}, {}, {}, true});
+    g->failures.push_back(&r);
+    if (std::find(g->checks.begin(), g->checks.end(), r.check) == g->checks.end()) g->checks.push_back(r.check);
+    const std::string row = row_of(r.subject);
+    if (row.empty()) g->all_rows = false;
+    else g->rows.insert(row);
+  }
+  known.insert(known.end(), other.begin(), other.end());
+  return known;
+}
+
+/// The reason of a not-run result, short: its message up to the first ": ", quoted names elided.
+std::string not_run_reason(const std::string& message) {
+  std::string s = message.substr(0, message.find(": "));
+  std::string out;
+  bool quoted = false;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const bool opens = s[i] == '\'' && !quoted && (i == 0 || s[i - 1] == ' ');
+    const bool closes = s[i] == '\'' && quoted && (i + 1 == s.size() || !word_char(s[i + 1]));
+    if (opens) {
+      quoted = true;
+      out += "'...";
+    } else if (closes) {
+      quoted = false;
+      out += '\'';
+    } else if (!quoted) {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+std::string verdict_line(const ValidationReport& report) {
+  const CheckCounts c = report.counts();
+  std::string text;
+  if (report.passed()) {
+    std::size_t agree = 0;
+    for (const auto& name : all_checks())
+      if (report.status_of(name) == CheckStatus::Passed) ++agree;
+    text = fmt::format("PASSED: {} check{} agree", agree, agree == 1 ? "" : "s");
+    if (c.noisy > 0) text += fmt::format(", {} result{} noisy (not claimed)", c.noisy, c.noisy == 1 ? "" : "s");
+    if (c.not_run > 0) text += fmt::format(", {} result{} not run", c.not_run, c.not_run == 1 ? "" : "s");
+  } else {
+    const auto groups = group_failures(report);
+    text = fmt::format("FAILED: {} finding{}", c.failed, c.failed == 1 ? "" : "s");
+    std::string by_cause;
+    for (const auto& g : groups) {
+      std::string label = cause_label(g.key);
+      label = label.substr(0, label.find(" ("));  // the short form: no "(a PyTorch defect)"
+      by_cause += (by_cause.empty() ? "" : "; ") + label + " (" + g.count() + ")";
+    }
+    text += ": " + by_cause;
+  }
+  const std::string what = " - " + inputs_text(report);
+  if (text.size() + what.size() <= kMaxLine) return text + what;
+  return fit(text);
+}
+
+json cause_counts(const ValidationReport& report) {
+  json out = json::object();
+  for (const auto& g : group_failures(report)) {
+    json checks_j = json::array();
+    for (const auto& ch : g.checks) checks_j.push_back(ch);
+    out[g.failures.front()->cause.empty() ? "check:" + g.key : g.key] = {
+        {"label", cause_label(g.key)}, {"findings", g.failures.size()}, {"rows", g.rows.size()}, {"checks", checks_j}};
+  }
+  return out;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
 // Writers
 
 json report_json(const ValidationReport& report) {
@@ -120,6 +352,8 @@ json report_json(const ValidationReport& report) {
   json doc = json::object();
   doc["crossbench"] = std::move(meta);
   doc["passed"] = report.passed();
+  doc["verdict"] = verdict_line(report);
+  doc["causes"] = cause_counts(report);
   doc["run_dir"] = report.run_dir;
   doc["inputs"] = report.inputs.is_null() ? json::object() : report.inputs;
   doc["tolerances"] = std::move(tol);
@@ -142,51 +376,126 @@ fs::path write_report_json(const ValidationReport& report, const fs::path& dir_o
 }
 
 void print_summary(const ValidationReport& report, std::ostream& out) {
-  std::string what = report.run_dir;
-  if (what.empty() && report.inputs.is_object() && report.inputs.contains("traces")) {
-    for (const auto& t : report.inputs["traces"]) what += (what.empty() ? "" : ", ") + t.get<std::string>();
-    if (report.inputs["table"].is_string()) what += ", " + report.inputs["table"].get<std::string>();
-    if (report.inputs["events"].is_string()) what += ", " + report.inputs["events"].get<std::string>();
+  auto line = [&](const std::string& s) { out << fit(round_numbers(s)) << '\n'; };
+  // `head` then the ", "-separated `items`, wrapped at whole items onto lines indented by two.
+  auto wrapped = [&](std::string cur, const std::string& items) {
+    std::size_t start = 0;
+    while (start < items.size()) {
+      const std::size_t end = items.find(", ", start);
+      const std::string item = items.substr(start, end == std::string::npos ? std::string::npos : end - start);
+      const bool last = end == std::string::npos;
+      if (cur.size() > 2 && cur.size() + item.size() + 1 > kMaxLine) {
+        while (!cur.empty() && cur.back() == ' ') cur.pop_back();
+        line(cur);
+        cur = "  ";
+      }
+      cur += item + (last ? "" : ", ");
+      start = last ? items.size() : end + 2;
+    }
+    line(cur);
+  };
+  line(verdict_line(report));
+
+  // Findings, grouped by cause, a few examples each.
+  for (const auto& g : group_failures(report)) {
+    std::string checks_text;
+    for (const auto& ch : g.checks) checks_text += (checks_text.empty() ? "" : ", ") + ch;
+    std::string head = "- " + cause_label(g.key) + ": " + g.count();
+    if (!g.all_rows || g.rows.size() != g.failures.size())
+      head += g.all_rows ? fmt::format(", {} findings", g.failures.size()) : "";
+    line(head + " [" + checks_text + "]");
+    std::size_t shown = 0;
+    for (const auto* r : g.failures) {
+      if (shown++ == kExamplesPerGroup) {
+        line(fmt::format("  - ... and {} more (all of them in the JSON report)", g.failures.size() - kExamplesPerGroup));
+        break;
+      }
+      std::string s = "  - " + (r->subject.empty() ? r->check : r->subject) + ": ";
+      if (!r->expected.empty() || !r->found.empty())
+        s += "expected " + r->expected + ", found " + r->found;
+      else
+        s += r->message;
+      line(s);
+    }
   }
-  out << "validation of " << (what.empty() ? "(run)" : what) << ": " << (report.passed() ? "PASSED" : "FAILED") << '\n';
-  std::vector<std::string> order;
+
+  // Noisy results: ran, within or outside tolerance, but on samples that missed their noise target.
+  std::string noisy;
+  std::size_t n_noisy = 0;
   for (const auto& r : report.checks)
-    if (std::find(order.begin(), order.end(), r.check) == order.end()) order.push_back(r.check);
+    if (r.status == CheckStatus::Noisy) {
+      ++n_noisy;
+      noisy += (noisy.empty() ? "" : ", ") + (r.subject.empty() ? r.check : r.subject);
+    }
+  if (n_noisy > 0) wrapped("- noisy, not claimed (the fixture missed its noise target): ", noisy);
+
+  // Checks that passed; not-run results by check and reason.
   std::string passed_list;
-  for (const auto& name : order)
-    if (report.status_of(name) == CheckStatus::Passed) passed_list += (passed_list.empty() ? "" : ", ") + name;
-  if (!passed_list.empty()) out << "  passed: " << passed_list << '\n';
-  for (const auto& r : report.checks) {
-    if (r.status == CheckStatus::Passed) continue;
-    out << "  " << (r.status == CheckStatus::Failed ? "FAILED " : r.status == CheckStatus::Noisy ? "NOISY " : "NOT RUN ") << r.check;
-    if (!r.subject.empty()) out << " [" << r.subject << "]";
-    if (!r.expected.empty() || !r.found.empty())
-      out << ": expected " << r.expected << ", found " << r.found;
-    else if (!r.message.empty())
-      out << ": " << r.message;
-    out << '\n';
-  }
-  bool event_ran = false;
-  for (const auto& r : report.checks) {
-    if (r.check != checks::kEventVsCupti || r.status == CheckStatus::NotRun) continue;
-    event_ran = true;
-    if (r.status == CheckStatus::Passed) out << "  event_vs_cupti [" << r.subject << "]: " << r.message << '\n';
-  }
-  if (auto t = report.tolerances.find(checks::kEventVsCupti); event_ran && t != report.tolerances.end())
-    out << "  tolerance event_vs_cupti: " << t->second << '\n';
-  if (report.figures.is_object() && report.figures.contains(checks::kLaunchBeforeKernel)) {
-    const json& f = report.figures[checks::kLaunchBeforeKernel]["launch_latency"];
-    if (f.is_object() && f.contains("count"))
-      out << "  launch latency (launch to kernel start, including the blocking kernel's hold; "
-          << report.figures[checks::kLaunchBeforeKernel]["file"].get<std::string>() << ", "
-          << f["count"].get<std::size_t>() << " activities): min " << f["min_ns"].get<std::int64_t>() << " ns, median "
-          << f["p50_ns"].get<std::int64_t>() << " ns, p99 " << f["p99_ns"].get<std::int64_t>() << " ns, max "
-          << f["max_ns"].get<std::int64_t>() << " ns\n";
-  }
+  std::size_t n_passed = 0;
+  for (const auto& name : all_checks())
+    if (report.status_of(name) == CheckStatus::Passed) {
+      ++n_passed;
+      passed_list += (passed_list.empty() ? "" : ", ") + name;
+    }
+  if (n_passed > 0) wrapped(fmt::format("- passed ({}): ", n_passed), passed_list);
   const CheckCounts c = report.counts();
-  out << "results: " << c.passed << " passed, " << c.failed << " failed, " << c.not_run << " not run";
-  if (c.noisy > 0) out << ", " << c.noisy << " noisy";
-  out << '\n';
+  if (c.not_run > 0) {
+    line(fmt::format("- not run ({} result{}; never counted as passed):", c.not_run, c.not_run == 1 ? "" : "s"));
+    for (const auto& name : all_checks()) {
+      std::vector<std::pair<std::string, std::size_t>> reasons;
+      for (const auto& r : report.checks) {
+        if (r.check != name || r.status != CheckStatus::NotRun) continue;
+        const std::string why = not_run_reason(r.message);
+        auto it = std::find_if(reasons.begin(), reasons.end(), [&](const auto& p) { return p.first == why; });
+        if (it == reasons.end()) reasons.emplace_back(why, 1);
+        else ++it->second;
+      }
+      if (reasons.empty()) continue;
+      std::string s = "  - " + name + ": ";
+      for (std::size_t i = 0; i < reasons.size(); ++i)
+        s += (i ? "; " : "") + reasons[i].first + (reasons[i].second > 1 ? fmt::format(" ({}x)", reasons[i].second) : "");
+      line(s);
+    }
+  }
+
+  // Figures: event vs CUPTI per fixture, launch latency.
+  if (report.figures.is_object() && report.figures.contains(checks::kEventVsCupti) &&
+      report.figures[checks::kEventVsCupti].is_array() && !report.figures[checks::kEventVsCupti].empty()) {
+    line("- event_vs_cupti, per call, median over the recorded steps (tolerance: the JSON report):");
+    for (const auto& f : report.figures[checks::kEventVsCupti]) {
+      const std::string name = f.value("fixture", std::string());
+      CheckStatus st = CheckStatus::Passed;
+      for (const auto* r : report.results_of(checks::kEventVsCupti))
+        if (r->subject == name && r->status != CheckStatus::Passed) st = r->status;
+      const double ev = f.value("event_median_ns", 0.0), abs_d = f.value("abs_diff_median_ns", 0.0);
+      line(fmt::format("  - {}{}: cudaEvent {}, CUPTI span {}, |event - CUPTI| {} ({:.2f}%), tolerance {}: {}", name,
+                       f.value("mode", std::string()).empty() ? "" : " (" + f.value("mode", std::string()) + ")", us3(ev),
+                       us3(f.value("cupti_median_ns", 0.0)), us3(abs_d), ev > 0 ? 100.0 * abs_d / ev : 0.0,
+                       us3(f.value("tolerance_ns", 0.0)),
+                       st == CheckStatus::Failed ? "FAILED" : st == CheckStatus::Noisy ? "noisy" : "passed"));
+    }
+  } else if (report.figures.is_object() && report.figures.contains(checks::kEventVsCupti) &&
+             report.figures[checks::kEventVsCupti].is_object()) {
+    const json& f = report.figures[checks::kEventVsCupti];
+    std::string s = "- event times for reference";
+    if (f.contains("workload") && f["workload"].is_string()) s += " (" + f["workload"].get<std::string>() + ")";
+    s += ":";
+    for (const auto& [k, v] : f.items())
+      if (v.is_number() && k.size() > 3 && k.compare(k.size() - 3, 3, "_ns") == 0)
+        s += " " + k.substr(0, k.size() - 3) + " " + us3(v.get<double>()) + ",";
+    if (s.back() == ',') s.pop_back();
+    line(s);
+  }
+  if (report.figures.is_object() && report.figures.contains(checks::kLaunchBeforeKernel)) {
+    const json& fig = report.figures[checks::kLaunchBeforeKernel];
+    const json& f = fig.contains("launch_latency") ? fig["launch_latency"] : json();
+    if (f.is_object() && f.contains("count"))
+      line(fmt::format("- launch latency, launch to kernel start ({}, {} activities): min {}, median {}, p99 {}, max {}",
+                       fig.value("file", std::string()), f["count"].get<std::size_t>(), us3(f.value("min_ns", 0.0)),
+                       us3(f.value("p50_ns", 0.0)), us3(f.value("p99_ns", 0.0)), us3(f.value("max_ns", 0.0))));
+  }
+  line(fmt::format("- results: {} passed, {} failed, {} not run{}; every result in full: the JSON report, --markdown", c.passed,
+                   c.failed, c.not_run, c.noisy > 0 ? fmt::format(", {} noisy", c.noisy) : ""));
 }
 
 void write_markdown(const ValidationReport& report, const std::string& title, std::ostream& out) {

@@ -3,8 +3,9 @@
 //
 // Checks that a run folder's table, traces and event times agree, or that PyTorch profiler exports
 // (Chrome traces from export_chrome_trace, plain or .json.gz, and the key_averages().table() text)
-// agree (validate/validator.h, docs/validator.md); prints a short summary and writes the JSON
-// report. Exit status: 0 every check that ran passed, 1 a check failed, 2 unusable input or usage
+// agree (validate/validator.h, docs/validator.md); prints a short summary (print_summary: a
+// one-line verdict first, findings grouped by cause; docs/validator.md "What it prints") and writes
+// the JSON report. Exit status: 0 every check that ran passed, 1 a check failed, 2 unusable input or usage
 // (one line on stderr naming the file and what is wrong).
 #include <exception>
 #include <fstream>

@@ -194,9 +194,11 @@ void write_report_json(const ValidationReport& report, std::ostream& out);
 std::filesystem::path write_report_json(const ValidationReport& report,
                                         const std::filesystem::path& dir_or_file);
 
-/// Short human summary: the verdict, the checks that passed, one line per failed (and not-run)
-/// result with check, subject, expected and found, the per-fixture event_vs_cupti numbers and
-/// tolerance, then the counts.
+/// Short human summary (docs/validator.md "What it prints"): a one-line verdict first (also the
+/// JSON report's "verdict"), the failures grouped by cause with counts and their first few
+/// examples, the noisy fixtures, the checks that passed, the not-run reasons per check, the
+/// per-fixture event_vs_cupti medians, the launch latency, the counts. Numbers rounded as the
+/// table prints them (at most 3 decimals, ns as integers), lines of at most 160 characters.
 void print_summary(const ValidationReport& report, std::ostream& out);
 
 /// A markdown section: the verdict per check (passed / FAILED / not run) with every failure's

@@ -835,9 +835,11 @@ TEST_F(ValidateTest, SummaryNamesFailedChecks) {
   Model m = default_model();
   m.dropped = 3;
   const std::string s = dump_report(validate(build(m)));
-  EXPECT_NE(s.find("FAILED no_dropped_records [table.json]: expected crossbench.dropped_records = 0, found 3"),
-            std::string::npos)
-      << s;
+  // The verdict first, then the failures grouped by cause (here: by check), then the counts.
+  EXPECT_EQ(s.rfind("FAILED: ", 0), 0u) << s;
+  EXPECT_NE(s.find("\n- the profiler dropped records: "), std::string::npos) << s;
+  EXPECT_NE(s.find("[no_dropped_records]\n"), std::string::npos) << s;
+  EXPECT_NE(s.find("\n  - table.json: expected crossbench.dropped_records = 0, found 3\n"), std::string::npos) << s;
   EXPECT_NE(s.find("results: "), std::string::npos) << s;
   EXPECT_NE(s.find(" failed"), std::string::npos) << s;
 }
@@ -882,7 +884,9 @@ TEST_F(ValidateTest, ExecutableExitCodes) {
   const fs::path report = dir_ / "custom.json";
   EXPECT_EQ(run_exe("\"" + run.string() + "\" --report \"" + report.string() + "\"", logs), 1);
   EXPECT_TRUE(fs::exists(report));
-  EXPECT_NE(slurp(logs / "stdout.txt").find("FAILED verified"), std::string::npos) << slurp(logs / "stdout.txt");
+  EXPECT_EQ(slurp(logs / "stdout.txt").rfind("FAILED: 1 finding: results did not match the host reference", 0), 0u)
+      << slurp(logs / "stdout.txt");
+  EXPECT_NE(slurp(logs / "stdout.txt").find("[verified]"), std::string::npos) << slurp(logs / "stdout.txt");
 
   fs::remove(run / "events.json");
   EXPECT_EQ(run_exe("\"" + run.string() + "\"", logs), 2);

@@ -1,0 +1,228 @@
+// What `validate` and bench print (print_summary; issue 16 item 4): a one-line verdict first,
+// findings grouped by cause with counts, numbers rounded to what the table prints (at most 3
+// decimals; ns as integers), no line over 160 characters. On a crossbench run folder replayed from
+// the recorded H200 session (clean, and with failures), on PyTorch's exports of
+// tests/data/torch-h200-corpus and tests/data/torch-h200, and in summary.md.
+#include <unistd.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "bench/core/run_dir.h"
+#include "validate/validator.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+const fs::path kSession = fs::path(XB_RESULTS_DIR) / "sessions" / "h200-small" / "raw_session.json";
+const fs::path kCorpus = fs::path(XB_TEST_DATA_DIR) / "torch-h200-corpus";
+const fs::path kTorch = fs::path(XB_TEST_DATA_DIR) / "torch-h200";
+
+std::string printed(const xb::ValidationReport& r) {
+  std::ostringstream s;
+  xb::print_summary(r, s);
+  return s.str();
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+/// The rules every printed summary follows.
+void expect_readable(const std::string& text, const xb::ValidationReport& r) {
+  const auto lines = lines_of(text);
+  ASSERT_FALSE(lines.empty());
+  // The verdict first, and the same in the JSON report.
+  EXPECT_EQ(lines[0].rfind(r.passed() ? "PASSED: " : "FAILED: ", 0), 0u) << text;
+  EXPECT_EQ(xb::report_json(r)["verdict"].get<std::string>(), lines[0]) << text;
+  // No line over 160 characters.
+  for (const auto& l : lines) EXPECT_LE(l.size(), 160u) << l;
+  // No number with more than 3 decimals (a number: not part of a name), none in exponent form.
+  static const std::regex long_decimals(R"((^|[^\w.])[0-9]+\.[0-9]{4,}([^\w.]|$))");
+  static const std::regex exponent(R"((^|[^\w.])[0-9]+(\.[0-9]+)?e[+-]?[0-9]+([^\w.]|$))");
+  for (const auto& l : lines) {
+    EXPECT_FALSE(std::regex_search(l, long_decimals)) << l;
+    EXPECT_FALSE(std::regex_search(l, exponent)) << l;
+  }
+  // Every failure is in one group: the group headers' counts add up to the failures.
+  std::size_t failed = 0;
+  for (const auto& c : r.checks) failed += c.status == xb::CheckStatus::Failed;
+  std::size_t grouped = 0;
+  const json doc = xb::report_json(r);
+  for (const auto& [key, g] : doc["causes"].items()) grouped += g["findings"].get<std::size_t>();
+  EXPECT_EQ(grouped, failed) << text;
+}
+
+/// Distinct table rows ("FILE line N") of the failures with this cause.
+std::size_t rows_with_cause(const xb::ValidationReport& r, const std::string& cause) {
+  std::set<std::string> rows;
+  static const std::regex row(R"(^(\S+ (line|row) [0-9]+) )");
+  for (const auto& c : r.checks) {
+    std::smatch m;
+    if (c.status == xb::CheckStatus::Failed && c.cause == cause && std::regex_search(c.subject, m, row)) rows.insert(m[1]);
+  }
+  return rows.size();
+}
+
+xb::ValidationReport validate_torch(const fs::path& dir, const std::string& w) {
+  xb::ValidateInputs in;
+  in.traces = {fs::exists(dir / (w + ".json")) ? dir / (w + ".json") : dir / (w + ".json.gz")};
+  in.table = dir / (w + ".txt");
+  return xb::validate_files(in);
+}
+
+class SummaryText : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("xb_summary_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + "_" +
+            std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(SummaryText, ReplayedRunFolderPasses) {
+  std::ostringstream log;
+  ASSERT_EQ(xb::replay_session(kSession, dir_ / "run", log), 0) << log.str();
+  const auto r = xb::validate_run_dir(dir_ / "run");
+  const std::string text = printed(r);
+  expect_readable(text, r);
+  EXPECT_NE(text.find("- passed ("), std::string::npos) << text;
+  // event_vs_cupti per fixture from the figures, in us with 3 decimals.
+  EXPECT_NE(text.find("  - matmul/bf16/64 (hot): cudaEvent 3.248 us, CUPTI span 2.940 us"), std::string::npos) << text;
+  EXPECT_NE(text.find("- results: "), std::string::npos) << text;
+  // bench --replay printed the same summary after its own line; summary.md has it under Validation.
+  EXPECT_NE(log.str().find("\nPASSED: "), std::string::npos) << log.str();
+  std::ifstream md(dir_ / "run" / "summary.md");
+  std::stringstream ss;
+  ss << md.rdbuf();
+  const std::string summary = ss.str();
+  const auto at = summary.find("## Validation\n\n");
+  ASSERT_NE(at, std::string::npos) << summary;
+  EXPECT_EQ(summary.compare(at + 15, 8, "PASSED: "), 0) << summary.substr(at);
+  for (const auto& l : lines_of(summary.substr(at))) EXPECT_LE(l.size(), 160u) << l;
+}
+
+TEST_F(SummaryText, ReplayedRunFolderWithFailuresGroupsThem) {
+  std::ostringstream log;
+  ASSERT_EQ(xb::replay_session(kSession, dir_ / "run", log), 0) << log.str();
+  const fs::path events = dir_ / "run" / "events.json";
+  json ev = json::parse(std::ifstream(events));
+  // Two fixtures whose results did not verify; one whose event times are 16179 ns per step
+  // longer (2022.375 ns per call: event_vs_cupti fails, its numbers have fractions of a ns).
+  ev["fixtures"][0]["verified"] = false;
+  ev["fixtures"][1]["verified"] = false;
+  for (auto& s : ev["fixtures"][0]["steps"]) s["event_ns"] = s["event_ns"].get<std::int64_t>() + 16179;
+  ev["fixtures"][0]["step_median_ns"] = ev["fixtures"][0]["steps"][0]["event_ns"];
+  std::ofstream(events) << ev.dump();
+  const auto r = xb::validate_run_dir(dir_ / "run");
+  ASSERT_FALSE(r.passed());
+  const std::string text = printed(r);
+  expect_readable(text, r);
+  const auto lines = lines_of(text);
+  EXPECT_NE(lines[0].find("results did not match the host reference (2 findings)"), std::string::npos) << text;
+  EXPECT_NE(lines[0].find("cudaEvent and CUPTI times disagree beyond tolerance (1 finding)"), std::string::npos) << text;
+  EXPECT_NE(text.find("\n- results did not match the host reference: 2 findings [verified]\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\n- cudaEvent and CUPTI times disagree beyond tolerance: 1 finding [event_vs_cupti]\n"), std::string::npos)
+      << text;
+  // The raw result holds the fraction; the printed text rounds ns to integers.
+  bool raw_fraction = false;
+  for (const auto* c : r.results_of(xb::checks::kEventVsCupti))
+    if (c->status == xb::CheckStatus::Failed && c->found.find('.') != std::string::npos) raw_fraction = true;
+  EXPECT_TRUE(raw_fraction) << "the test no longer exercises rounding";
+  EXPECT_NE(text.find("found 2334 ns\n"), std::string::npos) << text;  // 2334.375 ns in the JSON report
+  EXPECT_NE(text.find(": FAILED"), std::string::npos) << text;  // the fixture's figure line
+}
+
+TEST(SummaryRounding, NumbersAreRoundedForDisplay) {
+  xb::ValidationReport r;
+  r.inputs = {{"traces", {"/x/t.json"}}, {"table", "/x/t.txt"}, {"events", nullptr}};
+  xb::CheckResult c;
+  c.check = xb::checks::kTableTotals;
+  c.subject = "t.txt line 3 'kernel_1.5x_v2.12345'";
+  c.expected = "197257.16666666666 ns, 2021.5 ns, 12.5%";
+  c.found = "12.345678% of 1e-05 and 3.14159 s, 2.5e+06";
+  c.status = xb::CheckStatus::Failed;
+  r.checks.push_back(c);
+  const std::string text = printed(r);
+  expect_readable(text, r);
+  EXPECT_NE(text.find("expected 197257 ns, 2022 ns, 12.5%, found 12.35% of 0.000 and 3.142 s, 2500000.000"), std::string::npos) << text;
+  EXPECT_NE(text.find("'kernel_1.5x_v2.12345'"), std::string::npos) << text;  // names untouched
+  EXPECT_EQ(text.rfind("FAILED: 1 finding: the table's sums, percentages or averages do not add up (1 row) - t.json, t.txt\n", 0), 0u)
+      << text;
+}
+
+class SummaryTorchCorpus : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(SummaryTorchCorpus, VerdictFirstGroupedRoundedShort) {
+  const std::string w = GetParam();
+  const auto r = validate_torch(kCorpus, w);
+  const std::string text = printed(r);
+  expect_readable(text, r);
+  const auto lines = lines_of(text);
+  // The overhead double count and pytorch#130730 are named with their row counts.
+  for (const auto& [cause, label] : {std::pair<std::string, std::string>{xb::causes::kOverheadDoubleCount,
+                                                                         "kernels counted twice under overhead events"},
+                                     {xb::causes::kAnnotationSpan, "annotation GPU span counted as Self CUDA"}}) {
+    const std::size_t rows = rows_with_cause(r, cause);
+    if (rows == 0) {
+      EXPECT_EQ(text.find(label), std::string::npos) << text;
+      continue;
+    }
+    const std::string count = std::to_string(rows) + (rows == 1 ? " row" : " rows");
+    EXPECT_NE(lines[0].find(label + " (" + count + ")"), std::string::npos) << text;
+    EXPECT_NE(text.find("\n- " + label), std::string::npos) << text;
+    EXPECT_NE(text.find(": " + count), std::string::npos) << text;
+    EXPECT_EQ(xb::report_json(r)["causes"][cause]["rows"].get<std::size_t>(), rows);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Corpus, SummaryTorchCorpus,
+                         ::testing::Values("linear_fwd_bwd", "transformer_train_adamw", "two_streams", "cuda_graph",
+                                           "memory_stack", "compile", "tiny_ops_20k", "long_names", "nested_same_name"));
+
+TEST(SummaryTorchCorpusVerdicts, ExpectedVerdicts) {
+  const auto two = validate_torch(kCorpus, "two_streams");
+  EXPECT_EQ(printed(two).rfind("FAILED: 4 findings: kernels counted twice under overhead events (3 rows) - two_streams.json, "
+                               "two_streams.txt\n",
+                               0),
+            0u)
+      << printed(two);
+  const auto compile = validate_torch(kCorpus, "compile");
+  EXPECT_EQ(printed(compile).rfind("PASSED: ", 0), 0u) << printed(compile);
+  const auto tr = validate_torch(kCorpus, "transformer_train_adamw");
+  EXPECT_NE(printed(tr).find("- annotation GPU span counted as Self CUDA (pytorch#130730): 2 rows"), std::string::npos)
+      << printed(tr);
+}
+
+TEST(SummaryTorchH200, SixExports) {
+  for (const char* w : {"64_bf16_add", "64_bf16_matmul", "64_bf16_addmm", "4096_bf16_add", "4096_bf16_matmul", "4096_bf16_addmm"}) {
+    if (!fs::exists(kTorch / (std::string(w) + ".json"))) continue;
+    xb::ValidateInputs in;
+    in.traces = {kTorch / (std::string(w) + ".json")};
+    in.table = kTorch / (std::string(w) + ".txt");
+    in.events = kTorch / "summary.json";
+    const auto r = xb::validate_files(in);
+    SCOPED_TRACE(w);
+    expect_readable(printed(r), r);
+  }
+}
+
+}  // namespace
