@@ -123,6 +123,17 @@ void check_flows(const Model& m, CheckLog& log);
 void check_dropped(const Model& m, CheckLog& log);
 void check_durations(const Model& m, CheckLog& log);
 void check_overlap(const Model& m, CheckLog& log);
+
+/// True when correlation id `c` of view `v` belongs to a CUDA graph launch (cudaGraphLaunch,
+/// cuGraphLaunch): one correlation id then owns every kernel of the graph, and Kineto writes one
+/// flow end per kernel.
+bool graph_launch(const Model& m, const View& v, std::uint64_t c);
+
+/// Largest overlap, ns, allowed between consecutive activities of ONE graph launch on one stream.
+/// On the H200 (results/h200/graph-2026-12-01), consecutive kernel nodes of a replayed graph
+/// overlap by 32 to 96 ns in CUPTI's timestamps (the next node starts while the previous one's
+/// end is still being recorded); eager launches never overlap, and neither do two launches.
+inline constexpr std::int64_t kGraphNodeOverlapNs = 500;
 /// Also records the launch latency distribution in report.figures.
 void check_launch_before(const Model& m, CheckLog& log, ValidationReport& report);
 void check_window(const Model& m, CheckLog& log);

@@ -163,14 +163,10 @@ void check_annotation_span(const Model& m, const ValidateOptions& opts, CheckLog
 // ---------------------------------------------------------------------------------------------
 // attribution
 
-namespace {
-/// A CUDA graph launch (cudaGraphLaunch, cuGraphLaunch): one correlation id owns every kernel of
-/// the graph, and Kineto writes one flow end per kernel.
 bool graph_launch(const Model& m, const View& v, std::uint64_t c) {
   const std::uint32_t l = v.api_corr.only(c);
   return l != kNone && m.names.str(v.ev(l).name).find("GraphLaunch") != std::string::npos;
 }
-}  // namespace
 
 void check_attribution(const Model& m, CheckLog& log) {
   const View& A = m.A();
