@@ -131,9 +131,11 @@ bool graph_launch(const Model& m, const View& v, std::uint64_t c);
 
 /// Largest overlap, ns, allowed between consecutive activities of ONE graph launch on one stream.
 /// On the H200 (results/h200/graph-2026-12-01), consecutive kernel nodes of a replayed graph
-/// overlap by 32 to 96 ns in CUPTI's timestamps (the next node starts while the previous one's
-/// end is still being recorded); eager launches never overlap, and neither do two launches.
-inline constexpr std::int64_t kGraphNodeOverlapNs = 500;
+/// overlap in CUPTI's timestamps: mostly by 32 to 96 ns, in 3 of 7,160 kernels by 0.7 to 1.6 us
+/// (25 and 61 us kernels). The graph's edges order those kernels, so this is where CUPTI puts the
+/// end of one node against the start of the next, not two kernels running together. Eager
+/// launches never overlap, and neither do two launches: both still fail at any overlap.
+inline constexpr std::int64_t kGraphNodeOverlapNs = 2000;
 /// Also records the launch latency distribution in report.figures.
 void check_launch_before(const Model& m, CheckLog& log, ValidationReport& report);
 void check_window(const Model& m, CheckLog& log);

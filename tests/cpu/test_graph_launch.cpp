@@ -167,7 +167,8 @@ RawSession overlapping_graph_session(std::int64_t overlap_ns) {
 
 TEST(GraphLaunch, NodesOfOneReplayMayOverlapByTensOfNanosecondsButNoMore) {
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / "xb_test_graph_overlap";
-  // 40 ns, as the H200 shows (32 to 96 ns): validates.
+  // 40 ns, as the H200 mostly shows (32 to 96 ns; the fake kernels last 50 ns, so larger
+  // overlaps inside the allowance are not expressible here): validates.
   EXPECT_EQ(testing::validate_outputs(overlapping_graph_session(40), dir), "");
   // 5 us: not a timestamp effect; the stream check fails.
   const std::string summary = testing::validate_outputs(overlapping_graph_session(5000), dir);
