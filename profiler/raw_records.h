@@ -207,6 +207,9 @@ struct FixtureInfo {
   double max_rel_error = 0;   ///< ||out - ref|| / ||ref|| over the checked elements
   FixtureTiming timing;       ///< empty (mode "") when the fixture failed before sampling
   std::string error;          ///< why the fixture failed; empty when it ran
+  /// false: the benchmark gave no reference check (bench/core/api.h Instance::verify), so
+  /// `verified` is false without a failure; files say "reference": false, the validator "not run".
+  bool has_reference = true;
 };
 
 /// Everything one recording produced, in delivery order. This is what `raw_session.json` holds

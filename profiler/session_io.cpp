@@ -443,6 +443,7 @@ FixtureInfo parse_fixture(const json& j, const Loc& w) {
   f.bytes = get_double(j, "bytes", w);
   f.verified = get_bool(j, "verified", w);
   f.max_rel_error = get_double(j, "max_rel_error", w);
+  if (j.contains("reference")) f.has_reference = get_bool(j, "reference", w);
   if (j.contains("timing")) f.timing = parse_fixture_timing(j.at("timing"), w);
   if (j.contains("error")) f.error = get_string(j, "error", w);
   return f;

@@ -227,6 +227,7 @@ json fixture_json(const FixtureInfo& f) {
           {"bytes", f.bytes},
           {"verified", f.verified},
           {"max_rel_error", f.max_rel_error}};
+  if (!f.has_reference) fj["reference"] = false;  // written only when false: older files read as true
   if (!f.timing.mode.empty()) fj["timing"] = fixture_timing_json(f.timing);
   if (!f.error.empty()) fj["error"] = f.error;
   return fj;

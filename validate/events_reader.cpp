@@ -69,6 +69,10 @@ EventsData parse_per_step(json& doc, const std::string& label, const Bad& bad) {
     auto verified = j.find("verified");
     if (verified == j.end() || !verified->is_boolean()) bad(where + "\"verified\" is missing or not a boolean");
     fix.verified = verified->get<bool>();
+    if (auto r = j.find("reference"); r != j.end()) {
+      if (!r->is_boolean()) bad(where + "\"reference\" is not a boolean");
+      fix.has_reference = r->get<bool>();
+    }
     if (auto m = j.find("max_rel_error"); m != j.end() && m->is_number()) fix.max_rel_error = m->get<double>();
     // "step_median_ns" (the median of steps[].event_ns); files written before 2026-12-01 call it "median_ns".
     const char* key = j.contains("step_median_ns") ? "step_median_ns" : "median_ns";

@@ -27,6 +27,7 @@ struct EventStep {
 struct EventFixture {
   std::string name;
   bool verified = false;
+  bool has_reference = true;   ///< false ("reference": false): the benchmark gave no reference check
   double max_rel_error = 0;
   bool has_median = false;
   double median_ns = 0;

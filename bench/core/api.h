@@ -50,7 +50,8 @@ struct Instance {
   /// stream). Required. May throw; the fixture then fails with the exception's message.
   std::function<void(cudaStream_t stream)> launch;
   /// Optional: poisons the output, runs one call on `stream`, synchronizes and compares with a
-  /// reference. Run once per fixture before any timing.
+  /// reference. Run once per fixture before any timing. Without it the run says so: the files
+  /// carry "reference": false and the validator reports the `verified` check as not run for it.
   std::function<Check(cudaStream_t stream)> verify;
 };
 

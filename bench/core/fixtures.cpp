@@ -111,7 +111,8 @@ void run_fixture(benchmark::State& state, BenchContext& ctx, const BenchmarkDef&
   };
   try {
     const std::vector<Instance> instances = make_instances(ctx, def, p);
-    if (instances.front().verify) {
+    info.has_reference = static_cast<bool>(instances.front().verify);
+    if (info.has_reference) {
       const Check v = instances.front().verify(ctx.stream);
       info.verified = v.passed;
       // A NaN or infinite error (non-finite output) is stored as DBL_MAX: JSON has no NaN.

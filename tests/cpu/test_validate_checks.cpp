@@ -61,6 +61,7 @@ struct MFixture {
   std::vector<MStep> steps;
   std::string stop;  ///< written as timing.stop (with `mode`) when not empty
   std::string mode = "hot";
+  bool reference = true;  ///< false: written as "reference": false (the benchmark gave no verify)
 };
 
 struct Model {
@@ -354,6 +355,7 @@ json build_events(const Model& m) {
                         {"steps", steps},
                         {"median_ns", median(ev)}});
     if (!timing.is_null()) fixtures.back()["timing"] = timing;
+    if (!f.reference) fixtures.back()["reference"] = false;
   }
   return {{"crossbench", meta(m, "events")}, {"fixtures", fixtures}};
 }
@@ -695,6 +697,27 @@ TEST_F(ValidateTest, UnverifiedFixtureFailsVerified) {
   m.fixtures[1].verified = false;
   const auto r = validate(build(m));
   expect_only_failed(r, {xb::checks::kVerified});
+}
+
+TEST_F(ValidateTest, FixtureWithoutReferenceCheckIsNotRunNotFailed) {
+  // A user's benchmark without Instance::verify: its result is not verified, and the report says
+  // so for that fixture (not run) instead of failing it or calling it verified.
+  Model m = default_model();
+  m.fixtures[1].verified = false;
+  m.fixtures[1].reference = false;
+  const auto r = validate(build(m));
+  EXPECT_TRUE(r.passed());
+  bool said = false;
+  for (const auto* res : r.results_of(xb::checks::kVerified)) {
+    if (res->subject == m.fixtures[1].name) {
+      EXPECT_EQ(res->status, xb::CheckStatus::NotRun);
+      EXPECT_NE(res->message.find("no reference check"), std::string::npos) << res->message;
+      said = true;
+    } else {
+      EXPECT_EQ(res->status, xb::CheckStatus::Passed);
+    }
+  }
+  EXPECT_TRUE(said);
 }
 
 TEST_F(ValidateTest, WrongSelfCudaTotalFailsTableTotals) {
