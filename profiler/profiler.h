@@ -1,6 +1,6 @@
 // The profiler front end: host ranges (record_function-like annotations and CPU ops), a
 // wait/warmup/active step schedule, and the collection of raw activity records from an
-// ActivitySource. The CUPTI source lives in profiler/cupti_collector.h; tests inject a fake one.
+// ActivitySource. The CUPTI source is make_cupti_source() (below; profiler/cupti_collector.cpp); tests inject a fake one.
 // No CUDA or CUPTI headers here.
 //
 // Units: nanoseconds on the activity source's clock (cuptiGetTimestamp for CUPTI).

@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
   app.add_option("--report", report_path, "where to write the JSON report (default RUN_DIR/validation.json; none for --trace)");
   app.add_option("--markdown", markdown_path, "also write a markdown section of the verdicts to this file");
   app.add_option("--title", title, "heading of the markdown section (default: the inputs)");
+  app.set_version_flag("--version", std::string("crossbench ") + XB_VERSION);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -35,7 +35,7 @@ double gib(std::size_t bytes) { return static_cast<double>(bytes) / 1073741824.0
 /// Fails with UsageError when there is no usable device or a fixture cannot fit in its memory.
 void check_device(const std::vector<FixtureSpec>& fixtures) {
   require_cuda_device(
-      "to try crossbench without a GPU, run: build/bench --replay results/sessions/h200-small/raw_session.json");
+      "to try crossbench without a GPU, replay a recorded H200 session: bench --replay FILE (the crossbench repository has results/sessions/h200-small/raw_session.json)");
   std::size_t free_bytes = 0, total_bytes = 0;
   XB_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
   for (const FixtureSpec& f : fixtures) {

@@ -88,7 +88,7 @@ std::optional<SweepOptions> parse_sweep_args(int argc, const char* const* argv) 
   app.add_option("--op", ops, "comma-separated ops: matmul, add, addmm, addmm_bias1d (default all)");
   app.add_option("--dtype", dtypes, "comma-separated dtypes: bf16, fp16, fp32 (default bf16)");
   app.add_option("--ceilings", ceilings, "ceilings.json from `bench calibrate` (default: calibrate first)");
-  app.add_option("--out", out, "run folder to create (default results/runs/<UTC time>)");
+  app.add_option("--out", out, "run folder to create (default results/runs/<UTC time>-<pid>)");
   app.add_option("--wait-steps", opt.wait_steps, "timed schedule: unrecorded steps per point (default 1)");
   app.add_option("--warmup-steps", opt.warmup_steps, "timed schedule: recorded-then-discarded steps (default 1)");
   app.add_option("--active-steps", opt.active_steps, "timed schedule: recorded steps per point (default 10)");
@@ -127,7 +127,7 @@ std::optional<CalibrateOptions> parse_calibrate_args(int argc, const char* const
   app.add_option("--copy-mib", opt.copy_mib, "MiB copied per call (default 1024; read + written: twice that)");
   app.add_option("--calls", opt.calls, "at least this many samples per measurement (default 20; the sampling core then stops at 0.5% noise or 1 s)");
   app.add_option("--warmup-ms", opt.warmup_ms, "back-to-back warm-up before each measurement, ms (default 200)");
-  app.add_option("--out", out, "folder to create (default results/runs/<UTC time>)");
+  app.add_option("--out", out, "folder to create (default results/runs/<UTC time>-<pid>)");
   if (!parse_command_line(app, argc, argv)) return std::nullopt;
   if (!dtypes.empty()) opt.dtypes = parse_dtype_list(dtypes);
   if (!gemm_sizes.empty()) {

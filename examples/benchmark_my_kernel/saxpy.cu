@@ -4,7 +4,9 @@
 //   ./saxpy --mode cold --size 1048576
 // It writes the same run folder as bench (benchmark.json, events.json, raw_session.json, table,
 // both traces, validation.json, summary.md) and validates it before it exits.
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <string>
