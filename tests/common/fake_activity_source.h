@@ -52,8 +52,9 @@ class FakeSource : public ActivitySource {
     clock += 5;
   }
 
-  /// A launch call at the current time (10 ns long) and its kernel 100 ns later.
-  void launch(const std::string& kernel) {
+  /// A new correlation id, with the ExternalCorrelation record CUPTI emits for it when an
+  /// external id is pushed (the innermost one).
+  std::uint32_t next_correlation() {
     const std::uint32_t corr = next_corr++;
     if (!stack.empty()) {
       RawRecord ext;
@@ -63,6 +64,12 @@ class FakeSource : public ActivitySource {
       ext.external_id = stack.back();
       pending.push_back(ext);
     }
+    return corr;
+  }
+
+  /// A launch call at the current time (10 ns long) and its kernel 100 ns later.
+  void launch(const std::string& kernel) {
+    const std::uint32_t corr = next_correlation();
     RawRecord api;
     api.kind = RawKind::Runtime;
     api.name = "cudaLaunchKernel";
@@ -84,15 +91,7 @@ class FakeSource : public ActivitySource {
   /// one correlation id, back to back from 100 ns later (50 ns each, 10 ns apart), with CUPTI's
   /// graph node ids 1..nodes and `graph_id`, as CUPTI reports a graph replay.
   void graph_launch(const std::string& kernel, int nodes, std::uint32_t graph_id = 1) {
-    const std::uint32_t corr = next_corr++;
-    if (!stack.empty()) {
-      RawRecord ext;
-      ext.kind = RawKind::ExternalCorrelation;
-      ext.correlation_id = corr;
-      ext.external_kind = 3;
-      ext.external_id = stack.back();
-      pending.push_back(ext);
-    }
+    const std::uint32_t corr = next_correlation();
     RawRecord api;
     api.kind = RawKind::Runtime;
     api.name = "cudaGraphLaunch";

@@ -203,7 +203,7 @@ TEST(AbBlocks, TuneAddPassesRecordOnlyTheTimedSampleOfEachConfig) {
     const std::vector<StepMetrics> blocks = fixture_blocks(steps, configs[c], passes, true, "pass");
     for (const StepMetrics& b : blocks) EXPECT_EQ(b.launches, launches);
     for (double d : device_per_call_ns(blocks)) EXPECT_DOUBLE_EQ(d, c == 0 ? 50.0 : 70.0);
-    for (double e : event_per_call_ns(blocks)) EXPECT_DOUBLE_EQ(e, (400.0 + launches * 100.0 * (c + 1)) / launches);
+    for (double e : event_per_call_ns(blocks)) EXPECT_DOUBLE_EQ(e, (400.0 + launches * 100.0 * static_cast<double>(c + 1)) / launches);
   }
 }
 

@@ -176,7 +176,8 @@ TEST(GraphLaunch, NodesOfOneReplayMayOverlapByTensOfNanosecondsButNoMore) {
   std::filesystem::remove_all(dir);
 }
 
-TEST(GraphLaunch, TwoOrdinaryLaunchesMayNotOverlapAtAll) {
+/// One step whose op range makes `launches` ordinary launches (cudaLaunchKernel) of one kernel each.
+RawSession eager_session(int launches) {
   auto owned = std::make_unique<FakeSource>();
   FakeSource* src = owned.get();
   Profiler prof(std::move(owned));
@@ -185,12 +186,15 @@ TEST(GraphLaunch, TwoOrdinaryLaunchesMayNotOverlapAtAll) {
   prof.begin_step();
   {
     ScopedRange op(prof, "xb::add", RangeCategory::CpuOp);
-    src->launch("add_kernel");
-    src->launch("add_kernel");
+    for (int i = 0; i < launches; ++i) src->launch("add_kernel");
   }
   src->clock += 500;
   prof.end_step();
-  RawSession raw = prof.stop();
+  return prof.stop();
+}
+
+TEST(GraphLaunch, TwoOrdinaryLaunchesMayNotOverlapAtAll) {
+  RawSession raw = eager_session(2);
   // The second kernel starts 40 ns before the first ends: fine inside one graph, wrong here.
   std::vector<RawRecord*> kernels;
   for (RawRecord& r : raw.records) {
@@ -207,19 +211,7 @@ TEST(GraphLaunch, TwoOrdinaryLaunchesMayNotOverlapAtAll) {
 }
 
 TEST(GraphLaunch, ADuplicatedKernelOfAnOrdinaryLaunchStillFails) {
-  auto owned = std::make_unique<FakeSource>();
-  FakeSource* src = owned.get();
-  Profiler prof(std::move(owned));
-  prof.start();
-  prof.begin_fixture(Schedule{0, 0, 1});
-  prof.begin_step();
-  {
-    ScopedRange op(prof, "xb::add", RangeCategory::CpuOp);
-    src->launch("add_kernel");
-  }
-  src->clock += 500;
-  prof.end_step();
-  RawSession raw = prof.stop();
+  RawSession raw = eager_session(1);
   // A second kernel with the cudaLaunchKernel's correlation id: only a graph launch may own several.
   for (std::size_t i = 0; i < raw.records.size(); ++i) {
     if (raw.records[i].kind != RawKind::Kernel) continue;
