@@ -75,9 +75,9 @@ EventsData parse_per_step(json& doc, const std::string& label, const Bad& bad) {
     }
     if (auto m = j.find("max_rel_error"); m != j.end() && m->is_number()) fix.max_rel_error = m->get<double>();
     // "step_median_ns" (the median of steps[].event_ns); files written before 2026-12-01 call it "median_ns".
-    const char* key = j.contains("step_median_ns") ? "step_median_ns" : "median_ns";
-    if (auto m = j.find(key); m != j.end() && !m->is_null()) {
-      fix.median_ns = number(j, key, where, bad);
+    const char* median_key = j.contains("step_median_ns") ? "step_median_ns" : "median_ns";
+    if (auto m = j.find(median_key); m != j.end() && !m->is_null()) {
+      fix.median_ns = number(j, median_key, where, bad);
       fix.has_median = true;
     }
     if (auto e = j.find("error"); e != j.end()) {

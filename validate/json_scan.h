@@ -200,6 +200,9 @@ inline std::uint64_t to_u64(const Number& n, const char* what) {
   return to_u64_general(n, what);
 }
 double to_double(const Number& n, const char* what);
+/// A number token as a JSON value: an exact unsigned or signed 64-bit integer where it is one,
+/// else a double (what nlohmann's parser would give). Throws ScanError when out of range.
+nlohmann::json number_value(const Number& n);
 /// A microsecond number converted to integer nanoseconds exactly from its decimal text
 /// ("5080739996078.23" -> 5080739996078230); more than 3 decimals round half away from zero.
 inline std::int64_t us_to_ns(const Number& n, const char* what) {
