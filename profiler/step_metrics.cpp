@@ -2,7 +2,6 @@
 #include "profiler/step_metrics.h"
 
 #include <algorithm>
-#include <limits>
 
 namespace xb {
 
@@ -26,23 +25,23 @@ std::uint64_t StepIndex::root(std::uint64_t range_id) const {
   return cur;
 }
 
-std::vector<StepMetrics> step_metrics(const Session& session) {
-  const StepIndex index(session.ranges);
-  struct Acc {
-    std::int64_t sum = 0, first = std::numeric_limits<std::int64_t>::max(), last = 0;
-    std::size_t count = 0;
-  };
-  std::unordered_map<std::uint64_t, Acc> by_step;
+std::unordered_map<std::uint64_t, StepDevice> device_by_step(const Session& session, const StepIndex& index) {
+  std::unordered_map<std::uint64_t, StepDevice> by_step;
   for (const DeviceActivity& a : session.device) {
     if (a.external_id == 0) continue;
     const std::uint64_t step = index.root(a.external_id);
     if (step == 0) continue;
-    Acc& acc = by_step[step];
-    acc.sum += a.duration_ns();
-    acc.first = std::min(acc.first, a.start_ns);
-    acc.last = std::max(acc.last, a.end_ns);
-    ++acc.count;
+    StepDevice& d = by_step[step];
+    d.first_ns = d.count == 0 ? a.start_ns : std::min(d.first_ns, a.start_ns);
+    d.last_ns = d.count == 0 ? a.end_ns : std::max(d.last_ns, a.end_ns);
+    d.sum_ns += a.duration_ns();
+    ++d.count;
   }
+  return by_step;
+}
+
+std::vector<StepMetrics> step_metrics(const Session& session) {
+  const auto by_step = device_by_step(session, StepIndex(session.ranges));
   std::vector<StepMetrics> out;
   out.reserve(session.event_timings.size());
   for (const StepTiming& t : session.event_timings) {
@@ -53,8 +52,8 @@ std::vector<StepMetrics> step_metrics(const Session& session) {
     m.launches = std::max(t.launches, 1);
     m.event_ns = t.event_ns;
     if (auto it = by_step.find(t.range_id); it != by_step.end()) {
-      m.device_sum_ns = it->second.sum;
-      m.device_span_ns = it->second.last - it->second.first;
+      m.device_sum_ns = it->second.sum_ns;
+      m.device_span_ns = it->second.last_ns - it->second.first_ns;
       m.activities = it->second.count;
     }
     out.push_back(std::move(m));

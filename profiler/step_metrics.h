@@ -30,6 +30,19 @@ class StepIndex {
   mutable std::unordered_map<std::uint64_t, std::uint64_t> memo_;
 };
 
+/// The device work launched inside one step (any ProfilerStep range, recorded with event times
+/// or not, e.g. the sweep's eager window): ns.
+struct StepDevice {
+  std::int64_t sum_ns = 0;    ///< sum of the kernel, memcpy and memset durations
+  std::int64_t first_ns = 0;  ///< earliest start
+  std::int64_t last_ns = 0;   ///< latest end
+  std::size_t count = 0;      ///< device activities
+};
+
+/// Per outermost range (step) id: the device work whose launch lies inside it. Activities without
+/// an external id, or whose range is unknown, belong to no step.
+std::unordered_map<std::uint64_t, StepDevice> device_by_step(const Session& session, const StepIndex& index);
+
 /// One active step (a StepTiming) with the device work recorded inside it.
 struct StepMetrics {
   std::string fixture;

@@ -42,15 +42,16 @@ TimedCall timed_sample(const std::function<void()>& launch, Profiler& prof, Samp
       if (spec.graph) {
         ScopedRange op(prof, op_name, RangeCategory::CpuOp);
         launch();  // one cudaGraphLaunch of all the calls: its kernels belong to this range
-      }
-      for (int i = 0; i < (spec.graph ? 0 : spec.launches); ++i) {
-        {
-          ScopedRange op(prof, op_name, RangeCategory::CpuOp);
-          launch();
-        }
-        if (spec.delay_ns > 0) {
-          ScopedRange delay(prof, "xb::delay", RangeCategory::CpuOp);
-          dev.delay(spec.delay_ns);
+      } else {
+        for (int i = 0; i < spec.launches; ++i) {
+          {
+            ScopedRange op(prof, op_name, RangeCategory::CpuOp);
+            launch();
+          }
+          if (spec.delay_ns > 0) {
+            ScopedRange delay(prof, "xb::delay", RangeCategory::CpuOp);
+            dev.delay(spec.delay_ns);
+          }
         }
       }
     }

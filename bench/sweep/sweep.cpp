@@ -176,15 +176,7 @@ std::vector<PointMeasurement> measure_points(const RawSession& raw) {
   const Session s = build_session(raw);
   const StepIndex index(s.ranges);
   const std::vector<StepMetrics> steps = step_metrics(s);
-  std::unordered_map<std::uint64_t, std::int64_t> device_sum, device_last_end;  // of the eager windows
-  for (const DeviceActivity& a : s.device) {
-    if (a.external_id == 0) continue;
-    const std::uint64_t step = index.root(a.external_id);
-    if (step == 0) continue;
-    device_sum[step] += a.duration_ns();
-    auto [it, inserted] = device_last_end.emplace(step, a.end_ns);
-    if (!inserted) it->second = std::max(it->second, a.end_ns);
-  }
+  const auto device = device_by_step(s, index);  // the eager windows' steps
   std::unordered_map<std::uint64_t, const HostRange*> by_id;
   for (const HostRange& r : s.ranges) by_id[r.id] = &r;
   // API calls by the cpu_op range they were made in.
@@ -247,8 +239,8 @@ std::vector<PointMeasurement> measure_points(const RawSession& raw) {
     }
     const HostRange& ann = *eager->second;
     const std::uint64_t step = index.root(ann.id);
-    auto dev = device_sum.find(step);
-    if (dev == device_sum.end()) throw InputError(f.name + ": the eager window has no device activity");
+    auto dev = device.find(step);
+    if (dev == device.end()) throw InputError(f.name + ": the eager window has no device activity");
     m.measured = true;
     m.steps = static_cast<int>(kernel.size());
     m.kernel_ns = compute_stats(kernel).median;
@@ -256,8 +248,8 @@ std::vector<PointMeasurement> measure_points(const RawSession& raw) {
     m.host_api_ns = compute_stats(host_api).median;
     m.host_op_ns = compute_stats(host_op).median;
     m.eager_calls = static_cast<int>(ops_by_step[step].size());
-    m.eager_device_ns = static_cast<double>(dev->second);
-    m.eager_window_ns = static_cast<double>(std::max(ann.end_ns, device_last_end[step]) - ann.start_ns);
+    m.eager_device_ns = static_cast<double>(dev->second.sum_ns);
+    m.eager_window_ns = static_cast<double>(std::max(ann.end_ns, dev->second.last_ns) - ann.start_ns);
     out.push_back(std::move(m));
   }
   return out;
