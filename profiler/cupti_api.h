@@ -29,7 +29,8 @@ struct CuptiApi {
 };
 
 /// Loads CUPTI on first use (thread-safe) and returns its entry points. Tries, in order: the
-/// file named by XB_CUPTI_LIBRARY when that is set (and only it), else libcupti.so.<CUDA major>
+/// file named by XB_CUPTI_LIBRARY when that is set (and only it), else the libcupti.so.<CUDA major>
+/// already loaded in the process (e.g. PyTorch's; RTLD_NOLOAD), libcupti.so.<CUDA major>
 /// through the dynamic loader's search (LD_LIBRARY_PATH, the program's RUNPATH, ...), the build's
 /// CUPTI library path, and libcupti.so. Throws ProfilerError naming every place tried and the
 /// loader's reason when none loads or a function is missing; later calls throw the same.

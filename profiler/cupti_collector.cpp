@@ -136,14 +136,12 @@ class CuptiSource final : public ActivitySource {
   }
 
   void start() override {
-    // The callbacks find the live source through g_active, so registering once per process
-    // serves every later session.
-    static const bool registered = [] {
-      XB_CUPTI(cupti().cuptiActivityRegisterCallbacks(&CuptiSource::on_buffer_requested,
-                                              &CuptiSource::on_buffer_completed));
-      return true;
-    }();
-    (void)registered;
+    // The callbacks find the live source through g_active. They are registered at every start,
+    // not once per process: CUPTI keeps one pair per process, and another client of the same
+    // CUPTI copy (PyTorch's profiler, Kineto, registers its own at each start and may finalize
+    // CUPTI when done) may have replaced ours since the last session (crossbench.bench, Python).
+    XB_CUPTI(cupti().cuptiActivityRegisterCallbacks(&CuptiSource::on_buffer_requested,
+                                                    &CuptiSource::on_buffer_completed));
     for (const auto& [kind, bit] : kKinds) {
       if ((kinds_ & bit) == 0) continue;
       const CUptiResult result = cupti().cuptiActivityEnable(kind);
@@ -513,17 +511,27 @@ void ensure_nvtx_injection() {
 const CuptiApi& cupti() {
   // Loaded once; a failure is kept and rethrown, so every caller sees the same message.
   static const std::pair<CuptiApi, std::string> loaded = []() -> std::pair<CuptiApi, std::string> {
-    std::vector<std::string> candidates;
+    // (file, dlopen flags) in order. Without XB_CUPTI_LIBRARY the copy already in the process
+    // comes first (RTLD_NOLOAD of the soname loads nothing): CUPTI keeps process-wide state (one
+    // subscriber, one pair of buffer callbacks, the activity kinds enabled), and two copies in one
+    // process would each believe they own it. PyTorch loads its own libcupti (the pip package
+    // nvidia-cuda-cupti-*) for its profiler; crossbench.bench from Python then uses that copy.
+    std::vector<std::pair<std::string, int>> candidates;
     if (const char* forced = std::getenv("XB_CUPTI_LIBRARY")) {
-      candidates.emplace_back(forced);
+      candidates.emplace_back(forced, RTLD_NOW | RTLD_GLOBAL);
     } else {
-      candidates.emplace_back(XB_CUPTI_SONAME);
-      candidates.emplace_back(XB_CUPTI_BUILD_PATH);
-      candidates.emplace_back("libcupti.so");
+      candidates.emplace_back(XB_CUPTI_SONAME, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
+      candidates.emplace_back(XB_CUPTI_SONAME, RTLD_NOW | RTLD_GLOBAL);
+      candidates.emplace_back(XB_CUPTI_BUILD_PATH, RTLD_NOW | RTLD_GLOBAL);
+      candidates.emplace_back("libcupti.so", RTLD_NOW | RTLD_GLOBAL);
     }
     std::string tried;
-    for (const std::string& name : candidates) {
-      void* lib = dlopen(name.c_str(), RTLD_NOW | RTLD_GLOBAL);
+    for (const auto& [name, flags] : candidates) {
+      void* lib = dlopen(name.c_str(), flags);
+      if (lib == nullptr && (flags & RTLD_NOLOAD) != 0) {
+        dlerror();  // not loaded yet: not a failure worth reporting
+        continue;
+      }
       if (lib == nullptr) {
         const char* why = dlerror();
         tried += (tried.empty() ? "" : "; ") + std::string(why ? why : name + ": not loaded");

@@ -70,6 +70,9 @@ struct BenchmarkDef {
   PointFigure bytes;         ///< minimum bytes moved per call (GB/s; cold-mode rotation); empty: 0
   PointFigure device_bytes;  ///< device memory one instance allocates (checked before any run); empty: unchecked
   std::int64_t max_size = 0; ///< largest size it takes (checked before any run); 0: the command line's limit
+  /// Cold mode: instances made and used in turn (input rotation); 0: enough to span twice the L2
+  /// from `bytes` (1 without bytes). crossbench.bench sets it to the number of callables given.
+  int rotation = 0;
 };
 
 /// Builder for a registered benchmark (register_benchmark, XB_BENCHMARK). Copies refer to the
@@ -83,6 +86,8 @@ class Registration {
   Registration& bytes(PointFigure f);
   Registration& device_bytes(PointFigure f);
   Registration& max_size(std::int64_t n);
+  /// Cold mode's instance count (BenchmarkDef::rotation); throws std::invalid_argument for n < 0.
+  Registration& rotation(int n);
   const BenchmarkDef& def() const;
 
  private:

@@ -72,14 +72,19 @@ CopyBandwidth measure_copy_bandwidth(cudaStream_t stream) {
 
 namespace {
 
-/// The instances one fixture samples from: one, or rotation_copies of them in cold mode. The
-/// working set is the bytes one call touches at least (BenchmarkDef::bytes), not workspaces.
+/// The instances one fixture samples from: one, or in cold mode BenchmarkDef::rotation of them,
+/// else cold_copies (each cold sample calls them all once). The working set is the bytes one call
+/// touches at least (BenchmarkDef::bytes), not workspaces; an instance's memory is
+/// BenchmarkDef::device_bytes, else that working set.
 std::vector<Instance> make_instances(const BenchContext& ctx, const BenchmarkDef& def, const Point& p) {
   std::vector<Instance> out;
   out.push_back(def.make(p, ctx.stream));
   if (ctx.measure.mode == "cold") {
     const double bytes = def.bytes ? def.bytes(p) : 0.0;
-    const int copies = bytes > 0 ? rotation_copies(static_cast<std::size_t>(bytes), ctx.l2_bytes) : 1;
+    const double instance = def.device_bytes ? def.device_bytes(p) : bytes;
+    const int copies = def.rotation > 0 ? def.rotation
+                                        : cold_copies(static_cast<std::size_t>(std::max(bytes, 0.0)),
+                                                      static_cast<std::size_t>(std::max(instance, 0.0)), ctx.l2_bytes);
     for (int i = 1; i < copies; ++i) out.push_back(def.make(p, ctx.stream));
   }
   for (const Instance& i : out) {

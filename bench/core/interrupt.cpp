@@ -6,6 +6,9 @@ namespace xb {
 namespace {
 
 volatile std::sig_atomic_t g_signal = 0;
+// The actions install_interrupt_handlers replaced, for restore_interrupt_handlers.
+struct sigaction g_previous_int {}, g_previous_term {};
+bool g_installed = false;
 
 extern "C" void on_signal(int sig) {
   if (g_signal != 0) {
@@ -24,8 +27,18 @@ void install_interrupt_handlers() {
   action.sa_handler = on_signal;
   sigemptyset(&action.sa_mask);
   action.sa_flags = SA_RESTART;
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGINT, &action, g_installed ? nullptr : &g_previous_int);
+  sigaction(SIGTERM, &action, g_installed ? nullptr : &g_previous_term);
+  g_installed = true;
+}
+
+void restore_interrupt_handlers() noexcept {
+  if (g_installed) {
+    sigaction(SIGINT, &g_previous_int, nullptr);
+    sigaction(SIGTERM, &g_previous_term, nullptr);
+    g_installed = false;
+  }
+  g_signal = 0;
 }
 
 int interrupt_signal() noexcept { return g_signal; }

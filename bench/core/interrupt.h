@@ -14,6 +14,10 @@ struct Interrupted {
 /// Installs the SIGINT and SIGTERM handlers (sigaction, SA_RESTART). A second signal of either
 /// kind restores the default action first, so pressing Ctrl-C twice still kills the process.
 void install_interrupt_handlers();
+/// Puts back the SIGINT and SIGTERM actions that install_interrupt_handlers replaced and forgets
+/// any signal that arrived: for a process that goes on after a run (crossbench.bench from Python,
+/// whose own Ctrl-C handling must work again). No effect on the actions when none were installed.
+void restore_interrupt_handlers() noexcept;
 /// The signal that arrived (SIGINT or SIGTERM), or 0.
 int interrupt_signal() noexcept;
 /// Throws Interrupted when a signal arrived.

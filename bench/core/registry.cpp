@@ -68,6 +68,11 @@ Registration& Registration::max_size(std::int64_t n) {
   registry().at(index_).max_size = n;
   return *this;
 }
+Registration& Registration::rotation(int n) {
+  if (n < 0) throw std::invalid_argument("register_benchmark: " + def().name + ": rotation must be at least 0");
+  registry().at(index_).rotation = n;
+  return *this;
+}
 const BenchmarkDef& Registration::def() const { return registry().at(index_); }
 
 }  // namespace xb

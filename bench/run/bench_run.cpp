@@ -123,13 +123,15 @@ int run_bench(const BenchOptions& opt, const BenchPlan& plan, const char* argv0)
   // CUPTI refusing to start) takes the folder back, so nothing is left behind.
   RunDirClaim claim(dir);
 
-  Stream stream;
+  std::optional<Stream> own_stream;
+  if (!plan.stream) own_stream.emplace();
+  const cudaStream_t stream = plan.stream ? *plan.stream : own_stream->get();
   BlockingKernel blocking;
   Profiler profiler(std::move(source));
   profiler.set_mirror(make_nvtx_mirror());  // Nsight Systems shows the same ranges
   BenchContext ctx;
   ctx.profiler = &profiler;
-  ctx.stream = stream.get();
+  ctx.stream = stream;
   MeasureConfig& m = ctx.measure;
   m.schedule = Schedule{opt.wait_steps, opt.warmup_steps, opt.active_steps};
   m.warmup = opt.warmup;
@@ -147,7 +149,7 @@ int run_bench(const BenchOptions& opt, const BenchPlan& plan, const char* argv0)
     std::cout << fmt::format("note: {} is slowed down on purpose: a {} us spin kernel after every call (--slow-fixture)\n",
                              name, us);
   }
-  if (!plan.delay_us.empty()) warm_up_spin_delay(stream.get());  // lazy loading outside any sample
+  if (!plan.delay_us.empty()) warm_up_spin_delay(stream);  // lazy loading outside any sample
   int device = 0, l2 = 0;
   XB_CUDA(cudaGetDevice(&device));
   XB_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
@@ -158,16 +160,16 @@ int run_bench(const BenchOptions& opt, const BenchPlan& plan, const char* argv0)
     // loading) outside any sample. The copy bandwidth (the better of cudaMemcpyAsync and our copy
     // kernel) bounds every cold-mode rate.
     flush = DeviceBuffer(2 * ctx.l2_bytes);
-    XB_CUDA(cudaMemsetAsync(flush.get(), 0, flush.bytes(), stream.get()));
-    XB_CUDA(cudaStreamSynchronize(stream.get()));
-    ctx.copy = measure_copy_bandwidth(stream.get());
+    XB_CUDA(cudaMemsetAsync(flush.get(), 0, flush.bytes(), stream));
+    XB_CUDA(cudaStreamSynchronize(stream));
+    ctx.copy = measure_copy_bandwidth(stream);
     std::cout << fmt::format("cold mode: L2 {} MiB, flush buffer {} MiB, device-to-device copy {:.0f} GB/s "
                              "(cudaMemcpyAsync {:.0f} GB/s, copy kernel {:.0f} GB/s; the better bounds cold rates)\n",
                              ctx.l2_bytes >> 20, flush.bytes() >> 20, ctx.copy.best_bytes_per_ns(),
                              ctx.copy.memcpy_bytes_per_ns, ctx.copy.kernel_bytes_per_ns);
   }
   const std::unique_ptr<SampleDevice> sample_device =
-      make_cuda_sample_device(stream.get(), opt.blocking ? &blocking : nullptr, opt.mode == "cold" ? &flush : nullptr);
+      make_cuda_sample_device(stream, opt.blocking ? &blocking : nullptr, opt.mode == "cold" ? &flush : nullptr);
   ctx.device = sample_device.get();
   // NVML: the GPU's facts and clocks at the start and end of the recording (meta.gpu), and a
   // snapshot before and after each fixture's sampling (throttle flags).

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,10 @@ struct BenchPlan {
   std::map<std::string, StoppingRule::Config> stopping;
   /// Per fixture name: a known delay in microseconds added to every call (--slow-fixture).
   std::map<std::string, double> delay_us;
+  /// The stream the instances enqueue on and the core times (blocking kernel, events, L2 flush);
+  /// empty: a stream of the run's own. crossbench.bench from Python passes the caller's current
+  /// stream, which may be the legacy default stream (0), hence the optional.
+  std::optional<cudaStream_t> stream;
 };
 
 /// The plan of a plain `bench` command: op x dtype x size of `options` and its --slow-fixture

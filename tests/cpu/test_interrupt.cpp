@@ -38,6 +38,25 @@ TEST(Interrupt, SecondSignalKills) {
       ::testing::KilledBySignal(SIGINT), "");
 }
 
+// crossbench.bench (Python) restores the caller's handlers after a run: the handler that was
+// there before comes back, and a signal of the run is forgotten.
+TEST(Interrupt, RestorePutsBackThePreviousHandlerAndClearsTheSignal) {
+  EXPECT_EXIT(
+      {
+        static volatile std::sig_atomic_t seen = 0;
+        std::signal(SIGTERM, [](int) { seen = 1; });
+        install_interrupt_handlers();
+        install_interrupt_handlers();  // twice (bench qualify runs twice): the first saved action stays
+        std::raise(SIGTERM);
+        if (interrupt_signal() != SIGTERM || seen != 0) std::exit(3);
+        restore_interrupt_handlers();
+        if (interrupt_signal() != 0) std::exit(4);
+        std::raise(SIGTERM);  // the caller's handler again
+        std::exit(seen == 1 && interrupt_signal() == 0 ? 0 : 5);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
 TEST(Interrupt, ExitCodes) {
   EXPECT_EQ(interrupted_exit_code(SIGINT), 130);
   EXPECT_EQ(interrupted_exit_code(SIGTERM), 143);

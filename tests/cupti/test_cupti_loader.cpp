@@ -1,9 +1,12 @@
 // libcupti is loaded at run time (profiler/cupti_api.h), so a missing CUPTI library is a clear
 // ProfilerError and never stops bench from starting (event-only mode, --no-cupti, still works).
 // No GPU needed. ctest runs this executable twice: once as is (cupti_loader: the toolkit's library
-// loads) and once with XB_CUPTI_LIBRARY naming a file that does not exist (cupti_missing).
+// loads), once with XB_CUPTI_LIBRARY naming a file that does not exist (cupti_missing) and once
+// with a copy of the library loaded before (cupti_preloaded).
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <climits>
 #include <cstdlib>
 #include <string>
 
@@ -36,6 +39,26 @@ TEST(CuptiLoader, TheToolkitsLibraryLoadsWithoutAGpu) {
   const char* nvtx = std::getenv("NVTX_INJECTION64_PATH");
   ASSERT_NE(nvtx, nullptr) << "NVTX was not pointed at the loaded libcupti";
   EXPECT_NE(std::string(nvtx).find("libcupti"), std::string::npos) << nvtx;
+}
+
+// A process that already holds a libcupti (PyTorch loads its own for its profiler) gets that
+// copy, not a second one: ctest's cupti_preloaded loads a copy of the toolkit's library from
+// another folder first (XB_TEST_PRELOAD_CUPTI), and the source must pick that file.
+TEST(CuptiLoader, TheCopyAlreadyInTheProcessIsUsed) {
+  const char* preload = std::getenv("XB_TEST_PRELOAD_CUPTI");
+  if (preload == nullptr) GTEST_SKIP() << "run with XB_TEST_PRELOAD_CUPTI=<a copy of libcupti.so.N>";
+  ASSERT_NE(dlopen(preload, RTLD_NOW | RTLD_LOCAL), nullptr) << dlerror();
+  try {
+    make_cupti_source();
+  } catch (const ProfilerError& e) {  // no GPU: CUPTI's first call fails, the library loaded
+    EXPECT_EQ(std::string(e.what()).find("cannot load the CUPTI library"), std::string::npos) << e.what();
+  }
+  const char* nvtx = std::getenv("NVTX_INJECTION64_PATH");  // the loaded library's file
+  ASSERT_NE(nvtx, nullptr);
+  char want[PATH_MAX], got[PATH_MAX];
+  ASSERT_NE(realpath(preload, want), nullptr);
+  ASSERT_NE(realpath(nvtx, got), nullptr);
+  EXPECT_EQ(std::string(got), std::string(want));
 }
 
 TEST(CuptiLoader, AMissingLibraryIsAClearProfilerError) {

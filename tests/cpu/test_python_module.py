@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""crossbench's Python module (bench/python: crossbench._core, nanobind) on the CPU (issue 20).
+
+Checked, with no GPU needed: the package built into <build>/python imports and never imports
+torch; without a CUDA device, device_error() and bench() give the one-line "no CUDA device found
+(...)" reason (a RuntimeError, nothing written); bad arguments are ValueError/TypeError before
+any device is touched; and Result is read right from a run folder, here one replayed from the
+recorded H200 session (bench --replay): every figure equals the one in events.json,
+validation.json and table.json.
+
+Usage: test_python_module.py PACKAGE_DIR BENCH_EXE REPO_ROOT
+Exit 0 pass, 1 fail, 77 "SKIPPED: why" when the module was not built (no nanobind at configure).
+"""
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+PKG, BENCH, ROOT = (os.path.abspath(a) for a in sys.argv[1:4])
+if not glob.glob(os.path.join(PKG, "crossbench", "_core*.so")):
+    print(f"SKIPPED: the module crossbench._core is not in {PKG}/crossbench: nanobind was not found when CMake "
+          f"configured the build (scripts/test.sh installs it into <build>/.venv and rebuilds)")
+    sys.exit(77)
+sys.path.insert(0, PKG)
+import crossbench  # noqa: E402
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL: " + what)
+
+
+check("torch" not in sys.modules, "import crossbench imported torch")
+check(os.path.dirname(crossbench.__file__) == os.path.join(PKG, "crossbench"), f"imported {crossbench.__file__}")
+
+# Bad arguments: refused before the device is looked at, so the same on every machine.
+for kwargs, exc in (({"mode": "warm"}, ValueError), ({"dtype": "int8"}, ValueError), ({"size": 0}, ValueError),
+                    ({"flops": -1.0}, ValueError), ({"stream": "s"}, TypeError)):
+    try:
+        crossbench.bench(lambda: None, **kwargs)
+        failures.append(f"bench(**{kwargs}) did not raise")
+    except exc as e:
+        check("\n" not in str(e) and str(e), f"bench(**{kwargs}): {type(e).__name__} {e!r} is not one line")
+for bad in ([], [1], "not callable"):
+    try:
+        crossbench.bench(bad)
+        failures.append(f"bench({bad!r}) did not raise")
+    except TypeError:
+        pass
+
+reason = crossbench.device_error()
+if reason:
+    check(reason.startswith("no CUDA device found (") and "\n" not in reason, f"device_error() = {reason!r}")
+    out = tempfile.mkdtemp(prefix="xb-py-nodev-")
+    called = []
+    try:
+        crossbench.bench(lambda: called.append(1), out=out)
+        failures.append("bench() without a device did not raise")
+    except RuntimeError as e:
+        check(str(e) == reason, f"bench() without a device: {e!r}, expected {reason!r}")
+    check(not called, "the callable was called without a device")
+    check(os.listdir(out) == [], f"bench() without a device wrote {os.listdir(out)}")
+    os.rmdir(out)
+else:
+    print("note: a CUDA device is present; the no-device checks are the GPU test's opposite (test_python_gpu.py)")
+
+# Result from a run folder: the replayed H200 session (add/bf16/64 recorded with CUPTI).
+with tempfile.TemporaryDirectory(prefix="xb-py-replay-") as tmp:
+    run = os.path.join(tmp, "run")
+    proc = subprocess.run([BENCH, "--replay", os.path.join(ROOT, "results", "sessions", "h200-small", "raw_session.json"),
+                           "--out", run], capture_output=True, text=True, cwd=ROOT)
+    check(proc.returncode in (0, 1), f"bench --replay exited {proc.returncode}: {proc.stderr}")
+    events = json.load(open(os.path.join(run, "events.json")))
+    validation = json.load(open(os.path.join(run, "validation.json")))
+    rows = json.load(open(os.path.join(run, "table.json")))["rows"]
+    name = "add/bf16/64"
+    fx = next(f for f in events["fixtures"] if f["name"] == name)
+    fig = next(g for g in validation["figures"]["event_vs_cupti"] if g["fixture"] == name)
+    row = next(r for r in rows if r["name"] == "xb::add")
+    r = crossbench._read_result(run, name, "hot", True, "", "", 0.0, 3 * 64 * 64 * 2.0)
+    check(r.event_ns == fx["stats"]["median_ns"], f"event_ns {r.event_ns} != {fx['stats']['median_ns']}")
+    check(r.cupti_ns == fig["cupti_median_ns"], f"cupti_ns {r.cupti_ns} != {fig['cupti_median_ns']}")
+    check(r.cupti_kernel_ns == row["cuda_time_avg_ns"], f"cupti_kernel_ns {r.cupti_kernel_ns}")
+    check(r.diff_ns == fig["abs_diff_median_ns"] and r.tolerance_ns == fig["tolerance_ns"], "diff/tolerance")
+    check(r.agree == (fig["abs_diff_median_ns"] <= fig["tolerance_ns"]), f"agree {r.agree}")
+    check(r.samples == fx["stats"]["count"] and r.noise == fx["stats"]["rsd"], "samples/noise")
+    check(r.calls_per_sample == fx["timing"]["launches_per_sample"], "calls_per_sample")
+    check(r.passed == validation["passed"] and r.verdict == validation["verdict"], "passed/verdict")
+    check(abs(r.event_us * 1e3 - r.event_ns) < 1e-6 and abs(r.cupti_us * 1e3 - r.cupti_ns) < 1e-6, "us conveniences")
+    check(abs(r.gbps - 3 * 64 * 64 * 2.0 / r.event_ns) < 1e-9, f"gbps {r.gbps}")
+    line = str(r)
+    check(line.startswith(f"{name} (hot): event ") and "\n" not in line and run in line, f"str(Result) = {line!r}")
+    # Events only: no CUPTI figures, agreement not claimed.
+    e = crossbench._read_result(run, name, "hot", False, "CUPTI unavailable", "", 0.0, 0.0)
+    check(e.cupti_kernel_ns is None and e.note == "CUPTI unavailable", "events-only result")
+    # A failed fixture is an exception naming it and the folder.
+    fx["error"] = "the callable raised ValueError: boom"
+    json.dump(events, open(os.path.join(run, "events.json"), "w"))
+    try:
+        crossbench._read_result(run, name, "hot", True, "", "", 0.0, 0.0)
+        failures.append("a failed fixture did not raise")
+    except RuntimeError as err:
+        check("boom" in str(err) and run in str(err), f"failed fixture: {err}")
+
+if failures:
+    print(f"{len(failures)} failure(s)")
+    sys.exit(1)
+print("python module: all checks passed")

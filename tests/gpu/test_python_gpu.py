@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""crossbench.bench on the GPU (issue 20; ctest label gpu): PyTorch and Triton callables timed with
+crossbench's method and validated.
+
+Checked: torch.add (bf16, 1024^2) and torch.matmul (bf16, 64) in hot mode: the run folder
+validates, CUPTI recorded, the per-call event median agrees with CUPTI's within max(0.5 us, 1%),
+the kernels' CUPTI time is positive and at most the event time, `validate RUN_DIR` passes again;
+a small Triton add kernel the same way; cold mode with three input copies rotates through them;
+a torch.cuda.Stream argument is the stream timed; an exception raised by the callable during
+the run is the caller's exception; Python's SIGINT handler is back after a run; while
+torch.profiler records, bench falls back to events only with a one-line note, torch.profiler still
+sees its kernels, and the next bench records with CUPTI again.
+
+Usage: test_python_gpu.py PACKAGE_DIR VALIDATE_EXE
+Skips (exit 77, "SKIPPED:"/"no CUDA device") without a GPU, torch or triton (the Triton part alone).
+"""
+import os
+import signal
+import subprocess
+import sys
+
+PKG, VALIDATE = (os.path.abspath(a) for a in sys.argv[1:3])
+sys.path.insert(0, PKG)
+import crossbench  # noqa: E402
+
+reason = crossbench.device_error()
+if reason:
+    print(f"SKIPPED: {reason}")  # "no CUDA device found (...)": ctest's skip expression
+    sys.exit(77)
+try:
+    import torch
+except ImportError:
+    print("SKIPPED: torch is not installed for " + sys.executable)
+    sys.exit(77)
+
+failures = []
+FAST = dict(min_time_s=0.2, max_time_s=1.0, warmup=False)  # quick runs: what is checked is agreement
+
+
+def check(cond, what):
+    print(("ok:   " if cond else "FAIL: ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def check_run(r, what, agree=True):
+    check(r.passed, f"{what}: validation passed ({r.verdict})")
+    check(r.cupti, f"{what}: CUPTI recorded ({r.note})")
+    if agree:
+        check(r.agree is True, f"{what}: event {r.event_ns:.1f} ns vs CUPTI {r.cupti_ns} ns per call, "
+                               f"|diff| {r.diff_ns} <= {r.tolerance_ns}")
+    check(r.cupti_kernel_ns is not None and 0 < r.cupti_kernel_ns <= r.event_ns * 1.01,
+          f"{what}: CUPTI kernel time {r.cupti_kernel_ns} ns in (0, event]")
+    if os.path.exists(VALIDATE):  # the run validated itself; the binary reads the folder again
+        v = subprocess.run([VALIDATE, r.run_dir, "--report", os.path.join(r.run_dir, "revalidation.json")],
+                           capture_output=True, text=True)
+        check(v.returncode == 0, f"{what}: validate {r.run_dir} exit {v.returncode}")
+    print("      " + str(r))
+
+
+dev = torch.device("cuda")
+bf16 = torch.bfloat16
+a, b = (torch.randn(1024, 1024, device=dev, dtype=bf16) for _ in range(2))
+r = crossbench.bench(lambda: torch.add(a, b), name="torch_add", dtype="bf16", size=1024, bytes=3 * a.nbytes, **FAST)
+check_run(r, "torch.add bf16 1024^2")
+check(r.gbps > 0 and r.calls_per_sample > 1, f"hot batches: {r.calls_per_sample} calls per sample, {r.gbps:.0f} GB/s")
+
+x, y = (torch.randn(64, 64, device=dev, dtype=bf16) for _ in range(2))
+r = crossbench.bench(lambda: torch.matmul(x, y), name="torch_matmul", dtype="bf16", size=64, flops=2 * 64 ** 3, **FAST)
+check_run(r, "torch.matmul bf16 64")
+
+# Cold mode with three copies of the inputs: the callables are the rotation.
+copies = [(torch.randn(1024, 1024, device=dev, dtype=bf16), torch.randn(1024, 1024, device=dev, dtype=bf16))
+          for _ in range(3)]
+fns = [lambda p=p, q=q: torch.add(p, q) for p, q in copies]
+r = crossbench.bench(fns, mode="cold", name="torch_add_cold", dtype="bf16", size=1024, bytes=3 * a.nbytes, **FAST)
+check_run(r, "cold torch.add, 3 copies")
+check(r.rotation == 3 and r.calls_per_sample == 1, f"cold: rotation {r.rotation}, {r.calls_per_sample} call per sample")
+r = crossbench.bench(fns[0], mode="cold", name="torch_add_cold1", dtype="bf16", size=1024, **FAST)
+check("not rotated" in r.note, f"cold with one callable says so: {r.note!r}")
+
+# A stream of the caller's: torch's current stream during the run.
+s = torch.cuda.Stream()
+r = crossbench.bench(lambda: torch.add(a, b), stream=s, name="torch_add_stream", dtype="bf16", size=1024, **FAST)
+check_run(r, "torch.add on a torch.cuda.Stream")
+
+# The callable's own exception, raised during the timed run (not the priming call).
+calls = [0]
+
+
+def fails_later():
+    calls[0] += 1
+    if calls[0] > 5:
+        raise KeyError("raised by the callable")
+    return torch.add(a, b)
+
+
+try:
+    crossbench.bench(fails_later, name="fails_later", **FAST)
+    check(False, "an exception of the callable propagates")
+except KeyError as e:
+    check("raised by the callable" in str(e), f"an exception of the callable propagates: KeyError {e}")
+check(signal.getsignal(signal.SIGINT) is signal.default_int_handler, "Python's SIGINT handler is back")
+
+# Beside torch.profiler: it holds CUPTI while it records.
+from torch.profiler import ProfilerActivity, profile  # noqa: E402
+
+with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+    torch.add(a, b)
+    r = crossbench.bench(lambda: torch.add(a, b), name="under_torch_profiler", dtype="bf16", size=1024, **FAST)
+    torch.cuda.synchronize()
+check(not r.cupti and r.agree is None and "torch.profiler" in r.note, f"under torch.profiler: events only ({r.note})")
+check(r.event_ns > 0, f"under torch.profiler: event {r.event_ns:.1f} ns per call")
+kernels = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+check(len(kernels) > 0, f"torch.profiler still recorded its kernels ({len(kernels)})")
+r = crossbench.bench(lambda: torch.add(a, b), name="after_torch_profiler", dtype="bf16", size=1024, **FAST)
+check_run(r, "after torch.profiler")
+
+try:
+    import triton
+    import triton.language as tl
+except ImportError:
+    triton = None
+    print("SKIPPED (Triton part): triton is not installed")
+if triton is not None:
+    @triton.jit
+    def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+    n = a.numel()
+    out = torch.empty_like(a)
+
+    def triton_add():
+        add_kernel[(triton.cdiv(n, 1024),)](a, b, out, n, BLOCK=1024)
+
+    r = crossbench.bench(triton_add, name="triton_add", dtype="bf16", size=1024, bytes=3 * a.nbytes, **FAST)
+    check_run(r, "Triton add bf16 1024^2")
+    check(torch.equal(out, a + b), "the Triton kernel's output is right")
+
+if failures:
+    print(f"{len(failures)} failure(s)")
+    sys.exit(1)
+print("python gpu: all checks passed")
