@@ -53,6 +53,25 @@ for bad in ([], [1], "not callable"):
     except TypeError:
         pass
 
+# torch.profiler seen recording (the fallback to events only), and the stream argument, with stand-ins
+# for torch (the real one is the GPU test's).
+from types import SimpleNamespace as NS  # noqa: E402
+
+
+def fake_torch(flag, state):
+    return NS(autograd=NS(profiler=NS(_is_profiler_enabled=flag)), _C=NS(_autograd=NS(_profiler_enabled=lambda: state)),
+              cuda=NS(current_stream=lambda: NS(cuda_stream=1234)))
+
+
+check(crossbench._torch_profiler_recording(fake_torch(True, False)), "torch.profiler's flag is seen")
+check(crossbench._torch_profiler_recording(fake_torch(False, True)), "the profiler state is seen")
+check(not crossbench._torch_profiler_recording(fake_torch(False, False)), "no profiler: not recording")
+check(not crossbench._torch_profiler_recording(NS()), "a torch without those names: not recording")
+check(crossbench._stream_handle(None, fake_torch(False, False)) == 1234, "None: torch's current stream")
+check(crossbench._stream_handle(None, None) == 0, "None without torch: the legacy default stream")
+check(crossbench._stream_handle(NS(cuda_stream=77), None) == 77, "an object with .cuda_stream")
+check(crossbench._stream_handle(5, None) == 5, "an int")
+
 reason = crossbench.device_error()
 if reason:
     check(reason.startswith("no CUDA device found (") and "\n" not in reason, f"device_error() = {reason!r}")

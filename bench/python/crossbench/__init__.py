@@ -103,11 +103,14 @@ def _torch():
 
 
 def _torch_profiler_recording(torch):
-    """True while torch.profiler / torch.autograd.profiler records in this process."""
+    """True while torch.profiler / torch.autograd.profiler records in this process: the flag the
+    profilers set on start, or the C++ state's own answer (private names: either may go)."""
+    flag = getattr(getattr(getattr(torch, "autograd", None), "profiler", None), "_is_profiler_enabled", False)
     try:
-        return bool(torch.autograd.profiler._is_profiler_enabled)
-    except AttributeError:
-        return False
+        state = torch._C._autograd._profiler_enabled()
+    except (AttributeError, RuntimeError):
+        state = False
+    return bool(flag) or bool(state)
 
 
 def _stream_handle(stream, torch):
