@@ -10,7 +10,10 @@ Writes three PNGs:
   time_vs_size.png  time per call vs size (log-log), one panel per op: CUPTI kernel time, cudaEvent
                     time and host API time per call; overhead-bound sizes shaded
   roofline.png      every measured point (achieved TFLOP/s against FLOP/B) under the roofs of the
-                    measured ceilings (solid) and the datasheet figures (dashed)
+                    measured ceilings (solid) and the datasheet figures (dashed); with a counters.json
+                    beside sweep.json (bench sweep --counters), each point also where the hardware
+                    counters put it (hollow: counted FLOPs / counted DRAM bytes, counted FLOPs per
+                    CUPTI kernel time), joined to its modeled point
   busy_vs_size.png  GPU busy fraction of the eager window vs size, with the overhead threshold and
                     each op's crossover size
 
@@ -63,6 +66,33 @@ def load(path):
     if not points:
         raise InputError(f"{path}: no measured points")
     return path, doc, points
+
+
+def load_counters(folder):
+    """(op, dtype, n) -> (FLOPs, DRAM bytes) per call from counters.json in `folder` (bench
+    --counters); {} when there is none or the pass was unavailable. Only per-fixture "per_call"
+    figures of fixtures without an error are used."""
+    path = os.path.join(folder, "counters.json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except OSError:
+        return {}
+    except ValueError as e:
+        raise InputError(f"{path}: not JSON: {e}")
+    if not isinstance(doc, dict) or (doc.get("crossbench") or {}).get("format") != "counters":
+        raise InputError(f'{path}: not a counters.json (crossbench.format is not "counters")')
+    out = {}
+    if doc.get("status") != "collected":
+        return out
+    for f in doc.get("fixtures", []):
+        pc = f.get("per_call")
+        if f.get("error") or not isinstance(pc, dict):
+            continue
+        flops, dram = float(pc.get("flops", 0)), float(pc.get("dram_bytes", 0))
+        if flops > 0 and dram > 0 and math.isfinite(flops) and math.isfinite(dram):
+            out[(f["op"], f["dtype"], float(f["size"]))] = (flops, dram)
+    return out
 
 
 def series(points):
@@ -142,7 +172,7 @@ def plot_roofline(plt, doc, points, out):
     bw = float(ceil["bandwidth_gbps"])
     gemm = {k: float(v) for k, v in ceil["gemm_tflops"].items()}
     sheet = ceil.get("datasheet") or None
-    ai = [p["intensity"] for p in points]
+    ai = [p["intensity"] for p in points] + [f / b for f, b in (doc.get("_counters") or {}).values()]
     lo = min(ai + [1.0]) / 4
     hi = max(ai + [max(gemm.values()) * 1e3 / bw]) * 4
     xs = [lo * (hi / lo) ** (i / 200) for i in range(201)]
@@ -173,8 +203,22 @@ def plot_roofline(plt, doc, points, out):
             placed.append(at)
             ax.annotate(str(int(p["n"])), (p["intensity"], max(p["tflops"], 1e-6)), fontsize=6,
                         xytext=(3, -8), textcoords="offset points", color=c)
+    counted = doc.get("_counters") or {}
+    for j, ((op, dtype), ps) in enumerate(series(points).items()):
+        c = colors[j % len(colors)]
+        for p in ps:
+            got = counted.get((op, dtype, p["n"]))
+            if not got:
+                continue
+            x, y = got[0] / got[1], max(got[0] / p["kernel_ns"] / 1e3, 1e-6)
+            ax.scatter([x], [y], marker=REGIME_MARKERS.get(p["regime"], "o"), facecolors="none", edgecolors=c, s=40,
+                       zorder=3)
+            ax.plot([p["intensity"], x], [max(p["tflops"], 1e-6), y], ":", color=c, lw=0.8)
     for regime, marker in REGIME_MARKERS.items():
         ax.scatter([], [], marker=marker, color="gray", label=regime)
+    if counted:
+        ax.scatter([], [], marker="o", facecolors="none", edgecolors="gray",
+                   label="hollow: hardware counters (counted FLOPs / counted DRAM bytes)")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(lo, hi)
@@ -235,6 +279,11 @@ def main(argv):
         return 3
     out = args.out or os.path.dirname(os.path.abspath(path))
     os.makedirs(out, exist_ok=True)
+    try:
+        doc["_counters"] = load_counters(os.path.dirname(os.path.abspath(path)))
+    except InputError as e:
+        print(f"plot_sweep: error: {e}", file=sys.stderr)
+        return 2
     try:
         plot_time(plt, doc, points, os.path.join(out, PLOTS[0]))
         plot_roofline(plt, doc, points, os.path.join(out, PLOTS[1]))

@@ -143,5 +143,7 @@ void check_lane_order(const Model& m, CheckLog& log);
 /// Also records the per-fixture figures in report.figures.
 void check_event_vs_cupti(const Model& m, const ValidateOptions& opts, CheckLog& log, ValidationReport& report);
 void check_verified(const Model& m, CheckLog& log);
+/// model_vs_counters on the run's counter pass (Model::counters; checks_counters.cpp).
+void check_model_vs_counters(const Model& m, const ValidateOptions& opts, CheckLog& log);
 
 }  // namespace xb::vd

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "profiler/counters.h"
 #include "validate/events_reader.h"
 #include "validate/table_reader.h"
 #include "validate/trace_reader.h"
@@ -271,6 +272,7 @@ struct Model {
   std::vector<View> views;
   std::optional<TableData> table;
   std::optional<EventsData> events;
+  std::optional<CounterSession> counters;  // counters.json of a run folder, when it has one
   Derived derived;                 // from views[0]
   std::vector<RowMatch> matches;   // per table row
   const View& A() const { return views[0]; }

@@ -47,7 +47,7 @@ const std::vector<std::string>& all_checks() {
       checks::kKernelStats,      checks::kTableRows,          checks::kTableTotals,    checks::kAnnotationSpan,
       checks::kAttribution,      checks::kFlows,              checks::kNoDroppedRecords, checks::kDurationsPositive,
       checks::kStreamOverlap,    checks::kLaunchBeforeKernel, checks::kRecordingWindow, checks::kLaneOrder,
-      checks::kEventVsCupti,     checks::kVerified};
+      checks::kEventVsCupti,     checks::kVerified,           checks::kModelVsCounters};
   return names;
 }
 

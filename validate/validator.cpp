@@ -79,6 +79,12 @@ ValidationReport run_all(Model& m, const ValidateOptions& opts) {
       "target is reported noisy, not passed; cold-mode fixtures (one launch per sample) get {} ns more for the GPU "
       "front end's launch and completion latency, which the event interval holds and the kernel span does not",
       opts.event_abs_tol_ns, num(opts.event_rel_tol), opts.event_cold_allowance_ns);
+  report.tolerances[checks::kModelVsCounters] = fmt::format(
+      "memory-bound fixtures (model intensity <= {} FLOP/B) whose model bytes exceed the L2: DRAM bytes read + "
+      "written within {}% of the model; compute-bound fixtures (model intensity >= {} FLOP/B): FLOPs (SASS "
+      "instructions x their weights + tensor-pipe operations) within {}% of the model",
+      num(opts.counters_memory_max_intensity), num(100 * opts.counters_bytes_tol), num(opts.counters_compute_min_intensity),
+      num(100 * opts.counters_flops_tol));
   report.tolerances[checks::kRecordingWindow] = "exact (integer ns)";
   report.tolerances[checks::kLaneOrder] = "exact (integer ns)";
 
@@ -111,6 +117,7 @@ ValidationReport run_all(Model& m, const ValidateOptions& opts) {
   run_check(report, checks::kLaneOrder, opts, [&](CheckLog& l) { check_lane_order(m, l); });
   run_check(report, checks::kEventVsCupti, opts, [&](CheckLog& l) { check_event_vs_cupti(m, opts, l, report); });
   run_check(report, checks::kVerified, opts, [&](CheckLog& l) { check_verified(m, l); });
+  run_check(report, checks::kModelVsCounters, opts, [&](CheckLog& l) { check_model_vs_counters(m, opts, l); });
   return report;
 }
 
@@ -161,6 +168,7 @@ ValidationReport validate_run_dir(const fs::path& dir, const ValidateOptions& op
   require_meta(m.events->meta, m.events->path, "events");
   m.traces.push_back(std::move(full));
   m.traces.push_back(std::move(trace_only));
+  if (fs::exists(dir / "counters.json", ec)) m.counters = read_counters_json(dir / "counters.json");
   ValidationReport report = run_all(m, opts);
   report.run_dir = dir.string();
   return report;

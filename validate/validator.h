@@ -66,6 +66,10 @@ inline constexpr const char* kLaneOrder = "lane_order";
 inline constexpr const char* kEventVsCupti = "event_vs_cupti";
 /// Every fixture's result matched the host reference (events.json "verified").
 inline constexpr const char* kVerified = "verified";
+/// The roofline's model against the hardware counters of the counter pass (counters.json):
+/// memory-bound fixtures whose bytes exceed the L2, DRAM bytes within tolerance; compute-bound
+/// ones, FLOPs within tolerance. Not run without a counter pass.
+inline constexpr const char* kModelVsCounters = "model_vs_counters";
 /// Not a check of the report: the name the fault corpus uses for unusable input (InputError,
 /// exit code 2), which stops validation before any check runs.
 inline constexpr const char* kInput = "input";
@@ -149,7 +153,8 @@ struct ValidateOptions {
   /// Cold mode (one launch per sample): the cudaEvent interval also holds the GPU front end's
   /// launch and completion latency around the single kernel, which CUPTI's kernel span does not;
   /// measured 2.1 to 2.8 us per sample on the H200 at every size (results/h200/timing-2026-11-29).
-  /// The cold-mode tolerance is the one above plus this allowance. Hot mode gets none.
+  /// The tolerance of a cold-mode fixture sampled one call per step is the one above plus this
+  /// allowance. Hot mode, and cold mode with several calls per step (bench since 2026-12-01), get none.
   std::int64_t event_cold_allowance_ns = 3000;
   /// table_totals: tolerance, in percentage points, of percentage sums and per-row percentages.
   double pct_tol = 0.01;
@@ -159,6 +164,16 @@ struct ValidateOptions {
   /// annotation_span: a trace's gpu_user_annotation event may differ from the first start / last
   /// end of its device work by this much at each end (PyTorch's exports differ by 1 ns).
   std::int64_t span_tol_ns = 1;
+  /// model_vs_counters: a fixture is memory-bound by the model at intensity (model FLOPs / model
+  /// bytes) <= this, FLOP/B (elementwise ops: add is 1/6), compute-bound at >= the next one
+  /// (above the H100/H200 bf16 dense ridge, 989 TFLOP/s / 4.8 TB/s = 206 FLOP/B: GEMMs from
+  /// n = 768 in bf16). Memory-bound fixtures whose model bytes exceed the L2 compare DRAM bytes
+  /// read + written within counters_bytes_tol; compute-bound ones compare FLOPs within
+  /// counters_flops_tol (issue 18's targets).
+  double counters_memory_max_intensity = 1.0;
+  double counters_compute_min_intensity = 256.0;
+  double counters_bytes_tol = 0.05;
+  double counters_flops_tol = 0.01;
 };
 
 /// Files to validate outside a run folder (`validate --trace FILE [--trace FILE] [--table FILE]

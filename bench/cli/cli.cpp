@@ -256,6 +256,9 @@ std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv, 
                "graph mode: capture each fixture's sample (the batch in hot mode, the call in cold mode) into a "
                "CUDA graph once and replay it with one cudaGraphLaunch per sample");
   app.add_flag("--no-cupti", "event-only mode: time with cudaEvents alone, no CUPTI; validation reports the CUPTI checks as not run");
+  app.add_flag("--counters", opt.counters,
+               "after the timing pass, a counter pass of its own (CUPTI range profiler, each kernel replayed): "
+               "DRAM bytes, FLOPs and throughput per kernel in counters.json, against the model");
   app.add_option("--out", out, "run folder to create (default results/runs/<UTC time>-<pid>)");
   app.add_option("--slow-fixture", slow,
                  "NAME=US: add a known delay of US microseconds to every call of fixture NAME "
@@ -293,6 +296,7 @@ std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv, 
   if (!(opt.min_time_s >= 0 && opt.min_time_s <= 600)) throw UsageError("--min-time must be in 0..600 seconds");
   if (!(opt.max_time_s > 0 && opt.max_time_s <= 3600)) throw UsageError("--max-time must be in (0, 3600] seconds");
   if (opt.max_time_s < opt.min_time_s) throw UsageError("--max-time must be at least --min-time");
+  if (opt.counters && !opt.cupti) throw UsageError("--counters uses CUPTI's profiling API; it cannot go with --no-cupti");
   if (app.count("--out") > 0 && out.empty()) throw UsageError("empty --out folder");
   if (app.count("--replay") > 0 && replay.empty()) throw UsageError("empty --replay file name");
   if (!out.empty()) opt.out = out;
@@ -300,7 +304,7 @@ std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv, 
   if (opt.replay) {
     for (const char* flag : {"--size", "--op", "--dtype", "--warmup", "--wait-steps", "--warmup-steps",
                              "--active-steps", "--mode", "--batch", "--max-noise", "--min-samples", "--min-time",
-                             "--max-time", "--no-blocking", "--no-cupti", "--slow-fixture", "--graph"}) {
+                             "--max-time", "--no-blocking", "--no-cupti", "--slow-fixture", "--graph", "--counters"}) {
       if (app.count(flag) > 0) {
         throw UsageError(std::string("--replay regenerates a recorded session; it takes no ") + flag);
       }

@@ -38,6 +38,9 @@ struct BenchOptions {
   bool blocking = true;         ///< hold the stream with the blocking kernel while a sample is enqueued
   bool cupti = true;            ///< record with the CUPTI profiler (false: event-only mode)
   bool graph = false;           ///< capture each fixture's sample into a CUDA graph once and replay it per sample
+  /// After the timing pass, a counter pass of its own (CUPTI range profiler, kernel replay):
+  /// counters.json, model vs measured bytes and FLOPs (docs/metrics.md, "Hardware counters").
+  bool counters = false;
   std::filesystem::path out;    ///< run folder; empty = results/runs/<UTC time>-<pid>
   std::optional<std::filesystem::path> replay;  ///< regenerate outputs from a raw session
   std::vector<std::string> benchmark_args;      ///< --benchmark_* flags passed to Google Benchmark

@@ -11,6 +11,7 @@
 #include <iostream>
 #include <set>
 
+#include "bench/core/counter_pass.h"
 #include "bench/core/device.h"
 #include "bench/core/gpu_meta.h"
 #include "bench/core/interrupt.h"
@@ -209,6 +210,9 @@ int run_bench(const BenchOptions& opt, const BenchPlan& plan, const char* argv0)
   if (!user_out && fs::exists(gb_partial)) fs::rename(gb_partial, dir / "benchmark.json");
 
   write_run_outputs(raw, dir);
+  // The counter pass (--counters): after everything timed, a pass of its own, since its kernel
+  // replay perturbs timing; counters.json says which pass its numbers come from.
+  if (opt.counters && interrupt_signal() == 0) run_counter_pass_on_gpu(plan.fixtures, ctx.stream, dir, std::cout);
   release_run_dir(dir);
   std::cout << "\nrun folder: " << dir.string() << "\n";
   const int code = validate_and_report(dir, std::cout);

@@ -97,6 +97,9 @@ std::optional<SweepOptions> parse_sweep_args(int argc, const char* const* argv) 
   app.add_option("--warmup-ms", opt.warmup_ms, "back-to-back warm-up per point, ms (default 20)");
   app.add_option("--busy-threshold", opt.busy_threshold,
                  "GPU busy fraction under which a point is overhead-bound (default 0.5)");
+  app.add_flag("--counters", opt.counters,
+               "after the points, a counter pass of its own (CUPTI range profiler, each kernel replayed): measured "
+               "DRAM bytes and FLOPs per point in counters.json, beside the model on the roofline plot");
   if (!parse_command_line(app, argc, argv)) return std::nullopt;
   opt.sizes = parse_size_spec(sizes.empty() ? (app.count("--size") > 0 ? std::string() : "64:16384:x2") : join_list(sizes));
   if (!ops.empty()) opt.ops = parse_op_list(ops);

@@ -40,6 +40,7 @@ struct SweepOptions {
   int eager_calls = 20;    ///< calls in the eager window (fewer for long calls, at least 3)
   double warmup_ms = 20;   ///< back-to-back warm-up per point before anything is recorded
   double busy_threshold = 0.5;  ///< RegimeRules::busy_threshold
+  bool counters = false;        ///< after the points, the counter pass (counters.json; bench/core/counter_pass.h)
   std::filesystem::path out;    ///< run folder; empty = results/runs/<UTC time>-<pid>
   std::optional<std::filesystem::path> ceilings;  ///< ceilings.json; none: calibrate first
 };

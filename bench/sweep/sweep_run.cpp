@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/calibrate/calibrate.h"
+#include "bench/core/counter_pass.h"
 #include "bench/core/interrupt.h"
 #include "bench/core/measure.h"
 #include "bench/cli/cli.h"
@@ -273,6 +274,13 @@ int sweep_command(int argc, const char* const* argv) {
   raw.meta.created_utc = utc_time("%Y-%m-%dT%H:%M:%SZ");
   raw.meta.cublas_version = static_cast<int>(cublasLtGetVersion());
   write_run_outputs(raw, dir);
+  if (opt.counters && interrupt_signal() == 0) {
+    // The counter pass, after every timed point (its kernel replay perturbs timing).
+    std::vector<FixtureSpec> specs;
+    for (const PointPlan& p : plan) specs.push_back({to_string(p.op), to_string(p.dtype), p.n});
+    std::cout << "\n";
+    run_counter_pass_on_gpu(specs, stream.get(), dir, std::cout);
+  }
 
   // Validation of the run folder (as `bench`): validation.json and summary.md; only its verdict
   // is printed unless it failed.

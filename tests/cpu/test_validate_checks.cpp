@@ -461,7 +461,8 @@ TEST_F(ValidateTest, CleanRunPassesEveryCheck) {
   EXPECT_TRUE(r.passed());
   const auto c = r.counts();
   EXPECT_EQ(c.failed, 0u);
-  EXPECT_EQ(c.not_run, 0u) << dump_report(r);
+  EXPECT_EQ(c.not_run, 1u) << dump_report(r);  // model_vs_counters: no counter pass (counters.json)
+  EXPECT_EQ(r.status_of(xb::checks::kModelVsCounters), xb::CheckStatus::NotRun);
   EXPECT_EQ(r.results_of(xb::checks::kEventVsCupti).size(), 2u);  // one per fixture
   EXPECT_EQ(r.results_of(xb::checks::kVerified).size(), 2u);
   EXPECT_NE(r.tolerances.at(xb::checks::kEventVsCupti).find("500 ns"), std::string::npos);
@@ -746,7 +747,7 @@ TEST_F(ValidateTest, NoFixturesIsNotRunNeverPassed) {
   EXPECT_EQ(r.status_of(xb::checks::kEventVsCupti), xb::CheckStatus::NotRun);
   EXPECT_EQ(r.status_of(xb::checks::kVerified), xb::CheckStatus::NotRun);
   EXPECT_TRUE(r.passed());
-  EXPECT_EQ(r.counts().not_run, 2u);
+  EXPECT_EQ(r.counts().not_run, 3u);  // and model_vs_counters: no counter pass
 }
 
 TEST_F(ValidateTest, FailuresAreCappedPerCheck) {
@@ -835,7 +836,9 @@ TEST_F(ValidateTest, ReportJsonFollowsTheFormat) {
   EXPECT_EQ(doc["run_dir"], dir_.string());
   EXPECT_TRUE(doc["tolerances"]["event_vs_cupti"].is_string());
   EXPECT_EQ(doc["summary"]["failed"], 1);
-  EXPECT_EQ(doc["summary"]["passed"].get<std::size_t>() + 1, doc["checks"].size());
+  // + the failure + model_vs_counters not run (no counter pass)
+  EXPECT_EQ(doc["summary"]["passed"].get<std::size_t>() + 2, doc["checks"].size());
+  EXPECT_EQ(doc["summary"]["not_run"], 1);
   bool found = false;
   for (const auto& c : doc["checks"]) {
     for (const char* k : {"check", "status", "subject", "expected", "found", "message"})

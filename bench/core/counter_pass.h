@@ -1,0 +1,62 @@
+// The counter pass (bench --counters, bench sweep --counters; docs/metrics.md "Hardware
+// counters"): after the timing pass, each fixture's call once more, this time under CUPTI's range
+// profiler, which replays every kernel as often as its metrics need. Never mixed into timed
+// samples: its numbers go to counters.json only. The loop is plain C++ over a CounterCollector
+// (profiler/counters.h), CPU-tested with a fake one; run_counter_pass_on_gpu is its CUDA side.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "bench/core/fixture_plan.h"
+#include "profiler/counters.h"
+
+namespace xb {
+
+/// One fixture of the counter pass.
+struct CounterJob {
+  FixtureCounters fixture;  ///< name, op, dtype, size, model flops and bytes; kernels empty
+  /// Creates the fixture's instance and returns what enqueues one call (owning the instance).
+  /// May throw: the fixture then gets the exception's message as its error.
+  std::function<std::function<void()>()> make_call;
+};
+
+/// Makes the collector; throws ProfilerError saying why there are no counters.
+using CollectorFactory = std::function<std::unique_ptr<CounterCollector>()>;
+
+/// Runs the pass: makes the collector once (a ProfilerError from it gives status "unavailable"
+/// with its message as the reason, every fixture listed with that error, and no exception); then
+/// per job: make_call(), one call outside the collection (lazy loading, library heuristics),
+/// `sync()`, collector begin(), `calls` calls, end(). A job that throws gets its error and the
+/// pass goes on. `created_utc`, gpu_name and l2_bytes are the caller's to fill. Throws
+/// std::invalid_argument for calls < 1.
+CounterSession run_counter_pass(const std::vector<CounterJob>& jobs, const CollectorFactory& make_collector,
+                                const std::function<void()>& sync, int calls = 1);
+
+/// Relative difference measured / model - 1; 0 when both are 0, +inf never (model 0 and measured
+/// > 0 give 1).
+double relative_to_model(double measured, double model);
+
+/// The terminal table of a pass: per fixture the model's and the counters' bytes and FLOPs per
+/// call, their differences in %, intensity from the counters, SM and DRAM throughput; or the one
+/// line saying why the pass is unavailable.
+void print_counter_table(const CounterSession& session, std::ostream& out);
+
+/// The counter pass of `fixtures` (registered benchmarks, bench/core/api.h) on `stream` and the
+/// current device, after everything timed: run_counter_pass with the CUPTI collector
+/// (make_cupti_counter_collector; with XB_COUNTERS_LOG set, "-" for stderr or a file name, every
+/// CUPTI call's result and each metric accepted or rejected are logged there), then writes
+/// `dir`/counters.json and prints the table to `out`. An unavailable pass is one line, never an
+/// exception. Throws CudaError when the device cannot be queried, std::runtime_error when
+/// counters.json cannot be written.
+CounterSession run_counter_pass_on_gpu(const std::vector<FixtureSpec>& fixtures, cudaStream_t stream,
+                                       const std::filesystem::path& dir, std::ostream& out);
+
+}  // namespace xb

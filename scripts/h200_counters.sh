@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# Issue 18 (hardware counters as a third witness) on the H200 machine, through the device tool:
+#   bash scripts/h200_counters.sh
+# Builds build-h200; says whether GPU performance counters are open to this user; runs the counter
+# GPU tests (every CUPTI call's result and each metric accepted or rejected are logged); a sweep of
+# add and matmul bf16 at 64,1024,2048,4096,8192,16384 with --counters (modeled vs counted bytes and
+# FLOPs, the roofline with measured points); then the same kernels, one call each, under Nsight
+# Compute (--cache-control none --clock-control none) and a comparison of crossbench's counters with
+# ncu's (bytes and FLOPs within 2%). $OUT: checks.txt, counters_vs_ncu.txt, counters_log.txt,
+# roofline.png (when matplotlib is there), counters-results.tar.gz. Sizes: XB_COUNTER_SIZES.
+source "$(dirname "${BASH_SOURCE[0]}")/h200_common.sh" || exit 1
+export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda-13.0}
+h200_workdir /tmp/xb-counters ncu
+check() { printf '%-64s %s\n' "$1" "$2" | tee -a "$OUT/checks.txt"; }
+SIZES=${XB_COUNTER_SIZES:-64,1024,2048,4096,8192,16384}
+{
+  date -u +%Y-%m-%dT%H:%M:%SZ
+  nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm --format=csv
+  echo "user: $(id -un) (uid $(id -u))"
+  echo "RmProfilingAdminOnly (1 = performance counters for admin users only):"
+  grep -i profiling /proc/driver/nvidia/params 2>/dev/null || echo "  /proc/driver/nvidia/params not readable"
+  command -v ncu && ncu --version | tail -1
+} > "$OUT/machine.txt" 2>&1
+cat "$OUT/machine.txt"
+h200_build "$OUT/build.log" 40 || { echo "build failed"; exit 1; }
+B=build-h200
+export XB_COUNTERS_LOG="$OUT/counters_log.txt"
+: > "$XB_COUNTERS_LOG"
+
+# 1. The counter GPU tests (the collector on one add kernel; bench --counters end to end).
+timeout 150 $B/tests/xb_gpu_tests --gtest_filter='*Counter*:-*Probe*' > "$W/counter_gpu_tests.txt" 2>&1
+check "xb_gpu_tests *Counter*" "exit $?, $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$W/counter_gpu_tests.txt" | tr '\n' ' ')"
+grep -E 'SKIPPED|unavailable|Failure|Expected|Which is' "$W/counter_gpu_tests.txt" | head -20
+
+# 2. The sweep with --counters (no graph timing, if this build has that option: halves the time).
+NG=; $B/bench sweep --help 2>&1 | grep -q -- --no-graph && NG=--no-graph
+timeout 200 $B/bench sweep --op add,matmul --dtype bf16 --size "$SIZES" $NG --counters --active-steps 5 \
+  --out "$W/sweep" > "$W/sweep.log" 2>&1
+check "bench sweep add,matmul bf16 $SIZES --counters" "exit $?"
+sed -n '/^counters/,$p' "$W/sweep.log" | head -40
+python3 - "$W/sweep" <<'EOF' | tee -a "$OUT/checks.txt"
+import json, sys
+d = sys.argv[1]
+try:
+    c = json.load(open(f"{d}/counters.json"))
+except Exception as e:
+    print(f"counters.json: not readable: {e}"); sys.exit()
+print(f"counters.json: status {c['status']} {c['reason']!r}; chip {c['device']['chip']}; passes {c['passes']}")
+print("  rejected:", [m["name"] + ": " + m.get("reason", "") for m in c["metrics"] if not m["accepted"]])
+try:
+    v = json.load(open(f"{d}/validation.json"))
+    print("model_vs_counters:", v["verdicts"].get("model_vs_counters"))
+    for r in v["checks"]:
+        if r["check"] == "model_vs_counters":
+            print(f"  {r['status']:8} {r['subject']:22} {r['message'][:150]}")
+except Exception as e:
+    print(f"validation.json: not readable: {e}")
+EOF
+python3 scripts/plot_sweep.py "$W/sweep" > "$W/plot.log" 2>&1 && cp "$W/sweep/roofline.png" "$OUT/"
+check "plot_sweep.py (roofline with measured points)" "exit $?, $(tail -1 "$W/plot.log")"
+
+# 3. Nsight Compute on the same kernels: one call each, between cudaProfilerStart/Stop.
+METRICS=$(python3 - <<'EOF'
+import json
+c = json.load(open("/tmp/xb-counters/sweep/counters.json"))
+print(",".join(m["name"] for m in c["metrics"] if m["accepted"]) or "dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum")
+EOF
+)
+PROBES=$(python3 -c "
+s='$SIZES'.split(',')
+print(' '.join([f'add/bf16/{n}' for n in s if int(n) >= 4096] + [f'matmul/bf16/{n}' for n in s if int(n) >= 2048]))")
+for p in $PROBES; do
+  f="$W/ncu/$(echo "$p" | tr / _).csv"
+  XB_PROBE=$p timeout 60 ncu --profile-from-start off --cache-control none --clock-control none --csv \
+    --print-units base --metrics "$METRICS" $B/tests/xb_gpu_tests --gtest_filter='*CounterProbe*' > "$f" 2>&1
+  check "ncu $p" "exit $?, $(grep -c '"' "$f") csv lines$(grep -o 'ERR_NVGPUCTRPERM' "$f" | head -1 | sed 's/^/, /')"
+done
+python3 - "$W" > "$OUT/counters_vs_ncu.txt" 2>&1 <<'EOF'
+# crossbench's counter pass (sweep/counters.json) against Nsight Compute (ncu/*.csv): per fixture,
+# each quantity summed over the call's kernels; agreement within 2% for bytes and FLOPs.
+import csv, io, json, os, sys
+w = sys.argv[1]
+c = json.load(open(f"{w}/sweep/counters.json"))
+weights = {m["name"]: (m["quantity"], m["weight"]) for m in c["metrics"]}
+def figures(values_list):
+    q = {"dram_bytes": 0.0, "flops": 0.0, "duration_ns": 0.0}
+    for vals in values_list:
+        for name, v in vals.items():
+            kind, wt = weights.get(name, (None, 0))
+            if kind in ("dram_read_bytes", "dram_write_bytes"): q["dram_bytes"] += v
+            elif kind in ("sass_flops", "tensor_flops"): q["flops"] += v * wt
+            elif kind == "duration_ns": q["duration_ns"] += v
+    return q
+def ncu_kernels(path):
+    text = open(path).read()
+    start = text.find('"ID"')
+    if start < 0: return None, text[-400:]
+    rows = list(csv.DictReader(io.StringIO(text[start:])))
+    kernels = {}
+    for r in rows:
+        if "Metric Name" not in r: continue
+        v = (r.get("Metric Value") or "").replace(",", "")
+        try: x = float(v)
+        except ValueError: continue
+        kernels.setdefault(r["ID"], {})[r["Metric Name"]] = x
+    return [kernels[k] for k in sorted(kernels, key=int)], ""
+print(f"{'fixture':22} {'quantity':12} {'crossbench':>16} {'ncu':>16} {'diff':>8}  verdict (2%)")
+bad = 0
+for f in c["fixtures"]:
+    path = f"{w}/ncu/{f['name'].replace('/', '_')}.csv"
+    if not os.path.exists(path): continue
+    if f["error"]:
+        print(f"{f['name']:22} crossbench error: {f['error']}"); bad += 1; continue
+    ks, tail = ncu_kernels(path)
+    if not ks:
+        print(f"{f['name']:22} ncu gave no metrics: ...{tail!r}"); bad += 1; continue
+    a = figures([k["values"] for k in f["kernels"]]); b = figures(ks)
+    print(f"{f['name']:22} kernels: crossbench {len(f['kernels'])}, ncu {len(ks)}")
+    for q in ("dram_bytes", "flops", "duration_ns"):
+        d = (a[q] / b[q] - 1) * 100 if b[q] else float("nan")
+        ok = q == "duration_ns" or abs(d) <= 2
+        bad += 0 if ok else 1
+        print(f"{'':22} {q:12} {a[q]:16.0f} {b[q]:16.0f} {d:+7.2f}%  {'ok' if ok else 'OFF'}{' (reported only)' if q == 'duration_ns' else ''}")
+print("AGREE" if bad == 0 else f"{bad} DISAGREEMENTS")
+EOF
+check "crossbench counters vs ncu (bytes, FLOPs within 2%)" "$(tail -1 "$OUT/counters_vs_ncu.txt")"
+cat "$OUT/counters_vs_ncu.txt"
+tar czf "$OUT/counters-results.tar.gz" --exclude='full.json' --exclude='trace_only.json' --exclude='raw_session.json' \
+  -C "$W" sweep ncu counter_gpu_tests.txt sweep.log plot.log 2>/dev/null
+echo; cat "$OUT/checks.txt"; echo "CUPTI calls and metrics: $(wc -l < "$XB_COUNTERS_LOG") lines in counters_log.txt"
+grep -E 'rejected|INSUFFICIENT|failed|isAllPass' "$XB_COUNTERS_LOG" | sort | uniq -c | head -30
