@@ -265,6 +265,12 @@ std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv, 
                  "(op/dtype/size; a spin kernel after each call), to test a regression gate");
   app.add_option("--replay", replay,
                  "regenerate table, exports and validation from a raw_session.json (no GPU)");
+  // run_main hands a run with --devices to bench/devices/devices.h before this parser sees it;
+  // the option is here for --help.
+  std::string devices;
+  app.add_option("--devices", devices,
+                 "LIST|all: run on each device in its own process into OUT/device-N, validated, and compare the "
+                 "devices side by side (OUT/devices.md, devices.json)");
   if (!parse_command_line(app, static_cast<int>(ours.size()), ours.data())) return std::nullopt;
   if (!sizes.empty()) {
     opt.sizes = parse_size_list(join_list(sizes));

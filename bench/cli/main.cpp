@@ -1,9 +1,13 @@
 // bench: runs the fixtures, records them with CUPTI, writes the run folder and validates it.
 // Exit codes: 0 success, 1 validation failed or a fixture failed, 2 usage or input error.
+#include <iostream>
 #include <string>
+#include <vector>
 
 #include "bench/ab/ab.h"
 #include "bench/calibrate/calibrate.h"
+#include "bench/core/device.h"
+#include "bench/devices/devices.h"
 #include "bench/overhead/overhead.h"
 #include "bench/qualify/qualify_run.h"
 #include "bench/run/bench_run.h"
@@ -42,6 +46,8 @@ const Subcommand* find_subcommand(int argc, char** argv) {
 std::string subcommand_help() {
   std::string text = "Subcommands (bench NAME --help for each):\n";
   for (const Subcommand& s : kSubcommands) text += "  " + std::string(s.name) + std::string(12 - std::string(s.name).size(), ' ') + s.what + "\n";
+  text += "bench, sweep and qualify take --devices LIST|all: each device in its own process into OUT/device-N,\n"
+          "then the devices side by side in OUT/devices.md (docs/qualify.md, \"Several GPUs\")\n";
   return text;
 }
 
@@ -50,6 +56,17 @@ std::string subcommand_help() {
 int main(int argc, char** argv) {
   register_builtin_ops();
   const Subcommand* sub = find_subcommand(argc, argv);
+  // --devices for sweep and qualify: bench SUB again per device (bench/devices/devices.h); the plain
+  // bench takes it in run_main.
+  if (sub != nullptr && (std::string(sub->name) == "sweep" || std::string(sub->name) == "qualify")) {
+    const std::vector<std::string> args(argv + 2, argv + argc);
+    if (has_devices_option(args)) {
+      const DevicesCommand command = std::string(sub->name) == "sweep" ? DevicesCommand::Sweep : DevicesCommand::Qualify;
+      return run_command(argv[0], false, [&] {
+        return run_on_devices(command, argv[0], args, cuda_device_count, spawn_runner(argv[0]), std::cout);
+      });
+    }
+  }
   // Only the plain bench has --no-cupti; subcommands that need CUPTI say what failed.
   return run_command(argv[0], sub == nullptr, [&] {
     return sub != nullptr ? sub->run(argc - 1, argv + 1) : run_main(argc, argv, subcommand_help());

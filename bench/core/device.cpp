@@ -51,6 +51,13 @@ void require_cuda_device(const std::string& advice) {
   throw UsageError(fmt::format("no CUDA device found ({}); {}", why, advice));
 }
 
+int cuda_device_count() {
+  require_cuda_device("--devices needs NVIDIA GPUs (bench --replay FILE --devices 0,1 shows the layout without one)");
+  int count = 0;
+  (void)cudaGetDeviceCount(&count);
+  return count;
+}
+
 void require_device_memory(std::size_t need, const std::string& what) {
   std::size_t free_bytes = 0, total_bytes = 0;
   XB_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));

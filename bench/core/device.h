@@ -15,6 +15,10 @@ namespace xb {
 /// the runtime (both CUDA versions), else names the CUDA error.
 void require_cuda_device(const std::string& advice = "this command needs an NVIDIA GPU");
 
+/// The number of CUDA devices this process sees (under its CUDA_VISIBLE_DEVICES), for --devices all.
+/// Throws UsageError as require_cuda_device when there is none.
+int cuda_device_count();
+
 /// Runs `enqueue` back to back on `stream` until `ms` of wall time have passed (at least 2 calls),
 /// in batches sized from the time per call seen so far (1 to 256), synchronizing after each
 /// batch: a warm-up that takes the GPU off its idle clocks. Returns the calls. Throws CudaError.

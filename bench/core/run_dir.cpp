@@ -32,6 +32,12 @@
 namespace xb {
 namespace fs = std::filesystem;
 
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "";
+  return name;
+}
+
 std::string utc_time(const char* format) {
   const std::time_t now = std::time(nullptr);
   std::tm utc{};

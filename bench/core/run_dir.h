@@ -14,6 +14,9 @@ namespace xb {
 /// The current UTC time formatted with strftime's `format`, e.g. "%Y-%m-%dT%H:%M:%SZ".
 std::string utc_time(const char* format);
 
+/// This machine's host name (gethostname), "" when it cannot be read: names the node of a result.
+std::string host_name();
+
 /// Default run folder: results/runs/<UTC yyyymmdd-hhmmss>-<pid>.
 std::filesystem::path default_run_dir();
 

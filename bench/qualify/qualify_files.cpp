@@ -18,6 +18,7 @@
 #include "bench/cli/cli.h"
 #include "bench/core/fixture_plan.h"
 #include "bench/core/run_dir.h"
+#include "bench/qualify/strict_json.h"
 #include "kernels/workload.h"
 #include "profiler/session_io.h"
 #include "profiler/session_json.h"
@@ -30,99 +31,7 @@ using nlohmann::json;
 
 namespace {
 
-/// Keeps a message on one line: control characters (a JSON parser quoting a newline it read, ...)
-/// become spaces, and it is cut at 400 characters.
-std::string one_line(std::string text) {
-  for (char& c : text) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
-  }
-  if (text.size() > 400) text = text.substr(0, 397) + "...";
-  return text;
-}
-
-[[noreturn]] void fail(const std::string& where, const std::string& what) {
-  throw InputError(one_line(where + ": " + what));
-}
-
-/// Quotes a value read from the input for a message (cut, one line).
-std::string quote_input(const std::string& s) {
-  return "'" + (s.size() > 60 ? s.substr(0, 57) + "..." : s) + "'";
-}
-
-json parse_json(std::string_view text, const std::string& where) {
-  try {
-    return json::parse(text.begin(), text.end());
-  } catch (const json::exception& e) {
-    fail(where, std::string("not JSON: ") + e.what());
-  }
-}
-
-const json& need(const json& obj, const char* key, const std::string& where) {
-  const auto it = obj.find(key);
-  if (it == obj.end()) fail(where, fmt::format("missing key \"{}\"", key));
-  return *it;
-}
-
-const json& need_object(const json& obj, const char* key, const std::string& where) {
-  const json& v = need(obj, key, where);
-  if (!v.is_object()) fail(where, fmt::format("\"{}\" is not an object", key));
-  return v;
-}
-
-std::string need_string(const json& obj, const char* key, const std::string& where) {
-  const json& v = need(obj, key, where);
-  if (!v.is_string()) fail(where, fmt::format("\"{}\" is not a string", key));
-  return v.get<std::string>();
-}
-
-bool need_bool(const json& obj, const char* key, const std::string& where) {
-  const json& v = need(obj, key, where);
-  if (!v.is_boolean()) fail(where, fmt::format("\"{}\" is not true or false", key));
-  return v.get<bool>();
-}
-
-double need_number(const json& obj, const char* key, const std::string& where) {
-  const json& v = need(obj, key, where);
-  if (!v.is_number()) fail(where, fmt::format("\"{}\" is not a number", key));
-  const double d = v.get<double>();
-  if (!std::isfinite(d)) fail(where, fmt::format("\"{}\" is not finite", key));
-  return d;
-}
-
-/// An integer in [lo, hi] (no fraction, no exponent form that parses as a float).
-std::int64_t need_int(const json& obj, const char* key, const std::string& where, std::int64_t lo, std::int64_t hi) {
-  const json& v = need(obj, key, where);
-  if (!v.is_number_integer()) fail(where, fmt::format("\"{}\" is not an integer", key));
-  if (v.is_number_unsigned()) {
-    const auto u = v.get<std::uint64_t>();
-    if (u > static_cast<std::uint64_t>(hi) || (lo > 0 && u < static_cast<std::uint64_t>(lo))) {
-      fail(where, fmt::format("\"{}\" = {} is out of range [{}, {}]", key, u, lo, hi));
-    }
-    return static_cast<std::int64_t>(u);
-  }
-  const auto i = v.get<std::int64_t>();
-  if (i < lo || i > hi) fail(where, fmt::format("\"{}\" = {} is out of range [{}, {}]", key, i, lo, hi));
-  return i;
-}
-
-/// Only these keys may appear in `obj` (user-written files: a typo must not be ignored).
-void only_keys(const json& obj, std::initializer_list<const char*> keys, const std::string& where) {
-  for (auto it = obj.begin(); it != obj.end(); ++it) {
-    bool known = false;
-    for (const char* k : keys) known = known || it.key() == k;
-    if (!known) fail(where, fmt::format("unknown key {}", quote_input(it.key())));
-  }
-}
-
-/// crossbench {"format": format, "version": 1}.
-void check_header(const json& doc, const char* format, const std::string& where) {
-  if (!doc.is_object()) fail(where, "not a JSON object");
-  const json& cb = need_object(doc, "crossbench", where);
-  const std::string f = need_string(cb, "format", where + ": crossbench");
-  if (f != format) fail(where, fmt::format("crossbench.format is {}, expected \"{}\"", quote_input(f), format));
-  const std::int64_t v = need_int(cb, "version", where + ": crossbench", 0, std::numeric_limits<std::int64_t>::max());
-  if (v != 1) fail(where, fmt::format("crossbench.version {} is not supported (this bench reads version 1)", v));
-}
+using namespace strict_json;
 
 std::string check_mode(const std::string& mode, const std::string& where) {
   if (mode != "hot" && mode != "cold") fail(where, fmt::format("unknown mode {} (choose hot or cold)", quote_input(mode)));
@@ -241,6 +150,7 @@ RunEnvironment environment_of(const SessionMeta& meta) {
   RunEnvironment e;
   e.gpu_name = meta.devices.empty() ? std::string() : meta.devices.front().name;
   e.gpu_uuid = meta.gpu.uuid;
+  e.gpu_pci_bus_id = meta.gpu.pci_bus_id;
   e.driver_version = meta.gpu.driver_version;
   e.cuda_driver_version = meta.cuda_driver_version;
   e.cuda_runtime_version = meta.cuda_runtime_version;
@@ -268,6 +178,7 @@ std::vector<EnvironmentDifference> compare_environments(const RunEnvironment& b,
   number("CUDA runtime version", b.cuda_runtime_version, n.cuda_runtime_version, true);
   number("cuBLAS version", b.cublas_version, n.cublas_version, true);
   text("GPU UUID", b.gpu_uuid, n.gpu_uuid, false);
+  text("GPU PCI bus id", b.gpu_pci_bus_id, n.gpu_pci_bus_id, false);
   number("CUPTI version", b.cupti_version, n.cupti_version, false);
   if (b.power_limit_w > 0 && n.power_limit_w > 0 && std::fabs(b.power_limit_w - n.power_limit_w) > 0.5) {
     out.push_back({"power limit", fmt::format("{:.0f} W", b.power_limit_w), fmt::format("{:.0f} W", n.power_limit_w), false});
@@ -305,6 +216,7 @@ json environment_json(const RunEnvironment& e, bool full_clocks) {
   };
   return json{{"gpu_name", e.gpu_name},
               {"gpu_uuid", e.gpu_uuid},
+              {"gpu_pci_bus_id", e.gpu_pci_bus_id},
               {"driver_version", e.driver_version},
               {"cuda_driver_version", e.cuda_driver_version},
               {"cuda_runtime_version", e.cuda_runtime_version},
@@ -372,6 +284,7 @@ Baseline parse_baseline(std::string_view text) {
   e.gpu_name = need_string(env, "gpu_name", ew);
   if (e.gpu_name.empty()) fail(ew, "\"gpu_name\" is empty");
   e.gpu_uuid = need_string(env, "gpu_uuid", ew);
+  if (env.contains("gpu_pci_bus_id")) e.gpu_pci_bus_id = need_string(env, "gpu_pci_bus_id", ew);
   e.driver_version = need_string(env, "driver_version", ew);
   constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
   e.cuda_driver_version = static_cast<int>(need_int(env, "cuda_driver_version", ew, 0, kIntMax));
@@ -474,8 +387,10 @@ std::optional<QualifyOptions> parse_qualify_args(int argc, const char* const* ar
   std::string suite, baseline, out;
   std::vector<std::string> slow, from;
   double threshold = 0;
-  app.add_option("--suite", suite, "suite file (JSON, docs/formats.md), e.g. results/suites/release.json")->required();
-  app.add_option("--baseline", baseline, "baseline file to compare against (or to write, with --update-baseline)")->required();
+  std::vector<std::string> aggregate;
+  std::string devices;
+  app.add_option("--suite", suite, "suite file (JSON, docs/formats.md), e.g. results/suites/release.json (required)");
+  app.add_option("--baseline", baseline, "baseline file to compare against (or to write, with --update-baseline) (required)");
   app.add_option("--out", out, "folder for the run folders and reports (default results/qualify/<UTC time>-<pid>)");
   app.add_flag("--allow-mismatch", opt.allow_mismatch,
                "compare against a baseline from another GPU, driver, CUDA or cuBLAS version (every report says so)");
@@ -484,7 +399,28 @@ std::optional<QualifyOptions> parse_qualify_args(int argc, const char* const* ar
                  "regression threshold, percent, for every fixture (default: 3 for compute- and memory-bound, 10 for overhead-bound)");
   app.add_option("--slow-fixture", slow, "NAME=US: add a US microsecond delay to every call of fixture NAME (tests the gate)");
   app.add_option("--from-run", from, "gate these existing run folders instead of running the suite (repeatable)");
+  app.add_option("--devices", devices,
+                 "LIST|all: qualify each device in its own process into OUT/device-N, then compare the devices side by "
+                 "side (devices.md) and merge their reports (aggregate.md, .xml, .json)");
+  app.add_option("--aggregate", aggregate,
+                 "merge qualifications (qualify.json files, or folders searched for them: one per node or device) into "
+                 "one report with a verdict per node (aggregate.md, .xml, .json in --out); runs nothing");
   if (!parse_command_line(app, argc, argv, one_line)) return std::nullopt;
+  if (!aggregate.empty()) {
+    for (const char* flag : {"--suite", "--baseline", "--allow-mismatch", "--update-baseline", "--threshold",
+                             "--slow-fixture", "--from-run"}) {
+      if (app.count(flag) > 0) throw UsageError(std::string("--aggregate merges recorded qualifications; it takes no ") + flag);
+    }
+    for (const std::string& d : aggregate) {
+      if (d.empty()) throw UsageError("empty --aggregate path");
+      opt.aggregate.emplace_back(d);
+    }
+    if (app.count("--out") > 0 && out.empty()) throw UsageError("empty --out folder");
+    opt.out = out;
+    return opt;
+  }
+  if (app.count("--suite") == 0) throw UsageError("--suite is required");
+  if (app.count("--baseline") == 0) throw UsageError("--baseline is required");
   if (suite.empty()) throw UsageError("empty --suite file name");
   if (baseline.empty()) throw UsageError("empty --baseline file name");
   if (app.count("--out") > 0 && out.empty()) throw UsageError("empty --out folder");

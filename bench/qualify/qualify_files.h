@@ -66,6 +66,9 @@ Suite read_suite(const std::filesystem::path& path);
 struct RunEnvironment {
   std::string gpu_name;        ///< devices[0].name, e.g. "NVIDIA H200"
   std::string gpu_uuid;        ///< NVML; "" when unavailable
+  /// cudaDeviceGetPCIBusId, e.g. "00000000:19:00.0": which board of a node; "" when unknown (files
+  /// written before it was recorded)
+  std::string gpu_pci_bus_id;
   std::string driver_version;  ///< NVML display driver, e.g. "580.159.04"; "" when unavailable
   int cuda_driver_version = 0;
   int cuda_runtime_version = 0;
@@ -89,8 +92,9 @@ struct EnvironmentDifference {
 };
 
 /// Differences, refusing first: GPU name, display driver, CUDA driver, CUDA runtime and cuBLAS
-/// versions refuse (another GPU, or other libraries under the same code); GPU UUID (another board of
-/// the same model), CUPTI version, power limit and maximum clocks are reported only. An empty or
+/// versions refuse (another GPU, or other libraries under the same code); GPU UUID and PCI bus id
+/// (another board of the same model: a baseline matches by model), CUPTI version, power limit and
+/// maximum clocks are reported only. An empty or
 /// unknown (0, -1) value on either side is not compared.
 std::vector<EnvironmentDifference> compare_environments(const RunEnvironment& baseline, const RunEnvironment& now);
 
@@ -121,7 +125,8 @@ nlohmann::json environment_json(const RunEnvironment& e, bool full_clocks);
 void write_baseline_json(const Baseline& baseline, std::ostream& out);
 
 /// Parses a baseline. Strict: crossbench.format "baseline", version 1; every key written by
-/// write_baseline_json with its type (extra keys are ignored, so later versions can add some);
+/// write_baseline_json with its type (extra keys are ignored, so later versions can add some;
+/// environment.gpu_pci_bus_id is optional: baselines written before it lack it);
 /// samples finite and > 0, at least one per fixture; stats.count equal to the number of samples and
 /// stats.median_ns equal to their median (1e-6 relative); no fixture key twice. Throws
 /// InputError("baseline: ...").
@@ -159,12 +164,16 @@ struct QualifyOptions {
   std::optional<double> threshold_pct;  ///< --threshold: replaces every fixture's threshold
   std::map<std::string, double> slow_fixtures_us;    ///< --slow-fixture NAME=US
   std::vector<std::filesystem::path> from_runs;      ///< --from-run: gate these folders, run nothing
+  /// --aggregate: merge these qualifications (qualify.json files, or folders holding them) into one
+  /// fleet report (bench/qualify/qualify_aggregate.h); no suite, baseline or GPU
+  std::vector<std::filesystem::path> aggregate;
 };
 
 /// Parses `bench qualify ARGS` (argv[0] = "qualify"). Throws UsageError (bench/cli/cli.h) on bad input:
 /// a missing --suite or --baseline, --threshold outside (0, 100], a bad --slow-fixture,
 /// --slow-fixture with --update-baseline (a baseline must not hold a deliberate delay) or with
-/// --from-run. Returns nullopt when --help was printed.
+/// --from-run, --aggregate with any option but --out. Returns nullopt when --help was printed.
+/// --devices is taken by bench/devices/devices.h before this parser runs; it is listed for --help.
 std::optional<QualifyOptions> parse_qualify_args(int argc, const char* const* argv);
 
 /// Default folder: results/qualify/<UTC yyyymmdd-hhmmss>-<pid>.

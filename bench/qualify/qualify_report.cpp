@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/cli/cli.h"
+#include "bench/qualify/report_format.h"
 #include "bench/core/run_dir.h"
 #include "profiler/atomic_file.h"
 #include "profiler/session_io.h"
@@ -122,40 +123,17 @@ std::string p_text(const GateResult& r) {
 std::string env_value(const std::string& s) { return s.empty() ? "unknown" : s; }
 std::string env_value(long long v) { return v > 0 ? std::to_string(v) : "unknown"; }
 
-/// Markdown table cell: pipes escaped, one line.
-std::string cell(std::string s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|') {
-      out += "\\|";
-    } else if (c == '\n' || c == '\r') {
-      out += ' ';
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 /// A finite number or null (JSON has no NaN).
 json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
 // ---- JUnit helpers ---------------------------------------------------------------------------
 
+using Case = JUnitCase;
+
 /// Checks reported once per fixture (their subject is the fixture).
 bool per_fixture_check(const std::string& check) {
   return check == checks::kEventVsCupti || check == checks::kVerified;
 }
-
-struct Case {
-  std::string classname, name;
-  double time_s = 0;
-  enum class Kind { Pass, Failure, Error, Skipped } kind = Kind::Pass;
-  std::string type;     ///< failure/error type
-  std::string message;  ///< one line
-  std::string body;     ///< details
-  std::string out;      ///< system-out
-};
 
 /// The validation checks of one run folder as test cases: one per check, one per fixture for
 /// the per-fixture checks; the worst status of the group (failed > noisy > passed > not run).
@@ -279,95 +257,12 @@ std::vector<Case> gate_cases(const QualifyOutcome& o) {
   return cases;
 }
 
-void write_suite(std::ostream& out, const std::string& name, const std::vector<Case>& cases,
-                 const std::vector<std::pair<std::string, std::string>>& properties, const std::string& system_err) {
-  std::size_t failures = 0, errors = 0, skipped = 0;
-  double time = 0;
-  for (const Case& c : cases) {
-    failures += c.kind == Case::Kind::Failure ? 1 : 0;
-    errors += c.kind == Case::Kind::Error ? 1 : 0;
-    skipped += c.kind == Case::Kind::Skipped ? 1 : 0;
-    time += c.time_s;
-  }
-  out << fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.3f}\">\n",
-                     xml_escape(name), cases.size(), failures, errors, skipped, time);
-  if (!properties.empty()) {
-    out << "    <properties>\n";
-    for (const auto& [k, v] : properties) {
-      out << fmt::format("      <property name=\"{}\" value=\"{}\"/>\n", xml_escape(k), xml_escape(v));
-    }
-    out << "    </properties>\n";
-  }
-  for (const Case& c : cases) {
-    out << fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3f}\"", xml_escape(c.classname),
-                       xml_escape(c.name), c.time_s);
-    if (c.kind == Case::Kind::Pass && c.out.empty()) {
-      out << "/>\n";
-      continue;
-    }
-    out << ">\n";
-    switch (c.kind) {
-      case Case::Kind::Failure:
-        out << fmt::format("      <failure type=\"{}\" message=\"{}\">{}</failure>\n", xml_escape(c.type),
-                           xml_escape(c.message), xml_escape(c.body.empty() ? c.message : c.body));
-        break;
-      case Case::Kind::Error:
-        out << fmt::format("      <error type=\"{}\" message=\"{}\">{}</error>\n", xml_escape(c.type),
-                           xml_escape(c.message), xml_escape(c.message));
-        break;
-      case Case::Kind::Skipped:
-        out << fmt::format("      <skipped message=\"{}\"/>\n", xml_escape(c.message));
-        break;
-      case Case::Kind::Pass: break;
-    }
-    if (!c.out.empty()) out << "      <system-out>" << xml_escape(c.out) << "</system-out>\n";
-    out << "    </testcase>\n";
-  }
-  if (!system_err.empty()) out << "    <system-err>" << xml_escape(system_err) << "</system-err>\n";
-  out << "  </testsuite>\n";
-}
-
 }  // namespace
 
-std::string xml_escape(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char ch : text) {
-    const auto c = static_cast<unsigned char>(ch);
-    switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default:
-        // XML 1.0 allows no control characters other than tab, LF and CR, not even as references.
-        if (c < 0x20 && ch != '\t' && ch != '\n' && ch != '\r') break;
-        out += ch;
-    }
-  }
-  return out;
-}
-
 void write_qualify_junit(const QualifyOutcome& o, std::ostream& out) {
-  std::vector<std::pair<std::string, std::vector<Case>>> suites;
-  suites.push_back({"qualify", gate_cases(o)});
-  for (const LoadedRun& r : o.runs) suites.push_back({"validation." + r.label, validation_cases(r)});
-  std::size_t tests = 0, failures = 0, errors = 0, skipped = 0;
-  double time = 0;
-  for (const auto& suite : suites) {
-    for (const Case& c : suite.second) {
-      ++tests;
-      failures += c.kind == Case::Kind::Failure ? 1 : 0;
-      errors += c.kind == Case::Kind::Error ? 1 : 0;
-      skipped += c.kind == Case::Kind::Skipped ? 1 : 0;
-      time += c.time_s;
-    }
-  }
-  out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out << fmt::format("<testsuites name=\"crossbench qualify {}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.3f}\">\n",
-                     xml_escape(o.suite_name), tests, failures, errors, skipped, time);
-  std::vector<std::pair<std::string, std::string>> props{
+  std::vector<JUnitSuite> suites;
+  JUnitSuite gate{"qualify", gate_cases(o), {}, {}};
+  gate.properties = {
       {"suite", o.suite_name},
       {"result", o.result()},
       {"exit_code", std::to_string(o.exit_code)},
@@ -376,12 +271,13 @@ void write_qualify_junit(const QualifyOutcome& o, std::ostream& out) {
       {"cublas_version", std::to_string(o.environment.cublas_version)},
       {"baseline", o.baseline_file.string()},
   };
-  if (!o.warning.empty()) props.push_back({"WARNING", o.warning});
-  for (std::size_t i = 0; i < suites.size(); ++i) {
-    write_suite(out, suites[i].first, suites[i].second, i == 0 ? props : std::vector<std::pair<std::string, std::string>>{},
-                i == 0 && !o.warning.empty() ? "WARNING: " + o.warning : std::string());
+  if (!o.warning.empty()) {
+    gate.properties.push_back({"WARNING", o.warning});
+    gate.system_err = "WARNING: " + o.warning;
   }
-  out << "</testsuites>\n";
+  suites.push_back(std::move(gate));
+  for (const LoadedRun& r : o.runs) suites.push_back({"validation." + r.label, validation_cases(r), {}, {}});
+  write_junit(out, "crossbench qualify " + o.suite_name, suites);
 }
 
 void write_qualify_markdown(const QualifyOutcome& o, std::ostream& out) {
@@ -415,7 +311,7 @@ void write_qualify_markdown(const QualifyOutcome& o, std::ostream& out) {
   const RunEnvironment& e = o.environment;
   const RunEnvironment* b = o.baseline_environment ? &*o.baseline_environment : nullptr;
   auto row = [&](const char* what, const std::string& now, const std::string& base) {
-    out << "| " << what << " | " << cell(now) << " | " << cell(b ? base : std::string("-")) << " |\n";
+    out << "| " << what << " | " << markdown_cell(now) << " | " << markdown_cell(b ? base : std::string("-")) << " |\n";
   };
   row("GPU", env_value(e.gpu_name), b ? env_value(b->gpu_name) : "");
   row("GPU UUID", env_value(e.gpu_uuid), b ? env_value(b->gpu_uuid) : "");
@@ -443,12 +339,12 @@ void write_qualify_markdown(const QualifyOutcome& o, std::ostream& out) {
                                     : std::string(to_string(r.verdict));
     std::string why = r.reason;
     if (!r.note.empty()) why += " (" + r.note + ")";
-    out << fmt::format("| {} | {} | {} | {:g}% | {} | {} | {} | {} | {} | {} | {} |\n", cell(r.name), r.mode,
+    out << fmt::format("| {} | {} | {} | {:g}% | {} | {} | {} | {} | {} | {} | {} |\n", markdown_cell(r.name), r.mode,
                        to_string(r.cls), r.threshold * 100, r.has_baseline ? us_text(r.baseline_median_ns) : "-",
                        r.verdict == Verdict::Failed ? "-" : us_text(r.now_median_ns),
                        compared ? fmt::format("{:+.2f}", r.delta * 100) : "-",
                        compared ? fmt::format("{:+.3f}", r.delta_ns / 1e3) : "-", compared ? p_text(r) : "-", verdict,
-                       cell(why));
+                       markdown_cell(why));
   }
   out << "\n## Run folders\n\n| folder | validation | passed | failed | noisy | not run |\n| --- | --- | ---: | ---: | ---: | ---: |\n";
   for (const LoadedRun& r : o.runs) {
@@ -479,6 +375,7 @@ void write_qualify_markdown(const QualifyOutcome& o, std::ostream& out) {
 void write_qualify_json(const QualifyOutcome& o, std::ostream& out) {
   json doc;
   doc["crossbench"] = {{"format", "qualify"}, {"version", 1}, {"created_utc", o.created_utc}};
+  doc["host"] = o.host;
   doc["result"] = o.result();
   doc["exit_code"] = o.exit_code;
   doc["warning"] = o.warning.empty() ? json(nullptr) : json(o.warning);
@@ -579,6 +476,7 @@ int finish_qualification(const QualifyOptions& options, const Suite& suite, cons
   }
   QualifyOutcome o = evaluate_qualification(suite, compare_to, std::move(runs), rules);
   o.created_utc = utc_time("%Y-%m-%dT%H:%M:%SZ");
+  o.host = host_name();
   o.suite_file = options.suite;
   o.baseline_file = options.baseline;
   o.update_baseline = options.update_baseline;

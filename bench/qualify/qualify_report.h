@@ -13,12 +13,14 @@
 
 #include "bench/qualify/qualify.h"
 #include "bench/qualify/qualify_files.h"
+#include "bench/qualify/report_format.h"
 
 namespace xb {
 
 /// One qualification's outcome: everything the reports show.
 struct QualifyOutcome {
   std::string created_utc;
+  std::string host;  ///< the machine's host name (gethostname): the node in a fleet report
   std::string suite_name;
   std::filesystem::path suite_file;
   std::filesystem::path baseline_file;
@@ -68,12 +70,9 @@ void write_qualify_markdown(const QualifyOutcome& outcome, std::ostream& out);
 /// for XML 1.0 (&<>"' as entities; control characters other than tab, LF, CR dropped).
 void write_qualify_junit(const QualifyOutcome& outcome, std::ostream& out);
 
-/// qualify.json: crossbench {format "qualify", version 1, created_utc}, result, exit_code, warning,
+/// qualify.json: crossbench {format "qualify", version 1, created_utc}, host, result, exit_code, warning,
 /// suite, baseline, environment, differences, rules, slow_fixtures, runs, fixtures, counts.
 void write_qualify_json(const QualifyOutcome& outcome, std::ostream& out);
-
-/// `text` escaped for XML 1.0 character data and attribute values.
-std::string xml_escape(const std::string& text);
 
 /// Writes qualify.md, qualify.xml and qualify.json into `dir` (atomically each).
 void write_qualify_reports(const QualifyOutcome& outcome, const std::filesystem::path& dir);

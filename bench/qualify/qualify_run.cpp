@@ -13,6 +13,7 @@
 #include "bench/cli/cli.h"
 #include "bench/core/device.h"
 #include "bench/core/gpu_meta.h"
+#include "bench/qualify/qualify_aggregate.h"
 #include "bench/qualify/qualify_report.h"
 #include "bench/core/run_dir.h"
 #include "kernels/cuda_check.h"
@@ -57,6 +58,9 @@ int qualify_command(int argc, const char* const* argv) {
   const std::optional<QualifyOptions> parsed = parse_qualify_args(argc, argv);
   if (!parsed) return 0;
   const QualifyOptions& opt = *parsed;
+  if (!opt.aggregate.empty()) {
+    return qualify_aggregate_command(opt.aggregate, opt.out.empty() ? default_qualify_dir() : opt.out, std::cout);
+  }
 
   // Inputs first: a bad suite, baseline or --out costs no GPU time and writes nothing.
   const Suite suite = read_suite(opt.suite);

@@ -188,6 +188,9 @@ int run_bench(const BenchOptions& opt, const BenchPlan& plan, const char* argv0)
     XB_CUDA(cudaGetDeviceProperties(&prop, device));
     benchmark::AddCustomContext("gpu_name", prop.name);
     benchmark::AddCustomContext("gpu_uuid", info.uuid.empty() ? "unknown (" + info.source + ")" : info.uuid);
+    // Which board of the node (the UUID says which board, the bus id where it sits): with --devices
+    // each device's benchmark.json names its own.
+    benchmark::AddCustomContext("gpu_pci_bus_id", info.pci_bus_id.empty() ? "unknown" : info.pci_bus_id);
     benchmark::AddCustomContext("gpu_driver", info.driver_version.empty() ? "unknown" : info.driver_version);
     benchmark::AddCustomContext("gpu_sm_clock_max_mhz", std::to_string(info.sm_clock_max_mhz));
     benchmark::AddCustomContext("gpu_mem_clock_max_mhz", std::to_string(info.mem_clock_max_mhz));

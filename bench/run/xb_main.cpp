@@ -5,6 +5,8 @@
 
 #include "bench/cli/cli.h"
 #include "bench/core/api.h"
+#include "bench/core/device.h"
+#include "bench/devices/devices.h"
 #include "bench/core/run_dir.h"
 #include "bench/run/bench_run.h"
 #include "profiler/profiler.h"
@@ -33,6 +35,11 @@ int run_command(const char* argv0, bool cupti_hint, const std::function<int()>& 
 }
 
 int run_main(int argc, char** argv, const std::string& help_footer) {
+  // --devices: this program again per device (bench/devices/devices.h), each a plain run.
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  if (has_devices_option(args)) {
+    return run_on_devices(DevicesCommand::Bench, argv[0], args, cuda_device_count, spawn_runner(argv[0]), std::cout);
+  }
   const auto opt = parse_bench_args(argc, argv, help_footer);
   if (!opt) return 0;
   return run_bench(*opt, plan_from_options(*opt), argv[0]);

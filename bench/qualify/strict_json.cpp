@@ -1,0 +1,107 @@
+// Strict JSON readers (see strict_json.h).
+#include "bench/qualify/strict_json.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+
+#include "profiler/session_io.h"
+
+namespace xb::strict_json {
+
+/// Keeps a message on one line: control characters (a JSON parser quoting a newline it read, ...)
+/// become spaces, and it is cut at 400 characters.
+std::string one_line(std::string text) {
+  for (char& c : text) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  }
+  if (text.size() > 400) text = text.substr(0, 397) + "...";
+  return text;
+}
+
+[[noreturn]] void fail(const std::string& where, const std::string& what) {
+  throw InputError(one_line(where + ": " + what));
+}
+
+/// Quotes a value read from the input for a message (cut, one line).
+std::string quote_input(const std::string& s) {
+  return "'" + (s.size() > 60 ? s.substr(0, 57) + "..." : s) + "'";
+}
+
+json parse_json(std::string_view text, const std::string& where) {
+  try {
+    return json::parse(text.begin(), text.end());
+  } catch (const json::exception& e) {
+    fail(where, std::string("not JSON: ") + e.what());
+  }
+}
+
+const json& need(const json& obj, const char* key, const std::string& where) {
+  const auto it = obj.find(key);
+  if (it == obj.end()) fail(where, fmt::format("missing key \"{}\"", key));
+  return *it;
+}
+
+const json& need_object(const json& obj, const char* key, const std::string& where) {
+  const json& v = need(obj, key, where);
+  if (!v.is_object()) fail(where, fmt::format("\"{}\" is not an object", key));
+  return v;
+}
+
+std::string need_string(const json& obj, const char* key, const std::string& where) {
+  const json& v = need(obj, key, where);
+  if (!v.is_string()) fail(where, fmt::format("\"{}\" is not a string", key));
+  return v.get<std::string>();
+}
+
+bool need_bool(const json& obj, const char* key, const std::string& where) {
+  const json& v = need(obj, key, where);
+  if (!v.is_boolean()) fail(where, fmt::format("\"{}\" is not true or false", key));
+  return v.get<bool>();
+}
+
+double need_number(const json& obj, const char* key, const std::string& where) {
+  const json& v = need(obj, key, where);
+  if (!v.is_number()) fail(where, fmt::format("\"{}\" is not a number", key));
+  const double d = v.get<double>();
+  if (!std::isfinite(d)) fail(where, fmt::format("\"{}\" is not finite", key));
+  return d;
+}
+
+/// An integer in [lo, hi] (no fraction, no exponent form that parses as a float).
+std::int64_t need_int(const json& obj, const char* key, const std::string& where, std::int64_t lo, std::int64_t hi) {
+  const json& v = need(obj, key, where);
+  if (!v.is_number_integer()) fail(where, fmt::format("\"{}\" is not an integer", key));
+  if (v.is_number_unsigned()) {
+    const auto u = v.get<std::uint64_t>();
+    if (u > static_cast<std::uint64_t>(hi) || (lo > 0 && u < static_cast<std::uint64_t>(lo))) {
+      fail(where, fmt::format("\"{}\" = {} is out of range [{}, {}]", key, u, lo, hi));
+    }
+    return static_cast<std::int64_t>(u);
+  }
+  const auto i = v.get<std::int64_t>();
+  if (i < lo || i > hi) fail(where, fmt::format("\"{}\" = {} is out of range [{}, {}]", key, i, lo, hi));
+  return i;
+}
+
+/// Only these keys may appear in `obj` (user-written files: a typo must not be ignored).
+void only_keys(const json& obj, std::initializer_list<const char*> keys, const std::string& where) {
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    bool known = false;
+    for (const char* k : keys) known = known || it.key() == k;
+    if (!known) fail(where, fmt::format("unknown key {}", quote_input(it.key())));
+  }
+}
+
+/// crossbench {"format": format, "version": 1}.
+void check_header(const json& doc, const char* format, const std::string& where) {
+  if (!doc.is_object()) fail(where, "not a JSON object");
+  const json& cb = need_object(doc, "crossbench", where);
+  const std::string f = need_string(cb, "format", where + ": crossbench");
+  if (f != format) fail(where, fmt::format("crossbench.format is {}, expected \"{}\"", quote_input(f), format));
+  const std::int64_t v = need_int(cb, "version", where + ": crossbench", 0, std::numeric_limits<std::int64_t>::max());
+  if (v != 1) fail(where, fmt::format("crossbench.version {} is not supported (this bench reads version 1)", v));
+}
+
+}  // namespace xb::strict_json

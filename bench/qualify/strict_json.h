@@ -1,0 +1,40 @@
+// Strict readers for the JSON files people and crossbench write for `bench qualify` (suites,
+// baselines, qualify.json read back by the fleet aggregate): every required key with its type and
+// range, and a one-line InputError naming where ("suite: fixtures[3]: missing key \"op\"").
+// nlohmann::json's own at()/get() throw type errors without the file's path in them, hence these.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace xb::strict_json {
+
+using nlohmann::json;
+
+/// `text` on one line: control characters become spaces, cut at 400 characters.
+std::string one_line(std::string text);
+/// Throws InputError("<where>: <what>") on one line.
+[[noreturn]] void fail(const std::string& where, const std::string& what);
+/// A value read from the input quoted for a message ('...', cut at 60 characters).
+std::string quote_input(const std::string& s);
+/// Parses `text`; fails with "not JSON: ..." naming `where`.
+json parse_json(std::string_view text, const std::string& where);
+/// obj[key], failing when missing; the typed variants fail on another type.
+const json& need(const json& obj, const char* key, const std::string& where);
+const json& need_object(const json& obj, const char* key, const std::string& where);
+std::string need_string(const json& obj, const char* key, const std::string& where);
+bool need_bool(const json& obj, const char* key, const std::string& where);
+/// A finite number.
+double need_number(const json& obj, const char* key, const std::string& where);
+/// An integer in [lo, hi] (no fraction, no exponent form that parses as a float).
+std::int64_t need_int(const json& obj, const char* key, const std::string& where, std::int64_t lo, std::int64_t hi);
+/// Only these keys may appear in `obj` (user-written files: a typo must not be ignored).
+void only_keys(const json& obj, std::initializer_list<const char*> keys, const std::string& where);
+/// `doc` is an object with crossbench {"format": format, "version": 1}.
+void check_header(const json& doc, const char* format, const std::string& where);
+
+}  // namespace xb::strict_json
