@@ -67,7 +67,7 @@ TEST_F(GpuTest, BenchCountersAgreeWithTheModelOrSayWhyNot) {
   EXPECT_GE(compared, 3) << "add 4096 bytes, matmul 2048 and 4096 FLOPs";
 }
 
-TEST_F(GpuTest, CuptiCollectorCountsOneAddKernel) {
+TEST_F(GpuTest, CuptiCounterCollectorCountsOneAddKernel) {
   std::unique_ptr<CounterCollector> collector;
   try {
     collector = make_cupti_counter_collector(0, &std::cout);
