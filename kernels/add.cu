@@ -247,7 +247,7 @@ void launch_typed(const void* a, const void* b, void* out, std::int64_t count,
   XB_CUDA_LAST();
 }
 
-constexpr int kThreadChoices[] = {128, 256, 512};
+constexpr int kThreadChoices[] = {32, 64, 128, 256, 512};
 constexpr int kVectorChoices[] = {1, 2, 4};
 constexpr AddCachePolicy kPolicyChoices[] = {AddCachePolicy::Default, AddCachePolicy::Streaming,
                                              AddCachePolicy::Prefetch256,

@@ -33,7 +33,7 @@ const char* to_string(AddCachePolicy policy);
 /// size was measured: add.cu.
 struct AddLaunchConfig {
   int max_blocks = 0;          ///< cap on blocks per launch (the device's grid x limit)
-  int threads_per_block = 0;   ///< a multiple of 32 up to 512 (the tuning space: 128, 256, 512)
+  int threads_per_block = 0;   ///< a multiple of 32 up to 512 (the tuning space: 32, 64, 128, 256, 512)
   int vectors_per_thread = 1;  ///< 1, 2 or 4 (vector path only)
   AddCachePolicy cache = AddCachePolicy::Default;  ///< vector path only
 };
@@ -48,7 +48,7 @@ std::string to_string(const AddLaunchConfig& config);
 /// call at setup, not per launch. Throws CudaError; std::invalid_argument for count < 0.
 AddLaunchConfig add_launch_config(DType dtype, std::int64_t count);
 
-/// Every supported configuration (3 vectors per thread x 3 block sizes x 4 cache policies), with
+/// Every supported configuration (3 vectors per thread x 5 block sizes x 4 cache policies), with
 /// the current device's max_blocks: the space `bench tune-add` measures. Throws CudaError.
 std::vector<AddLaunchConfig> add_tuning_space();
 

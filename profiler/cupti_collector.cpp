@@ -67,6 +67,8 @@ constexpr CUpti_CallbackId kQuietRuntimeApis[] = {
     CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceProperties_v3020, CUPTI_RUNTIME_TRACE_CBID_cudaStreamIsCapturing_v10000,
 };
 constexpr CUpti_ExternalCorrelationKind kExternalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
+static_assert(static_cast<std::uint32_t>(kExternalKind) == kProfilerExternalKind,
+              "attribute_api_by_time writes the kind the NVTX ranges' external ids carry");
 constexpr std::size_t kAlign = 8;  // CUPTI requires 8-byte aligned activity buffers
 
 /// Strips CUPTI's "_v7000"-style version suffix: "cudaLaunchKernel_v7000" -> "cudaLaunchKernel".
@@ -228,6 +230,12 @@ class CuptiSource final : public ActivitySource {
   void pop_external_id() override {
     std::uint64_t last = 0;
     XB_CUPTI(cupti().cuptiActivityPopExternalCorrelationId(kExternalKind, &last));
+    exit_range();
+  }
+  // The profiler's own ranges: noted for innermost_range (an NVTX range opened inside one nests
+  // under it) but not pushed to CUPTI; the profiler ties API records to them by time.
+  void enter_range(std::uint64_t id) override { t_frames.push_back(Frame{id, kProfilerFrame, false, 0, 0}); }
+  void exit_range() override {
     for (auto it = t_frames.rbegin(); it != t_frames.rend(); ++it) {
       if (it->domain == kProfilerFrame) {
         t_frames.erase(std::next(it).base());

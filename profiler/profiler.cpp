@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
@@ -64,6 +65,75 @@ ScheduleFilter filter_to_windows(std::vector<RawRecord> records,
   return out;
 }
 
+std::vector<RawRecord> attribute_api_by_time(std::vector<RawRecord> records, const std::vector<HostRange>& ranges,
+                                             std::uint32_t thread_id, const std::vector<HostRange>& source_ranges,
+                                             std::uint32_t external_kind) {
+  if (ranges.empty()) return records;
+  // The API records on the thread, by start time (delivery order is nearly that already).
+  std::vector<std::size_t> api;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const RawRecord& r = records[i];
+    if ((r.kind == RawKind::Runtime || r.kind == RawKind::Driver) && r.thread_id == thread_id) api.push_back(i);
+  }
+  std::stable_sort(api.begin(), api.end(),
+                   [&](std::size_t a, std::size_t b) { return records[a].start_ns < records[b].start_ns; });
+  // Sweep: ranges begin in order and nest, so the open ones form a stack whose top is the
+  // innermost range holding time t once those that ended before t are popped.
+  std::unordered_map<std::uint32_t, std::uint64_t> range_of;  // correlation id -> range id
+  std::vector<const HostRange*> open;
+  std::size_t next = 0;
+  for (std::size_t i : api) {
+    const std::int64_t t = records[i].start_ns;
+    while (next < ranges.size() && ranges[next].start_ns <= t) {
+      while (!open.empty() && open.back()->end_ns <= ranges[next].start_ns) open.pop_back();
+      open.push_back(&ranges[next++]);
+    }
+    while (!open.empty() && open.back()->end_ns <= t) open.pop_back();
+    if (!open.empty()) range_of[records[i].correlation_id] = open.back()->id;
+  }
+  if (range_of.empty()) return records;
+
+  std::unordered_map<std::uint64_t, std::uint64_t> parent;  // every range's parent, both kinds
+  for (const HostRange& r : ranges) parent[r.id] = r.parent_id;
+  for (const HostRange& r : source_ranges) parent[r.id] = r.parent_id;
+  const auto inside = [&](std::uint64_t s, std::uint64_t p) {  // s lies inside p
+    for (std::size_t hops = 0; s != 0 && hops <= parent.size(); ++hops) {
+      const auto it = parent.find(s);
+      if (it == parent.end()) return false;
+      s = it->second;
+      if (s == p) return true;
+    }
+    return false;
+  };
+  std::unordered_set<std::uint32_t> tagged;  // correlation ids that already carry an external id
+  for (RawRecord& r : records) {
+    if (r.kind != RawKind::ExternalCorrelation || r.external_kind != external_kind) continue;
+    const auto it = range_of.find(r.correlation_id);
+    if (it == range_of.end()) continue;
+    tagged.insert(r.correlation_id);
+    if (r.external_id != it->second && !inside(r.external_id, it->second)) r.external_id = it->second;
+  }
+  std::vector<RawRecord> out;
+  out.reserve(records.size() + range_of.size() - tagged.size());
+  for (RawRecord& r : records) {
+    if ((r.kind == RawKind::Runtime || r.kind == RawKind::Driver) && r.thread_id == thread_id &&
+        tagged.count(r.correlation_id) == 0) {
+      const auto it = range_of.find(r.correlation_id);
+      if (it != range_of.end()) {
+        RawRecord ext;
+        ext.kind = RawKind::ExternalCorrelation;
+        ext.correlation_id = r.correlation_id;
+        ext.external_kind = external_kind;
+        ext.external_id = it->second;
+        out.push_back(std::move(ext));
+        tagged.insert(r.correlation_id);
+      }
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 std::vector<HostRange> filter_ranges_to_windows(std::vector<HostRange> ranges,
                                                 std::vector<std::pair<std::int64_t, std::int64_t>> windows) {
   std::sort(windows.begin(), windows.end());
@@ -114,6 +184,8 @@ RawSession Profiler::stop() {
   session.meta.window_end_ns = source_->now_ns();
   std::vector<RawRecord> records = source_->stop();
   started_ = false;
+  std::vector<HostRange> source_ranges = source_->take_ranges();
+  records = attribute_api_by_time(std::move(records), ranges_, tid_, source_ranges, kProfilerExternalKind);
   ScheduleFilter filtered = filter_to_windows(std::move(records), windows_);
   session.records = std::move(filtered.kept);
   session.meta.discarded_by_schedule = filtered.discarded;
@@ -124,7 +196,7 @@ RawSession Profiler::stop() {
   session.meta.schedule_active = schedule_.active;
   source_->describe(session.meta);
   session.ranges = std::move(ranges_);
-  for (HostRange& r : filter_ranges_to_windows(source_->take_ranges(), windows_)) {
+  for (HostRange& r : filter_ranges_to_windows(std::move(source_ranges), windows_)) {
     session.ranges.push_back(std::move(r));
   }
   session.event_timings = std::move(timings_);
@@ -186,7 +258,7 @@ std::uint64_t Profiler::begin_range(const std::string& name, RangeCategory categ
   range.start_ns = source_->now_ns();
   ranges_.push_back(std::move(range));
   open_.push_back({ranges_.size() - 1, ranges_.back().id});
-  source_->push_external_id(ranges_.back().id);
+  source_->enter_range(ranges_.back().id);
   if (mirror_) mirror_->push(name);
   return ranges_.back().id;
 }
@@ -198,7 +270,7 @@ void Profiler::end_range(std::uint64_t id) {
                            " is not the innermost open range");
   }
   if (mirror_) mirror_->pop();
-  source_->pop_external_id();
+  source_->exit_range();
   ranges_[open_.back().index].end_ns = source_->now_ns();
   open_.pop_back();
 }

@@ -33,9 +33,17 @@ class ActivitySource {
   virtual std::uint64_t dropped_records() const = 0;
   /// Current time on the records' clock, ns.
   virtual std::int64_t now_ns() const = 0;
-  /// Pushes/pops the external id that API calls made on this thread are tagged with.
+  /// Pushes/pops the external id that API calls made on this thread are tagged with (a CUPTI call
+  /// each: about 0.1-0.3 us per pair on an H200 host, results/h200/core-2026-12-01). The profiler
+  /// does not use them for its own ranges (see enter_range); `bench overhead --breakdown` does.
   virtual void push_external_id(std::uint64_t id) = 0;
   virtual void pop_external_id() = 0;
+  /// The profiler opened range `id` on the calling thread / closed its innermost one. Nothing is
+  /// pushed to CUPTI: the profiler ties API records to its ranges by time when it stops
+  /// (attribute_api_by_time). A source that tracks ranges (innermost_range) notes them. Must not
+  /// throw. Default: nothing.
+  virtual void enter_range(std::uint64_t /*id*/) {}
+  virtual void exit_range() {}
   /// Fills versions and device properties into the session metadata.
   virtual void describe(SessionMeta& meta) const = 0;
   /// Host ranges the source recorded itself, taken after stop(): the CUPTI source records the
@@ -44,7 +52,7 @@ class ActivitySource {
   /// still open at stop() ends at the stop time. Default: none.
   virtual std::vector<HostRange> take_ranges() { return {}; }
   /// Id of the innermost range open on the calling thread as the source sees it (its own NVTX
-  /// ranges and the ids pushed through push_external_id), 0 when it does not track them. The
+  /// ranges and those noted by enter_range or push_external_id), 0 when it does not track them. The
   /// profiler makes it the parent of a new range, so a profiler range opened inside a user's
   /// NVTX range nests under it.
   virtual std::uint64_t innermost_range() const { return 0; }
@@ -87,6 +95,28 @@ struct ScheduleFilter {
 ScheduleFilter filter_to_windows(std::vector<RawRecord> records,
                                  std::vector<std::pair<std::int64_t, std::int64_t>> windows);
 
+/// Ties the CUDA runtime and driver API records made on `thread_id` to the innermost of the
+/// profiler's `ranges` (all opened on that thread, properly nested, in begin order) whose interval
+/// [start_ns, end_ns) holds the record's start_ns: the attribution CUPTI external ids would give
+/// if each range's id were pushed, without a CUPTI call per range (issue 19). Both sides use
+/// CUPTI's clock (ActivitySource::now_ns): a range's start is read before its first call starts
+/// and its end after its last call returns, so a call that starts at a range's end came after it.
+/// For a record tied to range P:
+///  - with no ExternalCorrelation record of `external_kind` for its correlation id, one is
+///    inserted just before the API record (where CUPTI delivers it);
+///  - with one naming range S (a source range, e.g. the user's NVTX range pushed as an external
+///    id), S is kept when it lies inside P (P is among its ancestors in `ranges` and
+///    `source_ranges`), else it is replaced by P (P was opened inside S).
+/// Records on other threads, and records outside every range, are left as they are. Returns the
+/// records in their order, with the inserted ones.
+std::vector<RawRecord> attribute_api_by_time(std::vector<RawRecord> records, const std::vector<HostRange>& ranges,
+                                             std::uint32_t thread_id, const std::vector<HostRange>& source_ranges,
+                                             std::uint32_t external_kind);
+
+/// The external correlation kind the profiler's and the CUPTI source's ids use
+/// (CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0).
+inline constexpr std::uint32_t kProfilerExternalKind = 3;
+
 /// Keeps the source-recorded ranges (ActivitySource::take_ranges) that overlap one of `windows`
 /// (closed intervals); a kept range whose parent was dropped gets parent_id 0. Order is kept.
 std::vector<HostRange> filter_ranges_to_windows(std::vector<HostRange> ranges,
@@ -119,7 +149,8 @@ class Profiler {
   bool step_active() const { return in_step_ && step_active_; }
 
   /// Opens a host range; recorded only inside an active step (returns 0 otherwise, and the
-  /// matching end_range(0) is a no-op). The id is pushed as the CUPTI external id.
+  /// matching end_range(0) is a no-op). API calls made inside it on this thread are tied to it
+  /// by time at stop() (attribute_api_by_time), as a CUPTI external id would tie them.
   std::uint64_t begin_range(const std::string& name, RangeCategory category);
   /// Closes the innermost open range; `id` must be the value begin_range returned.
   /// Throws std::logic_error when ranges are not closed innermost-first.

@@ -145,8 +145,14 @@ Measurement measure(const std::vector<std::function<void()>>& launches, Profiler
   t.min_time_s = cfg.stopping.min_time_s;
   t.max_time_s = cfg.stopping.max_time_s;
   SampleSpec spec;
-  spec.flush = cfg.mode == "cold";
+  const bool cold = cfg.mode == "cold";
+  spec.flush = cold;
   spec.delay_ns = cfg.delay_ns;
+  // Cold mode: one flush, then every instance once (sampling.h, kColdCallsPerSample), through one
+  // function that takes the next instance on each call.
+  std::size_t next_instance = 0;
+  const std::vector<std::function<void()>> cold_cycle{[&] { launches[next_instance++ % launches.size()](); }};
+  if (cold) spec.launches = static_cast<int>(launches.size());
   if (cfg.mode == "hot") {
     if (cfg.batch > 0) {
       spec.launches = cfg.batch;
@@ -172,8 +178,9 @@ Measurement measure(const std::vector<std::function<void()>>& launches, Profiler
     ~DropGraphs() { dev.drop_graphs(); }
   } drop_graphs{dev};
   std::vector<std::function<void()>> replays;
+  const auto& eager = cold ? cold_cycle : launches;
   if (cfg.graph) {
-    for (const auto& launch : launches) {
+    for (const auto& launch : eager) {
       const int handle = dev.capture([&] {
         for (int i = 0; i < spec.launches; ++i) {
           launch();
@@ -184,7 +191,7 @@ Measurement measure(const std::vector<std::function<void()>>& launches, Profiler
     }
     spec.graph = true;
   }
-  const auto& calls = cfg.graph ? replays : launches;
+  const auto& calls = cfg.graph ? replays : eager;
   if (cfg.warmup) {
     std::size_t k = 0;
     prof.begin_fixture(Schedule{std::numeric_limits<int>::max() / 2, 0, 1});  // nothing recorded

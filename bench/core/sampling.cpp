@@ -20,6 +20,13 @@ int rotation_copies(std::size_t working_set_bytes, std::size_t l2_bytes) {
   return static_cast<int>(std::min<std::size_t>(copies, 16));
 }
 
+int cold_copies(std::size_t working_set_bytes, std::size_t instance_bytes, std::size_t l2_bytes) {
+  const int rotation = rotation_copies(working_set_bytes, l2_bytes);
+  if (instance_bytes == 0) return rotation;
+  const std::size_t fit = std::max<std::size_t>(kColdMemoryBudget / instance_bytes, 1);
+  return static_cast<int>(std::min<std::size_t>(std::max(rotation, kColdCallsPerSample), fit));
+}
+
 double early_slowdown(const std::vector<double>& samples_ns) {
   if (samples_ns.size() < 6) return 0;
   const std::size_t head = std::clamp<std::size_t>(samples_ns.size() / 20, 3, 50);

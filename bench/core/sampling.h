@@ -23,6 +23,20 @@ int auto_batch(double single_ns);
 /// span twice the L2 (ceil(2 l2 / working_set)), at most 16; otherwise 1.
 int rotation_copies(std::size_t working_set_bytes, std::size_t l2_bytes);
 
+/// Cold mode calls every instance once per sample, after one L2 flush (measure()): no call finds
+/// its inputs in the L2, and the event pair's fixed cost (about 2.3 us per sample on the H200,
+/// results/h200/core-2026-12-01: the gap from the start event to the first kernel and from the last
+/// kernel to the stop event) is spread over the calls. This many calls at least, where memory allows.
+constexpr int kColdCallsPerSample = 8;
+/// Device memory a cold fixture's instances may take together, bytes (4 GiB).
+constexpr std::size_t kColdMemoryBudget = std::size_t{4} << 30;
+
+/// Instances of a cold-mode fixture: max(rotation_copies(working_set_bytes, l2_bytes),
+/// kColdCallsPerSample), at most kColdMemoryBudget / instance_bytes, at least 1. With
+/// instance_bytes 0 (unknown): rotation_copies alone (1, one call per sample, when the working
+/// set is unknown too: a benchmark without device bytes and bytes per call).
+int cold_copies(std::size_t working_set_bytes, std::size_t instance_bytes, std::size_t l2_bytes);
+
 /// How far the first samples sit from the rest: median of the first twentieth of the samples
 /// (3 to 50 of them) / median of all - 1; 0 for fewer than 6 samples. A fixture sampled without
 /// a steady warm-up is flagged cold when its magnitude is above 2% (either sign: an idle H200

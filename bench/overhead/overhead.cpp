@@ -188,18 +188,21 @@ int overhead_command(int argc, const char* const* argv) {
       if (&modes[m] != &modes.front() && std::string(modes[m].name) == kCuptiOnly.name) {
         row["cupti_only_ns"] = med[m];
         row["cupti_only_ratio"] = med[m] / med.front();
+        row["full_over_cupti_only"] = med.back() / med[m];  // what the profiler adds to CUPTI's own cost
       }
     }
     row["modes"] = by_mode;
     rows.push_back(row);
   }
-  std::cout << "| op | size | launches | off us | CUPTI only us | full profiler us | CUPTI only / off | full / off |\n"
-               "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+  std::cout << "| op | size | launches | off us | CUPTI only us | full profiler us | CUPTI only / off | full / off | "
+               "full / CUPTI only |\n"
+               "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
   for (const nlohmann::json& row : rows) {
-    std::cout << fmt::format("| {} | {} | {} | {:.1f} | {:.1f} | {:.1f} | {:.3f} | {:.3f} |\n", row["op"].get<std::string>(),
-                             o.size, o.launches, row["off_ns"].get<double>() / 1e3, row["cupti_only_ns"].get<double>() / 1e3,
-                             row["full_ns"].get<double>() / 1e3, row["cupti_only_ratio"].get<double>(),
-                             row["full_ratio"].get<double>());
+    std::cout << fmt::format("| {} | {} | {} | {:.1f} | {:.1f} | {:.1f} | {:.3f} | {:.3f} | {:.3f} |\n",
+                             row["op"].get<std::string>(), o.size, o.launches, row["off_ns"].get<double>() / 1e3,
+                             row["cupti_only_ns"].get<double>() / 1e3, row["full_ns"].get<double>() / 1e3,
+                             row["cupti_only_ratio"].get<double>(), row["full_ratio"].get<double>(),
+                             row["full_over_cupti_only"].get<double>());
   }
   // Per mode: its median, its ratio over off, and what it adds per launch over the mode before.
   std::cout << "\n| op | mode | median us | / off | added per launch over the row above, us |\n"

@@ -81,6 +81,9 @@ struct PointMeasurement {
   int eager_calls = 0;            ///< calls in the back-to-back (eager) window
   double eager_window_ns = 0;     ///< eager window wall time
   double eager_device_ns = 0;     ///< device time inside the eager window
+  int graph_steps = 0;            ///< active steps of the graph fixture (0: not measured in graph mode)
+  double graph_event_ns = 0;      ///< cudaEvent time per call, CUDA-graph replay, median (0: none)
+  double graph_kernel_ns = 0;     ///< CUPTI device time per call, CUDA-graph replay, median (0: none)
 };
 
 /// A point with its derived metrics.

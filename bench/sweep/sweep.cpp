@@ -97,6 +97,10 @@ std::optional<SweepOptions> parse_sweep_args(int argc, const char* const* argv) 
   app.add_option("--warmup-ms", opt.warmup_ms, "back-to-back warm-up per point, ms (default 20)");
   app.add_option("--busy-threshold", opt.busy_threshold,
                  "GPU busy fraction under which a point is overhead-bound (default 0.5)");
+  bool no_graph = false;
+  app.add_flag("--no-graph", no_graph,
+               "skip the CUDA-graph timing of each point (default: every point is also timed with its batch "
+               "replayed as one CUDA graph, beside the eager launches)");
   app.add_flag("--counters", opt.counters,
                "after the points, a counter pass of its own (CUPTI range profiler, each kernel replayed): measured "
                "DRAM bytes and FLOPs per point in counters.json, beside the model on the roofline plot");
@@ -111,6 +115,7 @@ std::optional<SweepOptions> parse_sweep_args(int argc, const char* const* argv) 
   if (!(opt.warmup_ms >= 0 && opt.warmup_ms <= 60000)) throw UsageError("--warmup-ms must be in 0..60000");
   if (!(opt.busy_threshold > 0 && opt.busy_threshold <= 1)) throw UsageError("--busy-threshold must be in (0, 1]");
   if (!out.empty()) opt.out = out;
+  opt.graph = !no_graph;
   if (app.count("--ceilings") > 0) {
     if (ceilings.empty()) throw UsageError("--ceilings needs a file");
     opt.ceilings = std::filesystem::path(ceilings);
@@ -146,6 +151,8 @@ std::optional<CalibrateOptions> parse_calibrate_args(int argc, const char* const
 }
 
 std::string eager_annotation(const std::string& fixture) { return "eager:" + fixture; }
+
+std::string graph_fixture(const std::string& fixture) { return "graph:" + fixture; }
 
 // ---------------------------------------------------------------------------------------------
 // Measurements from a recorded sweep session.
@@ -196,8 +203,26 @@ std::vector<PointMeasurement> measure_points(const RawSession& raw) {
     if (r.category == RangeCategory::UserAnnotation && r.name.rfind("eager:", 0) == 0) eager_by_name[r.name] = &r;
   }
 
+  // Per call medians of a fixture's active steps: CUPTI device time and cudaEvent time.
+  const auto per_call = [&](const std::string& fixture) {
+    std::vector<double> kernel, event;
+    for (const StepMetrics& t : step_metrics_of(steps, fixture)) {
+      if (t.activities == 0) {
+        throw InputError(fmt::format("{}: step {} (range {}) has no device activity", fixture, t.step, t.range_id));
+      }
+      kernel.push_back(t.device_per_call_ns());
+      event.push_back(t.event_per_call_ns());
+    }
+    return std::make_pair(std::move(kernel), std::move(event));
+  };
+  std::unordered_map<std::string, const FixtureInfo*> graph_by_name;
+  for (const FixtureInfo& f : raw.fixtures) {
+    if (f.timing.graph) graph_by_name[f.name] = &f;
+  }
+
   std::vector<PointMeasurement> out;
   for (const FixtureInfo& f : raw.fixtures) {
+    if (f.timing.graph) continue;  // attached to its eager point below
     PointMeasurement m;
     m.fixture = f.name;
     m.op = f.op;
@@ -208,13 +233,9 @@ std::vector<PointMeasurement> measure_points(const RawSession& raw) {
     m.verified = f.verified;
     m.max_rel_error = f.max_rel_error;
     // Per call: a timed step of the sampling core holds a batch of calls (hot mode).
-    std::vector<double> kernel, event, host_api, host_op;
+    const auto [kernel, event] = per_call(f.name);
+    std::vector<double> host_api, host_op;
     for (const StepMetrics& t : step_metrics_of(steps, f.name)) {
-      if (t.activities == 0) {
-        throw InputError(fmt::format("{}: step {} (range {}) has no device activity", f.name, t.step, t.range_id));
-      }
-      kernel.push_back(t.device_per_call_ns());
-      event.push_back(t.event_per_call_ns());
       std::vector<std::pair<std::int64_t, std::int64_t>> calls;
       std::int64_t op_ns = 0;
       for (const HostRange* op : ops_by_step[t.range_id]) {
@@ -253,6 +274,15 @@ std::vector<PointMeasurement> measure_points(const RawSession& raw) {
     m.eager_calls = static_cast<int>(ops_by_step[step].size());
     m.eager_device_ns = static_cast<double>(dev->second.sum_ns);
     m.eager_window_ns = static_cast<double>(std::max(ann.end_ns, dev->second.last_ns) - ann.start_ns);
+    const auto graph = graph_by_name.find(graph_fixture(f.name));
+    if (graph != graph_by_name.end() && graph->second->verified) {
+      const auto [graph_kernel, graph_event] = per_call(graph->first);
+      if (!graph_kernel.empty()) {
+        m.graph_steps = static_cast<int>(graph_kernel.size());
+        m.graph_kernel_ns = compute_stats(graph_kernel).median;
+        m.graph_event_ns = compute_stats(graph_event).median;
+      }
+    }
     out.push_back(std::move(m));
   }
   return out;
@@ -320,6 +350,14 @@ json point_json(const SweepReport& r, const PointMetrics& p) {
     j["memory_bound_ns"] = finite(p.memory_ns, "memory_bound_ns");
     j["roofline_bound_ns"] = finite(p.bound_ns, "roofline_bound_ns");
     j["roofline_fraction"] = finite(p.roofline_fraction, "roofline_fraction");
+  }
+  if (m.measured && m.graph_steps > 0) {
+    j["graph_steps"] = m.graph_steps;
+    j["graph_event_ns"] = finite(m.graph_event_ns, "graph_event_ns");
+    j["graph_kernel_ns"] = finite(m.graph_kernel_ns, "graph_kernel_ns");
+    j["graph_saving"] = finite(1 - m.graph_event_ns / m.event_ns, "graph_saving");
+  } else {
+    for (const char* k : {"graph_steps", "graph_event_ns", "graph_kernel_ns", "graph_saving"}) j[k] = nullptr;
   }
   j["regime"] = to_string(p.regime);
   return j;
@@ -410,6 +448,7 @@ void write_sweep_json(const SweepReport& r, std::ostream& out) {
         {"warmup_steps", r.settings.warmup_steps},
         {"active_steps", r.settings.active_steps},
         {"eager_calls", r.settings.eager_calls},
+        {"graph", r.settings.graph},
         {"warmup_ms", finite(r.settings.warmup_ms, "warmup_ms")}}},
       {"points", points},
       {"crossovers", crossovers},
@@ -422,7 +461,8 @@ void write_sweep_json(const SweepReport& r, std::ostream& out) {
 void write_sweep_csv(const SweepReport& r, std::ostream& out) {
   out << "fixture,op,dtype,n,status,verified,max_rel_error,flops,bytes,intensity_flop_per_byte,steps,kernel_us,"
          "event_us,host_api_us,host_op_us,eager_calls,eager_window_us,eager_device_us,gpu_busy,tflops,gbps,"
-         "peak_tflops,bandwidth_gbps,compute_bound_us,memory_bound_us,roofline_bound_us,roofline_fraction,regime\n";
+         "peak_tflops,bandwidth_gbps,compute_bound_us,memory_bound_us,roofline_bound_us,roofline_fraction,regime,"
+         "graph_event_us,graph_kernel_us\n";
   for (const PointMetrics& p : r.points) {
     const PointMeasurement& m = p.m;
     out << fmt::format("{},{},{},{},{},{},{},{},{},{},", m.fixture, m.op, m.dtype, m.n, m.measured ? "ok" : "failed",
@@ -439,7 +479,12 @@ void write_sweep_csv(const SweepReport& r, std::ostream& out) {
     } else {
       out << fmt::format(",,,,,,,,,,,{:.4g},{:.4g},,,,,", p.roof.peak_tflops, p.roof.bandwidth_gbps);
     }
-    out << to_string(p.regime) << '\n';
+    out << to_string(p.regime);
+    if (m.measured && m.graph_steps > 0) {
+      out << ',' << us(m.graph_event_ns) << ',' << us(m.graph_kernel_ns) << '\n';
+    } else {
+      out << ",,\n";
+    }
   }
 }
 
@@ -496,6 +541,20 @@ void write_sweep_markdown(const SweepReport& r, std::ostream& out) {
                        us(m.kernel_ns), us(m.event_ns), us(m.host_api_ns), pct(p.busy), compact(p.intensity),
                        compact(p.tflops), compact(p.gbps), pct(p.roofline_fraction), to_string(p.regime));
   }
+  if (std::any_of(r.points.begin(), r.points.end(), [](const PointMetrics& p) { return p.m.graph_steps > 0; })) {
+    out << "\n## Eager launches vs CUDA graph\n\n"
+           "Per call, us, hot mode (a batch of calls behind the blocking kernel): launched one by one, or "
+           "captured once into a CUDA graph and replayed with one cudaGraphLaunch per sample. The difference "
+           "is the per-launch cost a graph saves.\n\n"
+           "| point | cudaEvent eager | cudaEvent graph | graph saves | CUPTI kernel eager | CUPTI kernel graph |\n"
+           "| --- | ---: | ---: | ---: | ---: | ---: |\n";
+    for (const PointMetrics& p : r.points) {
+      const PointMeasurement& m = p.m;
+      if (!m.measured || m.graph_steps == 0) continue;
+      out << fmt::format("| {} | {} | {} | {} | {} | {} |\n", m.fixture, us(m.event_ns), us(m.graph_event_ns),
+                         pct(1 - m.graph_event_ns / m.event_ns), us(m.kernel_ns), us(m.graph_kernel_ns));
+    }
+  }
   out << "\n## Crossover\n\nFirst size, ascending, whose regime is no longer overhead-bound.\n\n";
   out << "| op | dtype | crossover size | regime there | note |\n| --- | --- | ---: | --- | --- |\n";
   for (const Crossover& x : r.crossovers) {
@@ -513,18 +572,19 @@ void write_sweep_markdown(const SweepReport& r, std::ostream& out) {
 }
 
 void print_sweep_table(const SweepReport& r, std::ostream& out) {
-  out << fmt::format("{:<26} {:>11} {:>11} {:>12} {:>6} {:>9} {:>9} {:>6}  {}\n", "point", "kernel us", "event us",
-                     "host API us", "busy", "TFLOP/s", "GB/s", "roof", "regime");
+  out << fmt::format("{:<26} {:>11} {:>11} {:>11} {:>12} {:>6} {:>9} {:>9} {:>6}  {}\n", "point", "kernel us",
+                     "event us", "graph us", "host API us", "busy", "TFLOP/s", "GB/s", "roof", "regime");
   for (const PointMetrics& p : r.points) {
     const PointMeasurement& m = p.m;
     if (!m.measured) {
-      out << fmt::format("{:<26} {:>11} {:>11} {:>12} {:>6} {:>9} {:>9} {:>6}  not measured: {}\n", m.fixture, "-", "-",
-                         "-", "-", "-", "-", "-", m.note);
+      out << fmt::format("{:<26} {:>11} {:>11} {:>11} {:>12} {:>6} {:>9} {:>9} {:>6}  not measured: {}\n", m.fixture,
+                         "-", "-", "-", "-", "-", "-", "-", "-", m.note);
       continue;
     }
-    out << fmt::format("{:<26} {:>11.3f} {:>11.3f} {:>12.3f} {:>6} {:>9.1f} {:>9.1f} {:>6}  {}\n", m.fixture,
-                       m.kernel_ns / 1e3, m.event_ns / 1e3, m.host_api_ns / 1e3, pct(p.busy), p.tflops, p.gbps,
-                       pct(p.roofline_fraction), to_string(p.regime));
+    out << fmt::format("{:<26} {:>11.3f} {:>11.3f} {:>11} {:>12.3f} {:>6} {:>9.1f} {:>9.1f} {:>6}  {}\n", m.fixture,
+                       m.kernel_ns / 1e3, m.event_ns / 1e3, m.graph_steps > 0 ? us(m.graph_event_ns) : "-",
+                       m.host_api_ns / 1e3, pct(p.busy), p.tflops, p.gbps, pct(p.roofline_fraction),
+                       to_string(p.regime));
   }
   out << "crossover (first size not overhead-bound):";
   for (const Crossover& x : r.crossovers) {

@@ -6,7 +6,10 @@
 //  - timed steps, as `bench` records them: ProfilerStep#N > "<fixture>" annotation > "xb::<op>"
 //    cpu_op > the op's API calls, each with a cudaEvent timing (StepTiming), and
 //  - one eager step: ProfilerStep#N > "eager:<fixture>" annotation > R x "xb::<op>" cpu_op, the
-//    op enqueued R times back to back with no synchronization in between (docs/metrics.md).
+//    op enqueued R times back to back with no synchronization in between (docs/metrics.md), and
+//  - unless --no-graph, a graph fixture "graph:<fixture>": the same timed schedule with each
+//    sample's batch captured once into a CUDA graph and replayed (MeasureConfig::graph), so the
+//    launch overhead a graph saves is measured beside the eager launches.
 #pragma once
 
 #include <cstdint>
@@ -41,6 +44,7 @@ struct SweepOptions {
   double warmup_ms = 20;   ///< back-to-back warm-up per point before anything is recorded
   double busy_threshold = 0.5;  ///< RegimeRules::busy_threshold
   bool counters = false;        ///< after the points, the counter pass (counters.json; bench/core/counter_pass.h)
+  bool graph = true;            ///< also time each point in CUDA-graph mode (--no-graph: skip)
   std::filesystem::path out;    ///< run folder; empty = results/runs/<UTC time>-<pid>
   std::optional<std::filesystem::path> ceilings;  ///< ceilings.json; none: calibrate first
 };
@@ -72,6 +76,9 @@ std::optional<CalibrateOptions> parse_calibrate_args(int argc, const char* const
 /// Name of the eager window's annotation: "eager:<fixture>".
 std::string eager_annotation(const std::string& fixture);
 
+/// Name of a point's graph-mode fixture: "graph:<fixture>".
+std::string graph_fixture(const std::string& fixture);
+
 /// Extracts one PointMeasurement per fixture of a sweep session, in fixture order (definitions in
 /// docs/metrics.md, "Sweeps"):
 ///  - kernel_ns: per active timed step, the summed durations of the device activities (kernels,
@@ -83,6 +90,9 @@ std::string eager_annotation(const std::string& fixture);
 ///  - eager window: from the start of the "eager:<fixture>" annotation to the later of its end and
 ///    the end of the last device activity launched inside it; eager_device_ns sums those
 ///    activities; eager_calls counts the cpu_op ranges inside it.
+///  - graph_event_ns / graph_kernel_ns: as event_ns / kernel_ns, over the active steps of the
+///    graph fixture "graph:<fixture>" (FixtureTiming::graph); 0 when there is none. Graph fixtures
+///    are not points of their own.
 /// A fixture that is not verified, or has no timed steps, is returned with measured = false and a
 /// note. Throws InputError when a verified fixture with timed steps has no eager window, or a step
 /// has no device activity.

@@ -62,7 +62,7 @@ double predict_seconds(Op op, DType dtype, std::int64_t n, const SweepOptions& o
   const double bound_ns = roofline_bound_ns(op_flops(op, n), op_bytes(op, dtype, n), cal.roof(to_string(dtype)));
   const double call_s = std::max(bound_ns / 0.7, 10e3) * 1e-9;
   const int eager = std::max(std::min(o.eager_calls, 3), std::min(o.eager_calls, static_cast<int>(kEagerBudgetMs * 1e-3 / call_s)));
-  const int calls = o.wait_steps + o.warmup_steps + o.active_steps + eager + 1;
+  const int calls = (o.graph ? 2 : 1) * (o.wait_steps + o.warmup_steps + o.active_steps) + eager + 1;
   const double rows = n <= 256 ? static_cast<double>(n) : 16.0;
   const double nn = static_cast<double>(n);
   const double verify_s = op == Op::Add ? rows * nn * 20e-9 : rows * nn * nn * 1e-9 + nn * nn * 4e-10;
@@ -72,6 +72,7 @@ double predict_seconds(Op op, DType dtype, std::int64_t n, const SweepOptions& o
 struct PointResult {
   PointRunInfo info;
   double event_median_ns = 0;
+  double graph_median_ns = 0;  ///< 0: not measured in graph mode
   int eager_calls = 0;
 };
 
@@ -140,6 +141,25 @@ PointResult run_point(const PointPlan& p, const SweepOptions& o, Profiler& prof,
     info.timing = m.timing;
     r.event_median_ns = m.stats.median;
     prof.add_fixture(info);
+    if (o.graph) {
+      // The same timed schedule with each sample's batch replayed as one CUDA graph: a fixture of
+      // its own ("graph:<fixture>"), so the validator checks its attribution like any other.
+      FixtureInfo g = info;
+      g.name = graph_fixture(p.name);
+      g.timing = FixtureTiming{};
+      try {
+        cfg.graph = true;
+        const Measurement gm = measure({[&] { w->enqueue(); }}, prof, dev, g.name, cpu_op, cfg);  // drops its graphs
+        g.timing = gm.timing;
+        r.graph_median_ns = gm.stats.median;
+      } catch (const std::exception& e) {
+        XB_CUDA_NOTHROW(cudaStreamSynchronize(stream));
+        r.info.error = std::string("graph mode: ") + e.what();
+        g.verified = false;
+        g.error = r.info.error;
+      }
+      prof.add_fixture(g);
+    }
   } catch (const std::exception& e) {
     r.info.error = e.what();
     info.verified = false;
@@ -262,8 +282,10 @@ int sweep_command(int argc, const char* const* argv) {
       what = "FAILED: " + r.info.error;
       errors.push_back(p.name + ": " + r.info.error);
     } else {
-      what = fmt::format("verified ({:.1f} s), event median {:>10.3f} us, eager x{}", r.info.verify_s,
-                         r.event_median_ns / 1e3, r.eager_calls);
+      what = fmt::format("verified ({:.1f} s), event median {:>10.3f} us{}, eager x{}", r.info.verify_s,
+                         r.event_median_ns / 1e3,
+                         r.graph_median_ns > 0 ? fmt::format(" (graph {:.3f} us)", r.graph_median_ns / 1e3) : "",
+                         r.eager_calls);
     }
     std::cout << fmt::format(" {}  | {} elapsed, about {} left\n", what, duration_text(elapsed),
                              duration_text(std::max(0.0, predicted_left) * scale))

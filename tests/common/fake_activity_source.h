@@ -1,11 +1,16 @@
 // A fake ActivitySource for CPU tests (the kineto test seam): a manual clock, and API + kernel
-// record pairs injected at chosen times, tagged with the external id pushed at launch.
+// record pairs injected at chosen times on the calling thread, tagged (as CUPTI would) with the
+// innermost external id pushed at launch: the NVTX ranges' and push_external_id's, not the
+// profiler's own ranges, which the profiler ties to API records by time.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "profiler/profiler.h"
 
@@ -16,16 +21,25 @@ class FakeSource : public ActivitySource {
  public:
   std::int64_t clock = 1000;
   std::vector<RawRecord> pending;
-  std::vector<std::uint64_t> stack;
-  std::vector<std::pair<std::uint64_t, std::uint32_t>> tagged;  // external id -> correlation
+  std::vector<std::uint64_t> stack;      // every open range, innermost last
+  std::vector<std::uint64_t> external;   // the external ids pushed, innermost last
   std::uint32_t next_corr = 1;
+  std::uint32_t thread_id = static_cast<std::uint32_t>(::syscall(SYS_gettid));
 
   void start() override {}
   std::vector<RawRecord> stop() override { return std::move(pending); }
   std::uint64_t dropped_records() const override { return 0; }
   std::int64_t now_ns() const override { return clock; }
-  void push_external_id(std::uint64_t id) override { stack.push_back(id); }
-  void pop_external_id() override { stack.pop_back(); }
+  void push_external_id(std::uint64_t id) override {
+    stack.push_back(id);
+    external.push_back(id);
+  }
+  void pop_external_id() override {
+    stack.pop_back();
+    external.pop_back();
+  }
+  void enter_range(std::uint64_t id) override { stack.push_back(id); }
+  void exit_range() override { stack.pop_back(); }
   void describe(SessionMeta& meta) const override { meta.cupti_version = 42; }
 
   // NVTX ranges as the CUPTI source records them: ids from kSourceRangeIdBase, pushed as
@@ -43,12 +57,14 @@ class FakeSource : public ActivitySource {
     nvtx.push_back(r);
     nvtx_open.push_back(nvtx.size() - 1);
     stack.push_back(r.id);
+    external.push_back(r.id);
     clock += 5;
   }
   void nvtx_pop() {
     nvtx[nvtx_open.back()].end_ns = clock;
     nvtx_open.pop_back();
     stack.pop_back();
+    external.pop_back();
     clock += 5;
   }
 
@@ -56,12 +72,12 @@ class FakeSource : public ActivitySource {
   /// external id is pushed (the innermost one).
   std::uint32_t next_correlation() {
     const std::uint32_t corr = next_corr++;
-    if (!stack.empty()) {
+    if (!external.empty()) {
       RawRecord ext;
       ext.kind = RawKind::ExternalCorrelation;
       ext.correlation_id = corr;
-      ext.external_kind = 3;
-      ext.external_id = stack.back();
+      ext.external_kind = kProfilerExternalKind;
+      ext.external_id = external.back();
       pending.push_back(ext);
     }
     return corr;
@@ -73,6 +89,7 @@ class FakeSource : public ActivitySource {
     RawRecord api;
     api.kind = RawKind::Runtime;
     api.name = "cudaLaunchKernel";
+    api.thread_id = thread_id;
     api.start_ns = clock;
     api.end_ns = clock + 10;
     api.correlation_id = corr;
@@ -95,6 +112,7 @@ class FakeSource : public ActivitySource {
     RawRecord api;
     api.kind = RawKind::Runtime;
     api.name = "cudaGraphLaunch";
+    api.thread_id = thread_id;
     api.start_ns = clock;
     api.end_ns = clock + 10;
     api.correlation_id = corr;

@@ -44,6 +44,8 @@ TEST(Interrupt, RestorePutsBackThePreviousHandlerAndClearsTheSignal) {
   EXPECT_EXIT(
       {
         static volatile std::sig_atomic_t seen = 0;
+        // The death test's child inherits what earlier tests of this process installed: start clean.
+        restore_interrupt_handlers();
         std::signal(SIGTERM, [](int) { seen = 1; });
         install_interrupt_handlers();
         install_interrupt_handlers();  // twice (bench qualify runs twice): the first saved action stays

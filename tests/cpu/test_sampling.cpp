@@ -27,6 +27,16 @@ TEST(Sampling, RotationSpansTwiceTheL2ForSmallWorkingSets) {
   EXPECT_EQ(rotation_copies(0, l2), 1);
 }
 
+TEST(Sampling, ColdCopiesSpreadTheEventCostWithinTheMemoryBudget) {
+  const std::size_t l2 = 50u << 20;
+  EXPECT_EQ(cold_copies(24576, 24576, l2), 16);                        // rotation's 16 > 8 calls
+  EXPECT_EQ(cold_copies(100u << 20, 100u << 20, l2), kColdCallsPerSample);  // add 4096^2 bf16: 8 x 100 MiB
+  EXPECT_EQ(cold_copies(1536u << 20, 1536u << 20, l2), 2);             // 4 GiB / 1.5 GiB
+  EXPECT_EQ(cold_copies(8u << 30, 8u << 30, l2), 1);                   // over the budget alone: still 1
+  EXPECT_EQ(cold_copies(24576, 0, l2), 16);                            // memory unknown: rotation alone
+  EXPECT_EQ(cold_copies(0, 0, l2), 1);                                 // nothing known: one call per sample
+}
+
 TEST(Sampling, EarlySlowdownSeesBothSigns) {
   std::vector<double> steady(200, 100.0);
   EXPECT_DOUBLE_EQ(early_slowdown(steady), 0.0);

@@ -214,6 +214,60 @@ TEST(MeasurePoints, HandBuiltSession) {
   EXPECT_EQ(p.regime, Regime::Overhead);
 }
 
+Calibration synthetic_calibration();
+
+// The point's graph fixture: ProfilerStep#7 (id 12) > "graph:add/bf16/64" (13) > xb::add (14) >
+// one cudaGraphLaunch (correlation 50) whose graph ran the step's 2 calls as 2 kernels of 600 and
+// 400 ns; event 1600 ns. Per call: kernel (600 + 400) / 2 = 500, event 800; it saves 1 - 800 / 3200.
+RawSession sweep_session_with_graph() {
+  RawSession s = sweep_session();
+  s.records.push_back(ext(50, 14));
+  s.records.push_back(api(RawKind::Runtime, "cudaGraphLaunch", 311, 50, 302000, 303000));
+  s.records.push_back(device(RawKind::Kernel, 50, 310000, 310600, "add_kernel"));
+  s.records.push_back(device(RawKind::Kernel, 50, 310700, 311100, "add_kernel"));
+  s.records[s.records.size() - 2].graph_node_id = 1;
+  s.records.back().graph_node_id = 2;
+  const auto ann = RangeCategory::UserAnnotation;
+  s.ranges.push_back(range(12, 0, "ProfilerStep#7", ann, 300000, 350000));
+  s.ranges.push_back(range(13, 12, "graph:add/bf16/64", ann, 301000, 320000));
+  s.ranges.push_back(range(14, 13, "xb::add", RangeCategory::CpuOp, 301500, 304000));
+  s.event_timings.push_back(StepTiming{"graph:add/bf16/64", 7, 12, 1600, 2});
+  FixtureInfo g = s.fixtures[0];
+  g.name = "graph:add/bf16/64";
+  g.timing.mode = "hot";
+  g.timing.graph = true;
+  g.timing.launches_per_sample = 2;
+  s.fixtures.push_back(g);
+  return s;
+}
+
+TEST(MeasurePoints, GraphFixtureIsPartOfItsEagerPoint) {
+  const std::vector<PointMeasurement> m = measure_points(sweep_session_with_graph());
+  ASSERT_EQ(m.size(), 2u) << "a graph fixture is not a point of its own";
+  const PointMeasurement& a = m[0];
+  EXPECT_EQ(a.fixture, "add/bf16/64");
+  EXPECT_EQ(a.event_ns, 3200);  // the eager figures are unchanged
+  EXPECT_EQ(a.graph_steps, 1);
+  EXPECT_EQ(a.graph_kernel_ns, 500);
+  EXPECT_EQ(a.graph_event_ns, 800);
+  EXPECT_EQ(m[1].graph_steps, 0);
+
+  SweepReport r;
+  r.calibration = synthetic_calibration();
+  analyse(r, m);
+  std::ostringstream js, csv, md;
+  write_sweep_json(r, js);
+  write_sweep_csv(r, csv);
+  write_sweep_markdown(r, md);
+  const auto doc = nlohmann::json::parse(js.str());
+  EXPECT_EQ(doc["points"][0]["graph_event_ns"], 800.0);
+  EXPECT_EQ(doc["points"][0]["graph_kernel_ns"], 500.0);
+  EXPECT_DOUBLE_EQ(doc["points"][0]["graph_saving"].get<double>(), 0.75);
+  EXPECT_TRUE(doc["points"][1]["graph_event_ns"].is_null());
+  EXPECT_NE(csv.str().find(",overhead-bound,0.800,0.500\n"), std::string::npos) << csv.str();
+  EXPECT_NE(md.str().find("| add/bf16/64 | 3.200 | 0.800 | 75% | 1.100 | 0.500 |"), std::string::npos) << md.str();
+}
+
 TEST(MeasurePoints, MissingEagerWindowIsAnInputError) {
   RawSession s = sweep_session();
   s.ranges[7].name = "something else";
@@ -398,7 +452,7 @@ TEST(SweepWriters, FailedPointsAreNullsNotNumbers) {
   EXPECT_TRUE(doc["points"][0]["max_rel_error"].is_null());
   EXPECT_EQ(doc["points"][0]["regime"], "not measured");
   EXPECT_TRUE(doc["crossovers"][0]["size"].is_null());
-  EXPECT_NE(csv.str().find(",not measured\n"), std::string::npos) << csv.str();
+  EXPECT_NE(csv.str().find(",not measured,,\n"), std::string::npos) << csv.str();
 }
 
 /// The committed synthetic sweep is what the writers produce today. To regenerate it (after a
