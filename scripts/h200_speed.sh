@@ -5,8 +5,9 @@
 # the sweep with its eager-vs-graph columns (matmul and add, 64..4096) and its validation;
 # `bench overhead --breakdown` (add, matmul) and PyTorch's profiler overhead measured the same way
 # in the same call; `bench tune-add` at the small sizes (64, 256, 1024); the add kernel against
-# PyTorch's in interleaved rounds (scripts/add_vs_torch.py); the main job's wall time. Steps can
-# be skipped: XB_SKIP="gpu sweep overhead tune add e2e". $OUT: checks.txt, speed.tar.gz.
+# PyTorch's in interleaved rounds (scripts/add_vs_torch.py); cold mode (bench's ops, and a user's
+# saxpy through scripts/h200_core.sh user); the main job's wall time. Steps can
+# be skipped: XB_SKIP="gpu sweep overhead tune add cold e2e". $OUT: checks.txt, speed.tar.gz.
 source "$(dirname "${BASH_SOURCE[0]}")/h200_common.sh" || exit 1
 export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda-13.0}
 h200_workdir /tmp/xb-speed
@@ -21,8 +22,8 @@ if ! skip gpu; then
   grep -E "^\s+[0-9]+ - |\(Failed\)" "$W/ctest_gpu.txt" | head -20
 fi
 if ! skip sweep; then
-  timeout 240 $B/bench sweep --op matmul,add --size 64:4096:x4 --out "$W/sweep" > "$W/sweep.log" 2>&1
-  check "bench sweep --op matmul,add --size 64:4096:x4 (graph columns)" "exit $?, $(grep -E '^validation' "$W/sweep.log")"
+  timeout 240 $B/bench sweep --op matmul,add --size 64,256,1024,4096 --out "$W/sweep" > "$W/sweep.log" 2>&1
+  check "bench sweep --op matmul,add --size (64,256,1024,4096; graph columns)" "exit $?, $(grep -E '^validation' "$W/sweep.log")"
   sed -n '/## Eager launches vs CUDA graph/,/## Crossover/p' "$W/sweep/sweep.md" | head -20
 fi
 if ! skip overhead; then
@@ -51,6 +52,16 @@ if ! skip add; then
   check "scripts/add_vs_torch.py (3 rounds)" "exit $?"
   cat "$W/add_vs_torch/add_vs_torch.md" 2>/dev/null || tail -5 "$W/add_vs_torch.log"
   rm -rf "$W"/add_vs_torch/round*/{raw_session.json,full.json,trace_only.json}
+fi
+if ! skip cold; then
+  # Issue 15: cold mode is batched (one flush, then each instance once): event vs CUPTI per call
+  # must hold without the one-call allowance, for bench's ops and a user's program alike.
+  timeout 120 $B/bench --op add,matmul --size 64,4096 --mode cold --warmup --out "$W/cold" > "$W/cold.log" 2>&1
+  check "bench --op add,matmul --size 64,4096 --mode cold --warmup" "exit $?, $(grep -E '^(PASSED|FAILED)' "$W/cold.log" | head -1)"
+  grep -E "event_vs_cupti|\(cold\)" "$W/cold/summary.md" 2>/dev/null | head -8
+  OUT=$W/user XB_SKIP_CMDS=1 timeout 200 bash scripts/h200_core.sh user > "$W/user.log" 2>&1
+  check "scripts/h200_core.sh user (saxpy hot and cold, installed package)" "exit $?"
+  grep -E "saxpy|event_vs_cupti" "$W/user/checks.txt" 2>/dev/null | head -10
 fi
 if ! skip e2e; then
   t1=$(date +%s%N)
