@@ -35,8 +35,13 @@ const char* to_string(CounterQuantity q) {
   return "unknown";
 }
 
+const char* to_string(CounterSource s) {
+  return s == CounterSource::SassMetrics ? "sass_metrics" : "range_profiler";
+}
+
 const std::vector<CounterMetric>& counter_metrics() {
   using Q = CounterQuantity;
+  constexpr CounterSource kSass = CounterSource::SassMetrics;
   static const std::vector<CounterMetric> metrics = {
       {"dram__bytes_read.sum", Q::DramReadBytes, 1, true},
       {"dram__bytes_write.sum", Q::DramWriteBytes, 1, true},
@@ -44,15 +49,16 @@ const std::vector<CounterMetric>& counter_metrics() {
       {"sm__throughput.avg.pct_of_peak_sustained_elapsed", Q::SmThroughputPct, 1, false},
       {"dram__throughput.avg.pct_of_peak_sustained_elapsed", Q::DramThroughputPct, 1, false},
       // SASS thread instructions with the predicate on: one FLOP each, two for a fused multiply-add.
-      {"smsp__sass_thread_inst_executed_op_hadd_pred_on.sum", Q::SassFlops, 1, false},
-      {"smsp__sass_thread_inst_executed_op_hmul_pred_on.sum", Q::SassFlops, 1, false},
-      {"smsp__sass_thread_inst_executed_op_hfma_pred_on.sum", Q::SassFlops, 2, false},
-      {"smsp__sass_thread_inst_executed_op_fadd_pred_on.sum", Q::SassFlops, 1, false},
-      {"smsp__sass_thread_inst_executed_op_fmul_pred_on.sum", Q::SassFlops, 1, false},
-      {"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", Q::SassFlops, 2, false},
-      {"smsp__sass_thread_inst_executed_op_dadd_pred_on.sum", Q::SassFlops, 1, false},
-      {"smsp__sass_thread_inst_executed_op_dmul_pred_on.sum", Q::SassFlops, 1, false},
-      {"smsp__sass_thread_inst_executed_op_dfma_pred_on.sum", Q::SassFlops, 2, false},
+      // Counted by SASS patching (the SASS metrics API), not by the range profiler's counters.
+      {"smsp__sass_thread_inst_executed_op_hadd_pred_on.sum", Q::SassFlops, 1, false, kSass},
+      {"smsp__sass_thread_inst_executed_op_hmul_pred_on.sum", Q::SassFlops, 1, false, kSass},
+      {"smsp__sass_thread_inst_executed_op_hfma_pred_on.sum", Q::SassFlops, 2, false, kSass},
+      {"smsp__sass_thread_inst_executed_op_fadd_pred_on.sum", Q::SassFlops, 1, false, kSass},
+      {"smsp__sass_thread_inst_executed_op_fmul_pred_on.sum", Q::SassFlops, 1, false, kSass},
+      {"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", Q::SassFlops, 2, false, kSass},
+      {"smsp__sass_thread_inst_executed_op_dadd_pred_on.sum", Q::SassFlops, 1, false, kSass},
+      {"smsp__sass_thread_inst_executed_op_dmul_pred_on.sum", Q::SassFlops, 1, false, kSass},
+      {"smsp__sass_thread_inst_executed_op_dfma_pred_on.sum", Q::SassFlops, 2, false, kSass},
       // Tensor-pipe math operations by source/destination type: already FLOPs (docs/metrics.md).
       {"sm__ops_path_tensor_src_bf16_dst_fp32.sum", Q::TensorFlops, 1, false},
       {"sm__ops_path_tensor_src_fp16_dst_fp32.sum", Q::TensorFlops, 1, false},
@@ -61,6 +67,22 @@ const std::vector<CounterMetric>& counter_metrics() {
       {"sm__ops_path_tensor_src_fp64.sum", Q::TensorFlops, 1, false},
   };
   return metrics;
+}
+
+CounterFigures derive_figures(const FixtureCounters& fixture) {
+  CounterFigures f = derive_figures(fixture.kernels, fixture.calls);
+  double sass = 0;
+  for (const CounterMetric& m : counter_metrics()) {
+    const auto it = fixture.sass.find(m.name);
+    if (it == fixture.sass.end() || m.quantity != CounterQuantity::SassFlops) continue;
+    if (!std::isfinite(it->second) || it->second < 0) {
+      throw std::invalid_argument("derive_figures: " + fixture.name + ": SASS " + m.name + " is negative or not finite");
+    }
+    sass += it->second * m.weight;
+  }
+  f.sass_flops += sass / fixture.calls;
+  f.flops = f.sass_flops + f.tensor_flops;
+  return f;
 }
 
 CounterFigures derive_figures(const std::vector<KernelCounters>& kernels, int calls) {
@@ -120,18 +142,21 @@ void write_counters_json(const CounterSession& s, std::ostream& out) {
   // Which pass every number of this file comes from, said in the file itself.
   doc["pass"] = {{"name", "counters"},
                  {"separate_from_timing", true},
-                 {"note", "every number in this file comes from the counter pass (CUPTI range profiler, each kernel "
-                          "replayed as often as the metrics need); none of it is in a timed sample; times in "
-                          "events.json, table.json and the traces come from the timing pass"}};
+                 {"note", "every number in this file comes from the counter pass (CUPTI range profiler, each call "
+                          "replayed once per pass the metrics need, the L2 flushed before each pass; SASS "
+                          "instruction counts from a SASS-patched call of their own); none of it is in a timed "
+                          "sample; times in events.json, table.json and the traces come from the timing pass"}};
   doc["status"] = s.status;
   doc["reason"] = s.reason;
   doc["method"] = s.method;
   doc["library"] = s.library;
   doc["device"] = {{"name", s.gpu_name}, {"chip", s.chip}, {"l2_bytes", s.l2_bytes}};
   doc["passes"] = s.passes;
+  doc["sass"] = {{"status", s.sass_status}, {"reason", s.sass_reason}};
   json metrics = json::array();
   for (const CounterMetric& m : counter_metrics()) {
-    json j = {{"name", m.name}, {"quantity", to_string(m.quantity)}, {"weight", m.weight}, {"essential", m.essential}};
+    json j = {{"name", m.name},           {"quantity", to_string(m.quantity)}, {"weight", m.weight},
+              {"essential", m.essential}, {"source", to_string(m.source)}};
     const auto rej = s.rejected.find(m.name);
     if (rej != s.rejected.end()) {
       j["accepted"] = false;
@@ -160,8 +185,14 @@ void write_counters_json(const CounterSession& s, std::ostream& out) {
       kernels.push_back({{"range", k.range}, {"values", std::move(values)}});
     }
     j["kernels"] = std::move(kernels);
+    json sass = json::object();
+    for (const auto& [name, v] : f.sass) {
+      require_finite(v, f.name + " SASS " + name);
+      sass[name] = v;
+    }
+    j["sass"] = {{"values", std::move(sass)}, {"error", f.sass_error}};
     if (f.error.empty() && f.calls >= 1) {
-      const CounterFigures c = derive_figures(f.kernels, f.calls);
+      const CounterFigures c = derive_figures(f);
       j["per_call"] = {{"dram_read_bytes", c.dram_read_bytes},   {"dram_write_bytes", c.dram_write_bytes},
                        {"dram_bytes", c.dram_bytes},             {"sass_flops", c.sass_flops},
                        {"tensor_flops", c.tensor_flops},         {"flops", c.flops},
@@ -244,6 +275,12 @@ CounterSession parse_counters_json(const std::string& text) {
   const std::int64_t passes = get_int(doc, "passes", "top level");
   if (passes < 0 || passes > 1000000) bad("passes", "out of range");
   s.passes = static_cast<int>(passes);
+  if (doc.contains("sass")) {  // optional: files written before the SASS metrics pass lack it
+    const json& sass = at(doc, "sass", "top level");
+    s.sass_status = get_string(sass, "status", "sass");
+    if (s.sass_status != "counted" && s.sass_status != "not counted") bad("sass.status", "is neither \"counted\" nor \"not counted\"");
+    s.sass_reason = get_string(sass, "reason", "sass");
+  }
   const json& metrics = get_array(doc, "metrics", "top level");
   for (std::size_t i = 0; i < metrics.size(); ++i) {
     const std::string w = "metrics[" + std::to_string(i) + "]";
@@ -281,6 +318,13 @@ CounterSession parse_counters_json(const std::string& text) {
       if (!values.is_object()) bad(wk + ".values", "not an object");
       for (auto it = values.begin(); it != values.end(); ++it) kc.values[it.key()] = get_number(values, it.key().c_str(), wk + ".values");
       f.kernels.push_back(std::move(kc));
+    }
+    if (fj.contains("sass")) {
+      const json& sass = at(fj, "sass", w);
+      const json& values = at(sass, "values", w + ".sass");
+      if (!values.is_object()) bad(w + ".sass.values", "not an object");
+      for (auto it = values.begin(); it != values.end(); ++it) f.sass[it.key()] = get_number(values, it.key().c_str(), w + ".sass.values");
+      f.sass_error = get_string(sass, "error", w + ".sass");
     }
     s.fixtures.push_back(std::move(f));
   }

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -35,12 +36,23 @@ enum class CounterQuantity {
 /// "dram_throughput_pct", "duration_ns" (counters.json's spelling).
 const char* to_string(CounterQuantity q);
 
+/// Which CUPTI API collects a metric (docs/metrics.md, "Hardware counters").
+enum class CounterSource {
+  RangeProfiler,  ///< hardware counters: CUPTI's range profiler (cupti_range_profiler.h)
+  SassMetrics,    ///< SASS patching: CUPTI's SASS metrics API (cupti_sass_metrics.h); the range
+                  ///< profiler accepts these names but counts 0 (H200, CUDA 13.0)
+};
+
+/// "range_profiler" or "sass_metrics" (counters.json's spelling).
+const char* to_string(CounterSource s);
+
 /// One metric the counter pass asks for (the names are Nsight Compute's and CUPTI's host API's).
 struct CounterMetric {
   std::string name;          ///< e.g. "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"
   CounterQuantity quantity;  ///< what its value contributes to
   double weight = 1;         ///< FLOPs per counted instruction or op (SassFlops, TensorFlops); else 1
   bool essential = false;    ///< the pass is useless without it (DRAM bytes, duration)
+  CounterSource source = CounterSource::RangeProfiler;  ///< the API that collects it
 };
 
 /// Every metric of the counter pass, in collection order, with the FLOP weights and their
@@ -88,7 +100,15 @@ struct FixtureCounters {
   int calls = 1;           ///< calls profiled
   std::vector<KernelCounters> kernels;  ///< every kernel of those calls, in launch order
   std::string error;       ///< why this fixture has no counters ("" = collected)
+  /// The SASS metrics pass: metric name -> total over all kernels of the `calls` calls (SASS
+  /// patching counts per instruction, not per launch). Empty when not counted.
+  std::map<std::string, double> sass;
+  std::string sass_error;  ///< why there are no SASS counts for this fixture ("" = counted)
 };
+
+/// Per-call figures of a fixture: derive_figures of its kernels (range profiler) with its SASS
+/// totals (`sass`, divided by `calls`) added to sass_flops. Throws as derive_figures does.
+CounterFigures derive_figures(const FixtureCounters& fixture);
 
 /// A counter pass: what was collected, how, and for which fixtures (counters.json).
 struct CounterSession {
@@ -102,7 +122,11 @@ struct CounterSession {
   std::string gpu_name;
   std::string chip;           ///< CUPTI's chip name, e.g. "GH100"
   std::uint64_t l2_bytes = 0; ///< the device's L2 size (cudaDevAttrL2CacheSize)
-  int passes = 0;             ///< replay passes per kernel CUPTI needed for the metrics
+  int passes = 0;             ///< replay passes per call the range profiler needed for the metrics
+  /// The SASS metrics pass: "counted", or "not counted" (`sass_reason` says why: API missing,
+  /// device unsupported, no SASS metric offered); independent of `status`.
+  std::string sass_status = "not counted";
+  std::string sass_reason;
   std::vector<std::string> accepted;                   ///< metrics CUPTI accepted
   std::map<std::string, std::string> rejected;         ///< metric -> why CUPTI refused it
   std::vector<FixtureCounters> fixtures;
@@ -127,20 +151,30 @@ CounterSession read_counters_json(const std::filesystem::path& path);
 class CounterCollector {
  public:
   virtual ~CounterCollector() = default;
-  /// Starts a collection: every kernel launched from now on (any stream of the device) is one
-  /// range. Throws ProfilerError.
-  virtual void begin() = 0;
-  /// Waits for the device, ends the collection (replaying kernels as often as the metrics need)
-  /// and returns one KernelCounters per kernel launched since begin(), in launch order. Throws
-  /// ProfilerError.
-  virtual std::vector<KernelCounters> end() = 0;
-  /// Fills method, library, chip, passes, accepted and rejected metrics into `session`.
+  /// Range profiler: profiles `work` (which enqueues the profiled calls; re-callable, same
+  /// kernels every time), replaying it once per pass the metrics need and calling `before_pass`
+  /// before each pass, outside the collection (the counter pass flushes the L2 there and waits for
+  /// the device). Returns one KernelCounters per kernel launch of one replay, in launch order.
+  /// Throws ProfilerError, and what `work` or `before_pass` throw.
+  virtual std::vector<KernelCounters> collect(const std::function<void()>& work,
+                                              const std::function<void()>& before_pass) = 0;
+  /// Ends range profiling and readies the SASS metrics pass; collect() may not be called after
+  /// it. Returns "" when collect_sass can run, else one line saying why not (never throws).
+  virtual std::string prepare_sass() = 0;
+  /// SASS metrics pass (after prepare_sass() returned ""): runs `work` once with its kernels
+  /// SASS-patched and returns metric name -> total over every kernel it launched. Throws
+  /// ProfilerError, and what `work` throws.
+  virtual std::map<std::string, double> collect_sass(const std::function<void()>& work) = 0;
+  /// Fills method, library, chip, passes, accepted and rejected metrics (of both passes) into
+  /// `session`.
   virtual void describe(CounterSession& session) const = 0;
 };
 
 /// The CUPTI counter collector on CUDA device `device` (profiler/cupti_counters.cpp): CUPTI's range
-/// profiler (cupti_range_profiler.h), auto range and kernel replay, metrics evaluated with the
-/// profiler host API (cupti_profiler_host.h). libcupti is loaded at run time as for the activity
+/// profiler (cupti_range_profiler.h), auto range and user replay (the caller's `before_pass`
+/// before each pass), metrics evaluated with the profiler host API (cupti_profiler_host.h); the
+/// SASS instruction counters from CUPTI's SASS metrics API (profiler/cupti_sass_metrics.cpp) in a
+/// pass of their own, unless XB_COUNTERS_SASS=0. libcupti is loaded at run time as for the activity
 /// profiler (profiler/cupti_api.h). Metrics the chip does not know are left out and listed in
 /// `rejected`. Throws ProfilerError with one line saying why when it cannot collect: the library or
 /// its range profiler functions missing, CUPTI_ERROR_INSUFFICIENT_PRIVILEGES (profiling restricted

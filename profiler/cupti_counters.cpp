@@ -1,8 +1,11 @@
-// CUPTI adapter of the counter pass (profiler/counters.h): the only code that talks to CUPTI's
-// profiling API. Range profiler (cupti_range_profiler.h) in auto range mode, one range per kernel
-// launch, with kernel replay (CUPTI saves and restores device memory and replays each kernel once
-// per pass the metrics need); metric names are checked and evaluated with the profiler host API
-// (cupti_profiler_host.h). Reference: CUPTI documentation, "CUPTI Range Profiling API" and
+// CUPTI adapter of the counter pass (profiler/counters.h): with cupti_sass_metrics.cpp, the only
+// code that talks to CUPTI's profiling APIs. Range profiler (cupti_range_profiler.h) in auto range
+// mode, one range per kernel launch, with user replay: the caller's work is run once per pass the
+// metrics need, after the caller's before_pass (the counter pass flushes the L2 there, so that each
+// pass starts from a cold L2, as Nsight Compute's --cache-control all does; kernel replay started
+// every pass after the last one with a warm L2); metric names are checked and evaluated with the
+// profiler host API (cupti_profiler_host.h). Then, after range profiling is disabled, the SASS
+// metrics pass (cupti_sass_metrics.h) counts the SASS FLOP instructions. Reference: CUPTI documentation, "CUPTI Range Profiling API" and
 // "CUPTI Profiler Host API"; the CUDA Toolkit headers named above. Why the range profiler and not
 // PM sampling: docs/metrics.md ("Hardware counters").
 //
@@ -25,6 +28,7 @@
 
 #include "profiler/counters.h"
 #include "profiler/cupti_api.h"
+#include "profiler/cupti_sass_metrics.h"
 #include "profiler/profiler.h"
 
 namespace xb {
@@ -83,11 +87,7 @@ Params params(std::size_t struct_size) {
   return p;
 }
 
-std::string result_name(CUptiResult r) {
-  const char* text = nullptr;
-  if (cupti().cuptiGetResultString(r, &text) != CUPTI_SUCCESS || text == nullptr) return "CUPTI error " + std::to_string(r);
-  return text;
-}
+std::string result_name(CUptiResult r) { return cupti_result_name(r); }
 
 class CuptiCounterCollector final : public CounterCollector {
  public:
@@ -101,8 +101,8 @@ class CuptiCounterCollector final : public CounterCollector {
   }
   ~CuptiCounterCollector() override { teardown(); }
 
-  void begin() override {
-    if (collecting_) throw ProfilerError("counter pass: begin() while collecting");
+  std::vector<KernelCounters> collect(const std::function<void()>& work, const std::function<void()>& before_pass) override {
+    if (range_ == nullptr) throw ProfilerError("counter pass: range profiling already ended (prepare_sass)");
     auto init = params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
     init.pRangeProfilerObject = range_;
     init.counterDataSize = counter_data_.size();
@@ -114,29 +114,45 @@ class CuptiCounterCollector final : public CounterCollector {
     set.pConfig = config_.data();
     set.counterDataImageSize = counter_data_.size();
     set.pCounterDataImage = counter_data_.data();
-    set.range = CUPTI_AutoRange;       // one range per kernel launch
-    set.replayMode = CUPTI_KernelReplay;  // CUPTI replays each kernel for every pass
+    set.range = CUPTI_AutoRange;        // one range per kernel launch
+    set.replayMode = CUPTI_UserReplay;  // we run the work once per pass, after before_pass
     set.maxRangesPerPass = kMaxRanges;
     set.numNestingLevels = 1;
     set.minNestingLevel = 1;
     set.passIndex = 0;
     set.targetNestingLevel = 1;
     call("cuptiRangeProfilerSetConfig", api_.cuptiRangeProfilerSetConfig(&set));
-    auto start = params<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
-    start.pRangeProfilerObject = range_;
-    call("cuptiRangeProfilerStart", api_.cuptiRangeProfilerStart(&start));
-    collecting_ = true;
-  }
-
-  std::vector<KernelCounters> end() override {
-    if (!collecting_) throw ProfilerError("counter pass: end() without begin()");
-    collecting_ = false;
-    const cudaError_t sync = cudaDeviceSynchronize();
-    auto stop = params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
-    stop.pRangeProfilerObject = range_;
-    call("cuptiRangeProfilerStop", api_.cuptiRangeProfilerStop(&stop));
-    if (sync != cudaSuccess) throw ProfilerError(std::string("counter pass: cudaDeviceSynchronize: ") + cudaGetErrorString(sync));
-    if (!stop.isAllPassSubmitted) note("cuptiRangeProfilerStop: isAllPassSubmitted = 0 (kernel replay should submit all)");
+    // CUPTI says after each Stop whether every pass has been submitted; more passes than the
+    // config image's count would be a CUPTI or workload fault: stop with an error, never loop on.
+    const int max_passes = 2 * (passes_ > 0 ? passes_ : 1) + 2;
+    int pass = 0;
+    for (bool all_submitted = false; !all_submitted; ++pass) {
+      if (pass == max_passes) {
+        throw ProfilerError("counter pass: CUPTI still wanted passes after " + std::to_string(pass) +
+                            " (the config image needs " + std::to_string(passes_) + ")");
+      }
+      before_pass();  // outside Start/Stop: not profiled
+      auto start = params<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
+      start.pRangeProfilerObject = range_;
+      call(pass == 0 ? "cuptiRangeProfilerStart" : nullptr, api_.cuptiRangeProfilerStart(&start));
+      cudaError_t sync = cudaSuccess;
+      try {
+        work();
+        sync = cudaDeviceSynchronize();
+      } catch (...) {
+        cudaDeviceSynchronize();
+        auto stop = params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
+        stop.pRangeProfilerObject = range_;
+        api_.cuptiRangeProfilerStop(&stop);
+        throw;
+      }
+      auto stop = params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
+      stop.pRangeProfilerObject = range_;
+      call(pass == 0 ? "cuptiRangeProfilerStop" : nullptr, api_.cuptiRangeProfilerStop(&stop));
+      if (sync != cudaSuccess) throw ProfilerError(std::string("counter pass: cudaDeviceSynchronize: ") + cudaGetErrorString(sync));
+      all_submitted = stop.isAllPassSubmitted != 0;
+    }
+    note("user replay: " + std::to_string(pass) + " passes (config image: " + std::to_string(passes_) + ")");
     auto decode = params<CUpti_RangeProfiler_DecodeData_Params>(CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
     decode.pRangeProfilerObject = range_;
     call("cuptiRangeProfilerDecodeData", api_.cuptiRangeProfilerDecodeData(&decode));
@@ -178,14 +194,39 @@ class CuptiCounterCollector final : public CounterCollector {
     return out;
   }
 
+  std::string prepare_sass() override {
+    disable_range_profiler();
+    if (const char* env = std::getenv("XB_COUNTERS_SASS"); env != nullptr && std::string(env) == "0") {
+      return "XB_COUNTERS_SASS=0 (the SASS metrics pass was switched off)";
+    }
+    try {
+      sass_ = std::make_unique<SassMetricsPass>(device_, ctx_, chip_, [this](const std::string& l) { note(l); });
+    } catch (const ProfilerError& e) {
+      note(e.what());
+      return e.what();
+    }
+    return "";
+  }
+
+  std::map<std::string, double> collect_sass(const std::function<void()>& work) override {
+    if (!sass_) throw ProfilerError("counter pass: collect_sass without a ready SASS metrics pass");
+    return sass_->collect(work);
+  }
+
   void describe(CounterSession& s) const override {
-    s.method = "CUPTI range profiler (cupti_range_profiler.h): auto range (one range per kernel launch), kernel "
-               "replay; metrics evaluated with the profiler host API (cupti_profiler_host.h)";
+    s.method = "CUPTI range profiler (cupti_range_profiler.h): auto range (one range per kernel launch), user "
+               "replay (the call run once per pass, the L2 flushed before each pass); metrics evaluated with the "
+               "profiler host API (cupti_profiler_host.h); SASS FLOP instructions from the SASS metrics API "
+               "(cupti_sass_metrics.h), one patched call per fixture after range profiling";
     s.library = cupti().path;
     s.chip = chip_;
     s.passes = passes_;
     s.accepted = accepted_;
     s.rejected = rejected_;
+    if (sass_) {  // kept apart: metric_ptrs_ points into accepted_
+      for (const std::string& a : sass_->accepted()) s.accepted.push_back(a);
+      for (const auto& [name, why] : sass_->rejected()) s.rejected[name] = why;
+    }
   }
 
  private:
@@ -198,7 +239,12 @@ class CuptiCounterCollector final : public CounterCollector {
 
   /// Logs the call's result; throws ProfilerError unless it succeeded. Insufficient privileges
   /// get the one line that says what to do.
+  /// `what` null: logged only when it failed (the replay loop's per-pass calls).
   void call(const char* what, CUptiResult r) const {
+    if (what == nullptr) {
+      if (r == CUPTI_SUCCESS) return;
+      what = "cuptiRangeProfilerStart/Stop (replay pass)";
+    }
     note(std::string(what) + " -> " + (r == CUPTI_SUCCESS ? "CUPTI_SUCCESS" : result_name(r)));
     if (r == CUPTI_SUCCESS) return;
     if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) {
@@ -226,7 +272,7 @@ class CuptiCounterCollector final : public CounterCollector {
         fn == nullptr) {
       throw ProfilerError("hardware counters unavailable: cannot find the driver's cuCtxGetCurrent");
     }
-    CUcontext ctx = nullptr;
+    CUcontext& ctx = ctx_;
     if (reinterpret_cast<CUresult (*)(CUcontext*)>(fn)(&ctx) != CUDA_SUCCESS || ctx == nullptr) {
       throw ProfilerError("hardware counters unavailable: no current CUDA context");
     }
@@ -288,9 +334,10 @@ class CuptiCounterCollector final : public CounterCollector {
     counter_data_.assign(data.counterDataSize, 0);
   }
 
-  /// Adds each metric on its own, so that one the chip refuses is named and left out.
+  /// Adds each range profiler metric on its own, so that one the chip refuses is named and left out.
   void add_metrics() {
     for (const CounterMetric& m : counter_metrics()) {
+      if (m.source != CounterSource::RangeProfiler) continue;
       const std::string base = m.name.substr(0, m.name.find('.'));
       auto props = params<CUpti_Profiler_Host_GetMetricProperties_Params>(CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE);
       props.pHostObject = host_;
@@ -324,13 +371,19 @@ class CuptiCounterCollector final : public CounterCollector {
     for (const std::string& a : accepted_) metric_ptrs_.push_back(a.c_str());
   }
 
-  void teardown() noexcept {
+  void disable_range_profiler() noexcept {
     if (range_ != nullptr) {
       auto p = params<CUpti_RangeProfiler_Disable_Params>(CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE);
       p.pRangeProfilerObject = range_;
-      api_.cuptiRangeProfilerDisable(&p);
+      const CUptiResult r = api_.cuptiRangeProfilerDisable(&p);
+      note(std::string("cuptiRangeProfilerDisable -> ") + (r == CUPTI_SUCCESS ? "CUPTI_SUCCESS" : result_name(r)));
       range_ = nullptr;
     }
+  }
+
+  void teardown() noexcept {
+    sass_.reset();
+    disable_range_profiler();
     if (host_ != nullptr) {
       auto p = params<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
       p.pHostObject = host_;
@@ -347,8 +400,8 @@ class CuptiCounterCollector final : public CounterCollector {
   const ProfilingApi& api_;
   std::ostream* log_;
   int device_;
+  CUcontext ctx_ = nullptr;
   bool initialized_ = false;
-  bool collecting_ = false;
   std::string chip_;
   int passes_ = 0;
   std::vector<std::uint8_t> availability_;
@@ -359,9 +412,16 @@ class CuptiCounterCollector final : public CounterCollector {
   std::vector<std::string> accepted_;  // owns the names metric_ptrs_ points into (never resized after)
   std::vector<const char*> metric_ptrs_;
   std::map<std::string, std::string> rejected_;
+  std::unique_ptr<SassMetricsPass> sass_;  // after prepare_sass()
 };
 
 }  // namespace
+
+std::string cupti_result_name(CUptiResult r) {
+  const char* text = nullptr;
+  if (cupti().cuptiGetResultString(r, &text) != CUPTI_SUCCESS || text == nullptr) return "CUPTI error " + std::to_string(r);
+  return text;
+}
 
 std::unique_ptr<CounterCollector> make_cupti_counter_collector(int device, std::ostream* log) {
   return std::make_unique<CuptiCounterCollector>(device, log);

@@ -11,7 +11,8 @@
 namespace xb {
 
 CounterSession run_counter_pass(const std::vector<CounterJob>& jobs, const CollectorFactory& make_collector,
-                                const std::function<void()>& sync, int calls) {
+                                const std::function<void()>& sync, const std::function<void()>& before_pass,
+                                int calls) {
   if (calls < 1) throw std::invalid_argument("run_counter_pass: calls must be at least 1");
   CounterSession s;
   std::unique_ptr<CounterCollector> collector;
@@ -21,31 +22,27 @@ CounterSession run_counter_pass(const std::vector<CounterJob>& jobs, const Colle
     s.status = "unavailable";
     s.reason = e.what();
   }
-  if (collector) collector->describe(s);
+  // Makes the job's call, runs it once outside any collection and returns what runs `calls` calls.
+  auto prepared = [&](const CounterJob& job) -> std::function<void()> {
+    const std::function<void()> call = job.make_call();
+    call();  // outside the collection: module loading, cuBLASLt heuristics, first-touch
+    sync();
+    return [call, calls] {
+      for (int i = 0; i < calls; ++i) call();
+    };
+  };
   for (const CounterJob& job : jobs) {
     FixtureCounters f = job.fixture;
     f.calls = calls;
     f.kernels.clear();
     if (!collector) {
       f.error = "no counter pass: " + s.reason;
+      f.sass_error = f.error;
       s.fixtures.push_back(std::move(f));
       continue;
     }
     try {
-      const std::function<void()> call = job.make_call();
-      call();  // outside the collection: module loading, cuBLASLt heuristics, first-touch
-      sync();
-      collector->begin();
-      try {
-        for (int i = 0; i < calls; ++i) call();
-      } catch (...) {
-        try {
-          collector->end();
-        } catch (...) {
-        }
-        throw;
-      }
-      f.kernels = collector->end();
+      f.kernels = collector->collect(prepared(job), before_pass);
       if (f.kernels.empty()) f.error = "the call launched no kernel the range profiler saw";
     } catch (const std::exception& e) {
       f.kernels.clear();
@@ -53,6 +50,33 @@ CounterSession run_counter_pass(const std::vector<CounterJob>& jobs, const Colle
     }
     s.fixtures.push_back(std::move(f));
   }
+  if (!collector) {
+    s.sass_reason = "no counter pass: " + s.reason;
+    return s;
+  }
+  // The SASS metrics pass: its own, after range profiling (patched kernels run slower and
+  // differently; nothing of it may reach the range profiler's numbers).
+  const std::string why_not = collector->prepare_sass();
+  s.sass_status = why_not.empty() ? "counted" : "not counted";
+  s.sass_reason = why_not;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    FixtureCounters& f = s.fixtures[i];
+    if (!why_not.empty()) {
+      f.sass_error = "not counted: " + why_not;
+      continue;
+    }
+    if (!f.error.empty()) {
+      f.sass_error = "not counted: " + f.error;
+      continue;
+    }
+    try {
+      f.sass = collector->collect_sass(prepared(jobs[i]));
+    } catch (const std::exception& e) {
+      f.sass.clear();
+      f.sass_error = e.what();
+    }
+  }
+  collector->describe(s);
   return s;
 }
 
@@ -66,7 +90,9 @@ void print_counter_table(const CounterSession& s, std::ostream& out) {
     out << "counters: not collected: " << s.reason << "\n";
     return;
   }
-  out << fmt::format("counters ({} replay passes per kernel; from the counter pass, not the timed samples):\n", s.passes);
+  out << fmt::format("counters ({} replay passes per call, L2 flushed before each; from the counter pass, not the timed "
+                     "samples):\n",
+                     s.passes);
   out << fmt::format("{:<28} {:>12} {:>12} {:>8} {:>14} {:>14} {:>8} {:>10} {:>6} {:>6}\n", "fixture", "model MB",
                      "DRAM MB", "diff", "model GFLOP", "counted GFLOP", "diff", "FLOP/B", "SM%", "DRAM%");
   for (const FixtureCounters& f : s.fixtures) {
@@ -74,11 +100,18 @@ void print_counter_table(const CounterSession& s, std::ostream& out) {
       out << fmt::format("{:<28} error: {}\n", f.name, f.error);
       continue;
     }
-    const CounterFigures c = derive_figures(f.kernels, f.calls);
+    const CounterFigures c = derive_figures(f);
     out << fmt::format("{:<28} {:>12.3f} {:>12.3f} {:>+7.2f}% {:>14.4f} {:>14.4f} {:>+7.2f}% {:>10.3f} {:>6.1f} {:>6.1f}\n",
                        f.name, f.model_bytes / 1e6, c.dram_bytes / 1e6, 100 * relative_to_model(c.dram_bytes, f.model_bytes),
                        f.model_flops / 1e9, c.flops / 1e9, 100 * relative_to_model(c.flops, f.model_flops), c.intensity(),
                        c.sm_throughput_pct, c.dram_throughput_pct);
+  }
+  if (s.sass_status != "counted") {
+    out << "counters: SASS FLOPs not counted (FLOPs are tensor-pipe only): " << s.sass_reason << "\n";
+  } else {
+    for (const FixtureCounters& f : s.fixtures) {
+      if (f.error.empty() && !f.sass_error.empty()) out << "counters: " << f.name << ": SASS FLOPs not counted: " << f.sass_error << "\n";
+    }
   }
   if (!s.rejected.empty()) {
     std::string names;

@@ -1,6 +1,7 @@
 // The counter pass (bench --counters, bench sweep --counters; docs/metrics.md "Hardware
-// counters"): after the timing pass, each fixture's call once more, this time under CUPTI's range
-// profiler, which replays every kernel as often as its metrics need. Never mixed into timed
+// counters"): after the timing pass, each fixture's call again, under CUPTI's range profiler (the
+// call replayed once per pass its metrics need, the L2 flushed before each pass), then once more
+// with its kernels SASS-patched for the SASS FLOP instruction counts. Never mixed into timed
 // samples: its numbers go to counters.json only. The loop is plain C++ over a CounterCollector
 // (profiler/counters.h), CPU-tested with a fake one; run_counter_pass_on_gpu is its CUDA side.
 #pragma once
@@ -32,13 +33,18 @@ struct CounterJob {
 using CollectorFactory = std::function<std::unique_ptr<CounterCollector>()>;
 
 /// Runs the pass: makes the collector once (a ProfilerError from it gives status "unavailable"
-/// with its message as the reason, every fixture listed with that error, and no exception); then
-/// per job: make_call(), one call outside the collection (lazy loading, library heuristics),
-/// `sync()`, collector begin(), `calls` calls, end(). A job that throws gets its error and the
-/// pass goes on. `created_utc`, gpu_name and l2_bytes are the caller's to fill. Throws
+/// with its message as the reason, every fixture listed with that error, and no exception). Range
+/// profiler, per job: make_call(), one call outside the collection (lazy loading, library
+/// heuristics), `sync()`, collector collect() of `calls` calls with `before_pass` before each
+/// replay pass (the caller's L2 flush, which waits for the device); the instance is released.
+/// Then prepare_sass(), and when it says ready, per job without error: make_call(), one
+/// unprofiled call, `sync()`, collect_sass() of `calls` calls; otherwise every fixture's
+/// sass_error says why. A job that throws gets its error (or sass_error) and the pass goes on.
+/// describe() last. `created_utc`, gpu_name and l2_bytes are the caller's to fill. Throws
 /// std::invalid_argument for calls < 1.
 CounterSession run_counter_pass(const std::vector<CounterJob>& jobs, const CollectorFactory& make_collector,
-                                const std::function<void()>& sync, int calls = 1);
+                                const std::function<void()>& sync, const std::function<void()>& before_pass,
+                                int calls = 1);
 
 /// Relative difference measured / model - 1; 0 when both are 0, +inf never (model 0 and measured
 /// > 0 give 1).
@@ -50,7 +56,8 @@ double relative_to_model(double measured, double model);
 void print_counter_table(const CounterSession& session, std::ostream& out);
 
 /// The counter pass of `fixtures` (registered benchmarks, bench/core/api.h) on `stream` and the
-/// current device, after everything timed: run_counter_pass with the CUPTI collector
+/// current device, after everything timed: run_counter_pass with the CUPTI collector, an L2 flush
+/// before each replay pass (a read of a buffer twice the L2: kernels/l2_read.h)
 /// (make_cupti_counter_collector; with XB_COUNTERS_LOG set, "-" for stderr or a file name, every
 /// CUPTI call's result and each metric accepted or rejected are logged there), then writes
 /// `dir`/counters.json and prints the table to `out`. An unavailable pass is one line, never an

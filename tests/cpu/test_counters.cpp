@@ -96,11 +96,15 @@ TEST(Counters, JsonRoundTripAndStrictReader) {
   f.model_flops = 4096;
   f.model_bytes = 24576;
   f.kernels.push_back(kernel({{"dram__bytes_read.sum", 16384}, {"gpu__time_duration.sum", 2048.5}}));
+  f.sass["smsp__sass_thread_inst_executed_op_fadd_pred_on.sum"] = 777;
+  s.sass_status = "counted";
   s.fixtures.push_back(f);
   xb::FixtureCounters failed = f;
   failed.name = "add/bf16/128";
   failed.kernels.clear();
   failed.error = "boom";
+  failed.sass.clear();
+  failed.sass_error = "not counted: boom";
   s.fixtures.push_back(failed);
   std::ostringstream out;
   xb::write_counters_json(s, out);
@@ -109,6 +113,12 @@ TEST(Counters, JsonRoundTripAndStrictReader) {
   EXPECT_TRUE(doc["pass"]["separate_from_timing"].get<bool>());
   EXPECT_DOUBLE_EQ(doc["fixtures"][0]["per_call"]["dram_bytes"].get<double>(), 16384);
   EXPECT_FALSE(doc["fixtures"][1].contains("per_call"));
+  EXPECT_DOUBLE_EQ(doc["fixtures"][0]["per_call"]["sass_flops"].get<double>(), 777) << "SASS totals in the figures";
+  EXPECT_EQ(doc["sass"]["status"], "counted");
+  for (const auto& m : doc["metrics"]) {
+    const bool sass = m["name"].get<std::string>().rfind("smsp__sass_", 0) == 0;
+    EXPECT_EQ(m["source"], sass ? "sass_metrics" : "range_profiler") << m["name"];
+  }
   const xb::CounterSession back = xb::parse_counters_json(out.str());
   EXPECT_EQ(back.status, "collected");
   EXPECT_EQ(back.chip, "GH100");
@@ -119,6 +129,9 @@ TEST(Counters, JsonRoundTripAndStrictReader) {
   ASSERT_EQ(back.fixtures.size(), 2u);
   EXPECT_EQ(back.fixtures[0].kernels[0].values, f.kernels[0].values);
   EXPECT_EQ(back.fixtures[1].error, "boom");
+  EXPECT_EQ(back.sass_status, "counted");
+  EXPECT_EQ(back.fixtures[0].sass, f.sass);
+  EXPECT_EQ(back.fixtures[1].sass_error, "not counted: boom");
 
   auto bad = [&](const std::string& from, const std::string& to) {
     std::string text = out.str();
@@ -132,16 +145,33 @@ TEST(Counters, JsonRoundTripAndStrictReader) {
   EXPECT_THROW(xb::parse_counters_json(bad("16384", "-16384")), xb::InputError);
   EXPECT_THROW(xb::parse_counters_json(bad("\"collected\"", "\"maybe\"")), xb::InputError);
   EXPECT_THROW(xb::parse_counters_json(bad("\"calls\": 1", "\"calls\": 0")), xb::InputError);
+  EXPECT_THROW(xb::parse_counters_json(bad("\"counted\"", "\"perhaps\"")), xb::InputError);
+  EXPECT_THROW(xb::parse_counters_json(bad("fadd_pred_on.sum\": 777.0", "fadd_pred_on.sum\": -777.0")), xb::InputError);
 }
 
-/// A collector that records what the pass does, in order.
+/// A collector that records what the pass does, in order: the range profiler's user replay (two
+/// passes, before_pass outside each), then the SASS pass (or the reason it gives for none).
 class FakeCollector : public xb::CounterCollector {
  public:
-  explicit FakeCollector(std::string* log) : log_(log) {}
-  void begin() override { *log_ += "begin;"; }
-  std::vector<xb::KernelCounters> end() override {
-    *log_ += "end;";
+  explicit FakeCollector(std::string* log, std::string sass_why_not = "") : log_(log), why_not_(std::move(sass_why_not)) {}
+  std::vector<xb::KernelCounters> collect(const std::function<void()>& work, const std::function<void()>& before_pass) override {
+    for (int pass = 0; pass < 2; ++pass) {
+      before_pass();
+      *log_ += "start;";
+      work();
+      *log_ += "stop;";
+    }
     return {kernel({{"dram__bytes_read.sum", 10}})};
+  }
+  std::string prepare_sass() override {
+    *log_ += "prepare_sass;";
+    return why_not_;
+  }
+  std::map<std::string, double> collect_sass(const std::function<void()>& work) override {
+    *log_ += "sass{";
+    work();
+    *log_ += "}";
+    return {{"smsp__sass_thread_inst_executed_op_fadd_pred_on.sum", 8}, {"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", 1}};
   }
   void describe(xb::CounterSession& s) const override {
     s.method = "fake";
@@ -150,6 +180,7 @@ class FakeCollector : public xb::CounterCollector {
 
  private:
   std::string* log_;
+  std::string why_not_;
 };
 
 std::vector<xb::CounterJob> jobs(std::string* log) {
@@ -167,20 +198,47 @@ std::vector<xb::CounterJob> jobs(std::string* log) {
   return out;
 }
 
-TEST(CounterPass, OneUnprofiledCallThenTheProfiledOnesAndFailuresStayPerFixture) {
+TEST(CounterPass, OneUnprofiledCallThenAFlushBeforeEveryReplayPassThenTheSassPass) {
   std::string log;
   const auto s = xb::run_counter_pass(
-      jobs(&log), [&] { return std::make_unique<FakeCollector>(&log); }, [&] { log += "sync;"; }, 2);
-  EXPECT_EQ(log, "call;sync;begin;call;call;end;");
+      jobs(&log), [&] { return std::make_unique<FakeCollector>(&log); }, [&] { log += "sync;"; },
+      [&] { log += "flush;"; }, 2);
+  EXPECT_EQ(log,
+            "call;sync;"                                       // range profiler: the unprofiled call
+            "flush;start;call;call;stop;flush;start;call;call;stop;"  // two replay passes, 2 calls each
+            "prepare_sass;"
+            "call;sync;sass{call;call;}");                     // SASS pass: a fresh instance, its own call
   EXPECT_EQ(s.status, "collected");
   EXPECT_EQ(s.method, "fake");
   EXPECT_EQ(s.passes, 3);
+  EXPECT_EQ(s.sass_status, "counted");
   ASSERT_EQ(s.fixtures.size(), 2u);
   EXPECT_EQ(s.fixtures[0].calls, 2);
   EXPECT_EQ(s.fixtures[0].kernels.size(), 1u);
   EXPECT_TRUE(s.fixtures[0].error.empty());
+  EXPECT_TRUE(s.fixtures[0].sass_error.empty());
+  EXPECT_DOUBLE_EQ(xb::derive_figures(s.fixtures[0]).sass_flops, (8 + 2 * 1) / 2.0) << "per call, FFMA x 2";
   EXPECT_EQ(s.fixtures[1].error, "factory failed");
-  EXPECT_THROW(xb::run_counter_pass(jobs(&log), nullptr, [] {}, 0), std::invalid_argument);
+  EXPECT_NE(s.fixtures[1].sass_error.find("factory failed"), std::string::npos);
+  EXPECT_THROW(xb::run_counter_pass(jobs(&log), nullptr, [] {}, [] {}, 0), std::invalid_argument);
+}
+
+TEST(CounterPass, SassNotCountedSaysWhyAndKeepsTheRangeProfilerFigures) {
+  std::string log;
+  const auto s = xb::run_counter_pass(
+      jobs(&log), [&] { return std::make_unique<FakeCollector>(&log, "SASS metrics: none offered"); }, [] {}, [] {});
+  EXPECT_EQ(log.find("sass{"), std::string::npos) << log;
+  EXPECT_EQ(s.status, "collected");
+  EXPECT_EQ(s.sass_status, "not counted");
+  EXPECT_EQ(s.sass_reason, "SASS metrics: none offered");
+  EXPECT_EQ(s.fixtures[0].sass_error, "not counted: SASS metrics: none offered");
+  EXPECT_DOUBLE_EQ(xb::derive_figures(s.fixtures[0]).dram_read_bytes, 10);
+  EXPECT_DOUBLE_EQ(xb::derive_figures(s.fixtures[0]).sass_flops, 0);
+  std::ostringstream table;
+  xb::print_counter_table(s, table);
+  EXPECT_NE(table.str().find("SASS FLOPs not counted (FLOPs are tensor-pipe only): SASS metrics: none offered"),
+            std::string::npos)
+      << table.str();
 }
 
 TEST(CounterPass, AnUnavailableCollectorIsOneLineNotAnException) {
@@ -191,9 +249,10 @@ TEST(CounterPass, AnUnavailableCollectorIsOneLineNotAnException) {
         throw xb::ProfilerError("hardware counters unavailable: cuptiRangeProfilerEnable returned "
                                 "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES");
       },
-      [] {});
+      [] {}, [] {});
   EXPECT_EQ(log, "") << "nothing launched without a collector";
   EXPECT_EQ(s.status, "unavailable");
+  EXPECT_EQ(s.sass_status, "not counted");
   EXPECT_NE(s.reason.find("INSUFFICIENT_PRIVILEGES"), std::string::npos);
   for (const auto& f : s.fixtures) EXPECT_NE(f.error.find("no counter pass"), std::string::npos);
   std::ostringstream table;
