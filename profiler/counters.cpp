@@ -275,6 +275,7 @@ CounterSession parse_counters_json(const std::string& text) {
   const std::int64_t passes = get_int(doc, "passes", "top level");
   if (passes < 0 || passes > 1000000) bad("passes", "out of range");
   s.passes = static_cast<int>(passes);
+  s.sass_reason = "no SASS metrics pass in this file (written before there was one)";
   if (doc.contains("sass")) {  // optional: files written before the SASS metrics pass lack it
     const json& sass = at(doc, "sass", "top level");
     s.sass_status = get_string(sass, "status", "sass");
