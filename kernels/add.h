@@ -21,9 +21,10 @@ enum class AddCachePolicy {
   Streaming,    ///< ld.global.cs / st.global.cs: evict-first, for data used once (__ldcs/__stcs)
   Prefetch256,  ///< ld.global.nc.L2::256B: each miss fetches the whole 256-byte L2 line
   Prefetch256Streaming,  ///< ld.global.nc.L1::no_allocate.L2::256B loads, st.global.cs stores
+  Plain,        ///< ld.global / st.global through L1 (no read-only path), as PyTorch's loads
 };
 
-/// "default", "streaming", "prefetch256", "prefetch256-streaming".
+/// "default", "streaming", "prefetch256", "prefetch256-streaming", "plain".
 const char* to_string(AddCachePolicy policy);
 
 /// Launch geometry and cache hints of the add kernels on one device. A launch gives each thread
@@ -48,7 +49,7 @@ std::string to_string(const AddLaunchConfig& config);
 /// call at setup, not per launch. Throws CudaError; std::invalid_argument for count < 0.
 AddLaunchConfig add_launch_config(DType dtype, std::int64_t count);
 
-/// Every supported configuration (3 vectors per thread x 5 block sizes x 4 cache policies), with
+/// Every supported configuration (3 vectors per thread x 5 block sizes x 5 cache policies), with
 /// the current device's max_blocks: the space `bench tune-add` measures. Throws CudaError.
 std::vector<AddLaunchConfig> add_tuning_space();
 

@@ -77,8 +77,12 @@ def ours_per_call_ns(bench, dtypes, sizes, out, extra):
     cmd = [bench, "--op", "add", "--dtype", ",".join(dtypes), "--size", ",".join(map(str, sizes)), "--warmup",
            "--min-time", "0.2", "--max-time", "1.0", "--out", out] + extra
     p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0:
+    if p.returncode != 0 and not os.path.exists(os.path.join(out, "summary.md")):
         raise SystemExit(f"bench exit {p.returncode}: {p.stderr.strip()[-500:]}")
+    if p.returncode != 0:
+        # --batch 1 is expected to fail event_vs_cupti: one call per sample keeps the event pair's
+        # ~2.3 us fixed cost (docs/metrics.md); the kernel times CUPTI recorded are still good.
+        print(f"note: {out}: bench exit {p.returncode} (validation: see its summary.md)", file=sys.stderr)
     ours = {}
     with open(os.path.join(out, "summary.md")) as f:
         for line in f:

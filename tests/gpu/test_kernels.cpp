@@ -169,8 +169,9 @@ TEST_F(GpuTest, AddTuningSpaceIsEveryCombinationOnce) {
   const std::vector<AddLaunchConfig> space = add_tuning_space();
   std::set<std::string> names;
   for (const AddLaunchConfig& c : space) names.insert(to_string(c));
-  EXPECT_EQ(space.size(), 60u);  // 3 vectors per thread x 5 block sizes x 4 cache policies
-  EXPECT_EQ(names.size(), 60u);
+  EXPECT_EQ(space.size(), 75u);  // 3 vectors per thread x 5 block sizes x 5 cache policies
+  EXPECT_EQ(names.size(), 75u);
+  EXPECT_EQ(names.count("v1/t128/plain"), 1u);
   EXPECT_EQ(names.count("v1/t32/default"), 1u);
   EXPECT_EQ(names.count("v4/t512/prefetch256-streaming"), 1u);
   AddLaunchConfig bad = space.front();
