@@ -5,6 +5,7 @@
 // cupti_counters.cpp and cupti_sass_metrics.cpp.
 #pragma once
 
+#include <cstdint>
 #include <cuda.h>
 #include <cupti.h>
 
