@@ -41,7 +41,7 @@ json.dump(rows, open(sys.argv[1], "w"), indent=1)
 PY
 fi
 if ! skip tune; then
-  timeout 200 $B/bench tune-add --size 64,256,1024 --launches 50 --passes 5 --out "$W/tune_add_small.json" \
+  timeout 200 $B/bench tune-add --size 64,256,1024 --launches 30 --passes 3 --out "$W/tune_add_small.json" \
     > "$W/tune_add_small.md" 2> "$W/tune_add_small.err"
   check "bench tune-add --size 64,256,1024" "exit $?"
   grep -E "^fastest|^\| *v1/t256/default" "$W/tune_add_small.md" | head -20
