@@ -25,6 +25,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -96,6 +97,18 @@ void copy_device_fields(const Record& a, RawRecord& r) {
 
 class CuptiSource;
 std::atomic<CuptiSource*> g_active{nullptr};  // CUPTI allows one set of buffer callbacks
+
+/// The activity buffers on_buffer_requested handed to CUPTI and not yet given back, for every
+/// session of the process (a buffer may complete after its session ended). CUPTI keeps one pair
+/// of buffer callbacks per process, and start() replaces another client's pair (PyTorch's Kineto
+/// in crossbench.bench from Python): CUPTI may then complete a buffer that client requested through
+/// ours. Such a buffer is left alone (Kineto allocated it and frees it itself): freeing it here
+/// would be an invalid or double free. Never destroyed: CUPTI may call back during exit.
+std::mutex g_buffers_mutex;
+std::unordered_set<const void*>& own_buffers() {
+  static auto* buffers = new std::unordered_set<const void*>();
+  return *buffers;
+}
 
 /// One open range on a host thread, innermost last: the profiler's (pushed through
 /// push_external_id, domain kProfilerFrame) and the user's NVTX push/pop ranges.
@@ -284,6 +297,10 @@ class CuptiSource final : public ActivitySource {
     if (self == nullptr || self->outstanding_.load() >= self->max_buffers_) return;  // CUPTI drops
     void* p = std::aligned_alloc(kAlign, self->buffer_bytes_);
     if (p == nullptr) return;
+    {
+      std::lock_guard<std::mutex> lock(g_buffers_mutex);
+      own_buffers().insert(p);
+    }
     ++self->outstanding_;
     *buffer = static_cast<uint8_t*>(p);
     *size = self->buffer_bytes_;
@@ -291,8 +308,13 @@ class CuptiSource final : public ActivitySource {
 
   static void CUPTIAPI on_buffer_completed(CUcontext context, uint32_t stream_id, uint8_t* buffer,
                                            size_t /*size*/, size_t valid_size) {
+    if (buffer == nullptr) return;
+    {
+      std::lock_guard<std::mutex> lock(g_buffers_mutex);
+      if (own_buffers().erase(buffer) == 0) return;  // another CUPTI client's buffer (see own_buffers)
+    }
     CuptiSource* self = g_active.load();
-    if (self != nullptr && buffer != nullptr) {
+    if (self != nullptr) {
       self->consume(buffer, valid_size);
       size_t dropped = 0;
       if (cupti().cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped) == CUPTI_SUCCESS) {

@@ -203,13 +203,22 @@ int run_bench(const BenchOptions& opt, const BenchPlan& plan, const char* argv0)
   install_interrupt_handlers();
   profiler.start();
   claim.keep();
-  benchmark::RunSpecifiedBenchmarks();
+  // The display reporter is passed in, not left to RunSpecifiedBenchmarks: given none, it wraps
+  // the process-wide static that CreateDefaultDisplayReporter returns in a unique_ptr and deletes
+  // it on return (src/benchmark.cc of benchmark 1.7.1 to 1.9.x; google/benchmark#2240: the API
+  // expects one run per process), so a second run in one process (crossbench.bench from Python,
+  // bench qualify with two modes) used the freed reporter: "free(): invalid pointer" or a
+  // segfault in FindBenchmarks, right after opening --benchmark_out. The static one still
+  // honours --benchmark_format and --benchmark_color; the file reporter is made per run.
+  benchmark::RunSpecifiedBenchmarks(benchmark::CreateDefaultDisplayReporter());
   XB_CUDA(cudaDeviceSynchronize());
   RawSession raw = profiler.stop();
   raw.meta.created_utc = utc_time("%Y-%m-%dT%H:%M:%SZ");
   raw.meta.cublas_version = static_cast<int>(cublasLtGetVersion());
   gpu_meta.fill(raw.meta);
-  benchmark::Shutdown();
+  // No benchmark::Shutdown(): it deletes the custom context (AddCustomContext above, once per
+  // process) without forgetting the pointer, so the next run in this process would print freed
+  // memory into benchmark.json and delete it again. The map lives until the process ends.
   if (!user_out && fs::exists(gb_partial)) fs::rename(gb_partial, dir / "benchmark.json");
 
   write_run_outputs(raw, dir);
