@@ -171,6 +171,7 @@ class Profiler {
     std::size_t index;  // into ranges_
     std::uint64_t id;
   };
+  void reserve_ranges();
   std::unique_ptr<ActivitySource> source_;
   std::unique_ptr<RangeMirror> mirror_;
   Schedule schedule_;

@@ -154,6 +154,10 @@ std::string eager_annotation(const std::string& fixture) { return "eager:" + fix
 
 std::string graph_fixture(const std::string& fixture) { return "graph:" + fixture; }
 
+double graph_launch_saving_ns(const PointMeasurement& m) {
+  return (m.event_ns - m.kernel_ns) - (m.graph_event_ns - m.graph_kernel_ns);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Measurements from a recorded sweep session.
 
@@ -356,8 +360,11 @@ json point_json(const SweepReport& r, const PointMetrics& p) {
     j["graph_event_ns"] = finite(m.graph_event_ns, "graph_event_ns");
     j["graph_kernel_ns"] = finite(m.graph_kernel_ns, "graph_kernel_ns");
     j["graph_saving"] = finite(1 - m.graph_event_ns / m.event_ns, "graph_saving");
+    j["graph_launch_saving_ns"] = finite(graph_launch_saving_ns(m), "graph_launch_saving_ns");
   } else {
-    for (const char* k : {"graph_steps", "graph_event_ns", "graph_kernel_ns", "graph_saving"}) j[k] = nullptr;
+    for (const char* k : {"graph_steps", "graph_event_ns", "graph_kernel_ns", "graph_saving", "graph_launch_saving_ns"}) {
+      j[k] = nullptr;
+    }
   }
   j["regime"] = to_string(p.regime);
   return j;
@@ -544,15 +551,20 @@ void write_sweep_markdown(const SweepReport& r, std::ostream& out) {
   if (std::any_of(r.points.begin(), r.points.end(), [](const PointMetrics& p) { return p.m.graph_steps > 0; })) {
     out << "\n## Eager launches vs CUDA graph\n\n"
            "Per call, us, hot mode (a batch of calls behind the blocking kernel): launched one by one, or "
-           "captured once into a CUDA graph and replayed with one cudaGraphLaunch per sample. The difference "
-           "is the per-launch cost a graph saves.\n\n"
-           "| point | cudaEvent eager | cudaEvent graph | graph saves | CUPTI kernel eager | CUPTI kernel graph |\n"
-           "| --- | ---: | ---: | ---: | ---: | ---: |\n";
+           "captured once into a CUDA graph and replayed with one cudaGraphLaunch per sample (measured after "
+           "the eager steps). Gap: cudaEvent time - CUPTI kernel time, what the GPU spends per call outside "
+           "the op's own kernels; launch cost saved = eager gap - graph gap, which a drift of the GPU's clock "
+           "between the two measurements (a GEMM under its power cap) does not move, unlike the totals.\n\n"
+           "| point | cudaEvent eager | cudaEvent graph | CUPTI kernel eager | CUPTI kernel graph | gap eager | "
+           "gap graph | launch cost saved | of the eager time |\n"
+           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
     for (const PointMetrics& p : r.points) {
       const PointMeasurement& m = p.m;
       if (!m.measured || m.graph_steps == 0) continue;
-      out << fmt::format("| {} | {} | {} | {} | {} | {} |\n", m.fixture, us(m.event_ns), us(m.graph_event_ns),
-                         pct(1 - m.graph_event_ns / m.event_ns), us(m.kernel_ns), us(m.graph_kernel_ns));
+      const double saved = graph_launch_saving_ns(m);
+      out << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", m.fixture, us(m.event_ns),
+                         us(m.graph_event_ns), us(m.kernel_ns), us(m.graph_kernel_ns), us(m.event_ns - m.kernel_ns),
+                         us(m.graph_event_ns - m.graph_kernel_ns), us(saved), pct(saved / m.event_ns));
     }
   }
   out << "\n## Crossover\n\nFirst size, ascending, whose regime is no longer overhead-bound.\n\n";

@@ -79,6 +79,12 @@ std::string eager_annotation(const std::string& fixture);
 /// Name of a point's graph-mode fixture: "graph:<fixture>".
 std::string graph_fixture(const std::string& fixture);
 
+/// Launch cost a CUDA graph saves per call, ns: (event_ns - kernel_ns) - (graph_event_ns -
+/// graph_kernel_ns), the per-call gap outside the op's kernels, eager minus graph. Unlike the
+/// totals it does not move with the GPU's clock between the two measurements. Meaningful only
+/// when graph_steps > 0.
+double graph_launch_saving_ns(const PointMeasurement& m);
+
 /// Extracts one PointMeasurement per fixture of a sweep session, in fixture order (definitions in
 /// docs/metrics.md, "Sweeps"):
 ///  - kernel_ns: per active timed step, the summed durations of the device activities (kernels,
