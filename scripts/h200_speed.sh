@@ -17,7 +17,7 @@ skip() { [[ " ${XB_SKIP:-} " == *" $1 "* ]]; }
 h200_build "$W/build.log" 40 || { cp "$W/build.log" "$OUT/"; echo "build failed"; exit 1; }
 B=build-h200
 if ! skip gpu; then
-  timeout 300 ctest --test-dir $B -L gpu --output-on-failure > "$W/ctest_gpu.txt" 2>&1
+  timeout 300 ctest --test-dir $B -L gpu -E "${XB_CTEST_EXCLUDE:-^$}" --output-on-failure > "$W/ctest_gpu.txt" 2>&1
   check "ctest -L gpu" "exit $?, $(grep -E 'tests passed' "$W/ctest_gpu.txt")"
   grep -E "^\s+[0-9]+ - |\(Failed\)" "$W/ctest_gpu.txt" | head -20
 fi
