@@ -142,9 +142,10 @@ void write_counters_json(const CounterSession& s, std::ostream& out) {
   // Which pass every number of this file comes from, said in the file itself.
   doc["pass"] = {{"name", "counters"},
                  {"separate_from_timing", true},
-                 {"note", "every number in this file comes from the counter pass (CUPTI range profiler, each call "
-                          "replayed once per pass the metrics need, the L2 flushed before each pass; SASS "
-                          "instruction counts from a SASS-patched call of their own); none of it is in a timed "
+                 {"note", "every number in this file comes from the counter pass (CUPTI range profiler on each "
+                          "fixture's `calls` back-to-back calls after as many unprofiled warm-up calls, the steady "
+                          "state of hot mode, replayed once per pass the metrics need; per_call = totals / calls; "
+                          "SASS instruction counts from SASS-patched calls of their own); none of it is in a timed "
                           "sample; times in events.json, table.json and the traces come from the timing pass"}};
   doc["status"] = s.status;
   doc["reason"] = s.reason;

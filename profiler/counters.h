@@ -97,7 +97,9 @@ struct FixtureCounters {
   std::int64_t size = 0;
   double model_flops = 0;  ///< what the roofline assumes per call (FixtureInfo::flops)
   double model_bytes = 0;  ///< what the roofline assumes per call (FixtureInfo::bytes)
-  int calls = 1;           ///< calls profiled
+  /// Calls profiled back to back (K, kCounterCalls in bench/core/counter_pass.h), each pass after
+  /// as many unprofiled warm-up calls; per-call figures are totals / calls.
+  int calls = 1;
   std::vector<KernelCounters> kernels;  ///< every kernel of those calls, in launch order
   std::string error;       ///< why this fixture has no counters ("" = collected)
   /// The SASS metrics pass: metric name -> total over all kernels of the `calls` calls (SASS
@@ -153,8 +155,9 @@ class CounterCollector {
   virtual ~CounterCollector() = default;
   /// Range profiler: profiles `work` (which enqueues the profiled calls; re-callable, same
   /// kernels every time), replaying it once per pass the metrics need and calling `before_pass`
-  /// before each pass, outside the collection (the counter pass flushes the L2 there and waits for
-  /// the device). Returns one KernelCounters per kernel launch of one replay, in launch order.
+  /// before each pass, outside the collection (the counter pass runs its unprofiled warm-up calls
+  /// there and waits for the device). Returns one KernelCounters per kernel launch of one replay,
+  /// in launch order.
   /// Throws ProfilerError, and what `work` or `before_pass` throw.
   virtual std::vector<KernelCounters> collect(const std::function<void()>& work,
                                               const std::function<void()>& before_pass) = 0;
@@ -172,7 +175,7 @@ class CounterCollector {
 
 /// The CUPTI counter collector on CUDA device `device` (profiler/cupti_counters.cpp): CUPTI's range
 /// profiler (cupti_range_profiler.h), auto range and user replay (the caller's `before_pass`
-/// before each pass), metrics evaluated with the profiler host API (cupti_profiler_host.h); the
+/// before each pass, the counter pass's warm-up calls), metrics evaluated with the profiler host API (cupti_profiler_host.h); the
 /// SASS instruction counters from CUPTI's SASS metrics API (profiler/cupti_sass_metrics.cpp) in a
 /// pass of their own, unless XB_COUNTERS_SASS=0. libcupti is loaded at run time as for the activity
 /// profiler (profiler/cupti_api.h). Metrics the chip does not know are left out and listed in

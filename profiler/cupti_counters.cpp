@@ -1,9 +1,10 @@
 // CUPTI adapter of the counter pass (profiler/counters.h): with cupti_sass_metrics.cpp, the only
 // code that talks to CUPTI's profiling APIs. Range profiler (cupti_range_profiler.h) in auto range
-// mode, one range per kernel launch, with user replay: the caller's work is run once per pass the
-// metrics need, after the caller's before_pass (the counter pass flushes the L2 there, so that each
-// pass starts from a cold L2, as Nsight Compute's --cache-control all does; kernel replay started
-// every pass after the last one with a warm L2); metric names are checked and evaluated with the
+// mode, one range per kernel launch, with user replay: the caller's work (the counter pass: K calls
+// back to back) is run once per pass the metrics need, after the caller's before_pass (the counter
+// pass: K unprofiled warm-up calls, so that the profiled calls run in the steady state of hot mode,
+// as Nsight Compute's --cache-control none on back-to-back launches does; kernel replay would save
+// and restore memory around each kernel and replay it alone); metric names are checked and evaluated with the
 // profiler host API (cupti_profiler_host.h). Then, after range profiling is disabled, the SASS
 // metrics pass (cupti_sass_metrics.h) counts the SASS FLOP instructions. Reference: CUPTI documentation, "CUPTI Range Profiling API" and
 // "CUPTI Profiler Host API"; the CUDA Toolkit headers named above. Why the range profiler and not
@@ -215,9 +216,10 @@ class CuptiCounterCollector final : public CounterCollector {
 
   void describe(CounterSession& s) const override {
     s.method = "CUPTI range profiler (cupti_range_profiler.h): auto range (one range per kernel launch), user "
-               "replay (the call run once per pass, the L2 flushed before each pass); metrics evaluated with the "
+               "replay (per pass: the fixture's calls back to back after as many unprofiled warm-up calls, no L2 "
+               "flush: the steady state of hot mode; per call = totals / calls); metrics evaluated with the "
                "profiler host API (cupti_profiler_host.h); SASS FLOP instructions from the SASS metrics API "
-               "(cupti_sass_metrics.h), one patched call per fixture after range profiling";
+               "(cupti_sass_metrics.h), the fixture's calls patched, after range profiling";
     s.library = cupti().path;
     s.chip = chip_;
     s.passes = passes_;
@@ -230,8 +232,9 @@ class CuptiCounterCollector final : public CounterCollector {
   }
 
  private:
-  /// Most kernels one collection holds (one call of any built-in op launches at most a few).
-  static constexpr std::size_t kMaxRanges = 64;
+  /// Most kernels one collection holds: the counter pass's 16 calls (kCounterCalls,
+  /// bench/core/counter_pass.h) of up to 32 kernels each.
+  static constexpr std::size_t kMaxRanges = 512;
 
   void note(const std::string& line) const {
     if (log_ != nullptr) *log_ << "counters: " << line << "\n";

@@ -11,8 +11,7 @@
 namespace xb {
 
 CounterSession run_counter_pass(const std::vector<CounterJob>& jobs, const CollectorFactory& make_collector,
-                                const std::function<void()>& sync, const std::function<void()>& before_pass,
-                                int calls) {
+                                const std::function<void()>& sync, int calls) {
   if (calls < 1) throw std::invalid_argument("run_counter_pass: calls must be at least 1");
   CounterSession s;
   std::unique_ptr<CounterCollector> collector;
@@ -31,6 +30,14 @@ CounterSession run_counter_pass(const std::vector<CounterJob>& jobs, const Colle
       for (int i = 0; i < calls; ++i) call();
     };
   };
+  // Before each replay pass, outside the range: `calls` warm-up calls, so that the first profiled
+  // call finds the L2 as a call in the middle of a hot-mode batch does (no flush).
+  const auto warm_up = [&sync](const std::function<void()>& work) {
+    return [&sync, work] {
+      work();
+      sync();
+    };
+  };
   for (const CounterJob& job : jobs) {
     FixtureCounters f = job.fixture;
     f.calls = calls;
@@ -42,8 +49,14 @@ CounterSession run_counter_pass(const std::vector<CounterJob>& jobs, const Colle
       continue;
     }
     try {
-      f.kernels = collector->collect(prepared(job), before_pass);
-      if (f.kernels.empty()) f.error = "the call launched no kernel the range profiler saw";
+      const std::function<void()> work = prepared(job);
+      f.kernels = collector->collect(work, warm_up(work));
+      if (f.kernels.empty()) {
+        f.error = "the call launched no kernel the range profiler saw";
+      } else if (f.kernels.size() % static_cast<std::size_t>(calls) != 0) {
+        f.error = fmt::format("{} kernels in {} calls: not the same kernels in every call", f.kernels.size(), calls);
+        f.kernels.clear();
+      }
     } catch (const std::exception& e) {
       f.kernels.clear();
       f.error = e.what();
@@ -90,9 +103,10 @@ void print_counter_table(const CounterSession& s, std::ostream& out) {
     out << "counters: not collected: " << s.reason << "\n";
     return;
   }
-  out << fmt::format("counters ({} replay passes per call, L2 flushed before each; from the counter pass, not the timed "
-                     "samples):\n",
-                     s.passes);
+  const int calls = s.fixtures.empty() ? 0 : s.fixtures.front().calls;
+  out << fmt::format("counters (per call: {} back-to-back calls after {} warm-up calls, {} replay passes; from the "
+                     "counter pass, not the timed samples):\n",
+                     calls, calls, s.passes);
   out << fmt::format("{:<28} {:>12} {:>12} {:>8} {:>14} {:>14} {:>8} {:>10} {:>6} {:>6}\n", "fixture", "model MB",
                      "DRAM MB", "diff", "model GFLOP", "counted GFLOP", "diff", "FLOP/B", "SM%", "DRAM%");
   for (const FixtureCounters& f : s.fixtures) {

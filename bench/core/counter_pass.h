@@ -1,7 +1,8 @@
 // The counter pass (bench --counters, bench sweep --counters; docs/metrics.md "Hardware
-// counters"): after the timing pass, each fixture's call again, under CUPTI's range profiler (the
-// call replayed once per pass its metrics need, the L2 flushed before each pass), then once more
-// with its kernels SASS-patched for the SASS FLOP instruction counts. Never mixed into timed
+// counters"): after the timing pass, each fixture's call again, in the steady state of back-to-back
+// calls that hot mode times: under CUPTI's range profiler, kCounterCalls calls profiled back to back
+// after as many unprofiled warm-up calls, replayed once per pass its metrics need; then the calls
+// once more with their kernels SASS-patched for the SASS FLOP instruction counts. Never mixed into timed
 // samples: its numbers go to counters.json only. The loop is plain C++ over a CounterCollector
 // (profiler/counters.h), CPU-tested with a fake one; run_counter_pass_on_gpu is its CUDA side.
 #pragma once
@@ -29,22 +30,28 @@ struct CounterJob {
   std::function<std::function<void()>()> make_call;
 };
 
+/// Calls profiled per fixture (K): back to back, after K unprofiled warm-up calls before each
+/// replay pass, so that each profiled call finds the L2 as the calls before it left it (the steady
+/// state of hot mode; docs/metrics.md "Hardware counters"). Per-call figures are the K calls'
+/// totals / K. 16: at most 16 x 10.7 ms x 2 x 15 passes = 5 s for matmul bf16 16384 on an H200.
+inline constexpr int kCounterCalls = 16;
+
 /// Makes the collector; throws ProfilerError saying why there are no counters.
 using CollectorFactory = std::function<std::unique_ptr<CounterCollector>()>;
 
 /// Runs the pass: makes the collector once (a ProfilerError from it gives status "unavailable"
 /// with its message as the reason, every fixture listed with that error, and no exception). Range
 /// profiler, per job: make_call(), one call outside the collection (lazy loading, library
-/// heuristics), `sync()`, collector collect() of `calls` calls with `before_pass` before each
-/// replay pass (the caller's L2 flush, which waits for the device); the instance is released.
-/// Then prepare_sass(), and when it says ready, per job without error: make_call(), one
-/// unprofiled call, `sync()`, collect_sass() of `calls` calls; otherwise every fixture's
-/// sass_error says why. A job that throws gets its error (or sass_error) and the pass goes on.
-/// describe() last. `created_utc`, gpu_name and l2_bytes are the caller's to fill. Throws
-/// std::invalid_argument for calls < 1.
+/// heuristics), `sync()`, collector collect() of `calls` back-to-back calls with `calls`
+/// unprofiled warm-up calls and `sync()` before each replay pass (no L2 flush: the steady state);
+/// a kernel count that is not a whole multiple of `calls` is the fixture's error (every call must
+/// launch the same kernels); the instance is released. Then prepare_sass(), and when it says
+/// ready, per job without error: make_call(), one unprofiled call, `sync()`, collect_sass() of
+/// `calls` calls; otherwise every fixture's sass_error says why. A job that throws gets its error
+/// (or sass_error) and the pass goes on. describe() last. `created_utc`, gpu_name and l2_bytes are
+/// the caller's to fill. Throws std::invalid_argument for calls < 1.
 CounterSession run_counter_pass(const std::vector<CounterJob>& jobs, const CollectorFactory& make_collector,
-                                const std::function<void()>& sync, const std::function<void()>& before_pass,
-                                int calls = 1);
+                                const std::function<void()>& sync, int calls = kCounterCalls);
 
 /// Relative difference measured / model - 1; 0 when both are 0, +inf never (model 0 and measured
 /// > 0 give 1).
@@ -56,9 +63,8 @@ double relative_to_model(double measured, double model);
 void print_counter_table(const CounterSession& session, std::ostream& out);
 
 /// The counter pass of `fixtures` (registered benchmarks, bench/core/api.h) on `stream` and the
-/// current device, after everything timed: run_counter_pass with the CUPTI collector, an L2 flush
-/// before each replay pass (a read of a buffer twice the L2: kernels/l2_read.h)
-/// (make_cupti_counter_collector; with XB_COUNTERS_LOG set, "-" for stderr or a file name, every
+/// current device, after everything timed: run_counter_pass with the CUPTI collector and
+/// kCounterCalls calls per fixture (make_cupti_counter_collector; with XB_COUNTERS_LOG set, "-" for stderr or a file name, every
 /// CUPTI call's result and each metric accepted or rejected are logged there), then writes
 /// `dir`/counters.json and prints the table to `out`. An unavailable pass is one line, never an
 /// exception. Throws CudaError when the device cannot be queried, std::runtime_error when

@@ -1,19 +1,20 @@
 // The counter pass on the GPU (run_counter_pass_on_gpu, counter_pass.h): the registered
-// benchmarks' factories, the CUPTI collector, the L2 flush before each replay pass, counters.json.
+// benchmarks' factories, the CUPTI collector, counters.json.
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <stdexcept>
+#include <string>
 
 #include "bench/core/api.h"
 #include "bench/core/counter_pass.h"
 #include "bench/core/run_dir.h"
 #include "kernels/cuda_check.h"
-#include "kernels/cuda_raii.h"
-#include "kernels/l2_read.h"
 #include "profiler/atomic_file.h"
 
 namespace xb {
@@ -57,22 +58,9 @@ CounterSession run_counter_pass_on_gpu(const std::vector<FixtureSpec>& fixtures,
       if (*log_file) log = log_file.get();
     }
   }
-  // The cold L2 the roofline model assumes (docs/metrics.md, "Hardware counters"): before each
-  // replay pass, a read of a buffer twice the L2 (the size the sampling core's cold-mode flush
-  // uses, bench/run/bench_run.cpp), not the core's memset: a memset leaves the L2 full of dirty
-  // lines, and their write-back while the profiled kernel runs would count in its
-  // dram__bytes_write. The read writes back what is dirty now and leaves clean lines only.
-  DeviceBuffer flush(2 * static_cast<std::size_t>(l2 > 0 ? l2 : 0) + 16);
-  DeviceBuffer sink(sizeof(unsigned int));
-  XB_CUDA(cudaMemsetAsync(flush.get(), 0x5a, flush.bytes(), stream));
-  XB_CUDA(cudaStreamSynchronize(stream));
-  const auto before_pass = [&flush, &sink, stream] {
-    launch_l2_read(flush.get(), flush.bytes(), sink.get<unsigned int>(), stream);
-    XB_CUDA(cudaStreamSynchronize(stream));
-  };
   CounterSession s = run_counter_pass(
       jobs, [device, log] { return make_cupti_counter_collector(device, log); },
-      [stream] { XB_CUDA(cudaStreamSynchronize(stream)); }, before_pass);
+      [stream] { XB_CUDA(cudaStreamSynchronize(stream)); }, kCounterCalls);
   s.created_utc = utc_time("%Y-%m-%dT%H:%M:%SZ");
   s.gpu_name = prop.name;
   s.l2_bytes = static_cast<std::uint64_t>(l2);

@@ -150,18 +150,23 @@ TEST(Counters, JsonRoundTripAndStrictReader) {
 }
 
 /// A collector that records what the pass does, in order: the range profiler's user replay (two
-/// passes, before_pass outside each), then the SASS pass (or the reason it gives for none).
+/// passes, before_pass outside each), then the SASS pass (or the reason it gives for none). It
+/// returns one kernel per call the work made in a pass (each reading 10 B), plus `extra_kernels`.
 class FakeCollector : public xb::CounterCollector {
  public:
-  explicit FakeCollector(std::string* log, std::string sass_why_not = "") : log_(log), why_not_(std::move(sass_why_not)) {}
+  explicit FakeCollector(std::string* log, std::string sass_why_not = "", int extra_kernels = 0)
+      : log_(log), why_not_(std::move(sass_why_not)), extra_(extra_kernels) {}
   std::vector<xb::KernelCounters> collect(const std::function<void()>& work, const std::function<void()>& before_pass) override {
+    std::size_t calls = 0;
     for (int pass = 0; pass < 2; ++pass) {
       before_pass();
       *log_ += "start;";
+      const std::size_t at = log_->size();
       work();
+      calls = count_calls(log_->substr(at));
       *log_ += "stop;";
     }
-    return {kernel({{"dram__bytes_read.sum", 10}})};
+    return std::vector<xb::KernelCounters>(calls + static_cast<std::size_t>(extra_), kernel({{"dram__bytes_read.sum", 10}}));
   }
   std::string prepare_sass() override {
     *log_ += "prepare_sass;";
@@ -179,8 +184,14 @@ class FakeCollector : public xb::CounterCollector {
   }
 
  private:
+  static std::size_t count_calls(const std::string& text) {
+    std::size_t n = 0;
+    for (std::size_t at = text.find("call;"); at != std::string::npos; at = text.find("call;", at + 1)) ++n;
+    return n;
+  }
   std::string* log_;
   std::string why_not_;
+  int extra_;
 };
 
 std::vector<xb::CounterJob> jobs(std::string* log) {
@@ -198,35 +209,51 @@ std::vector<xb::CounterJob> jobs(std::string* log) {
   return out;
 }
 
-TEST(CounterPass, OneUnprofiledCallThenAFlushBeforeEveryReplayPassThenTheSassPass) {
+TEST(CounterPass, KWarmUpCallsBeforeEveryReplayPassOfKCallsThenTheSassPass) {
   std::string log;
   const auto s = xb::run_counter_pass(
-      jobs(&log), [&] { return std::make_unique<FakeCollector>(&log); }, [&] { log += "sync;"; },
-      [&] { log += "flush;"; }, 2);
+      jobs(&log), [&] { return std::make_unique<FakeCollector>(&log); }, [&] { log += "sync;"; }, 2);
   EXPECT_EQ(log,
-            "call;sync;"                                       // range profiler: the unprofiled call
-            "flush;start;call;call;stop;flush;start;call;call;stop;"  // two replay passes, 2 calls each
+            "call;sync;"  // range profiler: the unprofiled call (lazy loading)
+            "call;call;sync;start;call;call;stop;"  // pass 1: K = 2 warm-up calls, then K profiled, no flush
+            "call;call;sync;start;call;call;stop;"  // pass 2: the same
             "prepare_sass;"
-            "call;sync;sass{call;call;}");                     // SASS pass: a fresh instance, its own call
+            "call;sync;sass{call;call;}");  // SASS pass: a fresh instance, its own call
   EXPECT_EQ(s.status, "collected");
   EXPECT_EQ(s.method, "fake");
   EXPECT_EQ(s.passes, 3);
   EXPECT_EQ(s.sass_status, "counted");
   ASSERT_EQ(s.fixtures.size(), 2u);
   EXPECT_EQ(s.fixtures[0].calls, 2);
-  EXPECT_EQ(s.fixtures[0].kernels.size(), 1u);
+  EXPECT_EQ(s.fixtures[0].kernels.size(), 2u);
+  EXPECT_DOUBLE_EQ(xb::derive_figures(s.fixtures[0]).dram_read_bytes, 10) << "per call: the K calls' total / K";
   EXPECT_TRUE(s.fixtures[0].error.empty());
   EXPECT_TRUE(s.fixtures[0].sass_error.empty());
   EXPECT_DOUBLE_EQ(xb::derive_figures(s.fixtures[0]).sass_flops, (8 + 2 * 1) / 2.0) << "per call, FFMA x 2";
   EXPECT_EQ(s.fixtures[1].error, "factory failed");
   EXPECT_NE(s.fixtures[1].sass_error.find("factory failed"), std::string::npos);
-  EXPECT_THROW(xb::run_counter_pass(jobs(&log), nullptr, [] {}, [] {}, 0), std::invalid_argument);
+  EXPECT_THROW(xb::run_counter_pass(jobs(&log), nullptr, [] {}, 0), std::invalid_argument);
+}
+
+TEST(CounterPass, DefaultsToKCallsAndRejectsAKernelCountThatIsNotAMultipleOfK) {
+  std::string log;
+  const auto s = xb::run_counter_pass(jobs(&log), [&] { return std::make_unique<FakeCollector>(&log); }, [] {});
+  EXPECT_EQ(xb::kCounterCalls, 16);
+  EXPECT_EQ(s.fixtures[0].calls, xb::kCounterCalls);
+  EXPECT_EQ(s.fixtures[0].kernels.size(), static_cast<std::size_t>(xb::kCounterCalls));
+  EXPECT_TRUE(s.fixtures[0].error.empty()) << s.fixtures[0].error;
+  log.clear();
+  const auto odd = xb::run_counter_pass(
+      jobs(&log), [&] { return std::make_unique<FakeCollector>(&log, "", 1); }, [] {}, 2);
+  EXPECT_EQ(odd.fixtures[0].error, "3 kernels in 2 calls: not the same kernels in every call");
+  EXPECT_TRUE(odd.fixtures[0].kernels.empty());
+  EXPECT_NE(odd.fixtures[0].sass_error.find("3 kernels in 2 calls"), std::string::npos) << "no SASS pass for it";
 }
 
 TEST(CounterPass, SassNotCountedSaysWhyAndKeepsTheRangeProfilerFigures) {
   std::string log;
   const auto s = xb::run_counter_pass(
-      jobs(&log), [&] { return std::make_unique<FakeCollector>(&log, "SASS metrics: none offered"); }, [] {}, [] {});
+      jobs(&log), [&] { return std::make_unique<FakeCollector>(&log, "SASS metrics: none offered"); }, [] {});
   EXPECT_EQ(log.find("sass{"), std::string::npos) << log;
   EXPECT_EQ(s.status, "collected");
   EXPECT_EQ(s.sass_status, "not counted");
@@ -249,7 +276,7 @@ TEST(CounterPass, AnUnavailableCollectorIsOneLineNotAnException) {
         throw xb::ProfilerError("hardware counters unavailable: cuptiRangeProfilerEnable returned "
                                 "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES");
       },
-      [] {}, [] {});
+      [] {});
   EXPECT_EQ(log, "") << "nothing launched without a collector";
   EXPECT_EQ(s.status, "unavailable");
   EXPECT_EQ(s.sass_status, "not counted");
@@ -336,6 +363,28 @@ TEST_F(ModelVsCounters, FlopsOffByMoreThanOnePercentFail) {
   text.replace(at, from.size(), "\"sm__ops_path_tensor_src_bf16_dst_fp32.sum\": 8589934592");  // half: ops counted as FMAs
   const auto r = validate_with(&text);
   EXPECT_EQ(r.status_of(xb::checks::kModelVsCounters), xb::CheckStatus::Failed);
+  for (const auto* res : r.results_of(xb::checks::kModelVsCounters)) {
+    EXPECT_EQ(res->message.find("more tensor work"), std::string::npos) << "fewer FLOPs: no such note";
+  }
+}
+
+TEST_F(ModelVsCounters, MoreTensorWorkThanTheModelFailsAndSaysTheKernelDidIt) {
+  // The H200's bf16 GEMMs at 8192 and 16384: 1/64 more tensor operations than 2 n^3, counted by
+  // crossbench and Nsight Compute alike (docs/metrics.md); here on the synthetic 2048 point.
+  std::string text = synthetic();
+  const std::string from = "\"sm__ops_path_tensor_src_bf16_dst_fp32.sum\": 17179869184";
+  const auto at = text.find(from);
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, from.size(), "\"sm__ops_path_tensor_src_bf16_dst_fp32.sum\": 17448304640");  // x 65/64
+  const auto r = validate_with(&text);
+  EXPECT_EQ(r.status_of(xb::checks::kModelVsCounters), xb::CheckStatus::Failed);
+  bool noted = false;
+  for (const auto* res : r.results_of(xb::checks::kModelVsCounters)) {
+    if (res->status != xb::CheckStatus::Failed) continue;
+    EXPECT_NE(res->message.find("+1.562%"), std::string::npos) << res->message;
+    noted = res->message.find("more tensor work than the model's FLOPs") != std::string::npos;
+  }
+  EXPECT_TRUE(noted) << "the failure says the counters show extra tensor work";
 }
 
 TEST_F(ModelVsCounters, UnavailablePassIsNotRunWithItsReason) {
