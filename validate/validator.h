@@ -153,8 +153,9 @@ struct ValidateOptions {
   /// Cold mode (one launch per sample): the cudaEvent interval also holds the GPU front end's
   /// launch and completion latency around the single kernel, which CUPTI's kernel span does not;
   /// measured 2.1 to 2.8 us per sample on the H200 at every size (results/h200/timing-2026-11-29).
-  /// The tolerance of a cold-mode fixture sampled one call per step is the one above plus this
-  /// allowance. Hot mode, and cold mode with several calls per step (bench since 2026-12-01), get none.
+  /// A cold-mode fixture's tolerance per call is the one above plus this allowance divided by the
+  /// calls per step (cold samples hold one call of each instance, bench since 2026-12-01: 8 or
+  /// more where memory allows, so 375 ns or less). Hot mode gets none.
   std::int64_t event_cold_allowance_ns = 3000;
   /// table_totals: tolerance, in percentage points, of percentage sums and per-row percentages.
   double pct_tol = 0.01;

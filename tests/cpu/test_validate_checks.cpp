@@ -657,8 +657,26 @@ TEST_F(ValidateTest, ColdModeAllowsTheSingleLaunchLatency) {
   m.fixtures[0].mode = "cold";
   const auto r = validate(build(m));
   EXPECT_EQ(r.status_of(xb::checks::kEventVsCupti), xb::CheckStatus::Passed);
-  EXPECT_NE(r.results_of(xb::checks::kEventVsCupti)[0]->message.find("single-launch allowance"), std::string::npos);
+  EXPECT_NE(r.results_of(xb::checks::kEventVsCupti)[0]->message.find("per-sample allowance over 1 calls"),
+            std::string::npos);
   for (auto& s : m.fixtures[0].steps) s.event_extra_ns = 4000;
+  EXPECT_EQ(validate(build(m)).status_of(xb::checks::kEventVsCupti), xb::CheckStatus::Failed);
+}
+
+TEST_F(ValidateTest, ColdModeSpreadsTheAllowanceOverTheCallsOfAStep) {
+  // 8 calls per cold step: the 3000 ns per-sample allowance is 375 ns per call. A step 2400 ns
+  // off is 300 ns per call: within 500 + 375; 8000 ns off (1000 per call) is not.
+  Model m = default_model();
+  m.fixtures[0].mode = "cold";
+  m.fixtures[0].stop = "converged";
+  for (auto& s : m.fixtures[0].steps) {
+    s.launches = 8;
+    s.event_extra_ns = 2400;
+  }
+  const auto r = validate(build(m));
+  EXPECT_EQ(r.status_of(xb::checks::kEventVsCupti), xb::CheckStatus::Passed);
+  EXPECT_DOUBLE_EQ(r.figures[xb::checks::kEventVsCupti][0]["tolerance_ns"].get<double>(), 875.0);
+  for (auto& s : m.fixtures[0].steps) s.event_extra_ns = 8000;
   EXPECT_EQ(validate(build(m)).status_of(xb::checks::kEventVsCupti), xb::CheckStatus::Failed);
 }
 

@@ -47,7 +47,7 @@ class Result:
     cupti_ns: float | None    # median CUPTI span per call (first kernel start to last end of a sample)
     cupti_kernel_ns: float | None  # CUPTI kernel time per call (the table's CUDA time avg of the op)
     diff_ns: float | None     # median over the recorded samples of |event - CUPTI| per call
-    tolerance_ns: float | None  # the validator's bound on diff_ns: max(500 ns, 1% of event) (+3 us cold)
+    tolerance_ns: float | None  # the validator's bound on diff_ns: max(500 ns, 1% of event) (cold: + 3 us / calls per sample)
     agree: bool | None        # diff_ns <= tolerance_ns; None when CUPTI did not run
     noise: float              # relative standard deviation of the samples (0.005 = 0.5%)
     noisy: bool               # the noise target was not met (the agreement is then not claimed)
