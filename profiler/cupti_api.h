@@ -18,7 +18,7 @@ namespace xb {
   X(cuptiActivityGetNumDroppedRecords) X(cuptiActivityPopExternalCorrelationId)                     \
   X(cuptiActivityPushExternalCorrelationId) X(cuptiActivityRegisterCallbacks) X(cuptiEnableDomain)  \
   X(cuptiGetCallbackName) X(cuptiGetResultString) X(cuptiGetTimestamp) X(cuptiGetVersion)           \
-  X(cuptiSetThreadIdType) X(cuptiSubscribe)
+  X(cuptiSetThreadIdType) X(cuptiSubscribe) X(cuptiUnsubscribe)
 
 /// The loaded CUPTI library's entry points (same names and signatures as in cupti.h).
 struct CuptiApi {

@@ -147,6 +147,7 @@ class CuptiSource final : public ActivitySource {
       } catch (...) {
       }
     }
+    unsubscribe();
     g_active.store(nullptr);
   }
 
@@ -175,17 +176,16 @@ class CuptiSource final : public ActivitySource {
     if ((kinds_ & kCuptiRuntime) != 0) {
       for (CUpti_CallbackId cbid : kQuietRuntimeApis) XB_CUPTI(cupti().cuptiActivityEnableRuntimeApi(cbid, 0));
     }
-    // NVTX callbacks: one subscriber per process, kept for every later session (on_nvtx looks
-    // for the live source). Without it the session simply has no user NVTX ranges.
-    // Once subscribed, it stays for the process; a later session without kCuptiNvtx records no
-    // user ranges (push_nvtx checks the live session's kinds).
+    // NVTX callbacks: CUPTI allows one subscriber per process, so the subscription lasts this
+    // session only (stop() unsubscribes): another profiler in the process, such as PyTorch's
+    // (Kineto subscribes when it starts), can subscribe after a crossbench run. When someone else
+    // holds it, the session simply has no user NVTX ranges.
     if ((kinds_ & kCuptiNvtx) != 0) {
-      static const bool nvtx_subscribed = [] {
-        CUpti_SubscriberHandle subscriber{};
-        if (cupti().cuptiSubscribe(&subscriber, &CuptiSource::on_nvtx, nullptr) != CUPTI_SUCCESS) return false;
-        return cupti().cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_NVTX) == CUPTI_SUCCESS;
-      }();
-      (void)nvtx_subscribed;
+      CUpti_SubscriberHandle subscriber{};
+      if (cupti().cuptiSubscribe(&subscriber, &CuptiSource::on_nvtx, nullptr) == CUPTI_SUCCESS) {
+        subscriber_ = subscriber;
+        if (cupti().cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_NVTX) != CUPTI_SUCCESS) unsubscribe();
+      }
     }
     {
       std::lock_guard<std::mutex> lock(nvtx_mutex_);
@@ -197,6 +197,7 @@ class CuptiSource final : public ActivitySource {
   }
 
   std::vector<RawRecord> stop() override {
+    unsubscribe();
     XB_CUPTI(cupti().cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
     for (const auto& [kind, bit] : kKinds) {
       if ((kinds_ & bit) != 0) XB_CUPTI(cupti().cuptiActivityDisable(kind));
@@ -510,10 +511,19 @@ class CuptiSource final : public ActivitySource {
     }
   }
 
+  /// Ends this session's NVTX subscription, if it has one (never throws).
+  void unsubscribe() noexcept {
+    if (subscriber_ != nullptr) {
+      cupti().cuptiUnsubscribe(subscriber_);
+      subscriber_ = nullptr;
+    }
+  }
+
   std::size_t buffer_bytes_;
   std::size_t max_buffers_;
   unsigned kinds_;  ///< CuptiKindBits
   bool enabled_ = false;
+  CUpti_SubscriberHandle subscriber_ = nullptr;  ///< this session's NVTX subscription, if any
   std::atomic<std::size_t> outstanding_{0};
   std::atomic<std::uint64_t> dropped_{0};
   std::mutex mutex_;

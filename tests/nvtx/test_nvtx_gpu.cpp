@@ -152,5 +152,31 @@ TEST_F(GpuTest, UserNvtxRangesBecomeAnnotationsThatOwnTheirKernels) {
   std::filesystem::remove_all(dir);
 }
 
+// Each session holds CUPTI's one callback subscription only while it records (so that another
+// profiler in the process, such as PyTorch's, can subscribe after it): later sessions in the same
+// process subscribe again and still see the user's NVTX ranges. Runs after the test above.
+TEST_F(GpuTest, EverySessionSubscribesAgainAndSeesUserNvtxRanges) {
+  Stream stream;
+  auto add = make_workload(Op::Add, DType::BF16, 64, stream.get());
+  for (int session = 0; session < 2; ++session) {
+    Profiler prof(make_cupti_source());
+    prof.start();
+    prof.begin_fixture(Schedule{0, 0, 1});
+    prof.begin_step();
+    nvtxRangePushA("again");
+    add->enqueue();
+    nvtxRangePop();
+    stream.synchronize();
+    prof.end_step();
+    const RawSession raw = prof.stop();
+    const HostRange* again = find_range(raw, "again");
+    ASSERT_NE(again, nullptr) << "session " << session;
+    const Session s = build_session(raw);
+    int owned = 0;
+    for (const DeviceActivity& a : s.device) owned += a.kind == DeviceActivityKind::Kernel && a.external_id == again->id;
+    EXPECT_EQ(owned, 1) << "session " << session;
+  }
+}
+
 }  // namespace
 }  // namespace xb
