@@ -20,11 +20,11 @@ install(TARGETS bench validate RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS xb_model xb_cupti xb_harness xb_bench_core xb_kernels xb_validate EXPORT crossbenchTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-# The profiler's public headers; cupti_check.h and cupti_api.h (CUPTI headers) and json_text.h (the exporters'
-# JSON writer) and session_json.h (the files' shared JSON blocks: nlohmann stays out of public headers)
-# are internal.
+# The profiler's public headers; cupti_check.h and cupti_api.h (CUPTI headers), json_text.h (the exporters'
+# JSON writer), session_json.h (the files' shared JSON blocks) and strict_json.h (the strict readers) are
+# internal: nlohmann stays out of public headers.
 file(GLOB XB_PROFILER_HEADERS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/profiler/*.h)
-list(FILTER XB_PROFILER_HEADERS EXCLUDE REGEX "/(cupti_check|cupti_api|json_text|session_json)\\.h$")
+list(FILTER XB_PROFILER_HEADERS EXCLUDE REGEX "/(cupti_check|cupti_api|json_text|session_json|strict_json)\\.h$")
 install(FILES ${XB_PROFILER_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/crossbench/profiler)
 install(FILES ${PROJECT_SOURCE_DIR}/bench/core/api.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/crossbench/bench/core)
 

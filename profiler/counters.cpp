@@ -3,12 +3,14 @@
 
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <stdexcept>
 #include <utility>
 
 #include <nlohmann/json.hpp>
 
 #include "profiler/session_io.h"
+#include "profiler/strict_json.h"
 
 namespace xb {
 
@@ -209,53 +211,33 @@ void write_counters_json(const CounterSession& s, std::ostream& out) {
 
 namespace {
 
-// Strict getters for counters.json (each file format here keeps its own few lines: the errors
-// name the format's own paths).
-[[noreturn]] void bad(const std::string& where, const std::string& what) {
-  throw InputError("counters: " + where + ": " + what);
-}
+// counters.json's readers: strict_json.h's, with "counters: " in front of every path; numbers
+// here are counts, bytes and times, never negative.
+std::string in_counters(const std::string& where) { return "counters: " + where; }
+[[noreturn]] void bad(const std::string& where, const std::string& what) { strict_json::fail(in_counters(where), what); }
 const json& at(const json& obj, const char* key, const std::string& where) {
-  if (!obj.is_object()) bad(where, "not an object");
-  const auto it = obj.find(key);
-  if (it == obj.end()) bad(where, std::string("missing key \"") + key + "\"");
-  return *it;
+  return strict_json::need(obj, key, in_counters(where));
 }
 std::string get_string(const json& obj, const char* key, const std::string& where) {
-  const json& v = at(obj, key, where);
-  if (!v.is_string()) bad(where + "." + key, "not a string");
-  return v.get<std::string>();
+  return strict_json::need_string(obj, key, in_counters(where));
 }
 double get_number(const json& obj, const char* key, const std::string& where) {
-  const json& v = at(obj, key, where);
-  if (!v.is_number()) bad(where + "." + key, "not a number");
-  const double d = v.get<double>();
-  if (!std::isfinite(d) || d < 0) bad(where + "." + key, "not a finite non-negative number");
+  const double d = strict_json::need_number(obj, key, in_counters(where));
+  if (d < 0) bad(where + "." + key, "not a finite non-negative number");
   return d;
 }
 std::int64_t get_int(const json& obj, const char* key, const std::string& where) {
-  const json& v = at(obj, key, where);
-  if (v.is_number_unsigned()) {
-    if (v.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) bad(where + "." + key, "out of range");
-    return static_cast<std::int64_t>(v.get<std::uint64_t>());
-  }
-  if (!v.is_number_integer()) bad(where + "." + key, "not an integer");
-  return v.get<std::int64_t>();
+  return strict_json::need_int(obj, key, in_counters(where), std::numeric_limits<std::int64_t>::min(),
+                               std::numeric_limits<std::int64_t>::max());
 }
 const json& get_array(const json& obj, const char* key, const std::string& where) {
-  const json& v = at(obj, key, where);
-  if (!v.is_array()) bad(where + "." + key, "not an array");
-  return v;
+  return strict_json::need_array(obj, key, in_counters(where));
 }
 
 }  // namespace
 
 CounterSession parse_counters_json(const std::string& text) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
-    throw InputError(std::string("counters: not JSON: ") + e.what());
-  }
+  const json doc = strict_json::parse_json(text, "counters");
   const json& meta = at(doc, "crossbench", "top level");
   if (get_string(meta, "format", "crossbench") != "counters") bad("crossbench.format", "is not \"counters\"");
   if (get_int(meta, "version", "crossbench") != 1) bad("crossbench.version", "is not 1");

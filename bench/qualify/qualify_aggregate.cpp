@@ -13,7 +13,7 @@
 #include "bench/cli/cli.h"
 #include "bench/core/run_dir.h"
 #include "bench/qualify/report_format.h"
-#include "bench/qualify/strict_json.h"
+#include "profiler/strict_json.h"
 #include "profiler/atomic_file.h"
 #include "profiler/session_io.h"
 

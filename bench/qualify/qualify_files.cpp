@@ -18,7 +18,7 @@
 #include "bench/cli/cli.h"
 #include "bench/core/fixture_plan.h"
 #include "bench/core/run_dir.h"
-#include "bench/qualify/strict_json.h"
+#include "profiler/strict_json.h"
 #include "kernels/workload.h"
 #include "profiler/session_io.h"
 #include "profiler/session_json.h"

@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
 #include "profiler/session_io.h"
+#include "profiler/strict_json.h"
 
 namespace xb {
 namespace {
@@ -313,47 +315,34 @@ void write_calibration_markdown(const Calibration& c, std::ostream& out) {
 
 namespace {
 
-// Strict readers: a missing key or wrong type is an InputError naming the key.
+// ceilings.json's readers: profiler/strict_json.h's, with "ceilings: " in front of every path.
+std::string in_ceilings(const std::string& where) { return "ceilings: " + where; }
+
 const json& at(const json& j, const char* key, const std::string& where) {
-  if (!j.is_object() || !j.contains(key)) throw InputError("ceilings: " + where + ": missing key \"" + key + "\"");
-  return j.at(key);
+  return strict_json::need(j, key, in_ceilings(where));
 }
 
 double get_number(const json& j, const char* key, const std::string& where) {
-  const json& v = at(j, key, where);
-  if (!v.is_number()) throw InputError("ceilings: " + where + "." + key + ": not a number");
-  const double d = v.get<double>();
-  if (!std::isfinite(d)) throw InputError("ceilings: " + where + "." + key + ": not finite");
-  return d;
+  return strict_json::need_number(j, key, in_ceilings(where));
 }
 
 std::int64_t get_int(const json& j, const char* key, const std::string& where) {
-  const json& v = at(j, key, where);
-  if (!v.is_number_integer()) throw InputError("ceilings: " + where + "." + key + ": not an integer");
-  return v.get<std::int64_t>();
+  return strict_json::need_int(j, key, in_ceilings(where), std::numeric_limits<std::int64_t>::min(),
+                               std::numeric_limits<std::int64_t>::max());
 }
 
 std::string get_string(const json& j, const char* key, const std::string& where) {
-  const json& v = at(j, key, where);
-  if (!v.is_string()) throw InputError("ceilings: " + where + "." + key + ": not a string");
-  return v.get<std::string>();
+  return strict_json::need_string(j, key, in_ceilings(where));
 }
 
 int get_small_int(const json& j, const char* key, const std::string& where) {
-  const std::int64_t v = get_int(j, key, where);
-  if (v < -1 || v > 1000000000) throw InputError("ceilings: " + where + "." + key + ": out of range");
-  return static_cast<int>(v);
+  return static_cast<int>(strict_json::need_int(j, key, in_ceilings(where), -1, 1000000000));
 }
 
 }  // namespace
 
 Calibration parse_calibration_json(const std::string& text) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
-    throw InputError(std::string("ceilings: not JSON: ") + e.what());
-  }
+  const json doc = strict_json::parse_json(text, "ceilings");
   const json& meta = at(doc, "crossbench", "top level");
   if (get_string(meta, "format", "crossbench") != "ceilings") {
     throw InputError("ceilings: crossbench.format is not \"ceilings\"");
@@ -382,8 +371,7 @@ Calibration parse_calibration_json(const std::string& text) {
   c.clock_source = get_string(clocks, "source", "clocks");
   c.sm_clock_max_mhz = get_small_int(clocks, "sm_max_mhz", "clocks");
   c.mem_clock_max_mhz = get_small_int(clocks, "mem_max_mhz", "clocks");
-  const json& readings = at(clocks, "readings", "clocks");
-  if (!readings.is_array()) throw InputError("ceilings: clocks.readings: not an array");
+  const json& readings = strict_json::need_array(clocks, "readings", in_ceilings("clocks"));
   for (std::size_t i = 0; i < readings.size(); ++i) {
     const std::string where = fmt::format("clocks.readings[{}]", i);
     ClockReading r;
@@ -404,8 +392,7 @@ Calibration parse_calibration_json(const std::string& text) {
   c.copy.min_ns = get_number(copy, "min_ns", "copy");
   c.copy.gbps = get_number(copy, "gbps", "copy");
   if (!(c.copy.gbps > 0)) throw InputError("ceilings: copy.gbps: must be > 0");
-  const json& gemm = at(doc, "gemm", "top level");
-  if (!gemm.is_array()) throw InputError("ceilings: gemm: not an array");
+  const json& gemm = strict_json::need_array(doc, "gemm", in_ceilings("top level"));
   for (std::size_t i = 0; i < gemm.size(); ++i) {
     const std::string where = fmt::format("gemm[{}]", i);
     GemmCeiling g;

@@ -1,7 +1,14 @@
-// Strict readers for the JSON files people and crossbench write for `bench qualify` (suites,
-// baselines, qualify.json read back by the fleet aggregate): every required key with its type and
-// range, and a one-line InputError naming where ("suite: fixtures[3]: missing key \"op\"").
-// nlohmann::json's own at()/get() throw type errors without the file's path in them, hence these.
+// Strict readers for the JSON files crossbench reads through nlohmann::json's DOM: suites,
+// baselines and qualify.json (bench qualify, the fleet aggregate), ceilings.json (bench sweep /
+// calibrate) and counters.json: every required key with its type and range, and a one-line
+// InputError naming where ("suite: fixtures[3]: missing key \"op\""). nlohmann::json's own
+// at()/get() throw type errors without the file's path in them, hence these. The one
+// implementation of "get this key or fail" for DOM readers; session_io.cpp keeps typed accessors
+// of its own because it reads raw_session.json through a flat, allocation-free record scanner
+// (FlatObject) as well as the DOM, and its record ids need the full unsigned 64-bit range; the
+// validator's readers (validate/) read files other tools write too (PyTorch's, whose integers may
+// arrive as 3.0), with a leniency these readers must not have. Internal (not installed:
+// cmake/install.cmake).
 #pragma once
 
 #include <cstdint>
@@ -26,6 +33,7 @@ json parse_json(std::string_view text, const std::string& where);
 /// obj[key], failing when missing; the typed variants fail on another type.
 const json& need(const json& obj, const char* key, const std::string& where);
 const json& need_object(const json& obj, const char* key, const std::string& where);
+const json& need_array(const json& obj, const char* key, const std::string& where);
 std::string need_string(const json& obj, const char* key, const std::string& where);
 bool need_bool(const json& obj, const char* key, const std::string& where);
 /// A finite number.

@@ -1,5 +1,5 @@
 // Strict JSON readers (see strict_json.h).
-#include "bench/qualify/strict_json.h"
+#include "profiler/strict_json.h"
 
 #include <fmt/format.h>
 
@@ -38,6 +38,7 @@ json parse_json(std::string_view text, const std::string& where) {
 }
 
 const json& need(const json& obj, const char* key, const std::string& where) {
+  if (!obj.is_object()) fail(where, "is not an object");
   const auto it = obj.find(key);
   if (it == obj.end()) fail(where, fmt::format("missing key \"{}\"", key));
   return *it;
@@ -46,6 +47,12 @@ const json& need(const json& obj, const char* key, const std::string& where) {
 const json& need_object(const json& obj, const char* key, const std::string& where) {
   const json& v = need(obj, key, where);
   if (!v.is_object()) fail(where, fmt::format("\"{}\" is not an object", key));
+  return v;
+}
+
+const json& need_array(const json& obj, const char* key, const std::string& where) {
+  const json& v = need(obj, key, where);
+  if (!v.is_array()) fail(where, fmt::format("\"{}\" is not an array", key));
   return v;
 }
 
