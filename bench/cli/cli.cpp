@@ -257,7 +257,7 @@ std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv, 
                "CUDA graph once and replay it with one cudaGraphLaunch per sample");
   app.add_flag("--no-cupti", "event-only mode: time with cudaEvents alone, no CUPTI; validation reports the CUPTI checks as not run");
   app.add_flag("--counters", opt.counters,
-               "after the timing pass, a counter pass of its own (CUPTI range profiler, each kernel replayed): "
+               "after the timing pass, a counter pass of its own (CUPTI range profiler, 16 back-to-back calls per fixture, replayed): "
                "DRAM bytes, FLOPs and throughput per kernel in counters.json, against the model");
   app.add_option("--out", out, "run folder to create (default results/runs/<UTC time>-<pid>)");
   app.add_option("--slow-fixture", slow,

@@ -97,12 +97,18 @@ std::optional<SweepOptions> parse_sweep_args(int argc, const char* const* argv) 
   app.add_option("--warmup-ms", opt.warmup_ms, "back-to-back warm-up per point, ms (default 20)");
   app.add_option("--busy-threshold", opt.busy_threshold,
                  "GPU busy fraction under which a point is overhead-bound (default 0.5)");
+  // main.cpp hands a sweep with --devices to bench/devices/devices.h before this parser sees it;
+  // the option is here for --help.
+  std::string devices;
+  app.add_option("--devices", devices,
+                 "LIST|all: sweep each device in its own process into OUT/device-N, validated, and compare the "
+                 "devices side by side (OUT/devices.md, devices.json)");
   bool no_graph = false;
   app.add_flag("--no-graph", no_graph,
                "skip the CUDA-graph timing of each point (default: every point is also timed with its batch "
                "replayed as one CUDA graph, beside the eager launches)");
   app.add_flag("--counters", opt.counters,
-               "after the points, a counter pass of its own (CUPTI range profiler, each kernel replayed): measured "
+               "after the points, a counter pass of its own (CUPTI range profiler, 16 back-to-back calls per point, replayed): measured "
                "DRAM bytes and FLOPs per point in counters.json, beside the model on the roofline plot");
   if (!parse_command_line(app, argc, argv)) return std::nullopt;
   opt.sizes = parse_size_spec(sizes.empty() ? (app.count("--size") > 0 ? std::string() : "64:16384:x2") : join_list(sizes));
