@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""crossbench_check with a real torch.profiler run (issue 16 item 5, the GPU side of its test).
+"""crossbench_check with a real torch.profiler run (issue 16 item 5, the GPU side of its test): it
+profiles a workload of its own on the GPU; a profile you already have is checked with
+`build/validate --trace TRACE.json --table TABLE.txt` or crossbench_check.check_files.
 
 Profiles a bf16 matmul + add on the GPU twice: once with a plain `with profile(...)` block checked by
 check_profile(prof, OUT/one_call), once under a wait/warmup/active schedule whose on_trace_ready is
@@ -18,8 +20,14 @@ import crossbench_check  # noqa: E402
 
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "torch-profile-check"
-    import torch
-    from torch.profiler import ProfilerActivity, profile, schedule
+    try:
+        import torch
+        from torch.profiler import ProfilerActivity, profile, schedule
+    except ImportError as e:
+        print(f"check_torch_profile: PyTorch is not installed ({e}); to check a profile you already have, "
+              "run `build/validate --trace TRACE.json --table TABLE.txt` (README, \"Check your PyTorch profile\")",
+              file=sys.stderr)
+        return 2
 
     if not torch.cuda.is_available():
         print("check_torch_profile: no CUDA device", file=sys.stderr)

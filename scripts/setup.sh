@@ -20,6 +20,23 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
+# CMakeLists.txt needs CMake 3.24 (Ubuntu 22.04's is 3.22): an older one is replaced by PyPI's.
+cmake_ok() {
+  local v
+  v=$(cmake --version 2>/dev/null | head -1 | awk '{print $3}')
+  [ -n "$v" ] && [ "$(printf '%s\n3.24\n' "$v" | sort -V | head -1)" = 3.24 ]
+}
+if ! cmake_ok; then
+  echo "setup: cmake $(cmake --version | head -1 | awk '{print $3}') is older than 3.24; installing PyPI's cmake (python3 -m pip)"
+  python3 -m pip install --quiet --user "cmake>=3.24" 2>/dev/null || python3 -m pip install --quiet "cmake>=3.24" || true
+  export PATH="$HOME/.local/bin:$PATH"
+  hash -r
+  if ! cmake_ok; then
+    echo "setup: error: CMake 3.24 or newer is required (python3 -m pip install cmake, or Kitware's apt repository)" >&2
+    exit 2
+  fi
+fi
+
 cuda_root=${CUDA_HOME:-/usr/local/cuda}
 if ! command -v nvcc >/dev/null 2>&1; then
   if [ -x "$cuda_root/bin/nvcc" ]; then export PATH="$cuda_root/bin:$PATH"; else

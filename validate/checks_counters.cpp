@@ -11,7 +11,9 @@ namespace xb::vd {
 
 void check_model_vs_counters(const Model& m, const ValidateOptions& opts, CheckLog& log) {
   if (!m.counters) {
-    log.not_run("", "no counter pass in this run folder (bench --counters writes counters.json)");
+    log.not_run("", m.events ? "no counter pass in this run folder (bench --counters writes counters.json)"
+                             : "needs a crossbench run folder with a counter pass (bench --counters writes "
+                               "counters.json); these files are not one");
     return;
   }
   const CounterSession& s = *m.counters;

@@ -145,7 +145,10 @@ void require_meta(const json& meta, const std::string& path, const char* format)
 
 ValidationReport validate_run_dir(const fs::path& dir, const ValidateOptions& opts) {
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw InputError(dir.string() + ": not a directory");
+  if (!fs::is_directory(dir, ec)) {
+    throw InputError(dir.string() + (fs::exists(dir, ec) ? ": not a run folder (for a trace file use --trace FILE)"
+                                                          : ": no such run folder"));
+  }
   Model m;
   Phase total("validate run folder");
   m.table = read_table(dir / "table.json");

@@ -47,7 +47,9 @@ std::string subcommand_help() {
   std::string text = "Subcommands (bench NAME --help for each):\n";
   for (const Subcommand& s : kSubcommands) text += "  " + std::string(s.name) + std::string(12 - std::string(s.name).size(), ' ') + s.what + "\n";
   text += "bench, sweep and qualify take --devices LIST|all: each device in its own process into OUT/device-N,\n"
-          "then the devices side by side in OUT/devices.md (docs/qualify.md, \"Several GPUs\")\n";
+          "then the devices side by side in OUT/devices.md (docs/qualify.md, \"Several GPUs\")\n"
+          "Google Benchmark's own --benchmark_* flags (e.g. --benchmark_out=FILE, --benchmark_filter=REGEX) pass\n"
+          "through to it; XB_CUPTI_LIBRARY=FILE names the libcupti to load (default: the toolkit's)\n";
   return text;
 }
 

@@ -389,8 +389,8 @@ std::optional<QualifyOptions> parse_qualify_args(int argc, const char* const* ar
   double threshold = 0;
   std::vector<std::string> aggregate;
   std::string devices;
-  app.add_option("--suite", suite, "suite file (JSON, docs/formats.md), e.g. results/suites/release.json (required)");
-  app.add_option("--baseline", baseline, "baseline file to compare against (or to write, with --update-baseline) (required)");
+  app.add_option("--suite", suite, "suite file (JSON, docs/formats.md), e.g. results/suites/release.json (required, except with --aggregate)");
+  app.add_option("--baseline", baseline, "baseline file to compare against (or to write, with --update-baseline) (required, except with --aggregate)");
   app.add_option("--out", out, "folder for the run folders and reports (default results/qualify/<UTC time>-<pid>)");
   app.add_flag("--allow-mismatch", opt.allow_mismatch,
                "compare against a baseline from another GPU, driver, CUDA or cuBLAS version (every report says so)");

@@ -123,6 +123,22 @@ int qualify_command(int argc, const char* const* argv) {
       runs.push_back(load_run(bo.out));
     }
   }
+  if (suite.warmup && !opt.from_runs.empty()) {
+    // --from-run gates folders as recorded: say when they were not measured the way the suite asks.
+    std::size_t cold = 0, total = 0;
+    for (const LoadedRun& r : runs) {
+      for (const FixtureRecord& f : r.fixtures) {
+        ++total;
+        cold += f.warmed_up ? 0 : 1;
+      }
+    }
+    if (cold > 0) {
+      std::cerr << fmt::format("qualify: note: {} of {} fixture(s) in the --from-run folders were recorded without a "
+                               "steady warm-up, which suite {} asks for (\"warmup\": true); their verdicts compare "
+                               "unlike measurements\n",
+                               cold, total, suite.name);
+    }
+  }
   const int code = finish_qualification(opt, suite, baseline ? &*baseline : nullptr, std::move(runs), dir, std::cout);
   claim.keep();
   release_run_dir(dir);
