@@ -94,7 +94,11 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
   gen=(); command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
   cmake -S tests/fuzz -B "$build" "${gen[@]}" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 fi
-cmake --build "$build" -j "${XB_JOBS:-$(nproc)}" >/dev/null
+if ! cmake --build "$build" -j "${XB_JOBS:-$(nproc)}" > "$build/build.log" 2>&1; then
+  grep -E "error|undefined reference" "$build/build.log" | head -5 >&2
+  echo "fuzz: error: building the fuzz targets failed ($build/build.log)" >&2
+  exit 1
+fi
 mkdir -p "$build/crashes"
 common=(-timeout="$timeout" -rss_limit_mb=2048)
 
