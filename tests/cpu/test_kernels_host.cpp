@@ -1,5 +1,6 @@
-// Tests of kernels/ that need no CUDA device (they run, never skip, in xb_gpu_tests): names,
-// parsing, operation and byte counts, verification parameters, error-macro messages.
+// Tests of kernels/ that need no CUDA device (CPU tests: xb_tests, also under ASan + UBSan in
+// scripts/sanitize.sh): names, parsing, operation and byte counts, verification parameters,
+// error-macro messages, GEMM arguments rejected before any CUDA call.
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -120,7 +121,7 @@ TEST(ErrorMacros, CudaMessageHasFileLineCallNameAndString) {
     FAIL() << "no exception";
   } catch (const CudaError& e) {
     const std::string what = e.what();
-    EXPECT_NE(what.find("test_dtype_ops.cpp:"), std::string::npos) << what;
+    EXPECT_NE(what.find("test_kernels_host.cpp:"), std::string::npos) << what;
     EXPECT_NE(what.find(": cudaErrorInvalidValue failed: cudaErrorInvalidValue: invalid argument"),
               std::string::npos)
         << what;
@@ -141,6 +142,13 @@ TEST(ErrorMacros, CublasThrowsCublasErrorWhichIsACudaError) {
   }
   EXPECT_THROW(XB_CUBLAS(CUBLAS_STATUS_INTERNAL_ERROR), CudaError);
   EXPECT_NO_THROW(XB_CUBLAS(CUBLAS_STATUS_SUCCESS));
+}
+
+TEST(GemmArguments, RejectedBeforeAnyCudaCall) {
+  GemmProblem p;
+  EXPECT_THROW(LtGemm{p}, std::invalid_argument);  // zero sizes
+  p.m = p.n = p.k = 8;
+  EXPECT_THROW(LtGemm{p}, std::invalid_argument);  // null pointers
 }
 
 }  // namespace
