@@ -6,6 +6,7 @@
 
 #include <cupti.h>
 
+#include <cstddef>
 #include <string>
 
 namespace xb {
@@ -35,5 +36,25 @@ struct CuptiApi {
 /// CUPTI library path, and libcupti.so. Throws ProfilerError naming every place tried and the
 /// loader's reason when none loads or a function is missing; later calls throw the same.
 const CuptiApi& cupti();
+
+/// Resolves one name of a function-table X-macro (XB_CUPTI_FUNCTIONS and the counter pass's
+/// tables): `api.f` from the dlopen handle `lib`, a name not found appended to the string
+/// `missing`. Expands where those three are in scope, with <dlfcn.h> included.
+#define XB_CUPTI_RESOLVE(f)                                    \
+  api.f = reinterpret_cast<decltype(api.f)>(dlsym(lib, #f));   \
+  if (api.f == nullptr) missing += std::string(missing.empty() ? "" : ", ") + #f;
+
+/// The library cupti() loaded, opened again (RTLD_NOLOAD first) so that a further table of its
+/// functions can be resolved with XB_CUPTI_RESOLVE. Returns nullptr with `why` set when cupti()
+/// failed or the file cannot be opened. Never throws.
+void* reopen_cupti(std::string& why) noexcept;
+
+/// A CUPTI parameter struct zeroed, with its structSize set (CUPTI's versioning of its structs).
+template <class Params>
+Params cupti_params(std::size_t struct_size) {
+  Params p{};
+  p.structSize = struct_size;
+  return p;
+}
 
 }  // namespace xb

@@ -548,6 +548,20 @@ void ensure_nvtx_injection() {
 
 }  // namespace
 
+void* reopen_cupti(std::string& why) noexcept {
+  std::string path;
+  try {
+    path = cupti().path;
+  } catch (const std::exception& e) {
+    why = e.what();
+    return nullptr;
+  }
+  void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+  if (lib == nullptr) lib = dlopen(path.c_str(), RTLD_NOW);
+  if (lib == nullptr) why = "cannot reopen " + path;
+  return lib;
+}
+
 const CuptiApi& cupti() {
   // Loaded once; a failure is kept and rethrown, so every caller sees the same message.
   static const std::pair<CuptiApi, std::string> loaded = []() -> std::pair<CuptiApi, std::string> {
@@ -579,11 +593,7 @@ const CuptiApi& cupti() {
       }
       CuptiApi api;
       std::string missing;
-#define XB_CUPTI_RESOLVE(f)                                                  \
-  api.f = reinterpret_cast<decltype(api.f)>(dlsym(lib, #f));                 \
-  if (api.f == nullptr) missing += std::string(missing.empty() ? "" : ", ") + #f;
       XB_CUPTI_FUNCTIONS(XB_CUPTI_RESOLVE)
-#undef XB_CUPTI_RESOLVE
       if (!missing.empty()) {
         tried += (tried.empty() ? "" : "; ") + name + " lacks " + missing;
         continue;  // keep it loaded: unloading a library CUDA may use is not worth the risk

@@ -57,35 +57,19 @@ struct ProfilingApi {
 /// the library and the missing functions (a CUPTI older than CUDA 12.6 has no range profiler).
 const ProfilingApi& profiling_api() {
   static const std::pair<ProfilingApi, std::string> loaded = []() -> std::pair<ProfilingApi, std::string> {
-    std::string path;
-    try {
-      path = cupti().path;
-    } catch (const ProfilerError& e) {
-      return {ProfilingApi{}, e.what()};
-    }
-    void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD);
-    if (lib == nullptr) lib = dlopen(path.c_str(), RTLD_NOW);
-    if (lib == nullptr) return {ProfilingApi{}, "cannot reopen " + path};
+    std::string why;
+    void* lib = reopen_cupti(why);
+    if (lib == nullptr) return {ProfilingApi{}, why};
     ProfilingApi api;
     std::string missing;
-#define XB_CUPTI_RESOLVE(f)                                                  \
-  api.f = reinterpret_cast<decltype(api.f)>(dlsym(lib, #f));                 \
-  if (api.f == nullptr) missing += std::string(missing.empty() ? "" : ", ") + #f;
     XB_CUPTI_PROFILING_FUNCTIONS(XB_CUPTI_RESOLVE)
-#undef XB_CUPTI_RESOLVE
-    if (!missing.empty()) return {ProfilingApi{}, path + " has no range profiler (lacks " + missing + "; CUDA 12.6 or later needed)"};
+    if (!missing.empty()) {
+      return {ProfilingApi{}, cupti().path + " has no range profiler (lacks " + missing + "; CUDA 12.6 or later needed)"};
+    }
     return {api, ""};
   }();
   if (!loaded.second.empty()) throw ProfilerError("hardware counters unavailable: " + loaded.second);
   return loaded.first;
-}
-
-/// A CUPTI parameter struct zeroed, with its structSize set (CUPTI's versioning of its structs).
-template <class Params>
-Params params(std::size_t struct_size) {
-  Params p{};
-  p.structSize = struct_size;
-  return p;
 }
 
 std::string result_name(CUptiResult r) { return cupti_result_name(r); }
@@ -104,12 +88,12 @@ class CuptiCounterCollector final : public CounterCollector {
 
   std::vector<KernelCounters> collect(const std::function<void()>& work, const std::function<void()>& before_pass) override {
     if (range_ == nullptr) throw ProfilerError("counter pass: range profiling already ended (prepare_sass)");
-    auto init = params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
+    auto init = cupti_params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
     init.pRangeProfilerObject = range_;
     init.counterDataSize = counter_data_.size();
     init.pCounterData = counter_data_.data();
     call("cuptiRangeProfilerCounterDataImageInitialize", api_.cuptiRangeProfilerCounterDataImageInitialize(&init));
-    auto set = params<CUpti_RangeProfiler_SetConfig_Params>(CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
+    auto set = cupti_params<CUpti_RangeProfiler_SetConfig_Params>(CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
     set.pRangeProfilerObject = range_;
     set.configSize = config_.size();
     set.pConfig = config_.data();
@@ -133,7 +117,7 @@ class CuptiCounterCollector final : public CounterCollector {
                             " (the config image needs " + std::to_string(passes_) + ")");
       }
       before_pass();  // outside Start/Stop: not profiled
-      auto start = params<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
+      auto start = cupti_params<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
       start.pRangeProfilerObject = range_;
       call(pass == 0 ? "cuptiRangeProfilerStart" : nullptr, api_.cuptiRangeProfilerStart(&start));
       cudaError_t sync = cudaSuccess;
@@ -142,26 +126,26 @@ class CuptiCounterCollector final : public CounterCollector {
         sync = cudaDeviceSynchronize();
       } catch (...) {
         cudaDeviceSynchronize();
-        auto stop = params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
+        auto stop = cupti_params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
         stop.pRangeProfilerObject = range_;
         api_.cuptiRangeProfilerStop(&stop);
         throw;
       }
-      auto stop = params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
+      auto stop = cupti_params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
       stop.pRangeProfilerObject = range_;
       call(pass == 0 ? "cuptiRangeProfilerStop" : nullptr, api_.cuptiRangeProfilerStop(&stop));
       if (sync != cudaSuccess) throw ProfilerError(std::string("counter pass: cudaDeviceSynchronize: ") + cudaGetErrorString(sync));
       all_submitted = stop.isAllPassSubmitted != 0;
     }
     note("user replay: " + std::to_string(pass) + " passes (config image: " + std::to_string(passes_) + ")");
-    auto decode = params<CUpti_RangeProfiler_DecodeData_Params>(CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
+    auto decode = cupti_params<CUpti_RangeProfiler_DecodeData_Params>(CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
     decode.pRangeProfilerObject = range_;
     call("cuptiRangeProfilerDecodeData", api_.cuptiRangeProfilerDecodeData(&decode));
     if (decode.numOfRangeDropped > 0) {
       throw ProfilerError("counter pass: " + std::to_string(decode.numOfRangeDropped) + " kernels dropped (more than " +
                           std::to_string(kMaxRanges) + " kernels in one collection)");
     }
-    auto info = params<CUpti_RangeProfiler_GetCounterDataInfo_Params>(CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE);
+    auto info = cupti_params<CUpti_RangeProfiler_GetCounterDataInfo_Params>(CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE);
     info.pCounterDataImage = counter_data_.data();
     info.counterDataImageSize = counter_data_.size();
     call("cuptiRangeProfilerGetCounterDataInfo", api_.cuptiRangeProfilerGetCounterDataInfo(&info));
@@ -169,7 +153,7 @@ class CuptiCounterCollector final : public CounterCollector {
     std::vector<double> values(metric_ptrs_.size());
     for (std::size_t r = 0; r < info.numTotalRanges; ++r) {
       KernelCounters k;
-      auto name = params<CUpti_Profiler_Host_GetRangeName_Params>(CUpti_Profiler_Host_GetRangeName_Params_STRUCT_SIZE);
+      auto name = cupti_params<CUpti_Profiler_Host_GetRangeName_Params>(CUpti_Profiler_Host_GetRangeName_Params_STRUCT_SIZE);
       name.pCounterDataImage = counter_data_.data();
       name.counterDataImageSize = counter_data_.size();
       name.rangeIndex = r;
@@ -180,7 +164,7 @@ class CuptiCounterCollector final : public CounterCollector {
       } else {
         k.range = std::to_string(r);
       }
-      auto eval = params<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
+      auto eval = cupti_params<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
       eval.pHostObject = host_;
       eval.pCounterDataImage = counter_data_.data();
       eval.counterDataImageSize = counter_data_.size();
@@ -260,7 +244,7 @@ class CuptiCounterCollector final : public CounterCollector {
   }
 
   void init() {
-    auto pi = params<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
+    auto pi = cupti_params<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
     call("cuptiProfilerInitialize", api_.cuptiProfilerInitialize(&pi));
     initialized_ = true;
     // The context CUPTI profiles: the primary context of `device_`, current on this thread once the
@@ -279,7 +263,7 @@ class CuptiCounterCollector final : public CounterCollector {
     if (reinterpret_cast<CUresult (*)(CUcontext*)>(fn)(&ctx) != CUDA_SUCCESS || ctx == nullptr) {
       throw ProfilerError("hardware counters unavailable: no current CUDA context");
     }
-    auto sup = params<CUpti_Profiler_DeviceSupported_Params>(CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE);
+    auto sup = cupti_params<CUpti_Profiler_DeviceSupported_Params>(CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE);
     sup.cuDevice = device_;
     sup.api = CUPTI_PROFILER_RANGE_PROFILING;
     call("cuptiProfilerDeviceSupported", api_.cuptiProfilerDeviceSupported(&sup));
@@ -290,44 +274,44 @@ class CuptiCounterCollector final : public CounterCollector {
       throw ProfilerError("hardware counters unavailable: CUPTI says device " + std::to_string(device_) +
                           " does not support range profiling (support level " + std::to_string(sup.isSupported) + ")");
     }
-    auto chip = params<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
+    auto chip = cupti_params<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
     chip.deviceIndex = static_cast<std::size_t>(device_);
     call("cuptiDeviceGetChipName", api_.cuptiDeviceGetChipName(&chip));
     chip_ = chip.pChipName != nullptr ? chip.pChipName : "";
     note("chip " + chip_);
-    auto avail = params<CUpti_Profiler_GetCounterAvailability_Params>(CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE);
+    auto avail = cupti_params<CUpti_Profiler_GetCounterAvailability_Params>(CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE);
     avail.ctx = ctx;
     call("cuptiProfilerGetCounterAvailability (size)", api_.cuptiProfilerGetCounterAvailability(&avail));
     availability_.assign(avail.counterAvailabilityImageSize, 0);
     avail.pCounterAvailabilityImage = availability_.data();
     call("cuptiProfilerGetCounterAvailability", api_.cuptiProfilerGetCounterAvailability(&avail));
-    auto host = params<CUpti_Profiler_Host_Initialize_Params>(CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
+    auto host = cupti_params<CUpti_Profiler_Host_Initialize_Params>(CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
     host.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
     host.pChipName = chip_.c_str();
     host.pCounterAvailabilityImage = availability_.data();
     call("cuptiProfilerHostInitialize", api_.cuptiProfilerHostInitialize(&host));
     host_ = host.pHostObject;
     add_metrics();
-    auto size = params<CUpti_Profiler_Host_GetConfigImageSize_Params>(CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
+    auto size = cupti_params<CUpti_Profiler_Host_GetConfigImageSize_Params>(CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
     size.pHostObject = host_;
     call("cuptiProfilerHostGetConfigImageSize", api_.cuptiProfilerHostGetConfigImageSize(&size));
     config_.assign(size.configImageSize, 0);
-    auto image = params<CUpti_Profiler_Host_GetConfigImage_Params>(CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
+    auto image = cupti_params<CUpti_Profiler_Host_GetConfigImage_Params>(CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
     image.pHostObject = host_;
     image.configImageSize = config_.size();
     image.pConfigImage = config_.data();
     call("cuptiProfilerHostGetConfigImage", api_.cuptiProfilerHostGetConfigImage(&image));
-    auto passes = params<CUpti_Profiler_Host_GetNumOfPasses_Params>(CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
+    auto passes = cupti_params<CUpti_Profiler_Host_GetNumOfPasses_Params>(CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
     passes.configImageSize = config_.size();
     passes.pConfigImage = config_.data();
     call("cuptiProfilerHostGetNumOfPasses", api_.cuptiProfilerHostGetNumOfPasses(&passes));
     passes_ = static_cast<int>(passes.numOfPasses);
     note("replay passes per kernel: " + std::to_string(passes_));
-    auto enable = params<CUpti_RangeProfiler_Enable_Params>(CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
+    auto enable = cupti_params<CUpti_RangeProfiler_Enable_Params>(CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
     enable.ctx = ctx;
     call("cuptiRangeProfilerEnable", api_.cuptiRangeProfilerEnable(&enable));
     range_ = enable.pRangeProfilerObject;
-    auto data = params<CUpti_RangeProfiler_GetCounterDataSize_Params>(CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
+    auto data = cupti_params<CUpti_RangeProfiler_GetCounterDataSize_Params>(CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
     data.pRangeProfilerObject = range_;
     data.pMetricNames = metric_ptrs_.data();
     data.numMetrics = metric_ptrs_.size();
@@ -342,7 +326,7 @@ class CuptiCounterCollector final : public CounterCollector {
     for (const CounterMetric& m : counter_metrics()) {
       if (m.source != CounterSource::RangeProfiler) continue;
       const std::string base = m.name.substr(0, m.name.find('.'));
-      auto props = params<CUpti_Profiler_Host_GetMetricProperties_Params>(CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE);
+      auto props = cupti_params<CUpti_Profiler_Host_GetMetricProperties_Params>(CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE);
       props.pHostObject = host_;
       props.pMetricName = base.c_str();
       const CUptiResult pr = api_.cuptiProfilerHostGetMetricProperties(&props);
@@ -352,7 +336,7 @@ class CuptiCounterCollector final : public CounterCollector {
         continue;
       }
       const char* name = m.name.c_str();
-      auto add = params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
+      auto add = cupti_params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
       add.pHostObject = host_;
       add.ppMetricNames = &name;
       add.numMetrics = 1;
@@ -376,7 +360,7 @@ class CuptiCounterCollector final : public CounterCollector {
 
   void disable_range_profiler() noexcept {
     if (range_ != nullptr) {
-      auto p = params<CUpti_RangeProfiler_Disable_Params>(CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE);
+      auto p = cupti_params<CUpti_RangeProfiler_Disable_Params>(CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE);
       p.pRangeProfilerObject = range_;
       const CUptiResult r = api_.cuptiRangeProfilerDisable(&p);
       note(std::string("cuptiRangeProfilerDisable -> ") + (r == CUPTI_SUCCESS ? "CUPTI_SUCCESS" : result_name(r)));
@@ -388,13 +372,13 @@ class CuptiCounterCollector final : public CounterCollector {
     sass_.reset();
     disable_range_profiler();
     if (host_ != nullptr) {
-      auto p = params<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
+      auto p = cupti_params<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
       p.pHostObject = host_;
       api_.cuptiProfilerHostDeinitialize(&p);
       host_ = nullptr;
     }
     if (initialized_) {
-      auto p = params<CUpti_Profiler_DeInitialize_Params>(CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE);
+      auto p = cupti_params<CUpti_Profiler_DeInitialize_Params>(CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE);
       api_.cuptiProfilerDeInitialize(&p);
       initialized_ = false;
     }

@@ -34,33 +34,17 @@ struct SassApi {
 /// The SASS metrics entry points of the loaded libcupti; throws ProfilerError naming what is missing.
 const SassApi& sass_api() {
   static const std::pair<SassApi, std::string> loaded = []() -> std::pair<SassApi, std::string> {
-    std::string path;
-    try {
-      path = cupti().path;
-    } catch (const ProfilerError& e) {
-      return {SassApi{}, e.what()};
-    }
-    void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD);
-    if (lib == nullptr) return {SassApi{}, "cannot reopen " + path};
+    std::string why;
+    void* lib = reopen_cupti(why);
+    if (lib == nullptr) return {SassApi{}, why};
     SassApi api;
     std::string missing;
-#define XB_CUPTI_RESOLVE(f)                                  \
-  api.f = reinterpret_cast<decltype(api.f)>(dlsym(lib, #f)); \
-  if (api.f == nullptr) missing += std::string(missing.empty() ? "" : ", ") + #f;
     XB_CUPTI_SASS_FUNCTIONS(XB_CUPTI_RESOLVE)
-#undef XB_CUPTI_RESOLVE
-    if (!missing.empty()) return {SassApi{}, path + " has no SASS metrics API (lacks " + missing + ")"};
+    if (!missing.empty()) return {SassApi{}, cupti().path + " has no SASS metrics API (lacks " + missing + ")"};
     return {api, ""};
   }();
   if (!loaded.second.empty()) throw ProfilerError("SASS metrics unavailable: " + loaded.second);
   return loaded.first;
-}
-
-template <class Params>
-Params params(std::size_t struct_size) {
-  Params p{};
-  p.structSize = struct_size;
-  return p;
 }
 
 }  // namespace
@@ -74,7 +58,7 @@ SassMetricsPass::SassMetricsPass(int device, CUcontext ctx, const std::string& c
                                  std::function<void(const std::string&)> note)
     : note_(std::move(note)), device_(device), ctx_(ctx) {
   const SassApi& api = sass_api();
-  auto sup = params<CUpti_Profiler_DeviceSupported_Params>(CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE);
+  auto sup = cupti_params<CUpti_Profiler_DeviceSupported_Params>(CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE);
   sup.cuDevice = device;
   sup.api = CUPTI_PROFILER_SASS_METRICS;
   call("cuptiProfilerDeviceSupported (SASS metrics)", api.cuptiProfilerDeviceSupported(&sup));
@@ -83,11 +67,11 @@ SassMetricsPass::SassMetricsPass(int device, CUcontext ctx, const std::string& c
                         " does not support them (support level " + std::to_string(sup.isSupported) + ")");
   }
   // The chip's list, logged: what to use when a name of ours is refused.
-  auto num = params<CUpti_SassMetrics_GetNumOfMetrics_Params>(CUpti_SassMetrics_GetNumOfMetrics_Params_STRUCT_SIZE);
+  auto num = cupti_params<CUpti_SassMetrics_GetNumOfMetrics_Params>(CUpti_SassMetrics_GetNumOfMetrics_Params_STRUCT_SIZE);
   num.pChipName = chip.c_str();
   if (api.cuptiSassMetricsGetNumOfMetrics(&num) == CUPTI_SUCCESS && num.numOfMetrics > 0) {
     std::vector<CUpti_SassMetrics_MetricDetails> list(num.numOfMetrics);
-    auto get = params<CUpti_SassMetrics_GetMetrics_Params>(CUpti_SassMetrics_GetMetrics_Params_STRUCT_SIZE);
+    auto get = cupti_params<CUpti_SassMetrics_GetMetrics_Params>(CUpti_SassMetrics_GetMetrics_Params_STRUCT_SIZE);
     get.pChipName = chip.c_str();
     get.numOfMetrics = list.size();
     get.pMetricsList = list.data();
@@ -101,7 +85,7 @@ SassMetricsPass::SassMetricsPass(int device, CUcontext ctx, const std::string& c
   for (const CounterMetric& m : counter_metrics()) {
     if (m.source != CounterSource::SassMetrics) continue;
     const std::string base = m.name.substr(0, m.name.find('.'));
-    auto props = params<CUpti_SassMetrics_GetProperties_Params>(CUpti_SassMetrics_GetProperties_Params_STRUCT_SIZE);
+    auto props = cupti_params<CUpti_SassMetrics_GetProperties_Params>(CUpti_SassMetrics_GetProperties_Params_STRUCT_SIZE);
     props.pChipName = chip.c_str();
     props.pMetricName = base.c_str();
     const CUptiResult r = api.cuptiSassMetricsGetProperties(&props);
@@ -120,7 +104,7 @@ SassMetricsPass::SassMetricsPass(int device, CUcontext ctx, const std::string& c
     configs.push_back(c);
   }
   if (configs.empty()) throw ProfilerError("SASS metrics: the chip " + chip + " offers none of the SASS FLOP metrics");
-  auto set = params<CUpti_SassMetricsSetConfig_Params>(CUpti_SassMetricsSetConfig_Params_STRUCT_SIZE);
+  auto set = cupti_params<CUpti_SassMetricsSetConfig_Params>(CUpti_SassMetricsSetConfig_Params_STRUCT_SIZE);
   set.numOfMetricConfig = configs.size();
   set.pConfigs = configs.data();
   set.deviceIndex = static_cast<std::uint32_t>(device);
@@ -130,19 +114,19 @@ SassMetricsPass::SassMetricsPass(int device, CUcontext ctx, const std::string& c
 
 SassMetricsPass::~SassMetricsPass() {
   if (!configured_) return;
-  auto unset = params<CUpti_SassMetricsUnsetConfig_Params>(CUpti_SassMetricsUnsetConfig_Params_STRUCT_SIZE);
+  auto unset = cupti_params<CUpti_SassMetricsUnsetConfig_Params>(CUpti_SassMetricsUnsetConfig_Params_STRUCT_SIZE);
   unset.deviceIndex = static_cast<std::uint32_t>(device_);
   sass_api().cuptiSassMetricsUnsetConfig(&unset);
 }
 
 std::map<std::string, double> SassMetricsPass::collect(const std::function<void()>& work) {
   const SassApi& api = sass_api();
-  auto enable = params<CUpti_SassMetricsEnable_Params>(CUpti_SassMetricsEnable_Params_STRUCT_SIZE);
+  auto enable = cupti_params<CUpti_SassMetricsEnable_Params>(CUpti_SassMetricsEnable_Params_STRUCT_SIZE);
   enable.ctx = ctx_;
   enable.enableLazyPatching = 1;  // patch only the kernels `work` launches, at their first launch
   call("cuptiSassMetricsEnable", api.cuptiSassMetricsEnable(&enable));
   auto disable = [&]() {
-    auto d = params<CUpti_SassMetricsDisable_Params>(CUpti_SassMetricsDisable_Params_STRUCT_SIZE);
+    auto d = cupti_params<CUpti_SassMetricsDisable_Params>(CUpti_SassMetricsDisable_Params_STRUCT_SIZE);
     d.ctx = ctx_;
     const CUptiResult r = api.cuptiSassMetricsDisable(&d);
     note_(std::string("cuptiSassMetricsDisable -> ") + (r == CUPTI_SUCCESS ? "CUPTI_SUCCESS" : cupti_result_name(r)) +
@@ -155,7 +139,7 @@ std::map<std::string, double> SassMetricsPass::collect(const std::function<void(
     work();
     const cudaError_t sync = cudaDeviceSynchronize();
     if (sync != cudaSuccess) throw ProfilerError(std::string("SASS metrics: cudaDeviceSynchronize: ") + cudaGetErrorString(sync));
-    auto props = params<CUpti_SassMetricsGetDataProperties_Params>(CUpti_SassMetricsGetDataProperties_Params_STRUCT_SIZE);
+    auto props = cupti_params<CUpti_SassMetricsGetDataProperties_Params>(CUpti_SassMetricsGetDataProperties_Params_STRUCT_SIZE);
     props.ctx = ctx_;
     call("cuptiSassMetricsGetDataProperties", api.cuptiSassMetricsGetDataProperties(&props));
     note_("SASS records " + std::to_string(props.numOfPatchedInstructionRecords) + ", instances " +
@@ -167,7 +151,7 @@ std::map<std::string, double> SassMetricsPass::collect(const std::function<void(
         records[i].structSize = sizeof(CUpti_SassMetrics_Data);
         records[i].pInstanceValues = values.data() + i * props.numOfInstances;
       }
-      auto flush = params<CUpti_SassMetricsFlushData_Params>(CUpti_SassMetricsFlushData_Params_STRUCT_SIZE);
+      auto flush = cupti_params<CUpti_SassMetricsFlushData_Params>(CUpti_SassMetricsFlushData_Params_STRUCT_SIZE);
       flush.ctx = ctx_;
       flush.numOfPatchedInstructionRecords = records.size();
       flush.numOfInstances = props.numOfInstances;
