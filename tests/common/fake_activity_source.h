@@ -83,17 +83,24 @@ class FakeSource : public ActivitySource {
     return corr;
   }
 
-  /// A launch call at the current time (10 ns long) and its kernel 100 ns later.
-  void launch(const std::string& kernel) {
+  /// A runtime API call `name` on this thread at the current time (10 ns long), under a new
+  /// correlation id (returned).
+  std::uint32_t api_call(const std::string& name) {
     const std::uint32_t corr = next_correlation();
     RawRecord api;
     api.kind = RawKind::Runtime;
-    api.name = "cudaLaunchKernel";
+    api.name = name;
     api.thread_id = thread_id;
     api.start_ns = clock;
     api.end_ns = clock + 10;
     api.correlation_id = corr;
     pending.push_back(api);
+    return corr;
+  }
+
+  /// A launch call at the current time (10 ns long) and its kernel 100 ns later.
+  void launch(const std::string& kernel) {
+    const std::uint32_t corr = api_call("cudaLaunchKernel");
     RawRecord k;
     k.kind = RawKind::Kernel;
     k.name = kernel;
@@ -108,15 +115,7 @@ class FakeSource : public ActivitySource {
   /// one correlation id, back to back from 100 ns later (50 ns each, 10 ns apart), with CUPTI's
   /// graph node ids 1..nodes and `graph_id`, as CUPTI reports a graph replay.
   void graph_launch(const std::string& kernel, int nodes, std::uint32_t graph_id = 1) {
-    const std::uint32_t corr = next_correlation();
-    RawRecord api;
-    api.kind = RawKind::Runtime;
-    api.name = "cudaGraphLaunch";
-    api.thread_id = thread_id;
-    api.start_ns = clock;
-    api.end_ns = clock + 10;
-    api.correlation_id = corr;
-    pending.push_back(api);
+    const std::uint32_t corr = api_call("cudaGraphLaunch");
     for (int i = 0; i < nodes; ++i) {
       RawRecord k;
       k.kind = RawKind::Kernel;

@@ -13,22 +13,16 @@
 namespace xb {
 namespace {
 
-constexpr std::uint32_t kThread = 77;
+// Times are ns after testing::kBase; the profiler's thread is testing::kTid, as in the shared
+// record helpers (test_model_session.h).
+constexpr std::uint32_t kThread = testing::kTid;
 
 HostRange range(std::uint64_t id, std::uint64_t parent, std::int64_t start, std::int64_t end) {
-  HostRange r;
-  r.id = id;
-  r.parent_id = parent;
-  r.name = "r" + std::to_string(id);
-  r.start_ns = start;
-  r.end_ns = end;
-  return r;
+  return testing::range(id, parent, "r" + std::to_string(id), RangeCategory::UserAnnotation, start, end);
 }
 
 RawRecord api_at(std::uint32_t corr, std::int64_t start, std::uint32_t thread = kThread) {
-  RawRecord r = testing::api(RawKind::Runtime, "cudaLaunchKernel", 211, corr, 0, 0);
-  r.start_ns = start;
-  r.end_ns = start + 5;
+  RawRecord r = testing::api(RawKind::Runtime, "cudaLaunchKernel", 211, corr, start, start + 5);
   r.thread_id = thread;
   return r;
 }
