@@ -26,6 +26,7 @@
 #include <string>
 
 #include "bench/core/counter_pass.h"
+#include "../common/json_file.h"
 #include "gpu_test.h"
 #include "kernels/workload.h"
 #include "profiler/counters.h"
@@ -35,12 +36,7 @@ namespace xb {
 namespace {
 
 using xb::testing::GpuTest;
-
-nlohmann::json read_json(const std::filesystem::path& p) {
-  nlohmann::json j;
-  std::ifstream(p) >> j;
-  return j;
-}
+using xb::testing::read_json;
 
 TEST_F(GpuTest, BenchCountersAgreeWithTheModelOrSayWhyNot) {
   const auto out = std::filesystem::temp_directory_path() / "xb_counters_gpu_run";

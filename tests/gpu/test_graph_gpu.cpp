@@ -12,18 +12,14 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "../common/json_file.h"
 #include "gpu_test.h"
 
 namespace xb {
 namespace {
 
 using xb::testing::GpuTest;
-
-nlohmann::json read_json(const std::filesystem::path& p) {
-  nlohmann::json j;
-  std::ifstream(p) >> j;
-  return j;
-}
+using xb::testing::read_json;
 
 void check_graph_run(const std::string& flags, const std::filesystem::path& out) {
   std::filesystem::remove_all(out);
