@@ -92,15 +92,13 @@ QualifySummary parse_qualify_summary(std::string_view text) {
   q.gpu_uuid = need_string(env, "gpu_uuid", ew);
   q.driver_version = need_string(env, "driver_version", ew);
   if (env.contains("gpu_pci_bus_id")) q.gpu_pci_bus_id = need_string(env, "gpu_pci_bus_id", ew);
-  const json& runs = need(doc, "runs", where);
-  if (!runs.is_array()) fail(where, "\"runs\" is not an array");
+  const json& runs = need_array(doc, "runs", where);
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const std::string at = fmt::format("{}: runs[{}]", where, i);
     if (!runs[i].is_object()) fail(at, "not an object");
     q.validation_passed = need_bool(runs[i], "validation_passed", at) && q.validation_passed;
   }
-  const json& fixtures = need(doc, "fixtures", where);
-  if (!fixtures.is_array()) fail(where, "\"fixtures\" is not an array");
+  const json& fixtures = need_array(doc, "fixtures", where);
   for (std::size_t i = 0; i < fixtures.size(); ++i) {
     const std::string at = fmt::format("{}: fixtures[{}]", where, i);
     const json& f = fixtures[i];

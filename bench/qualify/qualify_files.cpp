@@ -101,8 +101,7 @@ Suite parse_suite(std::string_view text) {
   if (doc.contains("warmup")) s.warmup = need_bool(doc, "warmup", where);
   SuiteStopping defaults;
   if (doc.contains("stopping")) read_stopping(doc["stopping"], defaults, where + ": stopping");
-  const json& fixtures = need(doc, "fixtures", where);
-  if (!fixtures.is_array()) fail(where, "\"fixtures\" is not an array");
+  const json& fixtures = need_array(doc, "fixtures", where);
   if (fixtures.empty()) fail(where, "\"fixtures\" is empty");
   if (fixtures.size() > 10000) fail(where, fmt::format("{} fixtures (at most 10000)", fixtures.size()));
   std::set<std::string> seen;
@@ -297,8 +296,7 @@ Baseline parse_baseline(std::string_view text) {
   e.clocks_at_start = parse_sample(need(env, "clocks_at_start", ew), ew + ": clocks_at_start");
   e.clocks_at_end = parse_sample(need(env, "clocks_at_end", ew), ew + ": clocks_at_end");
 
-  const json& fixtures = need(doc, "fixtures", where);
-  if (!fixtures.is_array()) fail(where, "\"fixtures\" is not an array");
+  const json& fixtures = need_array(doc, "fixtures", where);
   if (fixtures.empty()) fail(where, "\"fixtures\" is empty");
   std::set<std::string> seen;
   for (std::size_t i = 0; i < fixtures.size(); ++i) {
@@ -325,8 +323,7 @@ Baseline parse_baseline(std::string_view text) {
     r.sampling_s = need_number(f, "sampling_s", at);
     r.gpu_before = parse_sample(need(f, "gpu_before", at), at + ": gpu_before");
     r.gpu_after = parse_sample(need(f, "gpu_after", at), at + ": gpu_after");
-    const json& samples = need(f, "samples_ns", at);
-    if (!samples.is_array()) fail(at, "\"samples_ns\" is not an array");
+    const json& samples = need_array(f, "samples_ns", at);
     if (samples.empty()) fail(at, "\"samples_ns\" is empty");
     r.samples_ns.reserve(samples.size());
     for (std::size_t k = 0; k < samples.size(); ++k) {
