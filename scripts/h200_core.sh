@@ -73,6 +73,17 @@ if [ "$what" = user ]; then
     check "saxpy (user program) --mode $mode: run exit / validate exit / checks not run" "$rc / $vrc / ${notrun:-?}"
     grep -E "event_vs_cupti" "$W/validate-$mode.txt" | head -3 | tee -a "$OUT/checks.txt"
   done
+  # With a counter pass (issue 18 through the public API): at 16M elements the saxpy's 192 MiB are
+  # DRAM-bound and far above the L2, so model_vs_counters compares and no check is "not run".
+  timeout 120 "$W/example-build/saxpy" --size 16777216 --warmup --counters --out "$W/saxpy-counters" \
+    > "$W/saxpy_counters.log" 2>&1
+  rc=$?
+  timeout 60 "$prefix/bin/validate" "$W/saxpy-counters" > "$W/validate-counters.txt" 2>&1
+  vrc=$?
+  notrun=$(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(r['summary']['not_run'])" \
+    "$W/saxpy-counters/validation.json" 2>/dev/null)
+  check "saxpy (user program) --counters 16M: run exit / validate exit / checks not run" "$rc / $vrc / ${notrun:-?}"
+  grep -E "model_vs_counters|DRAM bytes" "$W/validate-counters.txt" | head -3 | tee -a "$OUT/checks.txt"
 
   phase "the other commands through the core"
   mkdir -p "$W/cmds"
