@@ -16,7 +16,10 @@
 // size moves it further. Below (L2-resident, 1.8-12 us) the spread between configurations is
 // up to 18%. V=1 with 256 threads and default hints was the best single choice: 0.6% over the
 // per-size fastest on average, 3.5% at most (fp16 1024^2, 1.85 vs 1.79 us); it is the one
-// add_launch_config returns for every dtype and size. Earlier single-size measurements (bf16
+// add_launch_config returns for every dtype and size (kAddSizeClasses, one row; a choice per size
+// class is a row per class there). At 64^2..1024^2 the same-process comparison with PyTorch's
+// add, both launched from one Python loop on one stream (scripts/add_vs_torch.py --candidates),
+// is the evidence for such rows. Earlier single-size measurements (bf16
 // 16384^2): a persistent grid of SMs x resident blocks with a grid-stride loop reached 4.11
 // TB/s, a data-sized grid 4.35 TB/s, so the grid is sized to the data.
 //
@@ -288,9 +291,42 @@ constexpr AddCachePolicy kPolicyChoices[] = {AddCachePolicy::Default, AddCachePo
                                              AddCachePolicy::Prefetch256Streaming, AddCachePolicy::Plain};
 
 template <typename T, std::size_t N>
-bool one_of(const T (&choices)[N], T value) {
-  return std::find(std::begin(choices), std::end(choices), value) != std::end(choices);
+constexpr bool one_of(const T (&choices)[N], T value) {
+  for (const T& c : choices) {
+    if (c == value) return true;
+  }
+  return false;
 }
+
+// add_launch_config's choice by size class: the first row whose max_count (elements) is at least
+// the call's count applies. Today one row for every dtype and size (the evidence: the comment at
+// the top of this file). A per-size choice adds rows in ascending max_count, the last one keeping
+// kAnyCount; a per-dtype choice gives add_launch_config's switch a table per dtype. The
+// static_assert below keeps every table inside the tuning space.
+struct AddSizeClass {
+  std::int64_t max_count;   ///< elements; the class holds counts up to this, after the row before
+  int threads_per_block;
+  int vectors_per_thread;
+  AddCachePolicy cache;
+};
+constexpr std::int64_t kAnyCount = std::numeric_limits<std::int64_t>::max();
+constexpr AddSizeClass kAddSizeClasses[] = {
+    {kAnyCount, 256, 1, AddCachePolicy::Default},  // every size: v1/t256/default
+};
+
+template <std::size_t N>
+constexpr bool valid_size_classes(const AddSizeClass (&table)[N]) {
+  for (std::size_t i = 0; i < N; ++i) {
+    const AddSizeClass& c = table[i];
+    if (!one_of(kThreadChoices, c.threads_per_block) || !one_of(kVectorChoices, c.vectors_per_thread) ||
+        !one_of(kPolicyChoices, c.cache) || (i > 0 && c.max_count <= table[i - 1].max_count)) {
+      return false;
+    }
+  }
+  return table[N - 1].max_count == kAnyCount;
+}
+static_assert(valid_size_classes(kAddSizeClasses),
+              "kAddSizeClasses: rows in ascending max_count, the last kAnyCount, each a tuning-space choice");
 
 }  // namespace
 
@@ -312,18 +348,24 @@ std::string to_string(const AddLaunchConfig& config) {
 
 AddLaunchConfig add_launch_config(DType dtype, std::int64_t count) {
   if (count < 0) throw std::invalid_argument("add_launch_config: count " + std::to_string(count) + " < 0");
-  AddLaunchConfig config;
-  config.max_blocks = device_max_grid_x("add_launch_config");
+  const AddSizeClass* table = nullptr;
+  std::size_t rows = 0;
   switch (dtype) {
     case DType::BF16:
     case DType::FP16:
     case DType::FP32:
-      config.threads_per_block = 256;
-      config.vectors_per_thread = 1;
-      config.cache = AddCachePolicy::Default;
-      return config;
+      table = kAddSizeClasses;
+      rows = std::size(kAddSizeClasses);
+      break;
   }
-  throw std::invalid_argument("add_launch_config: invalid dtype");
+  if (table == nullptr) throw std::invalid_argument("add_launch_config: invalid dtype");
+  const AddSizeClass* row = std::find_if(table, table + rows, [count](const AddSizeClass& c) { return count <= c.max_count; });
+  AddLaunchConfig config;
+  config.max_blocks = device_max_grid_x("add_launch_config");
+  config.threads_per_block = row->threads_per_block;
+  config.vectors_per_thread = row->vectors_per_thread;
+  config.cache = row->cache;
+  return config;
 }
 
 std::vector<AddLaunchConfig> add_tuning_space() {

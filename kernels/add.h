@@ -42,10 +42,10 @@ struct AddLaunchConfig {
 /// "v2/t256/prefetch256": vectors per thread, threads per block, cache policy.
 std::string to_string(const AddLaunchConfig& config);
 
-/// The configuration bench uses for `count` elements of `dtype`: today one for every dtype and
-/// size (1 vector per thread, 256 threads, default hints), the best single choice that
-/// `bench tune-add` measured on an H200 (add.cu says by how much); the parameters keep a
-/// per-dtype or per-size choice possible. Queries the current device (cudaDevAttrMaxGridDimX);
+/// The configuration bench uses for `count` elements of `dtype`: the row of add.cu's size-class
+/// table (kAddSizeClasses) that holds `count`; today one row for every dtype and size (1 vector
+/// per thread, 256 threads, default hints), the best single choice that `bench tune-add`
+/// measured on an H200 (add.cu says by how much). Queries the current device (cudaDevAttrMaxGridDimX);
 /// call at setup, not per launch. Throws CudaError; std::invalid_argument for count < 0.
 AddLaunchConfig add_launch_config(DType dtype, std::int64_t count);
 
