@@ -1,157 +1,497 @@
 #!/usr/bin/env python3
-"""crossbench's add kernel against PyTorch's, in interleaved rounds on one GPU (issue 19).
+"""crossbench's add kernel against PyTorch's, launched the same way from one Python loop (issue 19).
 
-  python3 scripts/add_vs_torch.py --bench build-h200/bench --out DIR [--rounds 3]
+  python3 scripts/add_vs_torch.py --shim build-h200/libxb_add_shim.so --out DIR
+      [--rounds 3] [--candidates v1/t128/default,v2/t256/default,...] [--sizes 64,...] [--dtypes bf16,...]
 
-A kernel this short (about 1 us at 64^2) runs faster on an idle GPU than behind another kernel
-of the same stream, so each side is timed both ways, with the same launch pattern:
-- back to back: crossbench's hot mode (a batch of calls queued behind the blocking kernel) against
-  PyTorch's add replayed from a CUDA graph of 100 calls (torch.cuda.CUDAGraph, out= the same
-  tensor), so that both queue their kernels with no gap;
-- isolated: crossbench with --batch 1 (one call per sample, after the start event) against
-  PyTorch's eager loop of 100 calls from Python (its launch path leaves the GPU idle between
-  kernels).
-Each round runs crossbench first (one `bench --op add --dtype ... --size ...` run per pattern,
-warmed up to steady state; per fixture the CUPTI kernel sum per call from summary.md), then
-PyTorch (0.3 s of calls, then 100 calls under torch.profiler; the per-call kernel time from its
-kernel records), so that a drift of the GPU's clock reaches both alike. Random data in [-1, 1).
-The figure per (dtype, n, pattern) is the median over the rounds; the ratio is crossbench /
-PyTorch (target <= 1.00) and GB/s = 3 n^2 bytes(dtype) / crossbench's back-to-back time.
-Writes DIR/add_vs_torch.md and DIR/add_vs_torch.json; prints the markdown.
+A kernel of about 1 us runs faster on an idle GPU than queued behind another kernel (PyTorch's add
+at 64^2: 0.869 us launched one at a time, 0.981 us from a CUDA graph), so both sides are launched
+the same way: crossbench's kernel through ctypes (tests/perf/add_shim.cpp, target xb_add_shim:
+xb::launch_add, the kernel bench times) and torch.add(a, b, out=c), from the same Python loop, on
+the same torch stream, on the same random inputs (drawn in fp32 in [-1, 1) and rounded, as
+crossbench's fill), each into its own output tensor. Two launch patterns:
+- eager: one launch per Python iteration, as PyTorch's eager loop (the GPU idles between
+  kernels where the host is slower than the kernel: the gap columns show it for each side);
+- graph: --calls launches captured into a torch.cuda.CUDAGraph on that stream (the ctypes launch
+  is captured too) and replayed, the kernels back to back.
+Per (pattern, dtype, n) the sides are crossbench's shipped configuration (bench's
+add_launch_config), each --candidates configuration (`bench tune-add`'s names) and PyTorch's.
+One torch.profiler session (CUPTI) per round times everything; rounds interleave the sides, in
+reverse order every other round. Before each timed block the side is warmed up (eager:
+--warmup-calls launches; graph: one replay), every block ends with a synchronize, and every
+kernel record is assigned to its block in stream order, checked by count and by name (ours: the
+xb:: add kernels, PyTorch's: at::native): a launch that was not captured, or a stray kernel,
+stops the run. Per block: the kernel time per call (sum of kernel durations / calls) and the
+idle gap between consecutive kernels; reported is the median over rounds. Ratio = ours /
+PyTorch's (target <= 1.00); GB/s = 3 n^2 bytes(dtype) / time. Every configuration's output is
+compared bit for bit with torch.add's, after an eager call and after its graph's first replay
+(both add in fp32 and round once: kernels/add.h). The GPU's clocks are recorded at the start,
+after each round and at the end.
+
+Writes DIR/add_vs_torch.md and DIR/add_vs_torch.json (each written whole, at the end) and prints
+the markdown. Exit 0; 1 when an output differs from torch.add's (the files say where); 2 bad
+input (one line, nothing written).
 """
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
 import sys
 import time
 
-import torch
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import vs_torch  # noqa: E402  (torch_call, profile_loop: PyTorch timed as scripts/vs_torch.py does)
-
+PATTERNS = ("eager", "graph")
 BYTES = {"bf16": 2, "fp16": 2, "fp32": 4}
+SHIPPED = "crossbench"  # the side label of bench's own configuration
+TORCH = "torch"
+DEFAULT_CANDIDATES = "v1/t64/default,v1/t128/default,v1/t128/plain,v1/t512/default,v2/t256/default,v4/t256/streaming"
+OUR_KERNELS = ("add_flat_kernel", "add_vectorized_kernel", "add_scalar_kernel")
 
 
-def torch_eager_per_call_ns(dtype, n, iters=100, warm_s=0.3):
-    call = vs_torch.torch_call("add", dtype, n)
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < warm_s:
-        for _ in range(10):
-            call()
-        torch.cuda.synchronize()
-    recs = vs_torch.profile_loop(call, iters)
-    return sum(e["dur"] for e in recs) * 1e3 / iters
+class UsageError(Exception):
+    """Bad input: main() prints it in one line and exits 2."""
 
 
-def torch_graph_per_call_ns(dtype, n, iters=100, warm_s=0.3):
-    dt = vs_torch.DTYPES[dtype]
-    a, b = vs_torch.rand((n, n), dt), vs_torch.rand((n, n), dt)
-    c = torch.empty_like(a)
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):  # warm-up on a side stream before capture, as PyTorch's docs do
-        for _ in range(3):
-            torch.add(a, b, out=c)
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        for _ in range(iters):
-            torch.add(a, b, out=c)
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < warm_s:
-        graph.replay()
-        torch.cuda.synchronize()
-    with vs_torch.profile(activities=[vs_torch.ProfilerActivity.CUDA]) as prof:
-        graph.replay()
-        torch.cuda.synchronize()
-    kernels = [e for e in vs_torch.device_records(prof) if e["cat"] == "kernel"]
-    if len(kernels) != iters:
-        raise SystemExit(f"torch graph add {dtype} {n}: {len(kernels)} kernel records for {iters} calls")
-    return sum(e["dur"] for e in kernels) * 1e3 / iters
-
-
-def ours_per_call_ns(bench, dtypes, sizes, out, extra):
-    cmd = [bench, "--op", "add", "--dtype", ",".join(dtypes), "--size", ",".join(map(str, sizes)), "--warmup",
-           "--min-time", "0.2", "--max-time", "1.0", "--out", out] + extra
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0 and not os.path.exists(os.path.join(out, "summary.md")):
-        raise SystemExit(f"bench exit {p.returncode}: {p.stderr.strip()[-500:]}")
-    if p.returncode != 0:
-        # --batch 1 is expected to fail event_vs_cupti: one call per sample keeps the event pair's
-        # ~2.3 us fixed cost (docs/metrics.md); the kernel times CUPTI recorded are still good.
-        print(f"note: {out}: bench exit {p.returncode} (validation: see its summary.md)", file=sys.stderr)
-    ours = {}
-    with open(os.path.join(out, "summary.md")) as f:
-        for line in f:
-            cells = [c.strip() for c in line.strip().strip("|").split("|")]
-            if len(cells) >= 11 and cells[0].startswith("add/"):
-                _, dtype, n = cells[0].split("/")
-                ours[(dtype, int(n))] = float(cells[8]) * 1e3  # CUPTI kernel sum per call, us -> ns
-    for f in ("raw_session.json", "full.json", "trace_only.json"):
-        try:
-            os.unlink(os.path.join(out, f))
-        except FileNotFoundError:
-            pass
-    return ours
-
-
-PATTERNS = {  # name: (crossbench's extra arguments, PyTorch's timer)
-    "back to back": ([], torch_graph_per_call_ns),
-    "isolated": (["--batch", "1"], torch_eager_per_call_ns),
-}
-
-
-def main():
+def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--bench", required=True)
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--sizes", default="64,256,1024,4096,16384")
+    ap.add_argument("--shim", required=True, help="libxb_add_shim.so (cmake --build BUILD --target xb_add_shim)")
+    ap.add_argument("--out", required=True, help="folder for add_vs_torch.md and add_vs_torch.json")
+    ap.add_argument("--sizes", default="64,256,1024,4096,16384", help="square sizes n (n x n elements)")
     ap.add_argument("--dtypes", default="bf16,fp16,fp32")
+    ap.add_argument("--candidates", default=DEFAULT_CANDIDATES,
+                    help="comma-separated configurations of `bench tune-add` (vV/tT/policy); '' for none")
     ap.add_argument("--rounds", type=int, default=3)
-    args = ap.parse_args()
-    os.makedirs(args.out, exist_ok=True)
-    torch.manual_seed(0)
-    sizes = [int(x) for x in args.sizes.split(",")]
-    dtypes = args.dtypes.split(",")
-    rounds = []
-    for r in range(args.rounds):
-        rd = {}
-        for pat, (extra, timer) in PATTERNS.items():
-            ours = ours_per_call_ns(args.bench, dtypes, sizes, os.path.join(args.out, f"round{r}-{pat.replace(' ', '-')}"), extra)
-            theirs = {(d, n): timer(d, n) for d in dtypes for n in sizes}
-            rd[pat] = {"crossbench": ours, "torch": theirs}
-        rounds.append(rd)
-        print(f"round {r}: done", file=sys.stderr, flush=True)
+    ap.add_argument("--calls", type=int, default=100, help="timed launches per block (and per graph)")
+    ap.add_argument("--warmup-calls", type=int, default=10, help="eager launches before each eager block")
+    a = ap.parse_args(argv)
+    try:
+        a.sizes = [int(x) for x in a.sizes.split(",")]
+    except ValueError:
+        raise UsageError(f"--sizes: '{a.sizes}' is not a comma-separated list of integers")
+    if any(n < 1 or n > 65536 for n in a.sizes) or len(set(a.sizes)) != len(a.sizes):
+        raise UsageError(f"--sizes: each n in 1..65536, no repeats (got {a.sizes})")
+    a.dtypes = a.dtypes.split(",")
+    bad = [d for d in a.dtypes if d not in BYTES]
+    if bad or len(set(a.dtypes)) != len(a.dtypes):
+        raise UsageError(f"--dtypes: each of bf16, fp16, fp32, no repeats (got {','.join(a.dtypes)})")
+    a.candidates = [c for c in a.candidates.split(",") if c]
+    if len(set(a.candidates)) != len(a.candidates) or any(c in (SHIPPED, TORCH) for c in a.candidates):
+        raise UsageError(f"--candidates: repeated or reserved names in {a.candidates}")
+    if not 1 <= a.rounds <= 100:
+        raise UsageError("--rounds must be in 1..100")
+    if not 2 <= a.calls <= 1000:
+        raise UsageError("--calls must be in 2..1000")
+    if not 0 <= a.warmup_calls <= 1000:
+        raise UsageError("--warmup-calls must be in 0..1000")
+    if os.path.exists(a.out) and not os.path.isdir(a.out):
+        raise UsageError(f"--out: {a.out} exists and is not a folder")
+    if not os.path.isfile(a.shim):
+        raise UsageError(f"--shim: {a.shim} not found (cmake --build BUILD --target xb_add_shim builds it)")
+    return a
+
+
+# ---- Kernel records -> blocks (no torch needed: tests/cpu/test_add_vs_torch.py) -------------------
+
+def kernel_side(name):
+    """'ours' for crossbench's add kernels, 'torch' for PyTorch's (at::native), else None."""
+    if "xb::" in name and any(k in name for k in OUR_KERNELS):
+        return "ours"
+    if "at::native" in name:
+        return "torch"
+    return None
+
+
+def short_kernel_name(name):
+    for k in OUR_KERNELS:
+        if k in name:
+            return k
+    return name.split("<")[0].replace("void ", "").strip()
+
+
+def block_stats(kernels):
+    """kernels: [(start_us, dur_us, name)] of one block, in stream order. Per call: kernel time
+    (sum of durations / kernels) and the mean idle gap between consecutive kernels, in ns."""
+    total = sum(d for _, d, _ in kernels)
+    span = kernels[-1][0] + kernels[-1][1] - kernels[0][0]
+    gap = (span - total) / (len(kernels) - 1) if len(kernels) > 1 else 0.0
+    return {"per_call_ns": total * 1e3 / len(kernels), "gap_ns": gap * 1e3,
+            "kernel_median_ns": statistics.median(d for _, d, _ in kernels) * 1e3,
+            "kernel": short_kernel_name(kernels[0][2])}
+
+
+def assign_blocks(kernels, blocks):
+    """Splits the session's kernel records into its blocks, in stream order.
+
+    kernels: [(start_us, dur_us, name)] (any order; sorted here by start). blocks: [(key, side,
+    count)] in the order they were launched, key None for a warm-up block. Every kernel of a block
+    must be of its side (kernel_side), and the counts must add up to the records exactly. Returns
+    {key: block_stats}; raises ValueError saying which block and what was found."""
+    ks = sorted(kernels, key=lambda k: k[0])
+    expected = sum(c for _, _, c in blocks)
+    if len(ks) != expected:
+        raise ValueError(f"{len(ks)} kernel records for {expected} launches in {len(blocks)} blocks "
+                         "(a launch not captured into its graph, or a kernel of something else)")
+    out, i = {}, 0
+    for key, side, count in blocks:
+        part = ks[i:i + count]
+        wrong = [k[2] for k in part if kernel_side(k[2]) != side]
+        if wrong:
+            raise ValueError(f"block {key or 'warm-up'} ({side}, {count} kernels from record {i}): "
+                             f"{len(wrong)} kernels of another side, e.g. {wrong[0][:120]}")
+        if key is not None:
+            out[key] = block_stats(part)
+        i += count
+    return out
+
+
+# ---- Summary and markdown (no torch needed) -----------------------------------------------------
+
+def median_or_none(xs):
+    return statistics.median(xs) if xs else None
+
+
+def summarize(per_round, dtypes, sizes, labels):
+    """per_round: [{(pattern, dtype, n, label): block_stats}] per round. One row per (pattern,
+    dtype, n): medians over rounds of every side, ratios to PyTorch's and GB/s."""
     rows = []
     for pat in PATTERNS:
         for d in dtypes:
             for n in sizes:
-                o = [rd[pat]["crossbench"][(d, n)] for rd in rounds]
-                t = [rd[pat]["torch"][(d, n)] for rd in rounds]
-                om, tm = statistics.median(o), statistics.median(t)
-                rows.append({"pattern": pat, "dtype": d, "n": n, "crossbench_ns": om, "torch_ns": tm, "ratio": om / tm,
-                             "gbps": 3 * n * n * BYTES[d] / om, "crossbench_rounds_ns": o, "torch_rounds_ns": t})
-    md = [f"# crossbench add vs PyTorch {torch.__version__} on {torch.cuda.get_device_name()}, "
-          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n",
-          f"Per-call kernel time (CUPTI), median over {args.rounds} interleaved rounds (scripts/add_vs_torch.py). "
-          "Back to back: crossbench hot mode vs PyTorch replayed from a CUDA graph; isolated: crossbench "
-          "--batch 1 vs PyTorch's eager loop.\n",
-          "| launch pattern | dtype | n | crossbench us | PyTorch us | ratio (target <= 1.00) | crossbench GB/s |",
-          "| --- | --- | ---: | ---: | ---: | ---: | ---: |"]
-    for row in rows:
-        ok = "met" if row["ratio"] <= 1.0 else "MISSED"
-        md.append(f"| {row['pattern']} | {row['dtype']} | {row['n']} | {row['crossbench_ns'] / 1e3:.3f} | "
-                  f"{row['torch_ns'] / 1e3:.3f} | {row['ratio']:.3f} {ok} | {row['gbps']:.0f} |")
-    text = "\n".join(md) + "\n"
-    with open(os.path.join(args.out, "add_vs_torch.md"), "w") as f:
+                moved = 3 * n * n * BYTES[d]
+                side = {}
+                for label in labels + [TORCH]:
+                    got = [r[(pat, d, n, label)] for r in per_round if (pat, d, n, label) in r]
+                    ns = [g["per_call_ns"] for g in got]
+                    side[label] = {"ns": median_or_none(ns), "rounds_ns": ns,
+                                   "gap_ns": median_or_none([g["gap_ns"] for g in got]),
+                                   "kernel": got[0]["kernel"] if got else None}
+                t = side[TORCH]["ns"]
+                for label in labels:
+                    s = side[label]
+                    s["ratio"] = s["ns"] / t if s["ns"] and t else None
+                    s["gbps"] = moved / s["ns"] if s["ns"] else None
+                ours = side[SHIPPED]
+                rows.append({"pattern": pat, "dtype": d, "n": n,
+                             "crossbench_ns": ours["ns"], "torch_ns": t, "ratio": ours["ratio"], "gbps": ours["gbps"],
+                             "crossbench_rounds_ns": ours["rounds_ns"], "torch_rounds_ns": side[TORCH]["rounds_ns"],
+                             "crossbench_gap_ns": ours["gap_ns"], "torch_gap_ns": side[TORCH]["gap_ns"],
+                             "crossbench_kernel": ours["kernel"],
+                             "candidates": {c: side[c] for c in labels if c != SHIPPED}})
+    return rows
+
+
+def size_class_summary(rows, labels, sizes):
+    """Per n, over every dtype and pattern: each configuration's geometric-mean and worst ratio to
+    PyTorch's; the configuration with the lowest geometric mean beside the shipped one."""
+    out = []
+    for n in sizes:
+        score = {}
+        for label in labels:
+            ratios = [(r["ratio"] if label == SHIPPED else r["candidates"][label]["ratio"]) for r in rows if r["n"] == n]
+            ratios = [x for x in ratios if x]
+            if ratios:
+                score[label] = (math.exp(sum(math.log(x) for x in ratios) / len(ratios)), max(ratios))
+        if SHIPPED in score:
+            best = min(score, key=lambda k: score[k][0])
+            out.append({"n": n, "shipped_geomean": score[SHIPPED][0], "shipped_worst": score[SHIPPED][1],
+                        "best": best, "best_geomean": score[best][0], "best_worst": score[best][1]})
+    return out
+
+
+def fmt(x, spec):
+    return "-" if x is None else format(x, spec)
+
+
+def markdown(meta, rows, classes, mismatches):
+    cands = meta["candidates"]
+    shipped = sorted(set(meta["shipped_configs"].values()))
+    md = [f"# crossbench add vs PyTorch {meta['torch']} on {meta['gpu']}, {meta['utc']}\n",
+          f"Per-call kernel time (CUPTI, one torch.profiler session per round), median over {meta['rounds']} "
+          f"interleaved rounds (scripts/add_vs_torch.py). Both sides launched from the same Python loop on one "
+          f"torch stream, same inputs: eager = one launch per iteration; graph = {meta['calls']} launches captured "
+          f"into one CUDA graph and replayed. crossbench = bench's add_launch_config ({', '.join(shipped)}); "
+          f"candidate columns: us (ratio to PyTorch). SM clock start {meta['clocks'][0].get('sm_mhz', '-')} MHz, "
+          f"end {meta['clocks'][-1].get('sm_mhz', '-')} MHz.\n",
+          "| launch pattern | dtype | n | crossbench us | PyTorch us | ratio (target <= 1.00) | crossbench GB/s | "
+          + " | ".join(cands) + (" |" if cands else ""),
+          "| --- | --- | ---: | ---: | ---: | ---: | ---: |" + " ---: |" * len(cands)]
+    for r in rows:
+        ok = "" if r["ratio"] is None else (" met" if r["ratio"] <= 1.0 else " MISSED")
+        cells = [f"{fmt(r['candidates'][c]['ns'] and r['candidates'][c]['ns'] / 1e3, '.3f')} "
+                 f"({fmt(r['candidates'][c]['ratio'], '.3f')})" for c in cands]
+        md.append(f"| {r['pattern']} | {r['dtype']} | {r['n']} | {fmt(r['crossbench_ns'] and r['crossbench_ns'] / 1e3, '.3f')} | "
+                  f"{fmt(r['torch_ns'] and r['torch_ns'] / 1e3, '.3f')} | {fmt(r['ratio'], '.3f')}{ok} | "
+                  f"{fmt(r['gbps'], '.0f')} |" + "".join(f" {c} |" for c in cells))
+    md += ["", "Per size, over every dtype and pattern: ratio to PyTorch's, geometric mean / worst.", "",
+           "| n | crossbench (shipped) | fastest configuration | its ratio |", "| ---: | ---: | --- | ---: |"]
+    for c in classes:
+        md.append(f"| {c['n']} | {c['shipped_geomean']:.3f} / {c['shipped_worst']:.3f} | {c['best']} | "
+                  f"{c['best_geomean']:.3f} / {c['best_worst']:.3f} |")
+    md += ["", "Launch pattern check: mean idle gap between consecutive kernels of a block, us "
+           "(eager: the host's launch time shows; graph: back to back).", "",
+           "| launch pattern | dtype | n | crossbench gap | PyTorch gap | crossbench kernel |", "| --- | --- | ---: | ---: | ---: | --- |"]
+    for r in rows:
+        md.append(f"| {r['pattern']} | {r['dtype']} | {r['n']} | {fmt(r['crossbench_gap_ns'] and r['crossbench_gap_ns'] / 1e3, '.3f')} | "
+                  f"{fmt(r['torch_gap_ns'] and r['torch_gap_ns'] / 1e3, '.3f')} | {r['crossbench_kernel']} |")
+    md.append("")
+    if mismatches:
+        md.append(f"**Outputs that differ from torch.add's: {len(mismatches)}** (configuration, dtype, n, after, elements):")
+        md += [f"- {m['config']} {m['dtype']} {m['n']} after {m['after']}: {m['elements']} elements" for m in mismatches]
+    else:
+        md.append(f"Every configuration's output equals torch.add's bit for bit ({meta['checked_outputs']} outputs "
+                  "checked: each configuration, dtype and size after an eager call and after its graph's first replay).")
+    return "\n".join(md) + "\n"
+
+
+def write_whole(path, text):
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "w") as f:
         f.write(text)
-    with open(os.path.join(args.out, "add_vs_torch.json"), "w") as f:
-        json.dump({"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "rows": rows}, f, indent=1)
+    os.replace(tmp, path)
+
+
+# ---- GPU side (torch) -------------------------------------------------------------------------
+
+def gpu_clocks(torch):
+    """SM clock (torch.cuda.clock_rate, NVML) and nvidia-smi's clocks, power and event reasons."""
+    got = {"utc": time.strftime("%H:%M:%S", time.gmtime())}
+    try:
+        got["sm_mhz"] = torch.cuda.clock_rate()
+    except Exception as e:  # pynvml missing or NVML refused: nvidia-smi below still answers
+        got["clock_rate_error"] = str(e).splitlines()[0][:120]
+    q = "clocks.sm,clocks.mem,clocks.max.sm,temperature.gpu,power.draw,clocks_event_reasons.active"
+    try:
+        p = subprocess.run(["nvidia-smi", f"--query-gpu={q}", "--format=csv,noheader,nounits", "-i",
+                            os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0]],
+                           capture_output=True, text=True, timeout=20)
+        if p.returncode == 0 and p.stdout.strip():
+            vals = [v.strip() for v in p.stdout.strip().splitlines()[0].split(",")]
+            got["nvidia_smi"] = dict(zip(q.split(","), vals))
+            got.setdefault("sm_mhz", vals[0])
+        else:
+            got["nvidia_smi_error"] = (p.stderr or p.stdout).strip()[:120]
+    except (OSError, subprocess.TimeoutExpired) as e:
+        got["nvidia_smi_error"] = str(e)[:120]
+    return got
+
+
+class Shim:
+    """libxb_add_shim.so through ctypes (tests/perf/add_shim.cpp)."""
+
+    def __init__(self, path):
+        import ctypes
+        self.ct = ctypes
+        self.lib = ctypes.CDLL(os.path.abspath(path))
+        L = self.lib
+        L.xb_add_last_error.restype = ctypes.c_char_p
+        L.xb_add_dtype.argtypes = [ctypes.c_char_p]
+        L.xb_add_launch.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_longlong,
+                                    ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int]
+        L.xb_add_config.argtypes = [ctypes.c_int, ctypes.c_longlong, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                                    ctypes.c_char_p, ctypes.c_size_t]
+        L.xb_add_parse.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int),
+                                   ctypes.POINTER(ctypes.c_int)]
+        self.launch = L.xb_add_launch
+
+    def error(self, rc):
+        return f"error {rc}: {self.lib.xb_add_last_error().decode()}"
+
+    def dtype(self, name):
+        code = self.lib.xb_add_dtype(name.encode())
+        if code < 0:
+            raise UsageError(self.lib.xb_add_last_error().decode())
+        return code
+
+    def parse(self, name):
+        t, v, p = self.ct.c_int(), self.ct.c_int(), self.ct.c_int()
+        rc = self.lib.xb_add_parse(name.encode(), self.ct.byref(t), self.ct.byref(v), self.ct.byref(p))
+        if rc:
+            raise UsageError(f"--candidates: {self.lib.xb_add_last_error().decode()}")
+        return t.value, v.value, p.value
+
+    def config_name(self, dtype_code, count, tvp):
+        buf = self.ct.create_string_buffer(64)
+        rc = self.lib.xb_add_config(dtype_code, count, *tvp, buf, 64)
+        if rc:
+            raise SystemExit(f"xb_add_config: {self.error(rc)}")
+        return buf.value.decode()
+
+
+class Point:
+    """One (dtype, n): shared random inputs, PyTorch's output, ours, and every side's callable."""
+
+    def __init__(self, torch, vs_torch, shim, stream, dtype, n, configs, int_view):
+        self.torch, self.dtype, self.n = torch, dtype, n
+        dt = vs_torch.DTYPES[dtype]
+        self.a, self.b = vs_torch.rand((n, n), dt), vs_torch.rand((n, n), dt)
+        self.c_torch, self.c_ours = torch.empty_like(self.a), torch.empty_like(self.a)
+        self.int_view = int_view
+        code, count, sp = shim.dtype(dtype), n * n, stream.cuda_stream
+        pa, pb, pc = self.a.data_ptr(), self.b.data_ptr(), self.c_ours.data_ptr()
+        launch = shim.launch
+        self.calls = {}
+        for label, tvp in configs.items():
+            t, v, p = tvp
+
+            def ours(t=t, v=v, p=p, label=label):
+                rc = launch(code, pa, pb, pc, count, sp, t, v, p)
+                if rc:
+                    raise SystemExit(f"xb_add_launch {dtype} {n} {label}: {shim.error(rc)}")
+            self.calls[label] = ours
+        a, b, c = self.a, self.b, self.c_torch
+        self.calls[TORCH] = lambda: torch.add(a, b, out=c)
+        self.graphs = {}
+
+    def mismatches(self):
+        """Elements where ours differs from PyTorch's output, bit for bit."""
+        return int((self.c_ours.view(self.int_view) != self.c_torch.view(self.int_view)).sum().item())
+
+    def poison(self):
+        self.c_ours.view(self.int_view).fill_(-1)  # all bits set: NaN, never a sum of finite inputs
+
+
+def setup(torch, vs_torch, shim, stream, args, configs, int_views):
+    """Every point's tensors, the bit-for-bit check of each configuration (eager, then after its
+    graph's first replay, which also uploads the graph) and the graphs themselves."""
+    points, mismatches, checked = {}, [], 0
+    for d in args.dtypes:
+        for n in args.sizes:
+            pt = Point(torch, vs_torch, shim, stream, d, n, configs[d][n], int_views[d])
+
+            def check(label, after, run):
+                nonlocal checked
+                with torch.cuda.stream(stream):  # everything on the one stream, in order
+                    pt.poison()
+                    run()
+                    bad = pt.mismatches()
+                checked += 1
+                if bad:
+                    mismatches.append({"config": label, "dtype": d, "n": n, "after": after, "elements": bad})
+
+            with torch.cuda.stream(stream):
+                pt.calls[TORCH]()
+            for label in configs[d][n]:
+                # Three calls: the first loads the kernel (lazy loading), outside any capture.
+                check(label, "eager call", lambda call=pt.calls[label]: [call() for _ in range(3)])
+            for label, call in pt.calls.items():
+                g = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(g, stream=stream):
+                    for _ in range(args.calls):
+                        call()
+                pt.graphs[label] = g
+                if label == TORCH:
+                    with torch.cuda.stream(stream):
+                        g.replay()  # the first replay uploads the graph
+                else:
+                    check(label, "graph replay", g.replay)
+            torch.cuda.synchronize()
+            points[(d, n)] = pt
+    return points, mismatches, checked
+
+
+def run_round(torch, vs_torch, stream, points, args, labels, r):
+    """One profiler session: per pattern, dtype and n, every side warmed up then timed, sides in
+    label order (reversed in odd rounds). Returns {(pattern, dtype, n, label): block_stats}."""
+    sides = labels + [TORCH]
+    if r % 2:
+        sides = sides[::-1]
+    blocks = []
+    with vs_torch.profile(activities=[vs_torch.ProfilerActivity.CUDA]) as prof:
+        with torch.cuda.stream(stream):
+            for pat in PATTERNS:
+                for d in args.dtypes:
+                    for n in args.sizes:
+                        pt = points[(d, n)]
+                        for label in sides:
+                            kind = "torch" if label == TORCH else "ours"
+                            if pat == "eager":
+                                call = pt.calls[label]
+                                for _ in range(args.warmup_calls):
+                                    call()
+                                torch.cuda.synchronize()
+                                blocks.append((None, kind, args.warmup_calls))
+                                for _ in range(args.calls):
+                                    call()
+                            else:
+                                g = pt.graphs[label]
+                                g.replay()
+                                torch.cuda.synchronize()
+                                blocks.append((None, kind, args.calls))
+                                g.replay()
+                            torch.cuda.synchronize()
+                            blocks.append(((pat, d, n, label), kind, args.calls))
+    blocks = [b for b in blocks if b[2] > 0]
+    kernels = [(e["ts"], e["dur"], e["name"]) for e in vs_torch.device_records(prof) if e["cat"] == "kernel"]
+    try:
+        return assign_blocks(kernels, blocks)
+    except ValueError as e:
+        raise SystemExit(f"round {r}: {e}")
+
+
+def main(argv=None):
+    try:
+        args = parse_args(argv)
+        import torch
+        if not torch.cuda.is_available():
+            raise UsageError("no CUDA device (torch.cuda.is_available() is False)")
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import vs_torch  # rand (fp32-drawn inputs, as crossbench's), DTYPES, profile, device_records
+        try:
+            shim = Shim(args.shim)
+        except OSError as e:
+            raise UsageError(f"--shim: {e}")
+        parsed = {c: shim.parse(c) for c in args.candidates}
+        need = sum(4 * n * n * BYTES[d] for d in args.dtypes for n in args.sizes)  # a, b, two outputs
+        free, _ = torch.cuda.mem_get_info()
+        if need > 0.9 * free:
+            raise UsageError(f"the points need {need / 2**30:.1f} GiB of device memory, {free / 2**30:.1f} GiB free")
+    except UsageError as e:
+        print(f"add_vs_torch.py: {e}", file=sys.stderr)
+        return 2
+    torch.manual_seed(0)
+    int_views = {"bf16": torch.int16, "fp16": torch.int16, "fp32": torch.int32}
+    labels = [SHIPPED] + args.candidates
+    configs, shipped_names = {}, {}
+    for d in args.dtypes:
+        configs[d] = {}
+        for n in args.sizes:
+            configs[d][n] = {SHIPPED: (0, 0, 0), **parsed}
+            shipped_names[f"{d}/{n}"] = shim.config_name(shim.dtype(d), n * n, (0, 0, 0))
+    stream = torch.cuda.Stream()
+    clocks = [gpu_clocks(torch)]
+    t0 = time.perf_counter()
+    points, mismatches, checked = setup(torch, vs_torch, shim, stream, args, configs, int_views)
+    print(f"setup: {len(points)} points, {sum(len(p.graphs) for p in points.values())} graphs, "
+          f"{time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
+    # Out of the idle clock before round 0: 1 s of back-to-back PyTorch adds at the largest point.
+    big = points[(args.dtypes[0], max(args.sizes))]
+    t1 = time.perf_counter()
+    with torch.cuda.stream(stream):
+        while time.perf_counter() - t1 < 1.0:
+            big.graphs[TORCH].replay()
+            torch.cuda.synchronize()
+    per_round = []
+    for r in range(args.rounds):
+        t1 = time.perf_counter()
+        per_round.append(run_round(torch, vs_torch, stream, points, args, labels, r))
+        clocks.append(gpu_clocks(torch))
+        print(f"round {r}: {time.perf_counter() - t1:.1f} s, SM clock {clocks[-1].get('sm_mhz')} MHz",
+              file=sys.stderr, flush=True)
+    rows = summarize(per_round, args.dtypes, args.sizes, labels)
+    classes = size_class_summary(rows, labels, args.sizes)
+    meta = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "cuda": torch.version.cuda,
+            "utc": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "rounds": args.rounds, "calls": args.calls,
+            "warmup_calls": args.warmup_calls, "candidates": args.candidates, "shipped_configs": shipped_names,
+            "clocks": clocks, "checked_outputs": checked, "seconds": time.perf_counter() - t0}
+    text = markdown(meta, rows, classes, mismatches)
+    os.makedirs(args.out, exist_ok=True)
+    write_whole(os.path.join(args.out, "add_vs_torch.md"), text)
+    write_whole(os.path.join(args.out, "add_vs_torch.json"),
+                json.dumps({**meta, "rows": rows, "size_classes": classes, "mismatches": mismatches}, indent=1) + "\n")
     print(text)
+    return 1 if mismatches else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""scripts/add_vs_torch.py's bookkeeping on the CPU, without torch or a GPU (issue 19).
+
+Checked on synthetic kernel records (names as CUPTI demangles them on the H200): records go to
+their blocks in stream order whatever order they arrive in, warm-up blocks are dropped, the
+per-call time and idle gap are right; a missing kernel (a launch not captured into its graph)
+and a kernel of the wrong side stop the assignment with a message naming the block; the medians
+over rounds, the ratios, GB/s, the size-class summary and the markdown (met/MISSED, candidate
+columns, the bit-exact line); bad input is one line and exit 2, nothing written, before torch
+is imported.
+
+Usage: test_add_vs_torch.py ROOT
+"""
+import contextlib
+import io
+import os
+import sys
+import tempfile
+
+ROOT = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import add_vs_torch as avt  # noqa: E402
+
+OURS = "void xb::(anonymous namespace)::add_flat_kernel<__nv_bfloat16, (xb::AddCachePolicy)0>(const T1 *, const T1 *, T1 *, int)"
+OURS_V = "void xb::(anonymous namespace)::add_vectorized_kernel<float, (int)2, (xb::AddCachePolicy)1>(const T1 *, const T1 *, T1 *, long)"
+THEIRS = ("void at::native::vectorized_elementwise_kernel<(int)4, at::native::CUDAFunctor_add<c10::BFloat16>, "
+          "std::array<char *, (unsigned long)3>>(int, T2, T3)")
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL: " + what)
+
+
+def near(a, b, tol=1e-9):
+    return a is not None and abs(a - b) <= tol * max(1.0, abs(b))
+
+
+def records(start, count, dur, gap, name):
+    """`count` kernels of `dur` us, `gap` us apart, from `start`; returns them and the next start."""
+    out = [(start + i * (dur + gap), dur, name) for i in range(count)]
+    return out, start + count * (dur + gap) + 5.0
+
+
+def test_assign():
+    recs, t = [], 100.0
+    blocks = []
+    for key, side, count, dur, gap, name in [(None, "ours", 3, 1.0, 2.0, OURS), ("A", "ours", 4, 0.9, 3.0, OURS),
+                                             (None, "torch", 3, 1.2, 0.0, THEIRS), ("B", "torch", 4, 1.1, 0.5, THEIRS)]:
+        r, t = records(t, count, dur, gap, name)
+        recs += r
+        blocks.append((key, side, count))
+    got = avt.assign_blocks(list(reversed(recs)), blocks)  # arrival order does not matter
+    check(sorted(got) == ["A", "B"], f"only the timed blocks are kept: {sorted(got)}")
+    check(near(got["A"]["per_call_ns"], 900.0), f"A per call 900 ns: {got['A']['per_call_ns']}")
+    check(near(got["A"]["gap_ns"], 3000.0), f"A gap 3000 ns: {got['A']['gap_ns']}")
+    check(near(got["B"]["per_call_ns"], 1100.0) and near(got["B"]["gap_ns"], 500.0), f"B: {got['B']}")
+    check(got["A"]["kernel"] == "add_flat_kernel", f"our kernel's short name: {got['A']['kernel']}")
+    check(near(got["B"]["kernel_median_ns"], 1100.0), f"B median {got['B']['kernel_median_ns']}")
+
+    missing = recs[:-1]  # one graph-replayed launch short: not captured
+    try:
+        avt.assign_blocks(missing, blocks)
+        check(False, "a missing kernel raises")
+    except ValueError as e:
+        check("13 kernel records for 14 launches" in str(e) and "not captured" in str(e), f"missing kernel message: {e}")
+    swapped = [(s, d, THEIRS if i == 5 else n) for i, (s, d, n) in enumerate(recs)]
+    try:
+        avt.assign_blocks(swapped, blocks)
+        check(False, "a kernel of the wrong side raises")
+    except ValueError as e:
+        check("block A (ours" in str(e) and "1 kernels of another side" in str(e), f"wrong side message: {e}")
+    check(avt.kernel_side(OURS_V) == "ours" and avt.kernel_side(THEIRS) == "torch" and avt.kernel_side("void foo()") is None,
+          "kernel_side on both families and a stranger")
+
+
+def test_summary_and_markdown():
+    labels = [avt.SHIPPED, "v1/t128/default"]
+    per_round = []
+    # Three rounds; per side per-call ns. Shipped: 950, 1000, 990 (median 990) vs PyTorch 1000 -> 0.99 met (eager 64);
+    # graph 64: shipped 1100 vs 1000 -> 1.1 MISSED; the candidate always 900 -> 0.9.
+    for shipped in (950.0, 1000.0, 990.0):
+        rd = {}
+        for pat, ours in (("eager", shipped), ("graph", 1100.0)):
+            rd[(pat, "bf16", 64, avt.SHIPPED)] = {"per_call_ns": ours, "gap_ns": 2000.0, "kernel": "add_flat_kernel"}
+            rd[(pat, "bf16", 64, "v1/t128/default")] = {"per_call_ns": 900.0, "gap_ns": 2000.0, "kernel": "add_flat_kernel"}
+            rd[(pat, "bf16", 64, avt.TORCH)] = {"per_call_ns": 1000.0, "gap_ns": 5000.0, "kernel": "vectorized_elementwise_kernel"}
+        per_round.append(rd)
+    rows = avt.summarize(per_round, ["bf16"], [64], labels)
+    check(len(rows) == 2, f"one row per pattern: {len(rows)}")
+    eager = [r for r in rows if r["pattern"] == "eager"][0]
+    graph = [r for r in rows if r["pattern"] == "graph"][0]
+    check(near(eager["crossbench_ns"], 990.0) and near(eager["ratio"], 0.99), f"eager median and ratio: {eager}")
+    check(eager["crossbench_rounds_ns"] == [950.0, 1000.0, 990.0], "rounds kept in order")
+    check(near(eager["gbps"], 3 * 64 * 64 * 2 / 990.0), f"GB/s: {eager['gbps']}")
+    check(near(graph["ratio"], 1.1) and near(graph["candidates"]["v1/t128/default"]["ratio"], 0.9), f"graph: {graph}")
+    check(near(eager["torch_gap_ns"], 5000.0), "PyTorch's gap")
+    classes = avt.size_class_summary(rows, labels, [64])
+    c = classes[0]
+    check(c["best"] == "v1/t128/default" and near(c["best_worst"], 0.9), f"fastest configuration at 64: {c}")
+    check(near(c["shipped_geomean"], (0.99 * 1.1) ** 0.5) and near(c["shipped_worst"], 1.1), f"shipped geomean/worst: {c}")
+    meta = {"torch": "2.11.0", "gpu": "NVIDIA H200", "utc": "2026-12-01 00:00 UTC", "rounds": 3, "calls": 100,
+            "candidates": ["v1/t128/default"], "shipped_configs": {"bf16/64": "v1/t256/default"},
+            "clocks": [{"sm_mhz": 1980}, {"sm_mhz": 1965}], "checked_outputs": 4}
+    md = avt.markdown(meta, rows, classes, [])
+    check("| eager | bf16 | 64 | 0.990 | 1.000 | 0.990 met | 25 | 0.900 (0.900) |" in md, "eager row with candidate column:\n" + md)
+    check("| graph | bf16 | 64 | 1.100 | 1.000 | 1.100 MISSED |" in md, "graph row MISSED")
+    check("v1/t256/default" in md and "start 1980 MHz, end 1965 MHz" in md, "shipped config and clocks in the text")
+    check("| 64 | 1.044 / 1.100 | v1/t128/default | 0.900 / 0.900 |" in md, "size-class row")
+    check("bit for bit (4 outputs" in md, "bit-exact line")
+    bad = avt.markdown(meta, rows, classes, [{"config": "v4/t256/streaming", "dtype": "fp16", "n": 256,
+                                              "after": "graph replay", "elements": 3}])
+    check("differ from torch.add's: 1" in bad and "- v4/t256/streaming fp16 256 after graph replay: 3 elements" in bad,
+          "mismatch listed")
+
+
+def test_bad_input():
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "out")
+        shim = os.path.join(tmp, "libxb_add_shim.so")
+        open(shim, "w").close()
+        for argv, says in [(["--sizes", "64,x"], "--sizes:"), (["--dtypes", "bf16,int8"], "--dtypes:"),
+                           (["--rounds", "0"], "--rounds"), (["--calls", "1"], "--calls"),
+                           (["--candidates", "crossbench"], "--candidates:"),
+                           (["--shim", os.path.join(tmp, "none.so")], "not found")]:
+            args = ["--shim", shim, "--out", out] + argv
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err):
+                rc = avt.main(args)
+            lines = err.getvalue().strip().splitlines()
+            check(rc == 2 and len(lines) == 1 and says in lines[0], f"{argv}: exit 2, one line with '{says}': {rc} {lines}")
+            check(not os.path.exists(out), f"{argv}: nothing written")
+        check("torch" not in sys.modules, "bad input is refused before torch is imported")
+
+
+test_assign()
+test_summary_and_markdown()
+test_bad_input()
+if failures:
+    print(f"{len(failures)} check(s) failed")
+    sys.exit(1)
+print("test_add_vs_torch: all checks passed")
