@@ -3,21 +3,24 @@
 
   python3 scripts/add_vs_torch.py --shim build-h200/libxb_add_shim.so --out DIR
       [--rounds 3] [--candidates v1/t128/default,v2/t256/default,...] [--sizes 64,...] [--dtypes bf16,...]
+      [--patterns eager,graph[,isolated]] [--calls 100] [--warmup-calls 10]
 
 A kernel of about 1 us runs faster on an idle GPU than queued behind another kernel (PyTorch's add
 at 64^2: 0.869 us launched one at a time, 0.981 us from a CUDA graph), so both sides are launched
 the same way: crossbench's kernel through ctypes (tests/perf/add_shim.cpp, target xb_add_shim:
 xb::launch_add, the kernel bench times) and torch.add(a, b, out=c), from the same Python loop, on
 the same torch stream, on the same random inputs (drawn in fp32 in [-1, 1) and rounded, as
-crossbench's fill), each into its own output tensor. Two launch patterns:
+crossbench's fill), each into its own output tensor. Launch patterns:
 - eager: one launch per Python iteration, as PyTorch's eager loop (the GPU idles between
   kernels where the host is slower than the kernel: the gap columns show it for each side);
 - graph: --calls launches captured into a torch.cuda.CUDAGraph on that stream (the ctypes launch
-  is captured too) and replayed, the kernels back to back.
+  is captured too) and replayed, the kernels back to back;
+- isolated (only with --patterns ...,isolated): a synchronize after every launch, so that every
+  kernel of both sides starts on an idle GPU whatever the host's launch time.
 Per (pattern, dtype, n) the sides are crossbench's shipped configuration (bench's
 add_launch_config), each --candidates configuration (`bench tune-add`'s names) and PyTorch's.
 One torch.profiler session (CUPTI) per round times everything; rounds interleave the sides, in
-reverse order every other round. Before each timed block the side is warmed up (eager:
+reverse order every other round. Before each timed block the side is warmed up (eager, isolated:
 --warmup-calls launches; graph: one replay), every block ends with a synchronize, and every
 kernel record is assigned to its block in stream order, checked by count and by name (ours: the
 xb:: add kernels, PyTorch's: at::native): a launch that was not captured, or a stray kernel,
@@ -41,7 +44,7 @@ import subprocess
 import sys
 import time
 
-PATTERNS = ("eager", "graph")
+PATTERNS = ("eager", "graph", "isolated")
 BYTES = {"bf16": 2, "fp16": 2, "fp32": 4}
 SHIPPED = "crossbench"  # the side label of bench's own configuration
 TORCH = "torch"
@@ -59,11 +62,12 @@ def parse_args(argv):
     ap.add_argument("--out", required=True, help="folder for add_vs_torch.md and add_vs_torch.json")
     ap.add_argument("--sizes", default="64,256,1024,4096,16384", help="square sizes n (n x n elements)")
     ap.add_argument("--dtypes", default="bf16,fp16,fp32")
+    ap.add_argument("--patterns", default="eager,graph", help="launch patterns: eager, graph, isolated")
     ap.add_argument("--candidates", default=DEFAULT_CANDIDATES,
                     help="comma-separated configurations of `bench tune-add` (vV/tT/policy); '' for none")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--calls", type=int, default=100, help="timed launches per block (and per graph)")
-    ap.add_argument("--warmup-calls", type=int, default=10, help="eager launches before each eager block")
+    ap.add_argument("--warmup-calls", type=int, default=10, help="launches before each eager or isolated block")
     a = ap.parse_args(argv)
     try:
         a.sizes = [int(x) for x in a.sizes.split(",")]
@@ -75,6 +79,9 @@ def parse_args(argv):
     bad = [d for d in a.dtypes if d not in BYTES]
     if bad or len(set(a.dtypes)) != len(a.dtypes):
         raise UsageError(f"--dtypes: each of bf16, fp16, fp32, no repeats (got {','.join(a.dtypes)})")
+    a.patterns = a.patterns.split(",")
+    if any(p not in PATTERNS for p in a.patterns) or len(set(a.patterns)) != len(a.patterns):
+        raise UsageError(f"--patterns: each of {', '.join(PATTERNS)}, no repeats (got {','.join(a.patterns)})")
     a.candidates = [c for c in a.candidates.split(",") if c]
     if len(set(a.candidates)) != len(a.candidates) or any(c in (SHIPPED, TORCH) for c in a.candidates):
         raise UsageError(f"--candidates: repeated or reserved names in {a.candidates}")
@@ -151,11 +158,11 @@ def median_or_none(xs):
     return statistics.median(xs) if xs else None
 
 
-def summarize(per_round, dtypes, sizes, labels):
+def summarize(per_round, patterns, dtypes, sizes, labels):
     """per_round: [{(pattern, dtype, n, label): block_stats}] per round. One row per (pattern,
     dtype, n): medians over rounds of every side, ratios to PyTorch's and GB/s."""
     rows = []
-    for pat in PATTERNS:
+    for pat in patterns:
         for d in dtypes:
             for n in sizes:
                 moved = 3 * n * n * BYTES[d]
@@ -210,7 +217,7 @@ def markdown(meta, rows, classes, mismatches):
           f"Per-call kernel time (CUPTI, one torch.profiler session per round), median over {meta['rounds']} "
           f"interleaved rounds (scripts/add_vs_torch.py). Both sides launched from the same Python loop on one "
           f"torch stream, same inputs: eager = one launch per iteration; graph = {meta['calls']} launches captured "
-          f"into one CUDA graph and replayed. crossbench = bench's add_launch_config ({', '.join(shipped)}); "
+          f"into one CUDA graph and replayed; isolated = a synchronize after each launch. crossbench = bench's add_launch_config ({', '.join(shipped)}); "
           f"candidate columns: us (ratio to PyTorch). SM clock start {meta['clocks'][0].get('sm_mhz', '-')} MHz, "
           f"end {meta['clocks'][-1].get('sm_mhz', '-')} MHz.\n",
           "| launch pattern | dtype | n | crossbench us | PyTorch us | ratio (target <= 1.00) | crossbench GB/s | "
@@ -399,13 +406,13 @@ def run_round(torch, vs_torch, stream, points, args, labels, r):
     blocks = []
     with vs_torch.profile(activities=[vs_torch.ProfilerActivity.CUDA]) as prof:
         with torch.cuda.stream(stream):
-            for pat in PATTERNS:
+            for pat in args.patterns:
                 for d in args.dtypes:
                     for n in args.sizes:
                         pt = points[(d, n)]
                         for label in sides:
                             kind = "torch" if label == TORCH else "ours"
-                            if pat == "eager":
+                            if pat in ("eager", "isolated"):
                                 call = pt.calls[label]
                                 for _ in range(args.warmup_calls):
                                     call()
@@ -413,6 +420,8 @@ def run_round(torch, vs_torch, stream, points, args, labels, r):
                                 blocks.append((None, kind, args.warmup_calls))
                                 for _ in range(args.calls):
                                     call()
+                                    if pat == "isolated":
+                                        torch.cuda.synchronize()
                             else:
                                 g = pt.graphs[label]
                                 g.replay()
@@ -478,11 +487,11 @@ def main(argv=None):
         clocks.append(gpu_clocks(torch))
         print(f"round {r}: {time.perf_counter() - t1:.1f} s, SM clock {clocks[-1].get('sm_mhz')} MHz",
               file=sys.stderr, flush=True)
-    rows = summarize(per_round, args.dtypes, args.sizes, labels)
+    rows = summarize(per_round, args.patterns, args.dtypes, args.sizes, labels)
     classes = size_class_summary(rows, labels, args.sizes)
     meta = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "cuda": torch.version.cuda,
             "utc": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "rounds": args.rounds, "calls": args.calls,
-            "warmup_calls": args.warmup_calls, "candidates": args.candidates, "shipped_configs": shipped_names,
+            "warmup_calls": args.warmup_calls, "patterns": args.patterns, "candidates": args.candidates, "shipped_configs": shipped_names,
             "clocks": clocks, "checked_outputs": checked, "seconds": time.perf_counter() - t0}
     text = markdown(meta, rows, classes, mismatches)
     os.makedirs(args.out, exist_ok=True)

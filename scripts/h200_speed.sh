@@ -5,7 +5,8 @@
 # the sweep with its eager-vs-graph columns (matmul and add, 64..4096) and its validation;
 # `bench overhead --breakdown` (add, matmul) and PyTorch's profiler overhead measured the same way
 # in the same call; `bench tune-add` at the small sizes (64, 256, 1024); the add kernel against
-# PyTorch's in interleaved rounds (scripts/add_vs_torch.py); cold mode (bench's ops, and a user's
+# PyTorch's, both launched from one Python loop, in interleaved rounds (target xb_add_shim, then
+# scripts/add_vs_torch.py; XB_ADD_ARGS passes it more arguments); cold mode (bench's ops, and a user's
 # saxpy through scripts/h200_core.sh user); the main job's wall time. Steps can
 # be skipped: XB_SKIP="gpu sweep overhead tune add cold e2e". $OUT: checks.txt, speed.tar.gz.
 source "$(dirname "${BASH_SOURCE[0]}")/h200_common.sh" || exit 1
@@ -47,11 +48,15 @@ if ! skip tune; then
   grep -E "^fastest|^\| *v1/t256/default" "$W/tune_add_small.md" | head -20
 fi
 if ! skip add; then
-  timeout 300 python3 scripts/add_vs_torch.py --bench $B/bench --out "$W/add_vs_torch" --rounds 3 \
-    > "$W/add_vs_torch.log" 2>&1
-  check "scripts/add_vs_torch.py (3 rounds)" "exit $?"
+  # Both adds from one Python loop on one torch stream: ours through the ctypes shim (built only
+  # when asked). XB_ADD_ARGS adds arguments, e.g. "--candidates v1/t128/default,... --patterns eager,graph,isolated".
+  cmake --build $B --target xb_add_shim > "$W/add_shim_build.log" 2>&1
+  check "cmake --build $B --target xb_add_shim" "exit $?"
+  # shellcheck disable=SC2086  # XB_ADD_ARGS is split into arguments on purpose
+  timeout 280 python3 -u scripts/add_vs_torch.py --shim $B/libxb_add_shim.so --out "$W/add_vs_torch" --rounds 3 \
+    ${XB_ADD_ARGS:-} > "$W/add_vs_torch.log" 2>&1
+  check "scripts/add_vs_torch.py (3 rounds; exit 1: an output differs)" "exit $?, $(grep -E '^(setup|round 2):' "$W/add_vs_torch.log" | tr '\n' ' ')"
   cat "$W/add_vs_torch/add_vs_torch.md" 2>/dev/null || tail -5 "$W/add_vs_torch.log"
-  rm -rf "$W"/add_vs_torch/round*/{raw_session.json,full.json,trace_only.json}
 fi
 if ! skip cold; then
   # Issue 15: cold mode is batched (one flush, then each instance once): event vs CUPTI per call

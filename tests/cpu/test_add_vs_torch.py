@@ -7,18 +7,22 @@ per-call time and idle gap are right; a missing kernel (a launch not captured in
 and a kernel of the wrong side stop the assignment with a message naming the block; the medians
 over rounds, the ratios, GB/s, the size-class summary and the markdown (met/MISSED, candidate
 columns, the bit-exact line); bad input is one line and exit 2, nothing written, before torch
-is imported.
+is imported; main() end to end on a fake torch and shim (tests/cpu/fake_torch_add.py): every
+pattern's blocks match its records, a differing output is listed (exit 1), a launch that escapes
+its graph capture stops the run with nothing written.
 
 Usage: test_add_vs_torch.py ROOT
 """
 import contextlib
 import io
+import json
 import os
 import sys
 import tempfile
 
 ROOT = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # fake_torch_add
 import add_vs_torch as avt  # noqa: E402
 
 OURS = "void xb::(anonymous namespace)::add_flat_kernel<__nv_bfloat16, (xb::AddCachePolicy)0>(const T1 *, const T1 *, T1 *, int)"
@@ -89,7 +93,7 @@ def test_summary_and_markdown():
             rd[(pat, "bf16", 64, "v1/t128/default")] = {"per_call_ns": 900.0, "gap_ns": 2000.0, "kernel": "add_flat_kernel"}
             rd[(pat, "bf16", 64, avt.TORCH)] = {"per_call_ns": 1000.0, "gap_ns": 5000.0, "kernel": "vectorized_elementwise_kernel"}
         per_round.append(rd)
-    rows = avt.summarize(per_round, ["bf16"], [64], labels)
+    rows = avt.summarize(per_round, ["eager", "graph"], ["bf16"], [64], labels)
     check(len(rows) == 2, f"one row per pattern: {len(rows)}")
     eager = [r for r in rows if r["pattern"] == "eager"][0]
     graph = [r for r in rows if r["pattern"] == "graph"][0]
@@ -123,7 +127,7 @@ def test_bad_input():
         shim = os.path.join(tmp, "libxb_add_shim.so")
         open(shim, "w").close()
         for argv, says in [(["--sizes", "64,x"], "--sizes:"), (["--dtypes", "bf16,int8"], "--dtypes:"),
-                           (["--rounds", "0"], "--rounds"), (["--calls", "1"], "--calls"),
+                           (["--rounds", "0"], "--rounds"), (["--patterns", "eager,burst"], "--patterns:"), (["--calls", "1"], "--calls"),
                            (["--candidates", "crossbench"], "--candidates:"),
                            (["--shim", os.path.join(tmp, "none.so")], "not found")]:
             args = ["--shim", shim, "--out", out] + argv
@@ -136,9 +140,62 @@ def test_bad_input():
         check("torch" not in sys.modules, "bad input is refused before torch is imported")
 
 
+def run_main(args):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            rc = avt.main(args)
+        except SystemExit as e:
+            rc = e.code
+    return rc, out.getvalue(), err.getvalue()
+
+
+def test_main_on_fake_gpu():
+    """main() end to end on tests/cpu/fake_torch_add.py: the blocks run_round launches are the
+    blocks it assigns the records to, in every pattern; a wrong output and an uncaptured launch."""
+    import fake_torch_add as ft
+    ft.install()
+    avt.Shim = ft.FakeShim
+    with tempfile.TemporaryDirectory() as tmp:
+        shim = os.path.join(tmp, "libxb_add_shim.so")
+        open(shim, "w").close()
+        base = ["--shim", shim, "--sizes", "4,8", "--dtypes", "bf16,fp32", "--candidates", "v1/t128/default,v2/t64/default",
+                "--rounds", "2", "--calls", "5", "--warmup-calls", "2", "--patterns", "eager,graph,isolated"]
+        out = os.path.join(tmp, "ok")
+        rc, text, err = run_main(base + ["--out", out])
+        check(rc == 0, f"fake run exit 0: {rc} {err[-300:]}")
+        with open(os.path.join(out, "add_vs_torch.json")) as f:
+            got = json.load(f)
+        rows = got["rows"]
+        check(len(rows) == 3 * 2 * 2, f"rows: 3 patterns x 2 dtypes x 2 sizes: {len(rows)}")
+        check(all(near(r["ratio"], 0.9) and near(r["candidates"]["v2/t64/default"]["ratio"], 0.9) for r in rows),
+              "every ratio 0.9 (fake kernels 0.9 vs 1.0 us)")
+        check(all(len(r["crossbench_rounds_ns"]) == 2 and near(r["crossbench_gap_ns"], 2000.0) for r in rows),
+              "two rounds per row, 2 us gaps")
+        check(got["checked_outputs"] == 2 * 2 * 3 * 2 and got["mismatches"] == [], f"outputs checked: {got['checked_outputs']}")
+        check(got["clocks"][0]["sm_mhz"] == 1980 and len(got["clocks"]) == 3, "clocks at start and after each round")
+        check("| isolated | fp32 | 8 | 0.900 | 1.000 | 0.900 met | 1 | 0.900 (0.900) | 0.900 (0.900) |" in text, "isolated row printed:\n" + text[:1500])
+
+        ft.FakeShim.wrong_config = "v2/t64/default"
+        bad_out = os.path.join(tmp, "bad")
+        rc, text, _ = run_main(base + ["--out", bad_out])
+        ft.FakeShim.wrong_config = None
+        check(rc == 1, f"a differing output: exit 1 ({rc})")
+        check("- v2/t64/default bf16 4 after eager call: 16 elements" in text
+              and "- v2/t64/default fp32 8 after graph replay: 64 elements" in text, "differing outputs listed")
+
+        ft.FakeShim.escape_capture = True
+        esc_out = os.path.join(tmp, "escaped")
+        rc, _, _ = run_main(base + ["--out", esc_out])
+        ft.FakeShim.escape_capture = False
+        check(isinstance(rc, str) and "not captured" in rc, f"an uncaptured launch stops the run: {rc}")
+        check(not os.path.exists(esc_out), "nothing written after a stopped run")
+
+
 test_assign()
 test_summary_and_markdown()
 test_bad_input()
+test_main_on_fake_gpu()
 if failures:
     print(f"{len(failures)} check(s) failed")
     sys.exit(1)
