@@ -340,6 +340,7 @@ class Point:
         dt = vs_torch.DTYPES[dtype]
         self.a, self.b = vs_torch.rand((n, n), dt), vs_torch.rand((n, n), dt)
         self.c_torch, self.c_ours = torch.empty_like(self.a), torch.empty_like(self.a)
+        torch.cuda.synchronize()  # the inputs were drawn on the default stream; the sides use `stream`
         self.int_view = int_view
         code, count, sp = shim.dtype(dtype), n * n, stream.cuda_stream
         pa, pb, pc = self.a.data_ptr(), self.b.data_ptr(), self.c_ours.data_ptr()
