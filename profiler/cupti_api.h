@@ -17,7 +17,8 @@ namespace xb {
   X(cuptiActivityDisable) X(cuptiActivityEnable) X(cuptiActivityEnableDriverApi)                    \
   X(cuptiActivityEnableRuntimeApi) X(cuptiActivityFlushAll) X(cuptiActivityGetNextRecord)           \
   X(cuptiActivityGetNumDroppedRecords) X(cuptiActivityPopExternalCorrelationId)                     \
-  X(cuptiActivityPushExternalCorrelationId) X(cuptiActivityRegisterCallbacks) X(cuptiEnableDomain)  \
+  X(cuptiActivityPushExternalCorrelationId) X(cuptiActivityRegisterCallbacks)                      \
+  X(cuptiActivityRegisterTimestampCallback) X(cuptiEnableDomain)                                   \
   X(cuptiGetCallbackName) X(cuptiGetResultString) X(cuptiGetTimestamp) X(cuptiGetVersion)           \
   X(cuptiSetThreadIdType) X(cuptiSubscribe) X(cuptiUnsubscribe)
 

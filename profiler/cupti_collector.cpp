@@ -20,8 +20,10 @@
 
 #include <atomic>
 #include <iterator>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <map>
 #include <mutex>
 #include <string>
@@ -151,7 +153,23 @@ class CuptiSource final : public ActivitySource {
     g_active.store(nullptr);
   }
 
+  /// CUPTI's documented default timestamp on Linux: clock_gettime(CLOCK_REALTIME), in ns
+  /// (cupti_activity.h, cuptiActivityRegisterTimestampCallback).
+  static std::uint64_t CUPTIAPI realtime_ns() {
+    timespec ts{};
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+  }
+
   void start() override {
+    // The timestamp source is process-wide too, and another client may have replaced it: PyTorch's
+    // profiler (Kineto) registers one returning TSC ticks, not ns, at each of its starts (its
+    // CuptiActivityProfiler, "use_cupti_tsc"), so after a torch.profiler session every CUPTI
+    // timestamp crossbench read was in ticks (on the H200's 2.1 GHz host, kernels 2.1x too long
+    // against the cudaEvents). Register CUPTI's own default again, before enabling any kind as
+    // CUPTI requires. Kineto registers its own again at its next start. A CUPTI that refuses a
+    // timestamp callback (WSL) keeps its default, which is this clock.
+    cupti().cuptiActivityRegisterTimestampCallback(&CuptiSource::realtime_ns);
     // The callbacks find the live source through g_active. They are registered at every start,
     // not once per process: CUPTI keeps one pair per process, and another client of the same
     // CUPTI copy (PyTorch's profiler, Kineto, registers its own at each start and may finalize

@@ -63,6 +63,7 @@ bf16 = torch.bfloat16
 a, b = (torch.randn(1024, 1024, device=dev, dtype=bf16) for _ in range(2))
 r = crossbench.bench(lambda: torch.add(a, b), name="torch_add", dtype="bf16", size=1024, bytes=3 * a.nbytes, **FAST)
 check_run(r, "torch.add bf16 1024^2")
+add_kernel_ns = r.cupti_kernel_ns  # CUPTI's kernel time of torch.add 1024^2, before any torch.profiler
 check(r.gbps > 0 and r.calls_per_sample > 1, f"hot batches: {r.calls_per_sample} calls per sample, {r.gbps:.0f} GB/s")
 
 x, y = (torch.randn(64, 64, device=dev, dtype=bf16) for _ in range(2))
@@ -121,8 +122,16 @@ with profile(activities=[ProfilerActivity.CUDA]) as prof2:  # after crossbench's
     torch.cuda.synchronize()
 kernels2 = [e for e in prof2.events() if e.device_type == torch.autograd.DeviceType.CUDA]
 check(len(kernels2) > 0, f"a torch.profiler started after crossbench's runs records kernels ({len(kernels2)})")
+# Both sides' clocks stay right: CUPTI's timestamp source is process-wide, PyTorch's profiler sets
+# one in TSC ticks and crossbench sets CUPTI's default (ns) again at its start. The same kernel
+# must then take about as long in torch.profiler's trace and in crossbench's (each within 1.5x).
+torch_kernel_ns = kernels2[0].device_time * 1e3 if kernels2 else 0.0
+check(add_kernel_ns and 0.67 < torch_kernel_ns / add_kernel_ns < 1.5,
+      f"torch.profiler after crossbench: torch.add kernel {torch_kernel_ns:.0f} ns vs crossbench's {add_kernel_ns} ns")
 r = crossbench.bench(lambda: torch.add(a, b), name="after_torch_profiler", dtype="bf16", size=1024, **FAST)
 check_run(r, "after torch.profiler")
+check(r.cupti_kernel_ns and 0.67 < r.cupti_kernel_ns / add_kernel_ns < 1.5,
+      f"after torch.profiler: crossbench's kernel time {r.cupti_kernel_ns} ns vs {add_kernel_ns} ns before it")
 
 try:
     import triton
