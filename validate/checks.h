@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -143,7 +144,19 @@ void check_lane_order(const Model& m, CheckLog& log);
 /// Also records the per-fixture figures in report.figures.
 void check_event_vs_cupti(const Model& m, const ValidateOptions& opts, CheckLog& log, ValidationReport& report);
 void check_verified(const Model& m, CheckLog& log);
-/// model_vs_counters on the run's counter pass (Model::counters; checks_counters.cpp).
-void check_model_vs_counters(const Model& m, const ValidateOptions& opts, CheckLog& log);
+/// Fixture name -> the distinct names of the kernels its recorded steps ran in the timing pass
+/// (events.json's step ranges in the primary trace, kernels attributed to them or to ranges
+/// nested in them), in launch order.
+using FixtureKernelNames = std::map<std::string, std::vector<std::string>>;
+FixtureKernelNames fixture_kernel_names(const Model& m);
+/// model_vs_counters on a counter pass, with each fixture's kernel names for the GEMMs' CTA tile
+/// (tile quantization: validate/gemm_tile.h). With `figures`, the tile figures of every
+/// compute-bound GEMM whose tile was read (useful and executed FLOPs, waste %, tile, kernel) go
+/// there as an array (left untouched when there are none).
+void check_model_vs_counters(const CounterSession& s, const FixtureKernelNames& kernels, const ValidateOptions& opts,
+                             CheckLog& log, json* figures = nullptr);
+/// model_vs_counters on the run's counter pass (Model::counters; checks_counters.cpp), the kernel
+/// names from the timing pass (fixture_kernel_names); its tile figures go to report.figures.
+void check_model_vs_counters(const Model& m, const ValidateOptions& opts, CheckLog& log, ValidationReport& report);
 
 }  // namespace xb::vd

@@ -68,7 +68,9 @@ inline constexpr const char* kEventVsCupti = "event_vs_cupti";
 inline constexpr const char* kVerified = "verified";
 /// The roofline's model against the hardware counters of the counter pass (counters.json):
 /// memory-bound fixtures whose bytes exceed the L2, DRAM bytes within tolerance; compute-bound
-/// ones, FLOPs within tolerance. Not run without a counter pass.
+/// ones, FLOPs within tolerance of the model, or, for bench's GEMMs whose kernel name gives a CTA
+/// tile, of the FLOPs that tile executes (tile quantization; the text says so). Not run without a
+/// counter pass.
 inline constexpr const char* kModelVsCounters = "model_vs_counters";
 /// Not a check of the report: the name the fault corpus uses for unusable input (InputError,
 /// exit code 2), which stops validation before any check runs.
