@@ -13,7 +13,8 @@ Writes three PNGs:
                     measured ceilings (solid) and the datasheet figures (dashed); with a counters.json
                     beside sweep.json (bench sweep --counters), each point also where the hardware
                     counters put it (hollow: counted FLOPs / counted DRAM bytes, counted FLOPs per
-                    CUPTI kernel time), joined to its modeled point
+                    CUPTI kernel time), joined to its modeled point; counted FLOPs are the executed
+                    ones, a GEMM's tile padding included (docs/metrics.md, "Tile quantization")
   busy_vs_size.png  GPU busy fraction of the eager window vs size, with the overhead threshold and
                     each op's crossover size
 
@@ -218,7 +219,7 @@ def plot_roofline(plt, doc, points, out):
         ax.scatter([], [], marker=marker, color="gray", label=regime)
     if counted:
         ax.scatter([], [], marker="o", facecolors="none", edgecolors="gray",
-                   label="hollow: hardware counters (counted FLOPs / counted DRAM bytes)")
+                   label="hollow: hardware counters (executed FLOPs, tile padding included / counted DRAM bytes)")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(lo, hi)

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 
+#include "bench/core/counter_pass.h"
 #include "bench/core/run_dir.h"
 #include "profiler/counters.h"
 #include "validate/checks.h"
@@ -194,6 +195,16 @@ TEST(ModelVsCountersTiles, AUserBenchmarkHasNoKnownShape) {
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->status, xb::CheckStatus::Failed);
   EXPECT_NE(r->message.find("not one of bench's n x n x n GEMMs"), std::string::npos) << r->message;
+}
+
+TEST(ModelVsCountersTiles, TheCounterTableSaysUsefulAndExecuted) {
+  std::ostringstream table;
+  xb::print_counter_table(session({gemm(8192, 1116691496960.0), gemm(4096, 2.0 * 4096 * 4096 * 4096)}), table);
+  EXPECT_NE(table.str().find("useful GFLOP"), std::string::npos) << table.str();
+  EXPECT_NE(table.str().find("executed GFLOP"), std::string::npos) << table.str();
+  EXPECT_NE(table.str().find("matmul/bf16/8192 executes +1.562% more FLOPs than the model's useful ones"), std::string::npos)
+      << table.str();
+  EXPECT_EQ(table.str().find("matmul/bf16/4096 executes"), std::string::npos) << "2 n^3 exactly: no such line";
 }
 
 // ---------------------------------------------------------------------------------------------
