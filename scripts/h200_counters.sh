@@ -3,24 +3,34 @@
 #   bash scripts/h200_counters.sh
 # Builds build-h200; says whether GPU performance counters are open to this user; runs the counter
 # GPU tests (every CUPTI call's result and each metric accepted or rejected are logged); a sweep of
-# add and matmul bf16 at 64,1024,2048,4096,8192,16384 with --counters (modeled vs counted bytes and
-# FLOPs, the roofline with measured points); then add bf16 4096,8192,16384 and matmul bf16
-# 2048,4096,8192 under Nsight Compute and a comparison of crossbench's counters with ncu's (bytes
-# and tensor FLOPs within 2%). The counter pass measures the steady state of back-to-back calls:
-# per fixture K (16) calls profiled after K warm-up calls (docs/metrics.md, "Hardware counters");
-# ncu profiles every kernel of the same 2K back-to-back calls with --cache-control none
-# --clock-control none, and the comparison averages the last K calls' kernels. SASS FLOPs that
-# CUPTI does not count on this GPU (GH100 offers no per-opcode SASS metric) are reported as "not
-# counted by CUPTI on this GPU", not as a disagreement. $OUT: checks.txt, counters_vs_ncu.txt,
+# add and matmul bf16 at every power of two 64..16384 with --counters (modeled vs counted bytes and
+# FLOPs, the roofline with measured points; model_vs_counters with the GEMMs' tile-padded model);
+# then add bf16 4096,8192,16384 and matmul bf16 2048..16384 under Nsight Compute and a comparison of
+# crossbench's counters with ncu's (scripts/counters_vs_ncu.py: DRAM bytes over the L2 and tensor
+# FLOPs within 2%). The counter pass measures the steady state of back-to-back calls: per fixture K
+# (16) calls profiled after K warm-up calls (docs/metrics.md, "Hardware counters"); ncu profiles
+# every kernel of the same 2K back-to-back calls (the probe, CounterProbeOneCallForNsightCompute)
+# with --cache-control none --clock-control none, and the comparison averages the last K calls'
+# kernels. ncu runs in APPLICATION replay (--replay-mode application): each metric pass relaunches
+# the whole probe process, so no pass restores memory around a kernel and each kernel finds the L2
+# as the call before it left it, as in crossbench's pass (kernel replay saves and restores memory
+# around every pass of each kernel: its DRAM bytes were 19% and 5% off at add 4096 and 8192). That
+# needs a deterministic launch sequence, which the probe has (a fixed 1 + 2K calls, fixed seeds, no
+# stopping rule); --app-replay-mode strict makes ncu refuse a pass whose kernels differ. ncu asks
+# only for the metrics the comparison uses (DRAM bytes, tensor and SASS FLOPs, duration), fewer
+# passes. Then, time allowing, the same probes in kernel replay, the earlier comparison, for
+# reference. SASS FLOPs that CUPTI does not count on this GPU (GH100 offers no per-opcode SASS
+# metric) are reported as "not counted by CUPTI on this GPU", not as a disagreement. $OUT:
+# machine.txt, build.log, checks.txt, counters_vs_ncu.txt (application replay, then kernel replay),
 # counters_log.txt, roofline.png (when matplotlib is there), counters-results.tar.gz. Sizes:
 # XB_COUNTER_SIZES (sweep), XB_NCU_PROBES (ncu; space-separated fixtures). XB_COUNTERS_SASS=0: no
-# SASS metrics pass. Aims at under 3 minutes after the build: ncu probes still waiting 150 s after
-# the build are skipped.
+# SASS metrics pass. Aims at under 5 minutes after the build: an ncu probe does not start 200 s
+# (application replay) or 250 s (kernel replay) after the build, and none runs past 290 s.
 source "$(dirname "${BASH_SOURCE[0]}")/h200_common.sh" || exit 1
 export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda-13.0}
-h200_workdir /tmp/xb-counters ncu
+h200_workdir /tmp/xb-counters ncu ncu-kernel-replay
 check() { printf '%-64s %s\n' "$1" "$2" | tee -a "$OUT/checks.txt"; }
-SIZES=${XB_COUNTER_SIZES:-64,1024,2048,4096,8192,16384}
+SIZES=${XB_COUNTER_SIZES:-64,128,256,512,1024,2048,4096,8192,16384}
 {
   date -u +%Y-%m-%dT%H:%M:%SZ
   nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm --format=csv
@@ -69,7 +79,11 @@ try:
     print("model_vs_counters:", v["verdicts"].get("model_vs_counters"))
     for r in v["checks"]:
         if r["check"] == "model_vs_counters":
-            print(f"  {r['status']:8} {r['subject']:22} {r['message'][:150]}")
+            print(f"  {r['status']:8} {r['subject']:22} {r['message'][:400]}")
+    for t in v.get("figures", {}).get("model_vs_counters", []):
+        print(f"  tile quantization {t['fixture']:20} {t['cta_tile']:11} useful {t['useful_flops']:.0f} executed "
+              f"{t['executed_flops']:.0f} (waste {t['tile_quantization_waste_pct']:+.4f}%) counted {t['counted_flops']:.0f}: "
+              f"{t['vs_useful_pct']:+.4f}% of useful, {t['vs_executed_pct']:+.4f}% of executed; {t['kernel']}")
 except Exception as e:
     print(f"validation.json: not readable: {e}")
 EOF
@@ -81,9 +95,11 @@ METRICS=$(python3 - <<'EOF'
 import json
 names = []
 try:
-    # The accepted ones, and the SASS FLOP metrics always: ncu counts them by its own patching.
+    # What the comparison uses, of the accepted metrics, and the SASS FLOP metrics always (ncu
+    # counts them by its own patching); no throughputs (they only add passes).
+    used = ("dram_read_bytes", "dram_write_bytes", "tensor_flops", "sass_flops", "duration_ns")
     names = [m["name"] for m in json.load(open("/tmp/xb-counters/sweep/counters.json"))["metrics"]
-             if m["accepted"] or m.get("source") == "sass_metrics"]
+             if m["quantity"] in used and (m["accepted"] or m.get("source") == "sass_metrics")]
 except Exception:
     pass
 print(",".join(names) or "dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum")
@@ -93,88 +109,39 @@ K=$(python3 -c "
 import json
 try: print(json.load(open('/tmp/xb-counters/sweep/counters.json'))['fixtures'][0]['calls'])
 except Exception: print(16)")
-PROBES=${XB_NCU_PROBES:-add/bf16/4096 add/bf16/8192 add/bf16/16384 matmul/bf16/2048 matmul/bf16/4096 matmul/bf16/8192}
-probe() {  # probe FIXTURE CSV
-  if [ $((SECONDS - BUILT)) -gt 150 ]; then check "ncu $1 (K = $K)" "skipped: $((SECONDS - BUILT)) s after the build"; return; fi
-  local t0=$SECONDS
-  XB_PROBE=$1 XB_PROBE_CALLS=$K timeout 60 ncu --profile-from-start off --cache-control none --clock-control none --csv \
-    --print-units base --metrics "$METRICS" $B/tests/xb_gpu_tests --gtest_filter='*CounterProbe*' > "$2" 2>&1
-  check "ncu $1 (2K = $((2 * K)) calls, --cache-control none)" \
-    "exit $?, $(grep -c '"' "$2") csv lines, $((SECONDS - t0)) s$(grep -o 'ERR_NVGPUCTRPERM' "$2" | head -1 | sed 's/^/, /')"
+PROBES=${XB_NCU_PROBES:-add/bf16/4096 add/bf16/8192 matmul/bf16/2048 add/bf16/16384 matmul/bf16/4096 matmul/bf16/8192 matmul/bf16/16384}
+echo "ncu metrics: $METRICS"
+probe() {  # probe REPLAY FIXTURE CSV START_BY: REPLAY application|kernel; none starts START_BY s after the build
+  local replay=$1 fixture=$2 csv=$3 start_by=$4 t0=$SECONDS
+  local left=$((290 - (SECONDS - BUILT)))
+  if [ $((SECONDS - BUILT)) -gt "$start_by" ] || [ "$left" -lt 15 ]; then
+    check "ncu $replay replay $fixture" "skipped: $((SECONDS - BUILT)) s after the build"
+    return
+  fi
+  local opts=(--replay-mode "$replay")
+  [ "$replay" = application ] && opts+=(--app-replay-match grid --app-replay-mode strict --app-replay-buffer file)
+  XB_PROBE=$fixture XB_PROBE_CALLS=$K timeout $((left < 120 ? left : 120)) ncu "${opts[@]}" --profile-from-start off \
+    --cache-control none --clock-control none --csv --print-units base --metrics "$METRICS" \
+    $B/tests/xb_gpu_tests --gtest_filter='*CounterProbe*' > "$csv" 2>&1
+  check "ncu $replay replay $fixture (2K = $((2 * K)) calls)" \
+    "exit $?, $(grep -c '"' "$csv") csv lines, $((SECONDS - t0)) s$(grep -o 'ERR_NVGPUCTRPERM' "$csv" | head -1 | sed 's/^/, /')"
+  grep -E '^==(ERROR|WARNING)==' "$csv" | sort | uniq -c | head -5
 }
-for p in $PROBES; do probe "$p" "$W/ncu/$(echo "$p" | tr / _).csv"; done
-python3 - "$W" > "$OUT/counters_vs_ncu.txt" 2>&1 <<'EOF'
-# crossbench's counter pass (sweep/counters.json) against Nsight Compute (ncu/*.csv), per call:
-# crossbench's K profiled calls' totals / K (after K warm-up calls) against the last K calls'
-# kernels of ncu's 2K back-to-back calls / K (--cache-control none: the same steady state).
-# DRAM bytes and tensor FLOPs within 2%; SASS FLOPs compared only where crossbench counted them;
-# duration reported only (ncu serializes and replays each kernel).
-import csv, io, json, os, sys
-w = sys.argv[1]
-c = json.load(open(f"{w}/sweep/counters.json"))
-weights = {m["name"]: (m["quantity"], m["weight"]) for m in c["metrics"]}
-def figures(values_list, calls):  # per call, from one dict of metric values per kernel
-    q = {"dram_bytes": 0.0, "tensor_flops": 0.0, "sass_flops": 0.0, "duration_ns": 0.0}
-    for vals in values_list:
-        for name, v in vals.items():
-            kind, wt = weights.get(name, (None, 0))
-            if kind in ("dram_read_bytes", "dram_write_bytes"): q["dram_bytes"] += v
-            elif kind in ("sass_flops", "tensor_flops"): q[kind] += v * wt
-            elif kind == "duration_ns": q["duration_ns"] += v
-    return {k: v / calls for k, v in q.items()}
-def ncu_kernels(path):
-    text = open(path).read()
-    start = text.find('"ID"')
-    if start < 0: return None, text[-400:]
-    rows = list(csv.DictReader(io.StringIO(text[start:])))
-    kernels = {}
-    for r in rows:
-        if "Metric Name" not in r: continue
-        v = (r.get("Metric Value") or "").replace(",", "")
-        try: x = float(v)
-        except ValueError: continue
-        kernels.setdefault(r["ID"], {})[r["Metric Name"]] = x
-    return [kernels[k] for k in sorted(kernels, key=int)], ""
-print(f"{'fixture':22} {'quantity':12} {'crossbench':>16} {'ncu':>16} {'diff':>8}  verdict (2%), per call")
-bad = 0
-def compare(f, path):
-    global bad
-    if f["error"]:
-        print(f"{f['name']:22} crossbench error: {f['error']}"); bad += 1; return
-    ks, tail = ncu_kernels(path)
-    if not ks:
-        print(f"{f['name']:22} ncu gave no metrics: ...{tail!r}"); bad += 1; return
-    k = f["calls"]
-    per_call = len(f["kernels"]) // k
-    last = ks[-k * per_call:]
-    sass = f.get("sass", {}).get("values", {})
-    sass_note = "counted" if sass else "not counted by CUPTI on this GPU (" + f.get("sass", {}).get("error", "none") + ")"
-    a = figures([x["values"] for x in f["kernels"]] + ([sass] if sass else []), k); b = figures(last, k)
-    ok_count = len(ks) == 2 * k * per_call
-    bad += 0 if ok_count else 1
-    print(f"{f['name']:22} K = {k}: crossbench {len(f['kernels'])} kernels ({per_call} per call), ncu {len(ks)} kernels of 2K calls "
-          f"({'ok' if ok_count else 'OFF: expected ' + str(2 * k * per_call)}), last {len(last)} compared; SASS: {sass_note}")
-    for q in ("dram_bytes", "tensor_flops", "sass_flops", "duration_ns"):
-        d = (a[q] / b[q] - 1) * 100 if b[q] else (0.0 if a[q] == 0 else float("nan"))
-        if q == "sass_flops" and not sass:
-            print(f"{'':22} {q:12} {'not counted':>16} {b[q]:16.0f} {'':>8}  not counted by CUPTI on this GPU (ncu instruments the SASS itself)")
-            continue
-        only = q == "duration_ns"
-        ok = only or abs(d) <= 2 or (a[q] == 0 and b[q] == 0)
-        bad += 0 if ok else 1
-        print(f"{'':22} {q:12} {a[q]:16.0f} {b[q]:16.0f} {d:+7.2f}%  {'ok' if ok else 'OFF'}{' (reported only)' if only else ''}")
-    model = f["model"]["bytes"]
-    if model and f["op"] == "add":
-        print(f"{'':22} {'vs model':12} DRAM bytes per call: crossbench {(a['dram_bytes'] / model - 1) * 100:+.2f}%, ncu {(b['dram_bytes'] / model - 1) * 100:+.2f}% of {model:.0f}")
-for f in c["fixtures"]:
-    path = f"{w}/ncu/{f['name'].replace('/', '_')}.csv"
-    if os.path.exists(path): compare(f, path)
-print("AGREE" if bad == 0 else f"{bad} DISAGREEMENTS")
-EOF
-check "crossbench counters vs ncu (bytes, tensor FLOPs within 2%, per call)" "$(tail -1 "$OUT/counters_vs_ncu.txt")"
+for p in $PROBES; do probe application "$p" "$W/ncu/$(echo "$p" | tr / _).csv" 200; done
+python3 scripts/counters_vs_ncu.py "$W/sweep" "$W/ncu" \
+  "ncu --replay-mode application (each pass relaunches the probe process; no memory save/restore)" > "$OUT/counters_vs_ncu.txt" 2>&1
+check "crossbench counters vs ncu, application replay (2%, per call)" "$(tail -1 "$OUT/counters_vs_ncu.txt")"
+for p in $PROBES; do probe kernel "$p" "$W/ncu-kernel-replay/$(echo "$p" | tr / _).csv" 250; done
+if ls "$W/ncu-kernel-replay/"*.csv > /dev/null 2>&1; then
+  python3 scripts/counters_vs_ncu.py "$W/sweep" "$W/ncu-kernel-replay" \
+    "ncu --replay-mode kernel (for reference: memory saved and restored around every pass of each kernel)" \
+    > "$W/counters_vs_ncu_kernel_replay.txt" 2>&1
+  check "crossbench counters vs ncu, kernel replay (2%, per call)" "$(tail -1 "$W/counters_vs_ncu_kernel_replay.txt")"
+  { echo; cat "$W/counters_vs_ncu_kernel_replay.txt"; } >> "$OUT/counters_vs_ncu.txt"
+fi
 cat "$OUT/counters_vs_ncu.txt"
 tar czf "$OUT/counters-results.tar.gz" --exclude='full.json' --exclude='trace_only.json' --exclude='raw_session.json' \
-  -C "$W" sweep ncu counter_gpu_tests.txt sweep.log plot.log 2>/dev/null
+  -C "$W" sweep ncu ncu-kernel-replay counter_gpu_tests.txt sweep.log plot.log $(cd "$W" && ls counters_vs_ncu_kernel_replay.txt 2>/dev/null)
 echo; cat "$OUT/checks.txt"; echo "CUPTI calls and metrics: $(wc -l < "$XB_COUNTERS_LOG") lines in counters_log.txt"
 echo "script time: ${SECONDS} s (build ${BUILT} s)"
 grep -E 'rejected|INSUFFICIENT|failed|isAllPass|user replay|SASS' "$XB_COUNTERS_LOG" | cut -c1-300 | sort | uniq -c | head -40

@@ -142,7 +142,9 @@ TEST_F(GpuTest, CuptiCounterCollectorCountsOneAddKernel) {
 // cudaProfilerStart and cudaProfilerStop (K = XB_PROBE_CALLS, default kCounterCalls), so that
 // `ncu --profile-from-start off --cache-control none` profiles every kernel of the K warm-up and K
 // measured calls of the counter pass; the comparison averages the last K calls' kernels. Skipped
-// without XB_PROBE.
+// without XB_PROBE. The launch sequence is deterministic (a fixed 1 + 2K calls of one workload with
+// fixed seeds, no stopping rule, no timing-dependent branch), which ncu's application replay needs:
+// each of its passes relaunches this process and matches the kernels by name, grid and order.
 TEST_F(GpuTest, CounterProbeOneCallForNsightCompute) {
   const char* probe = std::getenv("XB_PROBE");
   if (probe == nullptr || *probe == '\0') GTEST_SKIP() << "set XB_PROBE=<op>/<dtype>/<n> to run the probe";
