@@ -95,8 +95,8 @@ struct FixtureCounters {
   std::string op;
   std::string dtype;
   std::int64_t size = 0;
-  double model_flops = 0;  ///< what the roofline assumes per call (FixtureInfo::flops)
-  double model_bytes = 0;  ///< what the roofline assumes per call (FixtureInfo::bytes)
+  double model_flops = 0;  ///< what the roofline assumes per call (the fixture's flops in raw_session.json)
+  double model_bytes = 0;  ///< what the roofline assumes per call (the fixture's bytes in raw_session.json)
   /// Calls profiled back to back (K, kCounterCalls in bench/core/counter_pass.h), each pass after
   /// as many unprofiled warm-up calls; per-call figures are totals / calls.
   int calls = 1;

@@ -156,8 +156,9 @@ class Profiler {
   /// Throws std::logic_error when ranges are not closed innermost-first.
   void end_range(std::uint64_t id);
 
-  /// Attaches fixture information and cudaEvent step timings to the session.
-  void add_fixture(FixtureInfo fixture) { fixtures_.push_back(std::move(fixture)); }
+  /// Attaches the client's record of a fixture (exported verbatim) and cudaEvent step timings to
+  /// the session.
+  void add_fixture(FixtureBlock fixture) { fixtures_.push_back(std::move(fixture)); }
   void add_step_timing(StepTiming timing) { timings_.push_back(std::move(timing)); }
 
   std::int64_t now_ns() const { return source_->now_ns(); }
@@ -186,7 +187,7 @@ class Profiler {
   std::vector<HostRange> ranges_;
   std::vector<std::pair<std::int64_t, std::int64_t>> windows_;
   std::vector<StepTiming> timings_;
-  std::vector<FixtureInfo> fixtures_;
+  std::vector<FixtureBlock> fixtures_;
   std::int64_t window_start_ns_ = 0;
   std::uint32_t pid_ = 0;
   std::uint32_t tid_ = 0;

@@ -1,7 +1,11 @@
-// String names of RawKind and RangeCategory (the names used in raw_session.json and traces).
+// String names of RawKind and RangeCategory (the names used in raw_session.json and traces), and
+// the client metadata blocks of a session.
 #include "profiler/raw_records.h"
 
+#include <algorithm>
 #include <stdexcept>
+
+#include <nlohmann/json.hpp>
 
 namespace xb {
 
@@ -40,6 +44,41 @@ RangeCategory range_category_from_string(const std::string& name) {
   if (name == "user_annotation") return RangeCategory::UserAnnotation;
   if (name == "cpu_op") return RangeCategory::CpuOp;
   throw std::invalid_argument("unknown range category \"" + name + "\"");
+}
+
+std::string metadata_key_error(const std::string& key) {
+  // raw_session.json's "meta" keys (session_write.cpp) and a trace's top-level keys
+  // (trace_export.cpp): a block may take neither, so no file gets a key twice.
+  static const char* const kReserved[] = {
+      "tool", "created_utc", "window_start_ns", "window_end_ns", "dropped_records", "discarded_by_schedule",
+      "cuda_driver_version", "cuda_runtime_version", "cupti_version", "cublas_version", "activity_source",
+      "process_id", "schedule_wait", "schedule_warmup", "schedule_active", "devices", "schemaVersion",
+      "crossbench", "deviceProperties", "distributedInfo", "displayTimeUnit", "baseTimeNanoseconds",
+      "traceEvents", "externalCorrelations"};
+  if (key.empty()) return "metadata key is empty";
+  for (const char* reserved : kReserved) {
+    if (key == reserved) return "metadata key \"" + key + "\" is one the profiler writes itself";
+  }
+  return "";
+}
+
+void set_metadata(SessionMeta& meta, const std::string& key, std::string json) {
+  if (const std::string error = metadata_key_error(key); !error.empty()) throw std::invalid_argument(error);
+  if (!nlohmann::json::accept(json)) throw std::invalid_argument("metadata \"" + key + "\" is not one JSON value");
+  auto it = std::lower_bound(meta.metadata.begin(), meta.metadata.end(), key,
+                             [](const MetadataBlock& b, const std::string& k) { return b.key < k; });
+  if (it != meta.metadata.end() && it->key == key) {
+    it->json = std::move(json);
+  } else {
+    meta.metadata.insert(it, MetadataBlock{key, std::move(json)});
+  }
+}
+
+const MetadataBlock* find_metadata(const SessionMeta& meta, const std::string& key) {
+  for (const MetadataBlock& b : meta.metadata) {
+    if (b.key == key) return &b;
+  }
+  return nullptr;
 }
 
 }  // namespace xb

@@ -1,5 +1,6 @@
 // Raw activity records: a plain C++ mirror of the CUPTI activity records crossbench collects,
-// plus the host ranges and cudaEvent timings recorded beside them. No CUDA or CUPTI headers here:
+// plus the host ranges and cudaEvent timings recorded beside them, and what a client (crossbench's
+// harness, a user's program) attaches as already-serialized JSON: metadata blocks and fixtures. No CUDA or CUPTI headers here:
 // the CUPTI adapter (profiler/cupti_collector.cpp) fills these, and everything downstream
 // (event model, exporters, validator, replay) only sees these types.
 //
@@ -124,33 +125,23 @@ struct DeviceInfo {
   std::uint64_t l2_cache_bytes = 0;
 };
 
-/// GPU state read through NVML at one moment (bench/core/fixtures.cpp fills it; kernels/nvml_probe.h).
-struct GpuClockSample {
-  bool valid = false;             ///< false: NVML unavailable or a read failed (see error)
-  std::string error;
-  int sm_clock_mhz = 0;
-  int mem_clock_mhz = 0;
-  int temperature_c = 0;
-  double power_w = 0;
-  std::uint64_t throttle_reasons = 0;  ///< nvmlClocksEventReasons bit mask
-  bool throttled = false;              ///< a power, thermal or hardware slowdown reason was set
+/// Client metadata (Kineto's `addMetadata(key, value)`, PyTorch's `prof._add_metadata_json(key,
+/// value)`): one JSON value, already serialized, under a key of its own. The profiler never reads
+/// it: raw_session.json writes it inside "meta" beside the profiler's own keys, the traces at their
+/// top level after "cupti_version", each as the text given (docs/formats.md). crossbench's harness
+/// attaches the GPU's NVML facts this way (key "gpu", bench/core/harness_records.h).
+struct MetadataBlock {
+  std::string key;   ///< not one of the profiler's own keys (metadata_key_error)
+  std::string json;  ///< one JSON value as text, e.g. {"uuid":"GPU-..."}
 };
 
-/// NVML facts about the session's GPU (bench fills them from kernels/nvml_probe.h; the profiler
-/// itself never calls NVML). A value that could not be read is "" or -1 (in a sample: -1 with
-/// valid = false). A session recorded before these fields existed reads back with source
-/// "not recorded", "" and -1, and samples left at their defaults (valid = false).
-struct GpuMeta {
-  std::string source = "not recorded";  ///< "nvml", "unavailable: <why>" or "not recorded"
-  std::string error;                    ///< static reads that failed; "" when all succeeded
-  std::string uuid;                     ///< "GPU-xxxxxxxx-xxxx-..." (nvmlDeviceGetUUID)
-  std::string pci_bus_id;               ///< as cudaDeviceGetPCIBusId gives it, e.g. "0000:19:00.0"
-  std::string driver_version;           ///< display driver, e.g. "580.159.04"
-  double power_limit_w = -1;            ///< enforced power limit, W
-  int sm_clock_max_mhz = -1;            ///< maximum (boost) SM clock, MHz
-  int mem_clock_max_mhz = -1;           ///< maximum memory clock, MHz
-  GpuClockSample at_start;              ///< read just before recording started (valid = false if not)
-  GpuClockSample at_end;                ///< read just after recording stopped
+/// What the client recorded about one fixture, the group of steps Profiler::begin_fixture starts:
+/// its name (StepTiming::fixture refers to it) and one JSON object the profiler exports verbatim
+/// as an element of raw_session.json's "fixtures" and never reads. crossbench's harness writes its
+/// fixtures this way (bench/core/harness_records.h).
+struct FixtureBlock {
+  std::string name;  ///< unique in a session, e.g. "matmul/bf16/4096"
+  std::string json;  ///< one JSON object as text; its "name" is `name`
 };
 
 /// Session-level facts written into every output's metadata.
@@ -173,44 +164,21 @@ struct SessionMeta {
   int schedule_warmup = 0;
   int schedule_active = 0;
   std::vector<DeviceInfo> devices;
-  GpuMeta gpu;                           ///< NVML facts, clocks at start and end
+  /// The client's metadata, in key order, keys unique (set_metadata keeps it so).
+  std::vector<MetadataBlock> metadata;
 };
 
-/// How one fixture was sampled (bench/core/fixtures.cpp; docs/metrics.md defines each field).
-struct FixtureTiming {
-  std::string mode;              ///< "hot" or "cold"; empty in sessions recorded before timing modes
-  bool blocking = true;          ///< samples were queued behind the blocking kernel
-  bool graph = false;            ///< each sample replayed a CUDA graph of its calls (bench --graph)
-  int launches_per_sample = 1;   ///< hot mode: calls between the events; cold mode: 1
-  int rotation = 1;              ///< cold mode: input copies used in turn (1 = no rotation)
-  double max_noise = 0;          ///< stopping rule's target relative standard deviation, fraction
-  int min_samples = 0;
-  double min_time_s = 0, max_time_s = 0;
-  std::string stop;              ///< "converged" or "timed out" (noise target not met)
-  double sampling_s = 0;         ///< wall time spent sampling
-  std::vector<double> samples_ns;  ///< every sample, per call (event interval / launches), in order
-  bool warmed_up = false;        ///< --warmup ran and reached a steady state
-  bool cold_start = false;       ///< flagged: not warmed up and the first samples were slower
-  double early_slowdown = 0;     ///< median of the first tenth of samples / median of all - 1
-  GpuClockSample gpu_before, gpu_after;  ///< NVML before and after sampling
-};
+/// Why `key` cannot name client metadata ("" when it can): empty, or one of the keys the profiler
+/// writes itself into raw_session.json's "meta" or at a trace's top level.
+std::string metadata_key_error(const std::string& key);
 
-/// One benchmark fixture (op x dtype x size) and its verified result.
-struct FixtureInfo {
-  std::string name;    ///< "<op>/<dtype>/<size>", e.g. "addmm_bias1d/bf16/4096"
-  std::string op;      ///< matmul, add, addmm, addmm_bias1d
-  std::string dtype;   ///< bf16, fp16, fp32
-  std::int64_t size = 0;      ///< square problem size n (n x n tensors; GEMMs are n x n x n)
-  double flops = 0;           ///< floating-point operations per call (docs/metrics.md)
-  double bytes = 0;           ///< minimum bytes moved per call (docs/metrics.md)
-  bool verified = false;      ///< result matched the host reference
-  double max_rel_error = 0;   ///< ||out - ref|| / ||ref|| over the checked elements
-  FixtureTiming timing;       ///< empty (mode "") when the fixture failed before sampling
-  std::string error;          ///< why the fixture failed; empty when it ran
-  /// false: the benchmark gave no reference check (bench/core/api.h Instance::verify), so
-  /// `verified` is false without a failure; files say "reference": false, the validator "not run".
-  bool has_reference = true;
-};
+/// Adds metadata block `key` -> `json` to `meta`, replacing one of the same key, keeping key
+/// order. Throws std::invalid_argument when metadata_key_error(key) is not empty or `json` is not
+/// one JSON value.
+void set_metadata(SessionMeta& meta, const std::string& key, std::string json);
+
+/// The block named `key`, or nullptr.
+const MetadataBlock* find_metadata(const SessionMeta& meta, const std::string& key);
 
 /// Everything one recording produced, in delivery order. This is what `raw_session.json` holds
 /// and what `bench --replay` reads back.
@@ -219,7 +187,7 @@ struct RawSession {
   std::vector<RawRecord> records;
   std::vector<HostRange> ranges;
   std::vector<StepTiming> event_timings;
-  std::vector<FixtureInfo> fixtures;
+  std::vector<FixtureBlock> fixtures;  ///< the client's, in the order added
 };
 
 }  // namespace xb

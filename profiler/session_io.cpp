@@ -239,24 +239,11 @@ DeviceInfo parse_device(const json& j, const Loc& w) {
   return d;
 }
 
-GpuClockSample parse_gpu_sample(const json& j, const Loc& w);
-
-/// meta.gpu (docs/formats.md): every key required, as written by gpu_meta_json.
-GpuMeta parse_gpu_meta(const json& j) {
-  const Loc w{"meta.gpu"};
-  GpuMeta g;
-  g.source = get_string(j, "source", w);
-  g.error = get_string(j, "error", w);
-  g.uuid = get_string(j, "uuid", w);
-  g.pci_bus_id = get_string(j, "pci_bus_id", w);
-  g.driver_version = get_string(j, "driver_version", w);
-  g.power_limit_w = get_double(j, "power_limit_w", w);
-  g.sm_clock_max_mhz = get_int<int>(j, "sm_clock_max_mhz", w);
-  g.mem_clock_max_mhz = get_int<int>(j, "mem_clock_max_mhz", w);
-  g.at_start = parse_gpu_sample(require_object(j, "at_start", w), Loc{"meta.gpu.at_start"});
-  g.at_end = parse_gpu_sample(require_object(j, "at_end", w), Loc{"meta.gpu.at_end"});
-  return g;
-}
+/// The keys of raw_session.json's "meta" that the profiler writes (session_write.cpp).
+const std::unordered_set<std::string> kMetaKeys = {
+    "tool", "created_utc", "window_start_ns", "window_end_ns", "dropped_records", "discarded_by_schedule",
+    "cuda_driver_version", "cuda_runtime_version", "cupti_version", "cublas_version", "activity_source",
+    "process_id", "schedule_wait", "schedule_warmup", "schedule_active", "devices"};
 
 SessionMeta parse_meta(const json& j) {
   const Loc w{"meta"};
@@ -286,8 +273,13 @@ SessionMeta parse_meta(const json& j) {
   for (std::size_t i = 0; i < devices.size(); ++i) {
     m.devices.push_back(parse_device(devices[i], Loc{"meta.devices", static_cast<std::ptrdiff_t>(i)}));
   }
-  // Optional: sessions recorded before NVML metadata have no "gpu" (source stays "not recorded").
-  if (j.contains("gpu")) m.gpu = parse_gpu_meta(require_object(j, "gpu", w));
+  // Every other key is the client's metadata, kept as text for the client to read (in key order:
+  // nlohmann's objects are sorted).
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (kMetaKeys.count(it.key()) != 0) continue;
+    if (const std::string error = metadata_key_error(it.key()); !error.empty()) fail(w, error);
+    m.metadata.push_back(MetadataBlock{it.key(), it.value().dump(-1, ' ', false, json::error_handler_t::replace)});
+  }
   return m;
 }
 
@@ -388,64 +380,12 @@ StepTiming parse_timing(const json& j, const Loc& w) {
   return t;
 }
 
-GpuClockSample parse_gpu_sample(const json& j, const Loc& w) {
+/// A fixture: its name; the object itself is the client's, kept as text.
+FixtureBlock parse_fixture(const json& j, const Loc& w) {
   require_is_object(j, w);
-  GpuClockSample g;
-  g.valid = get_bool(j, "valid", w);
-  if (j.contains("error")) g.error = get_string(j, "error", w);
-  g.sm_clock_mhz = get_int<int>(j, "sm_clock_mhz", w);
-  g.mem_clock_mhz = get_int<int>(j, "mem_clock_mhz", w);
-  g.temperature_c = get_int<int>(j, "temperature_c", w);
-  g.power_w = get_double(j, "power_w", w);
-  g.throttle_reasons = get_int<std::uint64_t>(j, "throttle_reasons", w);
-  g.throttled = get_bool(j, "throttled", w);
-  return g;
-}
-
-FixtureTiming parse_fixture_timing(const json& j, const Loc& w) {
-  require_is_object(j, w);
-  FixtureTiming t;
-  t.mode = get_string(j, "mode", w);
-  if (t.mode != "hot" && t.mode != "cold") fail(w, "timing mode must be \"hot\" or \"cold\", not \"" + t.mode + "\"");
-  t.blocking = get_bool(j, "blocking", w);
-  if (j.contains("graph")) t.graph = get_bool(j, "graph", w);  // optional: false before graph mode
-  t.launches_per_sample = get_int<int>(j, "launches_per_sample", w);
-  t.rotation = get_int<int>(j, "rotation", w);
-  t.max_noise = get_double(j, "max_noise", w);
-  t.min_samples = get_int<int>(j, "min_samples", w);
-  t.min_time_s = get_double(j, "min_time_s", w);
-  t.max_time_s = get_double(j, "max_time_s", w);
-  t.stop = get_string(j, "stop", w);
-  t.sampling_s = get_double(j, "sampling_s", w);
-  const json& samples = require(j, "samples_ns", w);
-  if (!samples.is_array()) fail(w, "key \"samples_ns\" must be an array");
-  t.samples_ns.reserve(samples.size());
-  for (const json& v : samples) {
-    if (!v.is_number() || !std::isfinite(v.get<double>())) fail(w, "samples_ns holds a value that is not a finite number");
-    t.samples_ns.push_back(v.get<double>());
-  }
-  t.warmed_up = get_bool(j, "warmed_up", w);
-  t.cold_start = get_bool(j, "cold_start", w);
-  t.early_slowdown = get_double(j, "early_slowdown", w);
-  t.gpu_before = parse_gpu_sample(require(j, "gpu_before", w), w);
-  t.gpu_after = parse_gpu_sample(require(j, "gpu_after", w), w);
-  return t;
-}
-
-FixtureInfo parse_fixture(const json& j, const Loc& w) {
-  require_is_object(j, w);
-  FixtureInfo f;
+  FixtureBlock f;
   f.name = get_string(j, "name", w);
-  f.op = get_string(j, "op", w);
-  f.dtype = get_string(j, "dtype", w);
-  f.size = get_int<std::int64_t>(j, "size", w);
-  f.flops = get_double(j, "flops", w);
-  f.bytes = get_double(j, "bytes", w);
-  f.verified = get_bool(j, "verified", w);
-  f.max_rel_error = get_double(j, "max_rel_error", w);
-  if (j.contains("reference")) f.has_reference = get_bool(j, "reference", w);
-  if (j.contains("timing")) f.timing = parse_fixture_timing(j.at("timing"), w);
-  if (j.contains("error")) f.error = get_string(j, "error", w);
+  f.json = j.dump(-1, ' ', false, json::error_handler_t::replace);
   return f;
 }
 
@@ -644,6 +584,31 @@ class SessionSax : public nlohmann::json_sax<json> {
 };
 
 }  // namespace
+
+namespace raw_session_json {
+// The accessors above with the object named by a string (Loc keeps a view of it for the call).
+void fail(const std::string& where, const std::string& what) { xb::fail(Loc{where}, what); }
+const json& require(const json& obj, const char* key, const std::string& where) { return xb::require(obj, key, Loc{where}); }
+const json& require_object(const json& obj, const char* key, const std::string& where) {
+  return xb::require_object(obj, key, Loc{where});
+}
+void require_is_object(const json& value, const std::string& where) { xb::require_is_object(value, Loc{where}); }
+std::string get_string(const json& obj, const char* key, const std::string& where) {
+  return xb::get_string(obj, key, Loc{where});
+}
+bool get_bool(const json& obj, const char* key, const std::string& where) { return xb::get_bool(obj, key, Loc{where}); }
+double get_double(const json& obj, const char* key, const std::string& where) {
+  return xb::get_double(obj, key, Loc{where});
+}
+int get_int(const json& obj, const char* key, const std::string& where) { return xb::get_int<int>(obj, key, Loc{where}); }
+std::int64_t get_int64(const json& obj, const char* key, const std::string& where) {
+  return xb::get_int<std::int64_t>(obj, key, Loc{where});
+}
+std::uint64_t get_uint64(const json& obj, const char* key, const std::string& where) {
+  return xb::get_int<std::uint64_t>(obj, key, Loc{where});
+}
+}  // namespace raw_session_json
+
 RawSession parse_raw_session(const std::string& text) {
   SessionSax sax;
   try {
@@ -725,20 +690,8 @@ void check_raw_session(const RawSession& s) {
   }
   std::unordered_set<std::string> fixture_names;
   for (std::size_t i = 0; i < s.fixtures.size(); ++i) {
-    const FixtureInfo& f = s.fixtures[i];
+    const FixtureBlock& f = s.fixtures[i];
     if (!fixture_names.insert(f.name).second) bad(fmt::format("fixtures[{}]: duplicate fixture '{}'", i, f.name));
-    if (!f.timing.mode.empty()) {
-      const FixtureTiming& t = f.timing;
-      if (t.launches_per_sample < 1 || t.rotation < 1) {
-        bad(fmt::format("fixtures[{}]: timing launches_per_sample and rotation must be at least 1", i));
-      }
-      for (double v : t.samples_ns) {
-        if (!(v > 0)) bad(fmt::format("fixtures[{}]: timing sample {} ns is not positive", i, v));
-      }
-    }
-    if (f.size < 1 || !(f.flops >= 0) || !(f.bytes >= 0) || !(f.max_rel_error >= 0)) {
-      bad(fmt::format("fixtures[{}]: size, flops, bytes and max_rel_error must be non-negative (size >= 1)", i));
-    }
   }
   for (std::size_t i = 0; i < s.event_timings.size(); ++i) {
     const StepTiming& t = s.event_timings[i];

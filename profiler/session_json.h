@@ -1,7 +1,10 @@
 // The JSON blocks the session's files share (raw_session.json, events.json, the traces,
-// table.json): internal to crossbench (not installed: the public headers carry no JSON library).
+// table.json), and the strict accessors of raw_session.json's reader for the readers of the
+// client's blocks inside it: internal to crossbench (not installed: the public headers carry no
+// JSON library).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -15,25 +18,26 @@ namespace xb {
 /// CUDA/CUPTI/cuBLAS versions and schedule {wait, warmup, active}.
 nlohmann::json meta_block(const SessionMeta& meta, const std::string& format);
 
-/// JSON of a fixture's timing block (raw_session.json and events.json share it; docs/formats.md).
-/// Throws std::invalid_argument for a non-finite value.
-nlohmann::json fixture_timing_json(const FixtureTiming& timing);
-
-/// JSON of one NVML clock sample (meta.gpu's at_start and at_end, a fixture timing's gpu_before and
-/// gpu_after; docs/formats.md): valid, sm_clock_mhz, mem_clock_mhz, temperature_c, power_w,
-/// throttle_reasons, throttled, and error when not empty. Throws std::invalid_argument for a
-/// non-finite power.
-nlohmann::json gpu_sample_json(const GpuClockSample& sample);
-
-/// JSON of the session's NVML facts, meta.gpu (raw_session.json's "meta" and the traces' top-level
-/// "gpu"; docs/formats.md): source, error, uuid, pci_bus_id, driver_version, power_limit_w,
-/// sm_clock_max_mhz, mem_clock_max_mhz and the clock samples at_start and at_end. Throws
-/// std::invalid_argument for a non-finite power value.
-nlohmann::json gpu_meta_json(const GpuMeta& gpu);
-
-/// A fixture as raw_session.json and events.json write it: name, op, dtype, size, flops, bytes,
-/// verified, max_rel_error, plus "timing" (when sampled) and "error" (when it failed). Throws
-/// std::invalid_argument for a non-finite number.
-nlohmann::json fixture_json(const FixtureInfo& fixture);
+/// raw_session.json's strict accessors (profiler/session_io.cpp), for a client that reads its own
+/// blocks back out of a session (bench/core/harness_records.cpp reads "meta.gpu" and "fixtures"):
+/// the same rules and the same words as the profiler's own keys. `where` names the object
+/// ("fixtures[3]", "meta.gpu"); every failure throws InputError("raw_session: <where>: <what>").
+namespace raw_session_json {
+[[noreturn]] void fail(const std::string& where, const std::string& what);
+/// obj[key]; fails "missing key \"key\"".
+const nlohmann::json& require(const nlohmann::json& obj, const char* key, const std::string& where);
+/// obj[key] as an object; fails "key \"key\" must be an object" for another type.
+const nlohmann::json& require_object(const nlohmann::json& obj, const char* key, const std::string& where);
+/// Fails "must be an object" when `value` is not one.
+void require_is_object(const nlohmann::json& value, const std::string& where);
+std::string get_string(const nlohmann::json& obj, const char* key, const std::string& where);
+bool get_bool(const nlohmann::json& obj, const char* key, const std::string& where);
+/// A finite number.
+double get_double(const nlohmann::json& obj, const char* key, const std::string& where);
+/// Integers in range of the type (no fraction); fails "key \"k\" = v is out of range" otherwise.
+int get_int(const nlohmann::json& obj, const char* key, const std::string& where);
+std::int64_t get_int64(const nlohmann::json& obj, const char* key, const std::string& where);
+std::uint64_t get_uint64(const nlohmann::json& obj, const char* key, const std::string& where);
+}  // namespace raw_session_json
 
 }  // namespace xb

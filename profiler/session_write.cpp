@@ -1,10 +1,10 @@
 // raw_session.json writer (profiler/session_io.h, docs/formats.md): the session streamed one record
-// per line, and the JSON blocks events.json and the traces share with it (meta, fixtures, GPU).
+// per line, the client's metadata and fixtures as the text given, and the "crossbench" block every
+// output shares.
 // The strict parser is in profiler/session_io.cpp.
 #include "profiler/session_io.h"
 #include "profiler/session_json.h"
 
-#include <cmath>
 #include <cstddef>
 #include <string_view>
 
@@ -56,14 +56,22 @@ json meta_to_json(const SessionMeta& m) {
               {"schedule_wait", m.schedule_wait},
               {"schedule_warmup", m.schedule_warmup},
               {"schedule_active", m.schedule_active},
-              {"devices", std::move(devices)},
-              {"gpu", gpu_meta_json(m.gpu)}};
+              {"devices", std::move(devices)}};
 }
 
-void check_finite(double value, const std::string& what) {
-  if (!std::isfinite(value)) {
-    throw std::invalid_argument("write_raw_session: " + what + " is not finite (JSON has no NaN/Inf)");
+/// meta_to_json plus the client's metadata blocks, each parsed back so that it takes its place
+/// among the profiler's keys in nlohmann's key order (what a replay reads back: the same bytes).
+json meta_with_metadata(const SessionMeta& m) {
+  json j = meta_to_json(m);
+  for (const MetadataBlock& b : m.metadata) {
+    if (const std::string error = metadata_key_error(b.key); !error.empty()) {
+      throw std::invalid_argument("write_raw_session: " + error);
+    }
+    json value = json::parse(b.json, nullptr, false);
+    if (value.is_discarded()) throw std::invalid_argument("write_raw_session: metadata \"" + b.key + "\" is not JSON");
+    j[b.key] = std::move(value);
   }
+  return j;
 }
 
 template <std::size_t N, typename Int>
@@ -179,63 +187,10 @@ json meta_block(const SessionMeta& meta, const std::string& format) {
                {{"wait", meta.schedule_wait}, {"warmup", meta.schedule_warmup}, {"active", meta.schedule_active}}}};
 }
 
-json gpu_sample_json(const GpuClockSample& g) {
-  check_finite(g.power_w, "GPU power");
-  json j{{"valid", g.valid},
-         {"sm_clock_mhz", g.sm_clock_mhz},
-         {"mem_clock_mhz", g.mem_clock_mhz},
-         {"temperature_c", g.temperature_c},
-         {"power_w", g.power_w},
-         {"throttle_reasons", g.throttle_reasons},
-         {"throttled", g.throttled}};
-  if (!g.error.empty()) j["error"] = g.error;
-  return j;
-}
-
-json fixture_timing_json(const FixtureTiming& t) {
-  for (double v : {t.max_noise, t.min_time_s, t.max_time_s, t.sampling_s, t.early_slowdown}) check_finite(v, "fixture timing");
-  for (double v : t.samples_ns) check_finite(v, "fixture timing sample");
-  json j{{"mode", t.mode},
-              {"blocking", t.blocking},
-              {"launches_per_sample", t.launches_per_sample},
-              {"rotation", t.rotation},
-              {"max_noise", t.max_noise},
-              {"min_samples", t.min_samples},
-              {"min_time_s", t.min_time_s},
-              {"max_time_s", t.max_time_s},
-              {"stop", t.stop},
-              {"sampling_s", t.sampling_s},
-              {"samples_ns", t.samples_ns},
-              {"warmed_up", t.warmed_up},
-              {"cold_start", t.cold_start},
-              {"early_slowdown", t.early_slowdown},
-              {"gpu_before", gpu_sample_json(t.gpu_before)},
-              {"gpu_after", gpu_sample_json(t.gpu_after)}};
-  if (t.graph) j["graph"] = true;  // optional key: absent means eager launches
-  return j;
-}
-
-json fixture_json(const FixtureInfo& f) {
-  check_finite(f.flops, "fixture " + f.name + " flops");
-  check_finite(f.bytes, "fixture " + f.name + " bytes");
-  check_finite(f.max_rel_error, "fixture " + f.name + " max_rel_error");
-  json fj{{"name", f.name},
-          {"op", f.op},
-          {"dtype", f.dtype},
-          {"size", f.size},
-          {"flops", f.flops},
-          {"bytes", f.bytes},
-          {"verified", f.verified},
-          {"max_rel_error", f.max_rel_error}};
-  if (!f.has_reference) fj["reference"] = false;  // written only when false: older files read as true
-  if (!f.timing.mode.empty()) fj["timing"] = fixture_timing_json(f.timing);
-  if (!f.error.empty()) fj["error"] = f.error;
-  return fj;
-}
-
 void write_raw_session(const RawSession& session, std::ostream& out) {
-  json fixtures = json::array();
-  for (const FixtureInfo& f : session.fixtures) fixtures.push_back(fixture_json(f));
+  for (const FixtureBlock& f : session.fixtures) {
+    if (!json::accept(f.json)) throw std::invalid_argument("write_raw_session: fixture " + f.name + " is not JSON");
+  }
   json timings = json::array();
   for (const StepTiming& t : session.event_timings) {
     timings.push_back(json{{"fixture", t.fixture},
@@ -249,7 +204,7 @@ void write_raw_session(const RawSession& session, std::ostream& out) {
   o.lit("{\"crossbench\": ");
   o.raw(meta_block(session.meta, "raw_session").dump(-1, ' ', false, json::error_handler_t::replace));
   o.lit(",\n\"meta\": ");
-  o.raw(meta_to_json(session.meta).dump(-1, ' ', false, json::error_handler_t::replace));
+  o.raw(meta_with_metadata(session.meta).dump(-1, ' ', false, json::error_handler_t::replace));
   o.lit(",\n\"records\": [");
   for (std::size_t i = 0; i < session.records.size(); ++i) {
     if (i == 0) {
@@ -270,24 +225,14 @@ void write_raw_session(const RawSession& session, std::ostream& out) {
   }
   o.lit("],\n\"event_timings\": ");
   o.raw(timings.dump(-1, ' ', false, json::error_handler_t::replace));
-  o.lit(",\n\"fixtures\": ");
-  o.raw(fixtures.dump(-1, ' ', false, json::error_handler_t::replace));
+  o.lit(",\n\"fixtures\": [");  // each as the client wrote it, as one compact JSON array would be
+  for (std::size_t i = 0; i < session.fixtures.size(); ++i) {
+    if (i > 0) o.ch(',');
+    o.raw(session.fixtures[i].json);
+  }
+  o.ch(']');
   o.lit("}\n");
   o.finish();
-}
-
-json gpu_meta_json(const GpuMeta& g) {
-  check_finite(g.power_limit_w, "GPU power limit");
-  return json{{"source", g.source},
-              {"error", g.error},
-              {"uuid", g.uuid},
-              {"pci_bus_id", g.pci_bus_id},
-              {"driver_version", g.driver_version},
-              {"power_limit_w", g.power_limit_w},
-              {"sm_clock_max_mhz", g.sm_clock_max_mhz},
-              {"mem_clock_max_mhz", g.mem_clock_max_mhz},
-              {"at_start", gpu_sample_json(g.at_start)},
-              {"at_end", gpu_sample_json(g.at_end)}};
 }
 
 }  // namespace xb

@@ -111,7 +111,7 @@ void run_fixture(benchmark::State& state, BenchContext& ctx, const BenchmarkDef&
     const std::string msg = name + ": " + why;
     ctx.errors.push_back(msg);
     info.error = why;
-    if (first) ctx.profiler->add_fixture(info);
+    if (first) ctx.profiler->add_fixture(fixture_block(info));
     state.SkipWithError(msg.c_str());
   };
   try {
@@ -162,7 +162,7 @@ void run_fixture(benchmark::State& state, BenchContext& ctx, const BenchmarkDef&
                                "the median (clocks, caches or lazy loading still settling; use --warmup)\n",
                                name, t.early_slowdown * 100);
     }
-    if (first) ctx.profiler->add_fixture(info);
+    if (first) ctx.profiler->add_fixture(fixture_block(info));
     // The bound is the better of cudaMemcpyAsync and our copy kernel, each its fastest per-call
     // sample (batches of about 0.5 ms through the sampling core), so the 1% only absorbs
     // cudaEventElapsedTime's resolution (about 0.5 us: 0.5% of the fastest cold sample it bounds,
@@ -180,7 +180,7 @@ void run_fixture(benchmark::State& state, BenchContext& ctx, const BenchmarkDef&
     // fixture says why it has no result, and the run exits with 128 + signal (bench_run.cpp).
     info.error = "abandoned: the run was interrupted by signal " + std::to_string(i.signal);
     info.timing.samples_ns.clear();
-    if (first) ctx.profiler->add_fixture(info);
+    if (first) ctx.profiler->add_fixture(fixture_block(info));
     state.SkipWithError((name + ": " + info.error).c_str());
   } catch (const std::exception& e) {
     fail(e.what());

@@ -64,7 +64,7 @@ GpuMetaRecorder::GpuMetaRecorder(const std::string& pci_bus_id) : nvml_(pci_bus_
 
 void GpuMetaRecorder::fill(SessionMeta& meta) const {
   const GpuSnapshot at_end = nvml_.snapshot();
-  meta.gpu = to_gpu_meta(nvml_.static_info(), at_start_, at_end);
+  attach_gpu_meta(meta, to_gpu_meta(nvml_.static_info(), at_start_, at_end));
 }
 
 }  // namespace xb

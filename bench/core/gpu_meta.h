@@ -1,5 +1,5 @@
 // NVML facts in crossbench's records: GpuSnapshot/GpuStaticInfo (kernels/nvml_probe.h) converted
-// to the event model's plain GpuClockSample/GpuMeta (profiler/raw_records.h), their JSON, and the
+// to the harness's plain GpuClockSample/GpuMeta (bench/core/harness_records.h), their JSON, and the
 // recorder `bench` uses to put the GPU's facts and its clocks at the start and end of a recording
 // into the session's meta (docs/formats.md, "meta.gpu").
 #pragma once
@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kernels/nvml_probe.h"
-#include "profiler/raw_records.h"
+#include "bench/core/harness_records.h"
 
 namespace xb {
 
@@ -32,7 +32,7 @@ nlohmann::json to_json(const GpuSnapshot& snapshot);
 nlohmann::json to_json(const GpuStaticInfo& info);
 
 /// Opens NVML for a GPU and reads it at once (the start snapshot); fill() reads it again (the end
-/// snapshot) and writes both with the static facts into a session's meta.gpu. Never throws for
+/// snapshot) and attaches both with the static facts to a session as meta.gpu. Never throws for
 /// NVML: without it meta.gpu.source says why.
 ///
 ///   GpuMetaRecorder gpu_meta;             // before profiler.start()
@@ -44,7 +44,7 @@ class GpuMetaRecorder {
   GpuMetaRecorder();
   explicit GpuMetaRecorder(const std::string& pci_bus_id);
 
-  /// Reads the end snapshot now and sets meta.gpu.
+  /// Reads the end snapshot now and attaches meta.gpu (attach_gpu_meta).
   void fill(SessionMeta& meta) const;
   /// The open NVML adapter, e.g. for per-fixture snapshots.
   const Nvml& nvml() const { return nvml_; }

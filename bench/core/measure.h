@@ -18,7 +18,7 @@
 #include <cuda_runtime_api.h>
 
 #include "profiler/profiler.h"
-#include "profiler/raw_records.h"
+#include "bench/core/harness_records.h"
 #include "bench/core/stopping_rule.h"
 #include "profiler/stats.h"
 

@@ -17,6 +17,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/core/harness_json.h"
+#include "bench/core/harness_records.h"
 #include "bench/core/options.h"
 #include "profiler/atomic_file.h"
 #include "profiler/event_model.h"
@@ -144,7 +146,7 @@ void write_events_json(const RawSession& raw, std::ostream& out) {
   nlohmann::json doc;
   doc["crossbench"] = meta_block(raw.meta, "events");
   nlohmann::json fixtures = nlohmann::json::array();
-  for (const FixtureInfo& f : raw.fixtures) {
+  for (const FixtureInfo& f : read_fixtures(raw)) {
     nlohmann::json steps = nlohmann::json::array();
     std::vector<std::int64_t> times;
     for (const StepTiming& t : raw.event_timings) {
@@ -177,9 +179,10 @@ void write_summary(const RawSession& raw, const ValidationReport& report, std::o
   const Session session = build_session(raw);
   const std::vector<StepMetrics> steps = step_metrics(session);
   const std::string gpu = raw.meta.devices.empty() ? "unknown GPU" : raw.meta.devices[0].name;
+  const std::string uuid = read_gpu_meta(raw.meta).uuid;
   out << "# crossbench run\n\n";
   out << fmt::format("- GPU: {}{}\n- recorded: {}\n- CUDA driver {}, runtime {}, CUPTI {}, cuBLAS {}\n",
-                     gpu, raw.meta.gpu.uuid.empty() ? "" : " (" + raw.meta.gpu.uuid + ")", raw.meta.created_utc,
+                     gpu, uuid.empty() ? "" : " (" + uuid + ")", raw.meta.created_utc,
                      raw.meta.cuda_driver_version, raw.meta.cuda_runtime_version, raw.meta.cupti_version,
                      raw.meta.cublas_version);
   out << fmt::format("- schedule: wait {}, warmup {}, active {}; dropped records: {}\n\n",
@@ -188,7 +191,7 @@ void write_summary(const RawSession& raw, const ValidationReport& report, std::o
   out << "| fixture | verified (rel. error) | samples | noise (RSD) | noise target met | cudaEvent per call (us) | "
          "CUPTI span per call (us) | event - span (us) | CUPTI kernel sum per call (us) | TFLOP/s | GB/s |\n";
   out << "| --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n";
-  for (const FixtureInfo& f : raw.fixtures) {
+  for (const FixtureInfo& f : read_fixtures(raw)) {
     std::vector<double> ev, span, sum;
     for (const StepMetrics& m : step_metrics_of(steps, f.name)) {
       ev.push_back(m.event_per_call_ns());
@@ -231,7 +234,7 @@ void write_run_outputs(const RawSession& raw, const fs::path& dir) {
 int validate_and_report(const fs::path& dir, std::ostream& out) {
   const ValidationReport report = validate_run_dir(dir);
   write_report_json(report, dir / "validation.json");
-  const RawSession raw = read_raw_session(dir / "raw_session.json");
+  const RawSession raw = read_recorded_session(dir / "raw_session.json");
   write_file_atomic(dir / "summary.md", [&](std::ostream& o) { write_summary(raw, report, o); });
   print_summary(report, out);
   return report.passed() ? 0 : 1;
@@ -239,7 +242,7 @@ int validate_and_report(const fs::path& dir, std::ostream& out) {
 
 int replay_session(const fs::path& file, const fs::path& dir, std::ostream& out) {
   check_run_dir(dir);  // a bad --out first, before a possibly long read
-  const RawSession raw = read_raw_session(file);  // read and check before creating anything
+  const RawSession raw = read_recorded_session(file);  // read and check before creating anything
   try {
     (void)build_session(raw);
   } catch (const std::invalid_argument& e) {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "profiler/raw_records.h"
+#include "bench/core/harness_records.h"
 
 namespace xb {
 

@@ -17,11 +17,12 @@
 
 #include "bench/cli/cli.h"
 #include "bench/core/fixture_plan.h"
+#include "bench/core/harness_json.h"
+#include "bench/core/harness_records.h"
 #include "bench/core/run_dir.h"
 #include "profiler/strict_json.h"
 #include "kernels/workload.h"
 #include "profiler/session_io.h"
-#include "profiler/session_json.h"
 #include "profiler/stats.h"
 
 namespace xb {
@@ -147,19 +148,20 @@ Suite read_suite(const fs::path& path) {
 
 RunEnvironment environment_of(const SessionMeta& meta) {
   RunEnvironment e;
+  const GpuMeta gpu = read_gpu_meta(meta);
   e.gpu_name = meta.devices.empty() ? std::string() : meta.devices.front().name;
-  e.gpu_uuid = meta.gpu.uuid;
-  e.gpu_pci_bus_id = meta.gpu.pci_bus_id;
-  e.driver_version = meta.gpu.driver_version;
+  e.gpu_uuid = gpu.uuid;
+  e.gpu_pci_bus_id = gpu.pci_bus_id;
+  e.driver_version = gpu.driver_version;
   e.cuda_driver_version = meta.cuda_driver_version;
   e.cuda_runtime_version = meta.cuda_runtime_version;
   e.cublas_version = meta.cublas_version;
   e.cupti_version = meta.cupti_version;
-  e.power_limit_w = meta.gpu.power_limit_w;
-  e.sm_clock_max_mhz = meta.gpu.sm_clock_max_mhz;
-  e.mem_clock_max_mhz = meta.gpu.mem_clock_max_mhz;
-  e.clocks_at_start = meta.gpu.at_start;
-  e.clocks_at_end = meta.gpu.at_end;
+  e.power_limit_w = gpu.power_limit_w;
+  e.sm_clock_max_mhz = gpu.sm_clock_max_mhz;
+  e.mem_clock_max_mhz = gpu.mem_clock_max_mhz;
+  e.clocks_at_start = gpu.at_start;
+  e.clocks_at_end = gpu.at_end;
   return e;
 }
 
@@ -366,9 +368,9 @@ LoadedRun load_run(const fs::path& dir) {
   LoadedRun r;
   r.dir = dir;
   r.label = dir.filename().empty() ? dir.parent_path().filename().string() : dir.filename().string();
-  const RawSession raw = read_raw_session(dir / "raw_session.json");
+  const RawSession raw = read_recorded_session(dir / "raw_session.json");
   r.meta = raw.meta;
-  for (const FixtureInfo& f : raw.fixtures) r.fixtures.push_back(record_of(f));
+  for (const FixtureInfo& f : read_fixtures(raw)) r.fixtures.push_back(record_of(f));
   r.validation = validate_run_dir(dir);
   return r;
 }

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "bench/qualify/qualify.h"
-#include "profiler/raw_records.h"
+#include "bench/core/harness_records.h"
 #include "validate/validator.h"
 
 namespace xb {

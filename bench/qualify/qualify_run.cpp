@@ -37,7 +37,7 @@ RunEnvironment probe_environment() {
   meta.cublas_version = static_cast<int>(cublasLtGetVersion());
   // No clock snapshots: the environments are compared without them (compare_environments).
   const Nvml nvml(cuda_device_pci_bus_id(device));
-  meta.gpu = to_gpu_meta(nvml.static_info(), GpuSnapshot{}, GpuSnapshot{});
+  attach_gpu_meta(meta, to_gpu_meta(nvml.static_info(), GpuSnapshot{}, GpuSnapshot{}));
   return environment_of(meta);
 }
 

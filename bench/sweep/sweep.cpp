@@ -225,13 +225,14 @@ std::vector<PointMeasurement> measure_points(const RawSession& raw) {
     }
     return std::make_pair(std::move(kernel), std::move(event));
   };
+  const std::vector<FixtureInfo> fixtures = read_fixtures(raw);
   std::unordered_map<std::string, const FixtureInfo*> graph_by_name;
-  for (const FixtureInfo& f : raw.fixtures) {
+  for (const FixtureInfo& f : fixtures) {
     if (f.timing.graph) graph_by_name[f.name] = &f;
   }
 
   std::vector<PointMeasurement> out;
-  for (const FixtureInfo& f : raw.fixtures) {
+  for (const FixtureInfo& f : fixtures) {
     if (f.timing.graph) continue;  // attached to its eager point below
     PointMeasurement m;
     m.fixture = f.name;

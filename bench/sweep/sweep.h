@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "bench/sweep/roofline.h"
-#include "profiler/raw_records.h"
+#include "bench/core/harness_records.h"
 
 namespace xb {
 

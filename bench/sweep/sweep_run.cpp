@@ -101,7 +101,7 @@ PointResult run_point(const PointPlan& p, const SweepOptions& o, Profiler& prof,
     if (!v.passed) {
       r.info.error = fmt::format("wrong result: relative error {:.3e} > tolerance {:.1e} ({})", v.rel_error,
                                  v.tolerance, v.detail);
-      prof.add_fixture(info);
+      prof.add_fixture(fixture_block(info));
       return r;
     }
     // Warm-up: back to back until warmup_ms have passed (at least 2 calls).
@@ -140,7 +140,7 @@ PointResult run_point(const PointPlan& p, const SweepOptions& o, Profiler& prof,
     const Measurement m = measure({[&] { w->enqueue(); }}, prof, dev, p.name, cpu_op, cfg);
     info.timing = m.timing;
     r.event_median_ns = m.stats.median;
-    prof.add_fixture(info);
+    prof.add_fixture(fixture_block(info));
     if (o.graph) {
       // The same timed schedule with each sample's batch replayed as one CUDA graph: a fixture of
       // its own ("graph:<fixture>"), so the validator checks its attribution like any other.
@@ -158,13 +158,13 @@ PointResult run_point(const PointPlan& p, const SweepOptions& o, Profiler& prof,
         g.verified = false;
         g.error = r.info.error;
       }
-      prof.add_fixture(g);
+      prof.add_fixture(fixture_block(g));
     }
   } catch (const std::exception& e) {
     r.info.error = e.what();
     info.verified = false;
     XB_CUDA_NOTHROW(cudaStreamSynchronize(stream));
-    prof.add_fixture(info);
+    prof.add_fixture(fixture_block(info));
   }
   return r;
 }
@@ -295,6 +295,7 @@ int sweep_command(int argc, const char* const* argv) {
   RawSession raw = profiler.stop();
   raw.meta.created_utc = utc_time("%Y-%m-%dT%H:%M:%SZ");
   raw.meta.cublas_version = static_cast<int>(cublasLtGetVersion());
+  attach_gpu_meta(raw.meta, GpuMeta{});  // the sweep reads no NVML facts: meta.gpu says "not recorded"
   write_run_outputs(raw, dir);
   if (opt.counters && interrupt_signal() == 0) {
     // The counter pass, after every timed point (its kernel replay perturbs timing).

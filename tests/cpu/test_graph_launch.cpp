@@ -16,6 +16,7 @@
 
 #include "../common/fake_activity_source.h"
 #include "../common/validate_outputs.h"
+#include "bench/core/harness_records.h"
 #include "profiler/event_model.h"
 #include "profiler/profiler.h"
 #include "profiler/session_io.h"
@@ -42,7 +43,7 @@ RawSession graph_session(FakeSource** out_src = nullptr) {
   info.op = "add";
   info.dtype = "fp32";
   info.size = 64;
-  prof.add_fixture(info);
+  prof.add_fixture(fixture_block(info));
   for (int i = 0; i < kReplays; ++i) {
     const std::uint64_t step = prof.begin_step();
     src->clock += 10;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "bench/core/harness_records.h"
 #include "profiler/raw_records.h"
 
 namespace xb::testing {
@@ -16,6 +17,20 @@ constexpr std::uint32_t kCustom0 = 3;  // CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM
 constexpr const char* kNvjet = "nvjet_sm90_tst_256x128_64x4_1x2_h_badd_coopA_NNT";
 constexpr const char* kAddMangled = "_ZN2xb10add_kernelIfEEvPKT_S3_PS1_i";
 constexpr const char* kAddDemangled = "void xb::add_kernel<float>(float const*, float const*, float*, int)";
+
+/// The sample session's one fixture, as the harness records it (bench/core/harness_records.h).
+inline FixtureInfo sample_fixture() {
+  FixtureInfo f;
+  f.name = "addmm/bf16/64";
+  f.op = "addmm";
+  f.dtype = "bf16";
+  f.size = 64;
+  f.flops = 528384;
+  f.bytes = 49152;
+  f.verified = true;
+  f.max_rel_error = 0.00123;
+  return f;
+}
 
 inline RawRecord api(RawKind kind, const std::string& name, std::uint32_t cbid, std::uint32_t corr,
                      std::int64_t start, std::int64_t end) {
@@ -146,16 +161,7 @@ inline RawSession sample_session() {
   s.ranges.push_back(range(3, 2, "xb::addmm", RangeCategory::CpuOp, 3000, 60000));
 
   s.event_timings.push_back(StepTiming{"addmm/bf16/64", 3, 1, 21500});
-  FixtureInfo f;
-  f.name = "addmm/bf16/64";
-  f.op = "addmm";
-  f.dtype = "bf16";
-  f.size = 64;
-  f.flops = 528384;
-  f.bytes = 49152;
-  f.verified = true;
-  f.max_rel_error = 0.00123;
-  s.fixtures.push_back(f);
+  s.fixtures.push_back(fixture_block(sample_fixture()));  // as the harness attaches it
   return s;
 }
 

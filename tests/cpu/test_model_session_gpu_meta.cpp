@@ -1,6 +1,6 @@
-// meta.gpu (the session's NVML facts and clocks at start and end): raw_session.json round trip,
-// strict reading when present, sessions recorded before it still load, and the traces' top-level
-// "gpu" header.
+// meta.gpu (the session's NVML facts and clocks at start and end, the harness's metadata block
+// "gpu": bench/core/harness_records.h): raw_session.json round trip, strict reading when present,
+// sessions recorded before it still load, and the traces' top-level "gpu" header.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -11,9 +11,10 @@
 #include <sstream>
 #include <string>
 
+#include "bench/core/harness_json.h"
+#include "bench/core/harness_records.h"
 #include "profiler/event_model.h"
 #include "profiler/session_io.h"
-#include "profiler/session_json.h"
 #include "profiler/trace_export.h"
 #include "test_model_session.h"
 
@@ -23,9 +24,8 @@ namespace {
 using namespace xb::testing;
 using nlohmann::json;
 
-RawSession session_with_gpu() {
-  RawSession s = sample_session();
-  GpuMeta& g = s.meta.gpu;
+GpuMeta sample_gpu() {
+  GpuMeta g;
   g.source = "nvml";
   g.error = "nvmlDeviceGetEnforcedPowerLimit returned 3; \"quoted\"";
   g.uuid = "GPU-12345678-abcd-ef01-2345-6789abcdef01";
@@ -49,6 +49,12 @@ RawSession session_with_gpu() {
   g.at_end.power_w = -1;
   g.at_end.throttle_reasons = 0x8000000000000004ull;  // an unknown high bit beside SwPowerCap
   g.at_end.throttled = true;
+  return g;
+}
+
+RawSession session_with_gpu() {
+  RawSession s = sample_session();
+  attach_gpu_meta(s.meta, sample_gpu());
   return s;
 }
 
@@ -78,7 +84,7 @@ std::string with_gpu(const std::function<void(json&)>& edit) {
 
 std::string parse_error(const std::string& text) {
   try {
-    parse_raw_session(text);
+    parse_recorded_session(text);
   } catch (const InputError& e) {
     return e.what();
   }
@@ -88,9 +94,9 @@ std::string parse_error(const std::string& text) {
 TEST(ModelSessionGpuMeta, RoundTrip) {
   const RawSession s = session_with_gpu();
   const std::string text = to_text(s);
-  const RawSession back = parse_raw_session(text);
-  const GpuMeta& a = back.meta.gpu;
-  const GpuMeta& b = s.meta.gpu;
+  const RawSession back = parse_recorded_session(text);
+  const GpuMeta a = read_gpu_meta(back.meta);
+  const GpuMeta b = sample_gpu();
   EXPECT_EQ(a.source, b.source);
   EXPECT_EQ(a.error, b.error);
   EXPECT_EQ(a.uuid, b.uuid);
@@ -112,33 +118,42 @@ TEST(ModelSessionGpuMeta, RoundTrip) {
 
 TEST(ModelSessionGpuMeta, DefaultsRoundTrip) {
   // A session whose bench had no NVML reads back as written: -1 values, "not recorded".
-  const RawSession s = sample_session();
-  EXPECT_EQ(s.meta.gpu.source, "not recorded");
-  const RawSession back = parse_raw_session(to_text(s));
-  EXPECT_EQ(back.meta.gpu.source, "not recorded");
-  EXPECT_EQ(back.meta.gpu.power_limit_w, -1);
-  EXPECT_EQ(back.meta.gpu.sm_clock_max_mhz, -1);
-  EXPECT_FALSE(back.meta.gpu.at_start.valid);
+  RawSession s = sample_session();
+  attach_gpu_meta(s.meta, GpuMeta{});
+  EXPECT_EQ(read_gpu_meta(s.meta).source, "not recorded");
+  const RawSession back = parse_recorded_session(to_text(s));
+  const GpuMeta g = read_gpu_meta(back.meta);
+  EXPECT_EQ(g.source, "not recorded");
+  EXPECT_EQ(g.power_limit_w, -1);
+  EXPECT_EQ(g.sm_clock_max_mhz, -1);
+  EXPECT_FALSE(g.at_start.valid);
+  EXPECT_EQ(to_text(back), to_text(s));
 }
 
 TEST(ModelSessionGpuMeta, OptionalOnRead) {
   json j = json::parse(to_text(session_with_gpu()));
   j.at("meta").erase("gpu");
-  const RawSession back = parse_raw_session(j.dump());
-  EXPECT_EQ(back.meta.gpu.source, "not recorded");
-  EXPECT_EQ(back.meta.gpu.uuid, "");
-  EXPECT_EQ(back.meta.gpu.power_limit_w, -1);
+  EXPECT_EQ(parse_raw_session(j.dump()).meta.metadata.size(), 0u);  // the profiler's view: no block
+  const RawSession back = parse_recorded_session(j.dump());
+  const GpuMeta g = read_gpu_meta(back.meta);
+  EXPECT_EQ(g.source, "not recorded");
+  EXPECT_EQ(g.uuid, "");
+  EXPECT_EQ(g.power_limit_w, -1);
+  // What bench --replay writes: the "not recorded" block, as bench's own runs without NVML.
+  ASSERT_NE(find_metadata(back.meta, "gpu"), nullptr);
+  EXPECT_EQ(json::parse(find_metadata(back.meta, "gpu")->json), gpu_meta_json(GpuMeta{}));
 }
 
 TEST(ModelSessionGpuMeta, RecordedH200SessionCarriesNvmlFacts) {
   const auto path = std::filesystem::path(XB_RESULTS_DIR) / "sessions" / "h200-small" / "raw_session.json";
-  const RawSession s = read_raw_session(path);
+  const RawSession s = read_recorded_session(path);
   EXPECT_FALSE(s.records.empty());
-  EXPECT_EQ(s.meta.gpu.source, "nvml");
-  EXPECT_EQ(s.meta.gpu.uuid.rfind("GPU-", 0), 0u) << s.meta.gpu.uuid;
-  EXPECT_GT(s.meta.gpu.power_limit_w, 100);
-  EXPECT_TRUE(s.meta.gpu.at_start.valid);
-  EXPECT_GT(s.meta.gpu.at_start.sm_clock_mhz, 0);
+  const GpuMeta g = read_gpu_meta(s.meta);
+  EXPECT_EQ(g.source, "nvml");
+  EXPECT_EQ(g.uuid.rfind("GPU-", 0), 0u) << g.uuid;
+  EXPECT_GT(g.power_limit_w, 100);
+  EXPECT_TRUE(g.at_start.valid);
+  EXPECT_GT(g.at_start.sm_clock_mhz, 0);
 }
 
 TEST(ModelSessionGpuMeta, StrictWhenPresent) {
@@ -158,18 +173,19 @@ TEST(ModelSessionGpuMeta, StrictWhenPresent) {
 }
 
 TEST(ModelSessionGpuMeta, WriterRefusesNaN) {
-  RawSession s = session_with_gpu();
-  s.meta.gpu.power_limit_w = std::nan("");
-  std::ostringstream out;
-  EXPECT_THROW(write_raw_session(s, out), std::invalid_argument);
-  s = session_with_gpu();
-  s.meta.gpu.at_end.power_w = INFINITY;
-  EXPECT_THROW(write_raw_session(s, out), std::invalid_argument);
+  SessionMeta meta;
+  GpuMeta g = sample_gpu();
+  g.power_limit_w = std::nan("");
+  EXPECT_THROW(attach_gpu_meta(meta, g), std::invalid_argument);
+  g = sample_gpu();
+  g.at_end.power_w = INFINITY;
+  EXPECT_THROW(attach_gpu_meta(meta, g), std::invalid_argument);
+  EXPECT_TRUE(meta.metadata.empty());
 }
 
 TEST(ModelSessionGpuMeta, TracesCarryItInTheirHeader) {
   const RawSession raw = session_with_gpu();
-  const json expected = gpu_meta_json(raw.meta.gpu);
+  const json expected = gpu_meta_json(sample_gpu());
   std::ostringstream trace_only, full;
   write_trace_only(raw, trace_only);
   write_full_trace(build_session(raw), full);

@@ -12,7 +12,8 @@
 #include "bench/core/gpu_meta.h"
 #include "kernels/nvml_probe.h"
 #include "profiler/session_io.h"
-#include "profiler/session_json.h"
+#include "bench/core/harness_json.h"
+#include "bench/core/harness_records.h"
 
 namespace xb {
 namespace {
@@ -178,14 +179,15 @@ TEST(NvmlProbe, UnknownDeviceIsReportedNotThrown) {
 
 TEST(NvmlProbe, RecorderWithoutNvmlFillsTheReason) {
   const GpuMetaRecorder recorder("ffff:ff:1f.7");
-  SessionMeta meta;
-  recorder.fill(meta);
-  EXPECT_EQ(meta.gpu.source, recorder.nvml().status());
-  EXPECT_EQ(meta.gpu.source.rfind("unavailable: ", 0), 0u);
-  EXPECT_FALSE(meta.gpu.at_start.valid);
-  EXPECT_FALSE(meta.gpu.at_end.valid);
-  EXPECT_EQ(meta.gpu.at_end.error, meta.gpu.source);
-  EXPECT_FALSE(has_non_finite(gpu_meta_json(meta.gpu)));
+  SessionMeta session_meta;
+  recorder.fill(session_meta);
+  const GpuMeta gpu = read_gpu_meta(session_meta);  // the block it attached, read back
+  EXPECT_EQ(gpu.source, recorder.nvml().status());
+  EXPECT_EQ(gpu.source.rfind("unavailable: ", 0), 0u);
+  EXPECT_FALSE(gpu.at_start.valid);
+  EXPECT_FALSE(gpu.at_end.valid);
+  EXPECT_EQ(gpu.at_end.error, gpu.source);
+  EXPECT_FALSE(has_non_finite(gpu_meta_json(gpu)));
 }
 
 TEST(NvmlProbe, MovedAdapterKeepsItsState) {

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/core/harness_records.h"
 #include "bench/core/run_dir.h"
 #include "profiler/event_model.h"
 #include "profiler/session_io.h"
@@ -39,12 +40,12 @@ fs::path fresh_dir(const std::string& name) {
 }
 
 TEST(ReplayH200, RecordedSessionIsRealAndComplete) {
-  const RawSession raw = read_raw_session(kSession);
+  const RawSession raw = read_recorded_session(kSession);
   ASSERT_FALSE(raw.meta.devices.empty());
   EXPECT_EQ(raw.meta.devices[0].name, "NVIDIA H200");
   EXPECT_EQ(raw.meta.dropped_records, 0u);
   EXPECT_EQ(raw.fixtures.size(), 8u);  // 4 ops x sizes 64, 256
-  for (const FixtureInfo& f : raw.fixtures) EXPECT_TRUE(f.verified) << f.name;
+  for (const FixtureInfo& f : read_fixtures(raw)) EXPECT_TRUE(f.verified) << f.name;
   const Session s = build_session(raw);
   ASSERT_FALSE(s.device.empty());
   for (const DeviceActivity& a : s.device) {
@@ -123,7 +124,7 @@ TEST(ReplayH200, SummaryFiguresArePerCall) {
     rows[cells[0]] = cells;
   }
   int checked = 0;
-  for (const FixtureInfo& f : raw.fixtures) {
+  for (const FixtureInfo& f : read_fixtures(raw)) {
     ASSERT_TRUE(rows.count(f.name)) << f.name;
     const std::vector<std::string>& r = rows[f.name];
     // fixture, verified, samples, noise, target met, event, span, event - span, kernel sum, TFLOP/s, GB/s

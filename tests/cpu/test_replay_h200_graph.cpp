@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/core/harness_records.h"
 #include "bench/core/run_dir.h"
 #include "profiler/event_model.h"
 #include "profiler/session_io.h"
@@ -24,9 +25,9 @@ namespace fs = std::filesystem;
 const fs::path kGraphSession = fs::path(XB_RESULTS_DIR) / "sessions" / "h200-graph" / "raw_session.json";
 
 TEST(ReplayH200Graph, EveryKernelBelongsToItsStepsGraphLaunchAndTheFolderValidates) {
-  const RawSession raw = read_raw_session(kGraphSession);
+  const RawSession raw = read_recorded_session(kGraphSession);
   ASSERT_EQ(raw.fixtures.size(), 1u);
-  EXPECT_TRUE(raw.fixtures[0].timing.graph);
+  EXPECT_TRUE(read_fixtures(raw)[0].timing.graph);
   ASSERT_EQ(raw.event_timings.size(), 3u);
   std::int64_t calls = 0;
   for (const StepTiming& t : raw.event_timings) calls += t.launches;

@@ -184,7 +184,7 @@ RawSession sweep_session() {
   s.event_timings = {StepTiming{"add/bf16/64", 5, 1, 3000}, StepTiming{"add/bf16/64", 6, 4, 3400}};
   FixtureInfo add{"add/bf16/64", "add", "bf16", 64, 4096, 24576, true, 0.0017, {}, ""};
   FixtureInfo mm{"matmul/bf16/64", "matmul", "bf16", 64, 524288, 24576, false, 0.5, {}, ""};
-  s.fixtures = {add, mm};
+  s.fixtures = {fixture_block(add), fixture_block(mm)};
   return s;
 }
 
@@ -232,12 +232,12 @@ RawSession sweep_session_with_graph() {
   s.ranges.push_back(range(13, 12, "graph:add/bf16/64", ann, 301000, 320000));
   s.ranges.push_back(range(14, 13, "xb::add", RangeCategory::CpuOp, 301500, 304000));
   s.event_timings.push_back(StepTiming{"graph:add/bf16/64", 7, 12, 1600, 2});
-  FixtureInfo g = s.fixtures[0];
+  FixtureInfo g = read_fixtures(s)[0];
   g.name = "graph:add/bf16/64";
   g.timing.mode = "hot";
   g.timing.graph = true;
   g.timing.launches_per_sample = 2;
-  s.fixtures.push_back(g);
+  s.fixtures.push_back(fixture_block(g));
   return s;
 }
 

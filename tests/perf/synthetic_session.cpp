@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "bench/core/harness_records.h"
+
 namespace xb {
 
 RawSession synthetic_session(std::int64_t kernels) {
@@ -48,7 +50,7 @@ RawSession synthetic_session(std::int64_t kernels) {
     fx.name = fmt::format("{}/bf16/1024", fx.op);
     fx.verified = true;
     fx.max_rel_error = 1e-3;
-    s.fixtures.push_back(fx);
+    s.fixtures.push_back(fixture_block(fx));
   }
   s.records.reserve(static_cast<std::size_t>(steps) * kOpsPerStep * kKernelsPerOp * 3);
   s.ranges.reserve(static_cast<std::size_t>(steps) * (2 + kOpsPerStep));

@@ -1,0 +1,32 @@
+// JSON of the harness's records (bench/core/harness_records.h) as raw_session.json, events.json and
+// the traces write them (docs/formats.md): internal to crossbench (nlohmann stays out of the
+// installed headers; this one is not installed).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "bench/core/harness_records.h"
+
+namespace xb {
+
+/// JSON of one NVML clock sample (meta.gpu's at_start and at_end, a fixture timing's gpu_before and
+/// gpu_after): valid, sm_clock_mhz, mem_clock_mhz, temperature_c, power_w, throttle_reasons,
+/// throttled, and error when not empty. Throws std::invalid_argument for a non-finite power.
+nlohmann::json gpu_sample_json(const GpuClockSample& sample);
+
+/// JSON of the session's NVML facts (raw_session.json's "meta.gpu" and the traces' top-level
+/// "gpu"): source, error, uuid, pci_bus_id, driver_version, power_limit_w, sm_clock_max_mhz,
+/// mem_clock_max_mhz and the clock samples at_start and at_end. Throws std::invalid_argument for a
+/// non-finite power value.
+nlohmann::json gpu_meta_json(const GpuMeta& gpu);
+
+/// JSON of a fixture's timing block (raw_session.json and events.json share it). Throws
+/// std::invalid_argument for a non-finite value.
+nlohmann::json fixture_timing_json(const FixtureTiming& timing);
+
+/// A fixture as raw_session.json and events.json write it: name, op, dtype, size, flops, bytes,
+/// verified, max_rel_error, "reference": false when it has none, plus "timing" (when sampled) and
+/// "error" (when it failed). Throws std::invalid_argument for a non-finite number.
+nlohmann::json fixture_json(const FixtureInfo& fixture);
+
+}  // namespace xb

@@ -1,0 +1,242 @@
+// The harness's records in a session (bench/core/harness_records.h): their JSON (harness_json.h),
+// attaching them to a RawSession as client blocks, and reading them back strictly, with the
+// profiler's own accessors (profiler/session_json.h) so that a bad fixture is reported in the same
+// words as a bad record ("raw_session: fixtures[2]: missing key \"op\"").
+#include "bench/core/harness_records.h"
+#include "bench/core/harness_json.h"
+
+#include <cmath>
+#include <stdexcept>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "profiler/session_io.h"
+#include "profiler/session_json.h"
+
+namespace xb {
+namespace {
+
+using nlohmann::json;
+namespace rj = raw_session_json;
+
+void check_finite(double value, const std::string& what) {
+  if (!std::isfinite(value)) throw std::invalid_argument(what + " is not finite (JSON has no NaN/Inf)");
+}
+
+/// The compact text raw_session.json has always written these blocks in.
+std::string compact(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+GpuClockSample parse_gpu_sample(const json& j, const std::string& w) {
+  rj::require_is_object(j, w);
+  GpuClockSample g;
+  g.valid = rj::get_bool(j, "valid", w);
+  if (j.contains("error")) g.error = rj::get_string(j, "error", w);
+  g.sm_clock_mhz = rj::get_int(j, "sm_clock_mhz", w);
+  g.mem_clock_mhz = rj::get_int(j, "mem_clock_mhz", w);
+  g.temperature_c = rj::get_int(j, "temperature_c", w);
+  g.power_w = rj::get_double(j, "power_w", w);
+  g.throttle_reasons = rj::get_uint64(j, "throttle_reasons", w);
+  g.throttled = rj::get_bool(j, "throttled", w);
+  return g;
+}
+
+FixtureTiming parse_fixture_timing(const json& j, const std::string& w) {
+  rj::require_is_object(j, w);
+  FixtureTiming t;
+  t.mode = rj::get_string(j, "mode", w);
+  if (t.mode != "hot" && t.mode != "cold") rj::fail(w, "timing mode must be \"hot\" or \"cold\", not \"" + t.mode + "\"");
+  t.blocking = rj::get_bool(j, "blocking", w);
+  if (j.contains("graph")) t.graph = rj::get_bool(j, "graph", w);  // optional: false before graph mode
+  t.launches_per_sample = rj::get_int(j, "launches_per_sample", w);
+  t.rotation = rj::get_int(j, "rotation", w);
+  t.max_noise = rj::get_double(j, "max_noise", w);
+  t.min_samples = rj::get_int(j, "min_samples", w);
+  t.min_time_s = rj::get_double(j, "min_time_s", w);
+  t.max_time_s = rj::get_double(j, "max_time_s", w);
+  t.stop = rj::get_string(j, "stop", w);
+  t.sampling_s = rj::get_double(j, "sampling_s", w);
+  const json& samples = rj::require(j, "samples_ns", w);
+  if (!samples.is_array()) rj::fail(w, "key \"samples_ns\" must be an array");
+  t.samples_ns.reserve(samples.size());
+  for (const json& v : samples) {
+    if (!v.is_number() || !std::isfinite(v.get<double>())) rj::fail(w, "samples_ns holds a value that is not a finite number");
+    t.samples_ns.push_back(v.get<double>());
+  }
+  t.warmed_up = rj::get_bool(j, "warmed_up", w);
+  t.cold_start = rj::get_bool(j, "cold_start", w);
+  t.early_slowdown = rj::get_double(j, "early_slowdown", w);
+  t.gpu_before = parse_gpu_sample(rj::require(j, "gpu_before", w), w);
+  t.gpu_after = parse_gpu_sample(rj::require(j, "gpu_after", w), w);
+  return t;
+}
+
+FixtureInfo parse_fixture(const json& j, const std::string& w) {
+  rj::require_is_object(j, w);
+  FixtureInfo f;
+  f.name = rj::get_string(j, "name", w);
+  f.op = rj::get_string(j, "op", w);
+  f.dtype = rj::get_string(j, "dtype", w);
+  f.size = rj::get_int64(j, "size", w);
+  f.flops = rj::get_double(j, "flops", w);
+  f.bytes = rj::get_double(j, "bytes", w);
+  f.verified = rj::get_bool(j, "verified", w);
+  f.max_rel_error = rj::get_double(j, "max_rel_error", w);
+  if (j.contains("reference")) f.has_reference = rj::get_bool(j, "reference", w);
+  if (j.contains("timing")) f.timing = parse_fixture_timing(j.at("timing"), w);
+  if (j.contains("error")) f.error = rj::get_string(j, "error", w);
+  return f;
+}
+
+/// What raw_session.json's reader has always checked of a fixture's values.
+void check_fixture(const FixtureInfo& f, std::size_t i) {
+  const auto bad = [](const std::string& what) { throw InputError("raw_session: " + what); };
+  if (!f.timing.mode.empty()) {
+    const FixtureTiming& t = f.timing;
+    if (t.launches_per_sample < 1 || t.rotation < 1) {
+      bad(fmt::format("fixtures[{}]: timing launches_per_sample and rotation must be at least 1", i));
+    }
+    for (double v : t.samples_ns) {
+      if (!(v > 0)) bad(fmt::format("fixtures[{}]: timing sample {} ns is not positive", i, v));
+    }
+  }
+  if (f.size < 1 || !(f.flops >= 0) || !(f.bytes >= 0) || !(f.max_rel_error >= 0)) {
+    bad(fmt::format("fixtures[{}]: size, flops, bytes and max_rel_error must be non-negative (size >= 1)", i));
+  }
+}
+
+/// A block's text as JSON. The profiler wrote or checked it, so only a client that filled the
+/// session by hand can make this fail.
+json block_json(const std::string& text, const std::string& where) {
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded()) rj::fail(where, "is not JSON");
+  return j;
+}
+
+}  // namespace
+
+json gpu_sample_json(const GpuClockSample& g) {
+  check_finite(g.power_w, "GPU power");
+  json j{{"valid", g.valid},
+         {"sm_clock_mhz", g.sm_clock_mhz},
+         {"mem_clock_mhz", g.mem_clock_mhz},
+         {"temperature_c", g.temperature_c},
+         {"power_w", g.power_w},
+         {"throttle_reasons", g.throttle_reasons},
+         {"throttled", g.throttled}};
+  if (!g.error.empty()) j["error"] = g.error;
+  return j;
+}
+
+json gpu_meta_json(const GpuMeta& g) {
+  check_finite(g.power_limit_w, "GPU power limit");
+  return json{{"source", g.source},
+              {"error", g.error},
+              {"uuid", g.uuid},
+              {"pci_bus_id", g.pci_bus_id},
+              {"driver_version", g.driver_version},
+              {"power_limit_w", g.power_limit_w},
+              {"sm_clock_max_mhz", g.sm_clock_max_mhz},
+              {"mem_clock_max_mhz", g.mem_clock_max_mhz},
+              {"at_start", gpu_sample_json(g.at_start)},
+              {"at_end", gpu_sample_json(g.at_end)}};
+}
+
+json fixture_timing_json(const FixtureTiming& t) {
+  for (double v : {t.max_noise, t.min_time_s, t.max_time_s, t.sampling_s, t.early_slowdown}) check_finite(v, "fixture timing");
+  for (double v : t.samples_ns) check_finite(v, "fixture timing sample");
+  json j{{"mode", t.mode},
+         {"blocking", t.blocking},
+         {"launches_per_sample", t.launches_per_sample},
+         {"rotation", t.rotation},
+         {"max_noise", t.max_noise},
+         {"min_samples", t.min_samples},
+         {"min_time_s", t.min_time_s},
+         {"max_time_s", t.max_time_s},
+         {"stop", t.stop},
+         {"sampling_s", t.sampling_s},
+         {"samples_ns", t.samples_ns},
+         {"warmed_up", t.warmed_up},
+         {"cold_start", t.cold_start},
+         {"early_slowdown", t.early_slowdown},
+         {"gpu_before", gpu_sample_json(t.gpu_before)},
+         {"gpu_after", gpu_sample_json(t.gpu_after)}};
+  if (t.graph) j["graph"] = true;  // optional key: absent means eager launches
+  return j;
+}
+
+json fixture_json(const FixtureInfo& f) {
+  check_finite(f.flops, "fixture " + f.name + " flops");
+  check_finite(f.bytes, "fixture " + f.name + " bytes");
+  check_finite(f.max_rel_error, "fixture " + f.name + " max_rel_error");
+  json fj{{"name", f.name},
+          {"op", f.op},
+          {"dtype", f.dtype},
+          {"size", f.size},
+          {"flops", f.flops},
+          {"bytes", f.bytes},
+          {"verified", f.verified},
+          {"max_rel_error", f.max_rel_error}};
+  if (!f.has_reference) fj["reference"] = false;  // written only when false: older files read as true
+  if (!f.timing.mode.empty()) fj["timing"] = fixture_timing_json(f.timing);
+  if (!f.error.empty()) fj["error"] = f.error;
+  return fj;
+}
+
+void attach_gpu_meta(SessionMeta& meta, const GpuMeta& gpu) {
+  set_metadata(meta, kGpuMetadataKey, compact(gpu_meta_json(gpu)));
+}
+
+FixtureBlock fixture_block(const FixtureInfo& fixture) { return FixtureBlock{fixture.name, compact(fixture_json(fixture))}; }
+
+GpuMeta read_gpu_meta(const SessionMeta& meta) {
+  const MetadataBlock* block = find_metadata(meta, kGpuMetadataKey);
+  // Optional: sessions recorded before NVML metadata have no "gpu" (source stays "not recorded").
+  if (block == nullptr) return GpuMeta{};
+  const json j = block_json(block->json, "meta.gpu");
+  if (!j.is_object()) rj::fail("meta", "key \"gpu\" must be an object");
+  const std::string w = "meta.gpu";
+  GpuMeta g;
+  g.source = rj::get_string(j, "source", w);
+  g.error = rj::get_string(j, "error", w);
+  g.uuid = rj::get_string(j, "uuid", w);
+  g.pci_bus_id = rj::get_string(j, "pci_bus_id", w);
+  g.driver_version = rj::get_string(j, "driver_version", w);
+  g.power_limit_w = rj::get_double(j, "power_limit_w", w);
+  g.sm_clock_max_mhz = rj::get_int(j, "sm_clock_max_mhz", w);
+  g.mem_clock_max_mhz = rj::get_int(j, "mem_clock_max_mhz", w);
+  g.at_start = parse_gpu_sample(rj::require_object(j, "at_start", w), "meta.gpu.at_start");
+  g.at_end = parse_gpu_sample(rj::require_object(j, "at_end", w), "meta.gpu.at_end");
+  return g;
+}
+
+std::vector<FixtureInfo> read_fixtures(const RawSession& raw) {
+  std::vector<FixtureInfo> fixtures;
+  fixtures.reserve(raw.fixtures.size());
+  for (std::size_t i = 0; i < raw.fixtures.size(); ++i) {
+    const std::string where = fmt::format("fixtures[{}]", i);
+    fixtures.push_back(parse_fixture(block_json(raw.fixtures[i].json, where), where));
+    check_fixture(fixtures.back(), i);
+  }
+  return fixtures;
+}
+
+RawSession parse_recorded_session(const std::string& text) {
+  RawSession raw = parse_raw_session(text);
+  const GpuMeta gpu = read_gpu_meta(raw.meta);
+  const std::vector<FixtureInfo> fixtures = read_fixtures(raw);
+  attach_gpu_meta(raw.meta, gpu);
+  for (std::size_t i = 0; i < fixtures.size(); ++i) raw.fixtures[i] = fixture_block(fixtures[i]);
+  return raw;
+}
+
+RawSession read_recorded_session(const std::filesystem::path& path) {
+  const std::string text = read_text_file(path);
+  try {
+    return parse_recorded_session(text);
+  } catch (const InputError& e) {
+    throw InputError(path.string() + ": " + e.what());
+  }
+}
+
+}  // namespace xb

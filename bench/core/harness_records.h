@@ -1,0 +1,113 @@
+// The harness's records of a session: the GPU's NVML facts (GpuMeta), how each fixture was sampled
+// (FixtureTiming) and what it was (FixtureInfo). The profiler does not know these types: the
+// harness attaches them to a RawSession as the client's metadata block "gpu" and as fixture blocks
+// (profiler/raw_records.h, after Kineto's addMetadata), and reads them back from there. Every reader
+// of a recorded session that needs them (bench --replay, the run folder, sweep, qualify) goes
+// through read_recorded_session / read_fixtures / read_gpu_meta. JSON: bench/core/harness_json.h;
+// keys and meaning: docs/formats.md ("meta.gpu", "fixtures").
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "profiler/raw_records.h"
+
+namespace xb {
+
+/// GPU state read through NVML at one moment (bench/core/fixtures.cpp fills it; kernels/nvml_probe.h).
+struct GpuClockSample {
+  bool valid = false;             ///< false: NVML unavailable or a read failed (see error)
+  std::string error;
+  int sm_clock_mhz = 0;
+  int mem_clock_mhz = 0;
+  int temperature_c = 0;
+  double power_w = 0;
+  std::uint64_t throttle_reasons = 0;  ///< nvmlClocksEventReasons bit mask
+  bool throttled = false;              ///< a power, thermal or hardware slowdown reason was set
+};
+
+/// NVML facts about the session's GPU (bench fills them from kernels/nvml_probe.h; the profiler
+/// never calls NVML). A value that could not be read is "" or -1 (in a sample: -1 with
+/// valid = false). A session recorded before these fields existed reads back with source
+/// "not recorded", "" and -1, and samples left at their defaults (valid = false).
+struct GpuMeta {
+  std::string source = "not recorded";  ///< "nvml", "unavailable: <why>" or "not recorded"
+  std::string error;                    ///< static reads that failed; "" when all succeeded
+  std::string uuid;                     ///< "GPU-xxxxxxxx-xxxx-..." (nvmlDeviceGetUUID)
+  std::string pci_bus_id;               ///< as cudaDeviceGetPCIBusId gives it, e.g. "0000:19:00.0"
+  std::string driver_version;           ///< display driver, e.g. "580.159.04"
+  double power_limit_w = -1;            ///< enforced power limit, W
+  int sm_clock_max_mhz = -1;            ///< maximum (boost) SM clock, MHz
+  int mem_clock_max_mhz = -1;           ///< maximum memory clock, MHz
+  GpuClockSample at_start;              ///< read just before recording started (valid = false if not)
+  GpuClockSample at_end;                ///< read just after recording stopped
+};
+
+/// How one fixture was sampled (bench/core/measure.cpp; docs/metrics.md defines each field).
+struct FixtureTiming {
+  std::string mode;              ///< "hot" or "cold"; empty in sessions recorded before timing modes
+  bool blocking = true;          ///< samples were queued behind the blocking kernel
+  bool graph = false;            ///< each sample replayed a CUDA graph of its calls (bench --graph)
+  int launches_per_sample = 1;   ///< hot mode: calls between the events; cold mode: 1
+  int rotation = 1;              ///< cold mode: input copies used in turn (1 = no rotation)
+  double max_noise = 0;          ///< stopping rule's target relative standard deviation, fraction
+  int min_samples = 0;
+  double min_time_s = 0, max_time_s = 0;
+  std::string stop;              ///< "converged" or "timed out" (noise target not met)
+  double sampling_s = 0;         ///< wall time spent sampling
+  std::vector<double> samples_ns;  ///< every sample, per call (event interval / launches), in order
+  bool warmed_up = false;        ///< --warmup ran and reached a steady state
+  bool cold_start = false;       ///< flagged: not warmed up and the first samples were slower
+  double early_slowdown = 0;     ///< median of the first tenth of samples / median of all - 1
+  GpuClockSample gpu_before, gpu_after;  ///< NVML before and after sampling
+};
+
+/// One benchmark fixture (op x dtype x size) and its verified result.
+struct FixtureInfo {
+  std::string name;    ///< "<op>/<dtype>/<size>", e.g. "addmm_bias1d/bf16/4096"
+  std::string op;      ///< matmul, add, addmm, addmm_bias1d, or a registered benchmark's name
+  std::string dtype;   ///< bf16, fp16, fp32
+  std::int64_t size = 0;      ///< square problem size n (n x n tensors; GEMMs are n x n x n)
+  double flops = 0;           ///< floating-point operations per call (docs/metrics.md)
+  double bytes = 0;           ///< minimum bytes moved per call (docs/metrics.md)
+  bool verified = false;      ///< result matched the host reference
+  double max_rel_error = 0;   ///< ||out - ref|| / ||ref|| over the checked elements
+  FixtureTiming timing;       ///< empty (mode "") when the fixture failed before sampling
+  std::string error;          ///< why the fixture failed; empty when it ran
+  /// false: the benchmark gave no reference check (bench/core/api.h Instance::verify), so
+  /// `verified` is false without a failure; files say "reference": false, the validator "not run".
+  bool has_reference = true;
+};
+
+/// The metadata key the GPU's facts go under: raw_session.json's "meta.gpu", the traces' "gpu".
+inline constexpr const char* kGpuMetadataKey = "gpu";
+
+/// Attaches `gpu` to the session as metadata block "gpu" (replacing one already there). Throws
+/// std::invalid_argument for a non-finite power (JSON has no NaN/Inf).
+void attach_gpu_meta(SessionMeta& meta, const GpuMeta& gpu);
+
+/// The fixture as the profiler carries it (Profiler::add_fixture, RawSession::fixtures): its name
+/// and the JSON object harness_json.h's fixture_json writes. Throws std::invalid_argument when
+/// flops, bytes, max_rel_error or a timing value is not finite.
+FixtureBlock fixture_block(const FixtureInfo& fixture);
+
+/// Metadata block "gpu" read back strictly (every key, docs/formats.md); GpuMeta's defaults
+/// (source "not recorded") when the session has none. Throws InputError("raw_session: meta.gpu: ...").
+GpuMeta read_gpu_meta(const SessionMeta& meta);
+
+/// The session's fixture blocks read back strictly, each checked (size >= 1; flops, bytes and
+/// max_rel_error >= 0; timing launches_per_sample and rotation >= 1, samples > 0). Throws
+/// InputError("raw_session: fixtures[i]: ...") naming the first problem.
+std::vector<FixtureInfo> read_fixtures(const RawSession& raw);
+
+/// parse_raw_session, then the harness's blocks read and checked (read_gpu_meta, read_fixtures)
+/// and written back in their canonical form, with a "gpu" block ("not recorded") where the session
+/// had none: what bench --replay writes is what bench itself writes. Throws InputError.
+RawSession parse_recorded_session(const std::string& text);
+
+/// Reads and parses a file as parse_recorded_session; throws InputError naming the file.
+RawSession read_recorded_session(const std::filesystem::path& path);
+
+}  // namespace xb
