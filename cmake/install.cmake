@@ -22,7 +22,8 @@ install(TARGETS xb_model xb_cupti xb_harness xb_bench_core xb_kernels xb_validat
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 # The profiler's public headers; cupti_check.h and cupti_api.h (CUPTI headers), json_text.h (the exporters'
 # JSON writer), session_json.h (the files' shared JSON blocks) and strict_json.h (the strict readers) are
-# internal: nlohmann stays out of public headers.
+# internal: nlohmann stays out of public headers, and so do the harness's types (bench/core/harness_records.h);
+# ctest installed_headers reads the installed headers for both.
 file(GLOB XB_PROFILER_HEADERS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/profiler/*.h)
 list(FILTER XB_PROFILER_HEADERS EXCLUDE REGEX "/(cupti_check|cupti_api|json_text|session_json|strict_json)\\.h$")
 install(FILES ${XB_PROFILER_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/crossbench/profiler)
