@@ -20,6 +20,7 @@
 
 #include <gtest/gtest.h>
 
+#include "bench/core/harness_records.h"
 #include "bench/sweep/roofline.h"
 #include "profiler/event_model.h"
 #include "profiler/session_io.h"
@@ -103,14 +104,14 @@ void check_ceilings(const std::string& input) {
 void check_raw_session(const std::string& input) {
   xb::RawSession raw;
   try {
-    raw = xb::parse_raw_session(input);
+    raw = xb::parse_recorded_session(input);  // as bench --replay reads it
   } catch (const xb::InputError&) {
     return;
   }
   xb::check_raw_session(raw);  // accepted once, accepted again
   std::ostringstream first, second;
   xb::write_raw_session(raw, first);
-  xb::write_raw_session(xb::parse_raw_session(first.str()), second);
+  xb::write_raw_session(xb::parse_recorded_session(first.str()), second);
   EXPECT_EQ(first.str(), second.str()) << "writing what it read is not a fixpoint";
   xb::Session session;
   try {

@@ -1,5 +1,6 @@
-// libFuzzer target for the raw session reader (profiler/session_io.h): parse_raw_session, which
-// ends with check_raw_session, as `bench --replay` reads raw_session.json. Any input must parse
+// libFuzzer target for the raw session reader as `bench --replay` reads raw_session.json:
+// parse_recorded_session (bench/core/harness_records.h), the profiler's parse_raw_session (which
+// ends with check_raw_session) and then the harness's fixtures and GPU facts. Any input must parse
 // or raise InputError, never crash, hang or leak. A session it accepts must then go through
 // everything a replay builds from it without crashing, and round-trip:
 //   - writing it and reading that back gives the same text when written again (fixpoint);
@@ -17,6 +18,7 @@
 #include <string>
 #include <string_view>
 
+#include "bench/core/harness_records.h"
 #include "profiler/event_model.h"
 #include "profiler/session_io.h"
 #include "profiler/table.h"
@@ -28,7 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string text(reinterpret_cast<const char*>(data), size);
   xb::RawSession raw;
   try {
-    raw = xb::parse_raw_session(text);
+    raw = xb::parse_recorded_session(text);
   } catch (const xb::InputError&) {
     return 0;
   }
@@ -36,7 +38,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   std::ostringstream first;
   xb::write_raw_session(raw, first);
-  const xb::RawSession again = xb::parse_raw_session(first.str());  // what we write, we read
+  const xb::RawSession again = xb::parse_recorded_session(first.str());  // what we write, we read
   std::ostringstream second;
   xb::write_raw_session(again, second);
   if (first.str() != second.str()) std::abort();
