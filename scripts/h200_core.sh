@@ -109,7 +109,8 @@ if [ "$what" = user ]; then
     check "record_torch_corpus.py" "exit $?"
   fi
   tar czf "$OUT/user-results.tar.gz" --exclude='raw_session.json' --exclude='full.json' --exclude='trace_only.json' \
-    -C "$W" saxpy-hot saxpy-cold cmds validate-hot.txt validate-cold.txt example_build.log saxpy_hot.log saxpy_cold.log $( [ -d "$W/torch" ] && echo torch) 2>/dev/null
+    -C "$W" saxpy-hot saxpy-cold saxpy-counters cmds validate-hot.txt validate-cold.txt validate-counters.txt \
+    example_build.log saxpy_hot.log saxpy_cold.log saxpy_counters.log $( [ -d "$W/torch" ] && echo torch) 2>/dev/null
 fi
 phase "done"
 echo
