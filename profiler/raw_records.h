@@ -1,8 +1,8 @@
 // Raw activity records: a plain C++ mirror of the CUPTI activity records crossbench collects,
 // plus the host ranges and cudaEvent timings recorded beside them, and what a client (crossbench's
-// harness, a user's program) attaches as already-serialized JSON: metadata blocks and fixtures. No CUDA or CUPTI headers here:
-// the CUPTI adapter (profiler/cupti_collector.cpp) fills these, and everything downstream
-// (event model, exporters, validator, replay) only sees these types.
+// harness, a user's program) attaches as already-serialized JSON: metadata blocks and fixtures.
+// No CUDA or CUPTI headers here: the CUPTI adapter (profiler/cupti_collector.cpp) fills these,
+// and everything downstream (event model, exporters, validator, replay) only sees these types.
 //
 // Units: every timestamp and duration is in nanoseconds on the CUPTI clock (cuptiGetTimestamp).
 #pragma once
