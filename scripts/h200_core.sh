@@ -62,28 +62,25 @@ if [ "$what" = user ]; then
     cmake --build "$W/example-build"; } > "$W/example_build.log" 2>&1
   rc=$?
   check "example built against the installed package" "exit $rc"
-  for mode in hot cold; do
-    timeout 120 "$W/example-build/saxpy" --size 4096,16777216 --mode "$mode" --warmup --out "$W/saxpy-$mode" \
-      > "$W/saxpy_$mode.log" 2>&1
+  # example NAME GREP ARGS...: runs the saxpy with ARGS into saxpy-NAME, validates it with the
+  # installed validate, and checks run exit / validate exit / checks "not run".
+  example() {
+    local name=$1 pattern=$2 rc vrc notrun
+    shift 2
+    timeout 120 "$W/example-build/saxpy" "$@" --warmup --out "$W/saxpy-$name" > "$W/saxpy_$name.log" 2>&1
     rc=$?
-    timeout 60 "$prefix/bin/validate" "$W/saxpy-$mode" > "$W/validate-$mode.txt" 2>&1
+    timeout 60 "$prefix/bin/validate" "$W/saxpy-$name" > "$W/validate-$name.txt" 2>&1
     vrc=$?
     notrun=$(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(r['summary']['not_run'])" \
-      "$W/saxpy-$mode/validation.json" 2>/dev/null)
-    check "saxpy (user program) --mode $mode: run exit / validate exit / checks not run" "$rc / $vrc / ${notrun:-?}"
-    grep -E "event_vs_cupti" "$W/validate-$mode.txt" | head -3 | tee -a "$OUT/checks.txt"
-  done
+      "$W/saxpy-$name/validation.json" 2>/dev/null)
+    check "saxpy (user program) $*: run exit / validate exit / checks not run" "$rc / $vrc / ${notrun:-?}"
+    grep -E "$pattern" "$W/validate-$name.txt" | head -3 | tee -a "$OUT/checks.txt"
+  }
+  example hot "event_vs_cupti" --size 4096,16777216 --mode hot
+  example cold "event_vs_cupti" --size 4096,16777216 --mode cold
   # With a counter pass (issue 18 through the public API): at 16M elements the saxpy's 192 MiB are
   # DRAM-bound and far above the L2, so model_vs_counters compares and no check is "not run".
-  timeout 120 "$W/example-build/saxpy" --size 16777216 --warmup --counters --out "$W/saxpy-counters" \
-    > "$W/saxpy_counters.log" 2>&1
-  rc=$?
-  timeout 60 "$prefix/bin/validate" "$W/saxpy-counters" > "$W/validate-counters.txt" 2>&1
-  vrc=$?
-  notrun=$(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(r['summary']['not_run'])" \
-    "$W/saxpy-counters/validation.json" 2>/dev/null)
-  check "saxpy (user program) --counters 16M: run exit / validate exit / checks not run" "$rc / $vrc / ${notrun:-?}"
-  grep -E "model_vs_counters|DRAM bytes" "$W/validate-counters.txt" | head -3 | tee -a "$OUT/checks.txt"
+  example counters "model_vs_counters|DRAM bytes" --size 16777216 --counters
 
   phase "the other commands through the core"
   mkdir -p "$W/cmds"
