@@ -23,6 +23,20 @@
 // 16384^2): a persistent grid of SMs x resident blocks with a grid-stride loop reached 4.11
 // TB/s, a data-sized grid 4.35 TB/s, so the grid is sized to the data.
 //
+// The lean variant (AddKernelVariant::Lean, tuning-space names ending "/lean"; issue 19): from
+// one launcher, PyTorch's vectorized_elementwise_kernel<8> (128 threads, one 16-byte vector per
+// thread) stayed 0.3% faster at 16384^2 and 3-4% at 256^2 (bf16, fp16) than add_flat_kernel with
+// the same shape (results/h200/speed-2026-12-01, run6), so what remains is in the kernel's code,
+// not its launch shape. add_lean_kernel takes out of the per-thread work what the host or the
+// compiler can decide: the block size is a template argument and its __launch_bounds__ (as
+// PyTorch's C10_LAUNCH_BOUNDS_1(128)), the vector and tail counts come from the host (no
+// division in the kernel), the index is 32-bit unsigned, and separate instantiations drop the
+// bounds check where every thread of the grid has a vector (vectors % threads == 0: 256^2 and
+// 16384^2 at 128 and 256 threads) and the tail where count % elements-per-vector == 0. The
+// arithmetic is the standard kernel's (fp32, one rounding), so results stay bit-identical to
+// PyTorch's; whether the variant is faster is scripts/h200_speed.sh's `variants` step to tell,
+// and add_launch_config does not use it.
+//
 // Resource use, nvcc 13.0 -O3 -arch=sm_90 -Xptxas -v (the Release build's flags), no stack, no
 // spills in any instantiation: V=1 22-30 registers (fp32 22-26, bf16/fp16 29-30); V=2 32;
 // V=4 59-62 (at most 1024 resident threads per SM, each with 8 loads in flight);
@@ -213,6 +227,29 @@ __global__ void __launch_bounds__(kAddMaxThreadsPerBlock)
   }
 }
 
+// AddKernelVariant::Lean (the comment at the top of this file): one vector per thread, B threads
+// per block, thread i of the grid adds vector i. `vectors` = count / kPerVector and `tail` =
+// count % kPerVector come from the host. Full: the grid has exactly `vectors` threads (no bounds
+// check); Tail: tail > 0 (the lowest `tail` threads add one element each after the vectors).
+template <typename T, int B, AddCachePolicy P, bool Full, bool Tail>
+__global__ void __launch_bounds__(B)
+    add_lean_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out, unsigned int vectors,
+                    unsigned int tail) {
+  const unsigned int i = blockIdx.x * static_cast<unsigned int>(B) + threadIdx.x;
+  if (Full || i < vectors) {
+    const uint4 va = load16<P>(reinterpret_cast<const uint4*>(a) + i);
+    const uint4 vb = load16<P>(reinterpret_cast<const uint4*>(b) + i);
+    store16<P>(reinterpret_cast<uint4*>(out) + i, add_vector(va, vb, T{}));
+  }
+  if constexpr (Tail) {
+    if (i < tail) {
+      constexpr unsigned int kPerVector = kVectorBytes / sizeof(T);
+      const unsigned int t = vectors * kPerVector + i;
+      out[t] = from_float<T>(to_float(a[t]) + to_float(b[t]));
+    }
+  }
+}
+
 // Any alignment: one element per thread per step.
 template <typename T>
 __global__ void __launch_bounds__(kAddMaxThreadsPerBlock)
@@ -263,6 +300,52 @@ void dispatch_policy(const T* a, const T* b, T* out, std::int64_t count, cudaStr
   throw std::invalid_argument("launch_add: invalid cache policy");
 }
 
+template <typename T, int B, AddCachePolicy P>
+void launch_lean_shape(const T* a, const T* b, T* out, unsigned int vectors, unsigned int tail, unsigned int blocks,
+                       cudaStream_t stream) {
+  const bool full = vectors > 0 && vectors % static_cast<unsigned int>(B) == 0;
+  const dim3 grid(blocks), block(static_cast<unsigned int>(B));
+  if (full) {
+    if (tail > 0) {
+      add_lean_kernel<T, B, P, true, true><<<grid, block, 0, stream>>>(a, b, out, vectors, tail);
+    } else {
+      add_lean_kernel<T, B, P, true, false><<<grid, block, 0, stream>>>(a, b, out, vectors, tail);
+    }
+  } else if (tail > 0) {
+    add_lean_kernel<T, B, P, false, true><<<grid, block, 0, stream>>>(a, b, out, vectors, tail);
+  } else {
+    add_lean_kernel<T, B, P, false, false><<<grid, block, 0, stream>>>(a, b, out, vectors, tail);
+  }
+}
+
+template <typename T, AddCachePolicy P>
+void launch_lean_policy(const T* a, const T* b, T* out, unsigned int vectors, unsigned int tail, unsigned int blocks,
+                        cudaStream_t stream, int threads_per_block) {
+  if (threads_per_block == 128) return launch_lean_shape<T, 128, P>(a, b, out, vectors, tail, blocks, stream);
+  return launch_lean_shape<T, 256, P>(a, b, out, vectors, tail, blocks, stream);
+}
+
+// The lean kernel when one pass of 32-bit indices covers `count` within max_blocks; otherwise the
+// standard V = 1 path. launch_add has checked the configuration (128/256 threads, default/plain).
+template <typename T>
+void launch_lean(const T* a, const T* b, T* out, std::int64_t count, cudaStream_t stream,
+                 const AddLaunchConfig& config) {
+  constexpr std::int64_t kPerVector = kVectorBytes / sizeof(T);
+  const std::int64_t vectors = count / kPerVector;
+  const std::int64_t threads = config.threads_per_block;
+  const std::int64_t blocks = std::max<std::int64_t>(1, (vectors + threads - 1) / threads);  // >= 1 for the tail
+  if (count > std::numeric_limits<int>::max() - kPerVector || blocks > config.max_blocks) {
+    return dispatch_policy<T, 1>(a, b, out, count, stream, config);
+  }
+  const auto v = static_cast<unsigned int>(vectors);
+  const auto tail = static_cast<unsigned int>(count % kPerVector);
+  const auto g = static_cast<unsigned int>(blocks);
+  if (config.cache == AddCachePolicy::Plain) {
+    return launch_lean_policy<T, AddCachePolicy::Plain>(a, b, out, v, tail, g, stream, config.threads_per_block);
+  }
+  launch_lean_policy<T, AddCachePolicy::Default>(a, b, out, v, tail, g, stream, config.threads_per_block);
+}
+
 template <typename T>
 void launch_typed(const void* a, const void* b, void* out, std::int64_t count,
                   cudaStream_t stream, const AddLaunchConfig& config) {
@@ -270,6 +353,11 @@ void launch_typed(const void* a, const void* b, void* out, std::int64_t count,
   const auto* tb = static_cast<const T*>(b);
   auto* tout = static_cast<T*>(out);
   if (aligned16(a) && aligned16(b) && aligned16(out)) {
+    if (config.kernel == AddKernelVariant::Lean) {
+      launch_lean<T>(ta, tb, tout, count, stream, config);
+      XB_CUDA_LAST();
+      return;
+    }
     switch (config.vectors_per_thread) {
       case 1: dispatch_policy<T, 1>(ta, tb, tout, count, stream, config); break;
       case 2: dispatch_policy<T, 2>(ta, tb, tout, count, stream, config); break;
@@ -289,6 +377,10 @@ constexpr int kVectorChoices[] = {1, 2, 4};
 constexpr AddCachePolicy kPolicyChoices[] = {AddCachePolicy::Default, AddCachePolicy::Streaming,
                                              AddCachePolicy::Prefetch256,
                                              AddCachePolicy::Prefetch256Streaming, AddCachePolicy::Plain};
+
+// The lean kernel's instantiations (launch_lean_policy, launch_lean_shape).
+constexpr int kLeanThreadChoices[] = {128, 256};
+constexpr AddCachePolicy kLeanPolicyChoices[] = {AddCachePolicy::Default, AddCachePolicy::Plain};
 
 template <typename T, std::size_t N>
 constexpr bool one_of(const T (&choices)[N], T value) {
@@ -341,9 +433,17 @@ const char* to_string(AddCachePolicy policy) {
   return "invalid";
 }
 
+const char* to_string(AddKernelVariant variant) {
+  switch (variant) {
+    case AddKernelVariant::Standard: return "standard";
+    case AddKernelVariant::Lean: return "lean";
+  }
+  return "invalid";
+}
+
 std::string to_string(const AddLaunchConfig& config) {
   return "v" + std::to_string(config.vectors_per_thread) + "/t" + std::to_string(config.threads_per_block) + "/" +
-         to_string(config.cache);
+         to_string(config.cache) + (config.kernel == AddKernelVariant::Lean ? "/lean" : "");
 }
 
 AddLaunchConfig add_launch_config(DType dtype, std::int64_t count) {
@@ -376,6 +476,9 @@ std::vector<AddLaunchConfig> add_tuning_space() {
       for (AddCachePolicy p : kPolicyChoices) space.push_back(AddLaunchConfig{max_blocks, t, v, p});
     }
   }
+  for (int t : kLeanThreadChoices) {
+    for (AddCachePolicy p : kLeanPolicyChoices) space.push_back(AddLaunchConfig{max_blocks, t, 1, p, AddKernelVariant::Lean});
+  }
   return space;
 }
 
@@ -393,6 +496,15 @@ void launch_add(DType dtype, const void* a, const void* b, void* out, std::int64
     throw std::invalid_argument("launch_add: vectors_per_thread must be 1, 2 or 4");
   }
   if (!one_of(kPolicyChoices, config.cache)) throw std::invalid_argument("launch_add: invalid cache policy");
+  if (config.kernel == AddKernelVariant::Lean) {
+    if (config.vectors_per_thread != 1 || !one_of(kLeanThreadChoices, config.threads_per_block) ||
+        !one_of(kLeanPolicyChoices, config.cache)) {
+      throw std::invalid_argument("launch_add: the lean kernel runs v1 with 128 or 256 threads and the default or plain "
+                                  "policy, not " + to_string(config));
+    }
+  } else if (config.kernel != AddKernelVariant::Standard) {
+    throw std::invalid_argument("launch_add: invalid kernel variant");
+  }
   if (count == 0) return;
   switch (dtype) {
     case DType::BF16: return launch_typed<__nv_bfloat16>(a, b, out, count, stream, config);

@@ -27,6 +27,19 @@ enum class AddCachePolicy {
 /// "default", "streaming", "prefetch256", "prefetch256-streaming", "plain".
 const char* to_string(AddCachePolicy policy);
 
+/// Which kernel code a configuration runs; every variant's results are bit-identical (fp32 add,
+/// one rounding). Why the lean variant exists and what it changes: add.cu.
+enum class AddKernelVariant {
+  Standard,  ///< add_flat_kernel (V = 1) / add_vectorized_kernel: block size and tail read at run time
+  Lean,      ///< add_lean_kernel: V = 1 and 128 or 256 threads only, block size a template argument
+             ///< (its __launch_bounds__), counts computed by the host, separate instantiations
+             ///< without the per-thread bounds check (every thread has a vector) and without the
+             ///< tail (count % elements-per-vector == 0); default or plain cache policy only
+};
+
+/// "standard", "lean".
+const char* to_string(AddKernelVariant variant);
+
 /// Launch geometry and cache hints of the add kernels on one device. A launch gives each thread
 /// `vectors_per_thread` 16-byte vectors (one element on the scalar path), all loaded before any
 /// is added, in blocks of `threads_per_block`, up to max_blocks blocks; past that, the kernels'
@@ -37,9 +50,11 @@ struct AddLaunchConfig {
   int threads_per_block = 0;   ///< a multiple of 32 up to 512 (the tuning space: 32, 64, 128, 256, 512)
   int vectors_per_thread = 1;  ///< 1, 2 or 4 (vector path only)
   AddCachePolicy cache = AddCachePolicy::Default;  ///< vector path only
+  AddKernelVariant kernel = AddKernelVariant::Standard;  ///< vector path only
 };
 
-/// "v2/t256/prefetch256": vectors per thread, threads per block, cache policy.
+/// "v2/t256/prefetch256": vectors per thread, threads per block, cache policy; "/lean" appended
+/// for the lean kernel ("v1/t128/default/lean").
 std::string to_string(const AddLaunchConfig& config);
 
 /// The configuration bench uses for `count` elements of `dtype`: the row of add.cu's size-class
@@ -49,8 +64,9 @@ std::string to_string(const AddLaunchConfig& config);
 /// call at setup, not per launch. Throws CudaError; std::invalid_argument for count < 0.
 AddLaunchConfig add_launch_config(DType dtype, std::int64_t count);
 
-/// Every supported configuration (3 vectors per thread x 5 block sizes x 5 cache policies), with
-/// the current device's max_blocks: the space `bench tune-add` measures. Throws CudaError.
+/// Every supported configuration, with the current device's max_blocks: the space `bench tune-add`
+/// measures. The 75 standard ones (3 vectors per thread x 5 block sizes x 5 cache policies), then
+/// the 4 lean ones (v1 x 128, 256 threads x default, plain). Throws CudaError.
 std::vector<AddLaunchConfig> add_tuning_space();
 
 /// Enqueues out[i] = a[i] + b[i] for i in [0, count) on `stream`; a, b, out are device pointers
@@ -59,7 +75,10 @@ std::vector<AddLaunchConfig> add_tuning_space();
 /// elements) and the last count % 8 (or % 4) elements take a scalar path; otherwise the whole
 /// range takes the scalar path. count == 0 launches nothing. Throws CudaError if the launch fails
 /// and std::invalid_argument for count < 0 or a configuration launch_add cannot run (threads per
-/// block not a multiple of 32 in 32..512, vectors_per_thread not 1, 2 or 4, an unknown policy).
+/// block not a multiple of 32 in 32..512, vectors_per_thread not 1, 2 or 4, an unknown policy or
+/// variant, a lean configuration outside the tuning space's four). A lean configuration whose
+/// launch would need more than max_blocks blocks or 32-bit indices past INT_MAX runs the
+/// standard V = 1 kernel instead (its grid-stride loop), as the standard flat kernel does.
 void launch_add(DType dtype, const void* a, const void* b, void* out, std::int64_t count,
                 cudaStream_t stream, const AddLaunchConfig& config);
 

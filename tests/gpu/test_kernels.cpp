@@ -155,7 +155,9 @@ void check_add_span(const AddSpan& s, AddLaunchConfig config) {
 
 // Spans up to 200k elements run under every configuration of the tuning space (vectors per
 // thread, block size, cache hints: the whole-chunk, partial-chunk, grid-stride and tail paths of
-// each); longer ones under the configuration bench picks for them.
+// each; the lean kernel's four instantiations per shape: with and without the bounds check and
+// the tail, and its fallback when the grid is capped); longer ones under the configuration bench
+// picks for them.
 TEST_P(AddKernel, BitExactOnEveryElementAndWritesNothingElse) {
   const AddSpan s = GetParam();
   const AddLaunchConfig chosen = add_launch_config(s.dtype, s.count);
@@ -169,9 +171,13 @@ TEST_F(GpuTest, AddTuningSpaceIsEveryCombinationOnce) {
   const std::vector<AddLaunchConfig> space = add_tuning_space();
   std::set<std::string> names;
   for (const AddLaunchConfig& c : space) names.insert(to_string(c));
-  EXPECT_EQ(space.size(), 75u);  // 3 vectors per thread x 5 block sizes x 5 cache policies
-  EXPECT_EQ(names.size(), 75u);
+  // 3 vectors per thread x 5 block sizes x 5 cache policies, then the lean kernel's 4.
+  EXPECT_EQ(space.size(), 79u);
+  EXPECT_EQ(names.size(), 79u);
   EXPECT_EQ(names.count("v1/t128/plain"), 1u);
+  for (const char* lean : {"v1/t128/default/lean", "v1/t128/plain/lean", "v1/t256/default/lean", "v1/t256/plain/lean"}) {
+    EXPECT_EQ(names.count(lean), 1u) << lean;
+  }
   EXPECT_EQ(names.count("v1/t32/default"), 1u);
   EXPECT_EQ(names.count("v4/t512/prefetch256-streaming"), 1u);
   AddLaunchConfig bad = space.front();
@@ -190,6 +196,16 @@ TEST_F(GpuTest, AddTuningSpaceIsEveryCombinationOnce) {
   EXPECT_THROW(launch_add(DType::FP32, buf.get<char>() + 4, buf.get(), buf.get(), 16, stream.get(), bad),
                std::invalid_argument);
   EXPECT_THROW(launch_add(DType::FP32, buf.get(), buf.get(), buf.get(), 0, stream.get(), bad), std::invalid_argument);
+  // The lean kernel exists for v1, 128 or 256 threads, default or plain hints only.
+  AddLaunchConfig lean = space.back();
+  ASSERT_EQ(lean.kernel, AddKernelVariant::Lean);
+  for (auto edit : {+[](AddLaunchConfig& c) { c.threads_per_block = 64; }, +[](AddLaunchConfig& c) { c.vectors_per_thread = 2; },
+                    +[](AddLaunchConfig& c) { c.cache = AddCachePolicy::Streaming; }}) {
+    bad = lean;
+    edit(bad);
+    EXPECT_THROW(launch_add(DType::BF16, buf.get(), buf.get(), buf.get(), 16, stream.get(), bad), std::invalid_argument)
+        << to_string(bad);
+  }
 }
 
 std::vector<AddSpan> add_spans() {
@@ -197,7 +213,9 @@ std::vector<AddSpan> add_spans() {
   for (DType d : {DType::BF16, DType::FP16, DType::FP32}) {
     const std::size_t e = dtype_bytes(d);
     // Aligned: vector path, tails of 0..7 elements, a single element.
-    for (std::int64_t count : {1, 3, 7, 8, 9, 15, 17, 4095, 1000003, 5000011}) {
+    // 65536 (256^2) and 65539: vectors a multiple of 128 and 256 threads, without and with a tail
+    // (the lean kernel's no-bounds-check instantiations).
+    for (std::int64_t count : {1, 3, 7, 8, 9, 15, 17, 4095, 65536, 65539, 1000003, 5000011}) {
       spans.push_back({d, count, 0, 0, 0});
     }
     // Grid capped at 3 blocks: many grid-stride passes, on both paths.
