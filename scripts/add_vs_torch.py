@@ -3,14 +3,15 @@
 
   python3 scripts/add_vs_torch.py --shim build-h200/libxb_add_shim.so --out DIR
       [--rounds 3] [--candidates v1/t128/default,v2/t256/default,...] [--sizes 64,...] [--dtypes bf16,...]
-      [--patterns eager,graph[,isolated]] [--calls 100] [--warmup-calls 10]
+      [--patterns eager,graph[,isolated]] [--calls 100] [--warmup-calls 10] [--swap-outputs]
 
 A kernel of about 1 us runs faster on an idle GPU than queued behind another kernel (PyTorch's add
 at 64^2: 0.869 us launched one at a time, 0.981 us from a CUDA graph), so both sides are launched
 the same way: crossbench's kernel through ctypes (tests/perf/add_shim.cpp, target xb_add_shim:
 xb::launch_add, the kernel bench times) and torch.add(a, b, out=c), from the same Python loop, on
 the same torch stream, on the same random inputs (drawn in fp32 in [-1, 1) and rounded, as
-crossbench's fill), each into its own output tensor. Launch patterns:
+crossbench's fill), each into its own output tensor (two per point: buffer A, allocated first,
+PyTorch's, and buffer B, every crossbench configuration's). Launch patterns:
 - eager: one launch per Python iteration, as PyTorch's eager loop (the GPU idles between
   kernels where the host is slower than the kernel: the gap columns show it for each side);
 - graph: --calls launches captured into a torch.cuda.CUDAGraph on that stream (the ctypes launch
@@ -18,7 +19,16 @@ crossbench's fill), each into its own output tensor. Launch patterns:
 - isolated (only with --patterns ...,isolated): a synchronize after every launch, so that every
   kernel of both sides starts on an idle GPU whatever the host's launch time.
 Per (pattern, dtype, n) the sides are crossbench's shipped configuration (bench's
-add_launch_config), each --candidates configuration (`bench tune-add`'s names) and PyTorch's.
+add_launch_config), each --candidates configuration (`bench tune-add`'s names, the lean kernel's
+"v1/t128/default/lean" among them) and PyTorch's.
+--swap-outputs (rounds a multiple of 4): in rounds 2, 3 (mod 4) every side writes the other's
+buffer (crossbench A, PyTorch B; the inputs stay shared), so that a time that follows the output
+buffer's placement in memory rather than the kernel cancels in the median over all rounds, which
+the main table reports; a second table gives each placement's ratio to PyTorch's, r_B (crossbench
+writes B) and r_A, and splits them, with t(side, buffer) = k_side * beta_buffer, into the kernel's
+factor sqrt(r_B r_A) = k_ours / k_torch and the buffer's sqrt(r_B / r_A) = beta_B / beta_A.
+Placements change every two rounds and the sides' order every round, so each placement sees both
+orders.
 One torch.profiler session (CUPTI) per round times everything; rounds interleave the sides, in
 reverse order every other round. Before each timed block the side is warmed up (eager, isolated:
 --warmup-calls launches; graph: one replay), every block ends with a synchronize, and every
@@ -56,7 +66,7 @@ BYTES = {"bf16": 2, "fp16": 2, "fp32": 4}
 SHIPPED = "crossbench"  # the side label of bench's own configuration
 TORCH = "torch"
 DEFAULT_CANDIDATES = "v1/t64/default,v1/t128/default,v1/t128/plain,v1/t512/default,v2/t256/default,v4/t256/streaming"
-OUR_KERNELS = ("add_flat_kernel", "add_vectorized_kernel", "add_scalar_kernel")
+OUR_KERNELS = ("add_flat_kernel", "add_lean_kernel", "add_vectorized_kernel", "add_scalar_kernel")
 
 
 class UsageError(Exception):
@@ -75,6 +85,8 @@ def parse_args(argv):
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--calls", type=int, default=100, help="timed launches per block (and per graph)")
     ap.add_argument("--warmup-calls", type=int, default=10, help="launches before each eager or isolated block")
+    ap.add_argument("--swap-outputs", action="store_true",
+                    help="in rounds 2, 3 (mod 4) the sides write each other's output buffer (rounds: a multiple of 4)")
     a = ap.parse_args(argv)
     try:
         a.sizes = [int(x) for x in a.sizes.split(",")]
@@ -94,6 +106,8 @@ def parse_args(argv):
         raise UsageError(f"--candidates: repeated or reserved names in {a.candidates}")
     if not 1 <= a.rounds <= 100:
         raise UsageError("--rounds must be in 1..100")
+    if a.swap_outputs and a.rounds % 4:
+        raise UsageError(f"--swap-outputs needs --rounds a multiple of 4 (each placement in both side orders), got {a.rounds}")
     if not 2 <= a.calls <= 1000:
         raise UsageError("--calls must be in 2..1000")
     if not 0 <= a.warmup_calls <= 1000:
@@ -213,11 +227,43 @@ def size_class_summary(rows, labels, sizes):
     return out
 
 
+def placement_of_round(r, swap):
+    """0: PyTorch writes buffer A, crossbench B; 1 (--swap-outputs, rounds 2, 3 mod 4): swapped."""
+    return (r // 2) % 2 if swap else 0
+
+
+def placement_summary(per_round, placements, patterns, dtypes, sizes, labels):
+    """--swap-outputs: per (pattern, dtype, n, configuration of ours), the ratio to PyTorch's in
+    the rounds of each placement (median of ours over those rounds / median of PyTorch's): r_B
+    where ours writes buffer B (placement 0), r_A where it writes A (placement 1); with
+    t(side, buffer) = k_side * beta_buffer, kernel = sqrt(r_B r_A) (k_ours / k_torch) and buffer =
+    sqrt(r_B / r_A) (beta_B / beta_A: how much slower writing B is than writing A)."""
+    rows = []
+    for pat in patterns:
+        for d in dtypes:
+            for n in sizes:
+                for label in labels:
+                    r = {}
+                    for p, buf in ((0, "B"), (1, "A")):
+                        rounds = [i for i, q in enumerate(placements) if q == p]
+                        ours = median_or_none([per_round[i][(pat, d, n, label)]["per_call_ns"] for i in rounds
+                                               if (pat, d, n, label) in per_round[i]])
+                        theirs = median_or_none([per_round[i][(pat, d, n, TORCH)]["per_call_ns"] for i in rounds
+                                                 if (pat, d, n, TORCH) in per_round[i]])
+                        r[buf] = ours / theirs if ours and theirs else None
+                    both = r["A"] is not None and r["B"] is not None
+                    rows.append({"pattern": pat, "dtype": d, "n": n, "config": label, "ratio_ours_writes_B": r["B"],
+                                 "ratio_ours_writes_A": r["A"],
+                                 "kernel_factor": math.sqrt(r["B"] * r["A"]) if both else None,
+                                 "buffer_factor_B_over_A": math.sqrt(r["B"] / r["A"]) if both else None})
+    return rows
+
+
 def fmt(x, spec):
     return "-" if x is None else format(x, spec)
 
 
-def markdown(meta, rows, classes, mismatches):
+def markdown(meta, rows, classes, mismatches, placement_rows=None):
     cands = meta["candidates"]
     shipped = sorted(set(meta["shipped_configs"].values()))
     md = [f"# crossbench add vs PyTorch {meta['torch']} on {meta['gpu']}, {meta['utc']}\n",
@@ -225,6 +271,7 @@ def markdown(meta, rows, classes, mismatches):
           f"interleaved rounds (scripts/add_vs_torch.py). Both sides launched from the same Python loop on one "
           f"torch stream, same inputs: eager = one launch per iteration; graph = {meta['calls']} launches captured "
           f"into one CUDA graph and replayed; isolated = a synchronize after each launch. crossbench = bench's add_launch_config ({', '.join(shipped)}); "
+          f"{'outputs swapped in rounds 2, 3 (mod 4), the table after the gaps; ' if meta.get('swap_outputs') else ''}"
           f"candidate columns: us (ratio to PyTorch). SM clock start {meta['clocks'][0].get('sm_mhz', '-')} MHz, "
           f"end {meta['clocks'][-1].get('sm_mhz', '-')} MHz.\n",
           "| launch pattern | dtype | n | crossbench us | PyTorch us | ratio (target <= 1.00) | crossbench GB/s | "
@@ -249,12 +296,26 @@ def markdown(meta, rows, classes, mismatches):
         md.append(f"| {r['pattern']} | {r['dtype']} | {r['n']} | {fmt(r['crossbench_gap_ns'] and r['crossbench_gap_ns'] / 1e3, '.3f')} | "
                   f"{fmt(r['torch_gap_ns'] and r['torch_gap_ns'] / 1e3, '.3f')} | {r['crossbench_kernel']} |")
     md.append("")
+    if placement_rows:
+        md += ["Output buffer placement (--swap-outputs): ratio to PyTorch's in the rounds where crossbench writes "
+               "buffer B (PyTorch A) and in those where it writes A (PyTorch B), medians over each placement's "
+               f"{meta['rounds'] // 2} rounds; with t(side, buffer) = k_side x beta_buffer: kernel = sqrt(r_B r_A) "
+               "(the kernels' own ratio), buffer = sqrt(r_B / r_A) (writing B over writing A). A gap that "
+               "follows the buffer shows as kernel 1.000 and buffer != 1.", "",
+               "| launch pattern | dtype | n | configuration | r_B (crossbench writes B) | r_A (crossbench writes A) | "
+               "kernel factor | buffer factor B/A |", "| --- | --- | ---: | --- | ---: | ---: | ---: | ---: |"]
+        for p in placement_rows:
+            md.append(f"| {p['pattern']} | {p['dtype']} | {p['n']} | {p['config']} | {fmt(p['ratio_ours_writes_B'], '.4f')} | "
+                      f"{fmt(p['ratio_ours_writes_A'], '.4f')} | {fmt(p['kernel_factor'], '.4f')} | "
+                      f"{fmt(p['buffer_factor_B_over_A'], '.4f')} |")
+        md.append("")
     if mismatches:
         md.append(f"**Outputs that differ from torch.add's: {len(mismatches)}** (configuration, dtype, n, after, elements):")
         md += [f"- {m['config']} {m['dtype']} {m['n']} after {m['after']}: {m['elements']} elements" for m in mismatches]
     else:
         md.append(f"Every configuration's output equals torch.add's bit for bit ({meta['checked_outputs']} outputs "
-                  "checked: each configuration, dtype and size after an eager call and after its graph's first replay).")
+                  "checked: each configuration, dtype and size after an eager call and after its graph's first replay"
+                  f"{', in both placements' if meta.get('swap_outputs') else ''}).")
     return "\n".join(md) + "\n"
 
 
@@ -301,11 +362,10 @@ class Shim:
         L.xb_add_last_error.restype = ctypes.c_char_p
         L.xb_add_dtype.argtypes = [ctypes.c_char_p]
         L.xb_add_launch.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_longlong,
-                                    ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int]
+                                    ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int]
         L.xb_add_config.argtypes = [ctypes.c_int, ctypes.c_longlong, ctypes.c_int, ctypes.c_int, ctypes.c_int,
-                                    ctypes.c_char_p, ctypes.c_size_t]
-        L.xb_add_parse.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int),
-                                   ctypes.POINTER(ctypes.c_int)]
+                                    ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t]
+        L.xb_add_parse.argtypes = [ctypes.c_char_p] + [ctypes.POINTER(ctypes.c_int)] * 4
         self.launch = L.xb_add_launch
 
     def error(self, rc):
@@ -318,88 +378,100 @@ class Shim:
         return code
 
     def parse(self, name):
-        t, v, p = self.ct.c_int(), self.ct.c_int(), self.ct.c_int()
-        rc = self.lib.xb_add_parse(name.encode(), self.ct.byref(t), self.ct.byref(v), self.ct.byref(p))
+        """(threads, vectors, policy code, variant code) of a tuning-space name."""
+        t, v, p, k = self.ct.c_int(), self.ct.c_int(), self.ct.c_int(), self.ct.c_int()
+        rc = self.lib.xb_add_parse(name.encode(), self.ct.byref(t), self.ct.byref(v), self.ct.byref(p), self.ct.byref(k))
         if rc:
             raise UsageError(f"--candidates: {self.lib.xb_add_last_error().decode()}")
-        return t.value, v.value, p.value
+        return t.value, v.value, p.value, k.value
 
-    def config_name(self, dtype_code, count, tvp):
+    def config_name(self, dtype_code, count, tvpk):
         buf = self.ct.create_string_buffer(64)
-        rc = self.lib.xb_add_config(dtype_code, count, *tvp, buf, 64)
+        rc = self.lib.xb_add_config(dtype_code, count, *tvpk, buf, 64)
         if rc:
             raise SystemExit(f"xb_add_config: {self.error(rc)}")
         return buf.value.decode()
 
 
 class Point:
-    """One (dtype, n): shared random inputs, PyTorch's output, ours, and every side's callable."""
+    """One (dtype, n): shared random inputs, two output buffers (A, allocated first, and B), and
+    every side's callable and graph per placement: calls[(label, placement)],
+    graphs[(label, placement)]; placement 0: PyTorch writes A, ours B; 1: swapped."""
 
-    def __init__(self, torch, vs_torch, shim, stream, dtype, n, configs, int_view):
+    def __init__(self, torch, vs_torch, shim, stream, dtype, n, configs, int_view, placements):
         self.torch, self.dtype, self.n = torch, dtype, n
         dt = vs_torch.DTYPES[dtype]
         self.a, self.b = vs_torch.rand((n, n), dt), vs_torch.rand((n, n), dt)
-        self.c_torch, self.c_ours = torch.empty_like(self.a), torch.empty_like(self.a)
+        self.outs = (torch.empty_like(self.a), torch.empty_like(self.a))  # buffers A, B
         torch.cuda.synchronize()  # the inputs were drawn on the default stream; the sides use `stream`
         self.int_view = int_view
         code, count, sp = shim.dtype(dtype), n * n, stream.cuda_stream
-        pa, pb, pc = self.a.data_ptr(), self.b.data_ptr(), self.c_ours.data_ptr()
+        pa, pb = self.a.data_ptr(), self.b.data_ptr()
         launch = shim.launch
         self.calls = {}
-        for label, tvp in configs.items():
-            t, v, p = tvp
-
-            def ours(t=t, v=v, p=p, label=label):
-                rc = launch(code, pa, pb, pc, count, sp, t, v, p)
-                if rc:
-                    raise SystemExit(f"xb_add_launch {dtype} {n} {label}: {shim.error(rc)}")
-            self.calls[label] = ours
-        a, b, c = self.a, self.b, self.c_torch
-        self.calls[TORCH] = lambda: torch.add(a, b, out=c)
+        for place in placements:
+            pc = self.ours_out(place).data_ptr()
+            for label, tvpk in configs.items():
+                def ours(tvpk=tvpk, label=label, pc=pc):
+                    rc = launch(code, pa, pb, pc, count, sp, *tvpk)
+                    if rc:
+                        raise SystemExit(f"xb_add_launch {dtype} {n} {label}: {shim.error(rc)}")
+                self.calls[(label, place)] = ours
+            a, b, c = self.a, self.b, self.torch_out(place)
+            self.calls[(TORCH, place)] = lambda a=a, b=b, c=c: torch.add(a, b, out=c)
         self.graphs = {}
 
-    def mismatches(self):
+    def torch_out(self, place):
+        return self.outs[place]
+
+    def ours_out(self, place):
+        return self.outs[1 - place]
+
+    def mismatches(self, place):
         """Elements where ours differs from PyTorch's output, bit for bit."""
-        return int((self.c_ours.view(self.int_view) != self.c_torch.view(self.int_view)).sum().item())
+        iv = self.int_view
+        return int((self.ours_out(place).view(iv) != self.torch_out(place).view(iv)).sum().item())
 
-    def poison(self):
-        self.c_ours.view(self.int_view).fill_(-1)  # all bits set: NaN, never a sum of finite inputs
+    def poison(self, place):
+        self.ours_out(place).view(self.int_view).fill_(-1)  # all bits set: NaN, never a sum of finite inputs
 
 
-def setup(torch, vs_torch, shim, stream, args, configs, int_views):
-    """Every point's tensors, the bit-for-bit check of each configuration (eager, then after its
-    graph's first replay, which also uploads the graph) and the graphs themselves."""
+def setup(torch, vs_torch, shim, stream, args, configs, int_views, placements):
+    """Every point's tensors, the bit-for-bit check of each configuration in each placement
+    (eager, then after its graph's first replay, which also uploads the graph) and the graphs."""
     points, mismatches, checked = {}, [], 0
     for d in args.dtypes:
         for n in args.sizes:
-            pt = Point(torch, vs_torch, shim, stream, d, n, configs[d][n], int_views[d])
+            pt = Point(torch, vs_torch, shim, stream, d, n, configs[d][n], int_views[d], placements)
+            for place in placements:
+                def check(label, after, run):
+                    nonlocal checked
+                    with torch.cuda.stream(stream):  # everything on the one stream, in order
+                        pt.poison(place)
+                        run()
+                        bad = pt.mismatches(place)
+                    checked += 1
+                    if bad:
+                        where = "" if len(placements) == 1 else f", crossbench writing buffer {'BA'[place]}"
+                        mismatches.append({"config": label, "dtype": d, "n": n, "after": after + where, "elements": bad})
 
-            def check(label, after, run):
-                nonlocal checked
-                with torch.cuda.stream(stream):  # everything on the one stream, in order
-                    pt.poison()
-                    run()
-                    bad = pt.mismatches()
-                checked += 1
-                if bad:
-                    mismatches.append({"config": label, "dtype": d, "n": n, "after": after, "elements": bad})
-
-            with torch.cuda.stream(stream):
-                pt.calls[TORCH]()
-            for label in configs[d][n]:
-                # Three calls: the first loads the kernel (lazy loading), outside any capture.
-                check(label, "eager call", lambda call=pt.calls[label]: [call() for _ in range(3)])
-            for label, call in pt.calls.items():
-                g = torch.cuda.CUDAGraph()
-                with torch.cuda.graph(g, stream=stream):
-                    for _ in range(args.calls):
-                        call()
-                pt.graphs[label] = g
-                if label == TORCH:
-                    with torch.cuda.stream(stream):
-                        g.replay()  # the first replay uploads the graph
-                else:
-                    check(label, "graph replay", g.replay)
+                with torch.cuda.stream(stream):
+                    pt.calls[(TORCH, place)]()
+                for label in configs[d][n]:
+                    # Three calls: the first loads the kernel (lazy loading), outside any capture.
+                    check(label, "eager call", lambda call=pt.calls[(label, place)]: [call() for _ in range(3)])
+                for label in list(configs[d][n]) + [TORCH]:
+                    call = pt.calls[(label, place)]
+                    g = torch.cuda.CUDAGraph()
+                    with torch.cuda.graph(g, stream=stream):
+                        for _ in range(args.calls):
+                            call()
+                    pt.graphs[(label, place)] = g
+                    if label == TORCH:
+                        with torch.cuda.stream(stream):
+                            g.replay()  # the first replay uploads the graph
+                    else:
+                        check(label, "graph replay", g.replay)
             torch.cuda.synchronize()
             points[(d, n)] = pt
     return points, mismatches, checked
@@ -407,10 +479,12 @@ def setup(torch, vs_torch, shim, stream, args, configs, int_views):
 
 def run_round(torch, vs_torch, stream, points, args, labels, r):
     """One profiler session: per pattern, dtype and n, every side warmed up then timed, sides in
-    label order (reversed in odd rounds). Returns {(pattern, dtype, n, label): block_stats}."""
+    label order (reversed in odd rounds), each writing its buffer of the round's placement
+    (placement_of_round). Returns {(pattern, dtype, n, label): block_stats}."""
     sides = labels + [TORCH]
     if r % 2:
         sides = sides[::-1]
+    place = placement_of_round(r, args.swap_outputs)
     blocks = []
     with vs_torch.profile(activities=[vs_torch.ProfilerActivity.CUDA]) as prof:
         with torch.cuda.stream(stream):
@@ -421,7 +495,7 @@ def run_round(torch, vs_torch, stream, points, args, labels, r):
                         for label in sides:
                             kind = "torch" if label == TORCH else "ours"
                             if pat in ("eager", "isolated"):
-                                call = pt.calls[label]
+                                call = pt.calls[(label, place)]
                                 for _ in range(args.warmup_calls):
                                     call()
                                 torch.cuda.synchronize()
@@ -431,7 +505,7 @@ def run_round(torch, vs_torch, stream, points, args, labels, r):
                                     if pat == "isolated":
                                         torch.cuda.synchronize()
                             else:
-                                g = pt.graphs[label]
+                                g = pt.graphs[(label, place)]
                                 g.replay()
                                 torch.cuda.synchronize()
                                 blocks.append((None, kind, args.calls))
@@ -473,12 +547,13 @@ def main(argv=None):
     for d in args.dtypes:
         configs[d] = {}
         for n in args.sizes:
-            configs[d][n] = {SHIPPED: (0, 0, 0), **parsed}
-            shipped_names[f"{d}/{n}"] = shim.config_name(shim.dtype(d), n * n, (0, 0, 0))
+            configs[d][n] = {SHIPPED: (0, 0, 0, 0), **parsed}
+            shipped_names[f"{d}/{n}"] = shim.config_name(shim.dtype(d), n * n, (0, 0, 0, 0))
     stream = torch.cuda.Stream()
     clocks = [gpu_clocks(torch)]
     t0 = time.perf_counter()
-    points, mismatches, checked = setup(torch, vs_torch, shim, stream, args, configs, int_views)
+    placements = sorted({placement_of_round(r, args.swap_outputs) for r in range(args.rounds)})
+    points, mismatches, checked = setup(torch, vs_torch, shim, stream, args, configs, int_views, placements)
     print(f"setup: {len(points)} points, {sum(len(p.graphs) for p in points.values())} graphs, "
           f"{time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
     # Out of the idle clock before round 0: 1 s of back-to-back PyTorch adds at the largest point.
@@ -486,7 +561,7 @@ def main(argv=None):
     t1 = time.perf_counter()
     with torch.cuda.stream(stream):
         while time.perf_counter() - t1 < 1.0:
-            big.graphs[TORCH].replay()
+            big.graphs[(TORCH, 0)].replay()
             torch.cuda.synchronize()
     per_round = []
     for r in range(args.rounds):
@@ -497,15 +572,20 @@ def main(argv=None):
               file=sys.stderr, flush=True)
     rows = summarize(per_round, args.patterns, args.dtypes, args.sizes, labels)
     classes = size_class_summary(rows, labels, args.sizes)
+    round_places = [placement_of_round(r, args.swap_outputs) for r in range(args.rounds)]
+    place_rows = (placement_summary(per_round, round_places, args.patterns, args.dtypes, args.sizes, labels)
+                  if args.swap_outputs else [])
     meta = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "cuda": torch.version.cuda,
             "utc": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "rounds": args.rounds, "calls": args.calls,
             "warmup_calls": args.warmup_calls, "patterns": args.patterns, "candidates": args.candidates, "shipped_configs": shipped_names,
+            "swap_outputs": args.swap_outputs, "round_placements": ["crossbench writes " + "BA"[p] for p in round_places],
             "clocks": clocks, "checked_outputs": checked, "seconds": time.perf_counter() - t0}
-    text = markdown(meta, rows, classes, mismatches)
+    text = markdown(meta, rows, classes, mismatches, place_rows)
     os.makedirs(args.out, exist_ok=True)
     write_whole(os.path.join(args.out, "add_vs_torch.md"), text)
     write_whole(os.path.join(args.out, "add_vs_torch.json"),
-                json.dumps({**meta, "rows": rows, "size_classes": classes, "mismatches": mismatches}, indent=1) + "\n")
+                json.dumps({**meta, "rows": rows, "size_classes": classes, "placement_rows": place_rows,
+                            "mismatches": mismatches}, indent=1) + "\n")
     print(text)
     return 1 if mismatches else 0
 

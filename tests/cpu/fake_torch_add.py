@@ -6,7 +6,9 @@ leaves a kernel record (CUPTI's demangled names) that export_chrome_trace writes
 install() puts the fake into sys.modules as torch and torch.profiler; FakeShim replaces
 add_vs_torch.Shim. Knobs for the failure tests: FakeShim.wrong_config (that configuration adds
 one too much) and FakeShim.escape_capture (our launches run at once instead of being captured, as
-a launch on another stream would).
+a launch on another stream would); for --swap-outputs, State.slow_second_output: every second
+tensor empty_like makes (a point's buffer B) takes that factor longer to write, whichever side
+writes it.
 """
 import json
 import sys
@@ -22,6 +24,9 @@ class State:
     clock_us = 1000.0
     tensors = {}       # data_ptr -> tensor
     launches = 0
+    slow_second_output = 1.0  # write-time factor of every second empty_like tensor
+    made = 0           # tensors empty_like has made
+    write_factor = {}  # data_ptr -> write-time factor
 
 
 def run_kernel(name, dur_us, fn):
@@ -107,9 +112,17 @@ def graph(g, stream=None):
     return _Ctx(enter, leave)
 
 
+def empty_like(t):
+    out = Tensor([0.0] * len(t.vals), t.dtype)
+    State.made += 1
+    if State.made % 2 == 0:
+        State.write_factor[id(out)] = State.slow_second_output
+    return out
+
+
 def add(a, b, out):
     def op():
-        run_kernel(THEIRS, 1.0, lambda: setattr(out, "vals", [x + y for x, y in zip(a.vals, b.vals)]))
+        run_kernel(THEIRS, 1.0 * State.write_factor.get(id(out), 1.0), lambda: setattr(out, "vals", [x + y for x, y in zip(a.vals, b.vals)]))
     if State.capturing is not None:
         State.capturing.ops.append(op)
     else:
@@ -149,7 +162,7 @@ def install():
         seed[0] += 1
         return Tensor([((i * 7 + seed[0] * 13) % 17) / 17.0 for i in range(n)], dtype)
     torch.rand = rand
-    torch.empty_like = lambda t: Tensor([0.0] * len(t.vals), t.dtype)
+    torch.empty_like = empty_like
     torch.add = add
     torch.manual_seed = lambda s: None
     cuda = types.SimpleNamespace(
@@ -174,13 +187,13 @@ class FakeShim:
     def __init__(self, path):
         self.by_tvp = {}
 
-        def launch(code, pa, pb, pc, count, sp, t, v, p):
+        def launch(code, pa, pb, pc, count, sp, t, v, p, k):
             a, b, out = State.tensors[pa], State.tensors[pb], State.tensors[pc]
-            wrong = FakeShim.wrong_config is not None and self.by_tvp.get((t, v, p)) == FakeShim.wrong_config
+            wrong = FakeShim.wrong_config is not None and self.by_tvp.get((t, v, p, k)) == FakeShim.wrong_config
             extra = 1.0 if wrong else 0.0
 
             def op():
-                run_kernel(OURS, 0.9, lambda: setattr(out, "vals", [x + y + extra for x, y in zip(a.vals, b.vals)]))
+                run_kernel(OURS, 0.9 * State.write_factor.get(pc, 1.0), lambda: setattr(out, "vals", [x + y + extra for x, y in zip(a.vals, b.vals)]))
             if State.capturing is not None and not FakeShim.escape_capture:
                 State.capturing.ops.append(op)
             else:
@@ -195,10 +208,10 @@ class FakeShim:
         return self.CODES[name]
 
     def parse(self, name):
-        v, t, _ = name.split("/")
-        tvp = (int(t[1:]), int(v[1:]), 1)
-        self.by_tvp[tvp] = name
-        return tvp
+        v, t, _, *lean = name.split("/")
+        tvpk = (int(t[1:]), int(v[1:]), 1, 2 if lean == ["lean"] else 1)
+        self.by_tvp[tvpk] = name
+        return tvpk
 
-    def config_name(self, dtype_code, count, tvp):
+    def config_name(self, dtype_code, count, tvpk):
         return "v1/t256/default"

@@ -9,7 +9,9 @@ over rounds, the ratios, GB/s, the size-class summary and the markdown (met/MISS
 columns, the bit-exact line); bad input is one line and exit 2, nothing written, before torch
 is imported; main() end to end on a fake torch and shim (tests/cpu/fake_torch_add.py): every
 pattern's blocks match its records, a differing output is listed (exit 1), a launch that escapes
-its graph capture stops the run with nothing written.
+its graph capture stops the run with nothing written; --swap-outputs on a fake whose buffer B is
+10% slower to write: each placement's ratio, the kernel factor (0.9, the fakes' kernels) and the
+buffer factor (1.1) come out, the main table's median cancels the buffer, a lean candidate runs.
 
 Usage: test_add_vs_torch.py ROOT
 """
@@ -129,6 +131,7 @@ def test_bad_input():
         for argv, says in [(["--sizes", "64,x"], "--sizes:"), (["--dtypes", "bf16,int8"], "--dtypes:"),
                            (["--rounds", "0"], "--rounds"), (["--patterns", "eager,burst"], "--patterns:"), (["--calls", "1"], "--calls"),
                            (["--candidates", "crossbench"], "--candidates:"),
+                           (["--swap-outputs", "--rounds", "6"], "--swap-outputs needs --rounds a multiple of 4"),
                            (["--shim", os.path.join(tmp, "none.so")], "not found")]:
             args = ["--shim", shim, "--out", out] + argv
             err = io.StringIO()
@@ -190,6 +193,34 @@ def test_main_on_fake_gpu():
         ft.FakeShim.escape_capture = False
         check(isinstance(rc, str) and "not captured" in rc, f"an uncaptured launch stops the run: {rc}")
         check(not os.path.exists(esc_out), "nothing written after a stopped run")
+
+        # Buffer B (the second output of each point) 10% slower to write, for either side.
+        ft.State.slow_second_output = 1.1
+        swap_out = os.path.join(tmp, "swap")
+        rc, text, err = run_main(["--shim", shim, "--sizes", "4", "--dtypes", "bf16", "--candidates", "v1/t128/default/lean",
+                                  "--rounds", "4", "--calls", "5", "--warmup-calls", "2", "--patterns", "eager,graph",
+                                  "--swap-outputs", "--out", swap_out])
+        ft.State.slow_second_output = 1.0
+        check(rc == 0, f"swap run exit 0: {rc} {err[-300:]}")
+        with open(os.path.join(swap_out, "add_vs_torch.json")) as f:
+            got = json.load(f)
+        check(got["round_placements"] == ["crossbench writes B", "crossbench writes B", "crossbench writes A",
+                                          "crossbench writes A"], f"placements by round: {got['round_placements']}")
+        check(got["checked_outputs"] == 2 * 2 * 2 and got["mismatches"] == [],
+              f"2 configurations x eager/graph x 2 placements checked: {got['checked_outputs']} {got['mismatches']}")
+        eager = [r for r in got["rows"] if r["pattern"] == "eager"][0]
+        check(near(eager["ratio"], 0.9) and near(eager["candidates"]["v1/t128/default/lean"]["ratio"], 0.9),
+              f"the median over both placements cancels the buffer: {eager['ratio']}")
+        check(eager["crossbench_rounds_ns"] == [990.0, 990.0, 900.0, 900.0], f"ours per round: {eager['crossbench_rounds_ns']}")
+        prow = got["placement_rows"]
+        check(len(prow) == 2 * 2, f"placement rows: 2 patterns x 2 configurations: {len(prow)}")
+        check(all(near(p["ratio_ours_writes_B"], 0.99) and near(p["ratio_ours_writes_A"], 0.9 / 1.1) for p in prow),
+              f"each placement's ratio: {prow[0]}")
+        check(all(near(p["kernel_factor"], 0.9) and near(p["buffer_factor_B_over_A"], 1.1) for p in prow),
+              f"kernel 0.9 and buffer 1.1 factors: {prow[0]}")
+        check("| graph | bf16 | 4 | v1/t128/default/lean | 0.9900 | 0.8182 | 0.9000 | 1.1000 |" in text,
+              "placement table printed:\n" + text[-1500:])
+        check("outputs swapped in rounds 2, 3 (mod 4)" in text, "the header says the outputs were swapped")
 
 
 test_assign()

@@ -7,9 +7,10 @@
 // Codes, as the functions below take them:
 // - dtype: xb_add_dtype("bf16" | "fp16" | "fp32") (xb::DType's value: 0, 1, 2);
 // - threads: threads per block; vectors: 16-byte vectors per thread; policy: 1 + the
-//   xb::AddCachePolicy value (1 default .. 5 plain), so that 0 can mean "bench's own";
-//   xb_add_parse turns a tuning-space name ("v1/t128/default", `bench tune-add`'s names) into
-//   the three. A value <= 0 takes add_launch_config(dtype, count)'s (bench's) choice for that field.
+//   xb::AddCachePolicy value (1 default .. 5 plain); variant: 1 + the xb::AddKernelVariant value
+//   (1 standard, 2 lean), so that 0 can mean "bench's own"; xb_add_parse turns a tuning-space
+//   name ("v1/t128/default", "v1/t128/default/lean", `bench tune-add`'s names) into the four.
+//   A value <= 0 takes add_launch_config(dtype, count)'s (bench's) choice for that field.
 // Every function returns 0 or a cudaError_t (cudaErrorInvalidValue for bad arguments) and never
 // lets an exception out; xb_add_last_error() then holds the message of this thread's last failure.
 #include <cstddef>
@@ -42,6 +43,7 @@ xb::DType dtype_of(int code) {
 }
 
 int policy_code(xb::AddCachePolicy p) { return 1 + static_cast<int>(p); }
+int variant_code(xb::AddKernelVariant k) { return 1 + static_cast<int>(k); }
 
 // xb::CudaError carries the failure as text ("...failed: <error name>: <error string>", as
 // kernels/cuda_check.h formats it), not the code. A code field there would rebuild every object
@@ -92,11 +94,12 @@ xb::AddLaunchConfig bench_config(xb::DType dtype, std::int64_t count) {
 }
 
 // bench's configuration for (dtype, count) with each field given > 0 replaced.
-xb::AddLaunchConfig resolve(xb::DType dtype, std::int64_t count, int threads, int vectors, int policy) {
+xb::AddLaunchConfig resolve(xb::DType dtype, std::int64_t count, int threads, int vectors, int policy, int variant) {
   xb::AddLaunchConfig config = bench_config(dtype, count);
   if (threads > 0) config.threads_per_block = threads;
   if (vectors > 0) config.vectors_per_thread = vectors;
   if (policy > 0) config.cache = static_cast<xb::AddCachePolicy>(policy - 1);  // launch_add checks the value
+  if (variant > 0) config.kernel = static_cast<xb::AddKernelVariant>(variant - 1);  // launch_add checks it too
   return config;
 }
 
@@ -125,24 +128,24 @@ XB_ADD_SHIM_API int xb_add_dtype(const char* name) {
 /// file), through xb::launch_add: the kernel bench times. Capturable into a CUDA graph. Returns 0
 /// or the launch's cudaError_t.
 XB_ADD_SHIM_API int xb_add_launch(int dtype, const void* a, const void* b, void* out, long long count, void* stream,
-                                  int threads, int vectors, int policy) {
+                                  int threads, int vectors, int policy, int variant) {
   return guarded("xb_add_launch", [&] {
     const xb::DType d = dtype_of(dtype);
     if (count > 0 && (a == nullptr || b == nullptr || out == nullptr)) throw std::invalid_argument("null tensor pointer");
-    const xb::AddLaunchConfig config = resolve(d, count, threads, vectors, policy);
+    const xb::AddLaunchConfig config = resolve(d, count, threads, vectors, policy, variant);
     xb::launch_add(d, a, b, out, count, static_cast<cudaStream_t>(stream), config);
   });
 }
 
 /// Writes into `name` (`name_len` bytes, NUL included) the configuration xb_add_launch uses for
-/// these arguments, as `bench tune-add` names it ("v1/t256/default"); all three <= 0 gives
+/// these arguments, as `bench tune-add` names it ("v1/t256/default"); all four <= 0 gives
 /// bench's own, add_launch_config(dtype, count). Fails with cudaErrorInvalidValue when the
 /// configuration is not one of the tuning space's (kernels/add.h, add_tuning_space).
-XB_ADD_SHIM_API int xb_add_config(int dtype, long long count, int threads, int vectors, int policy, char* name,
-                                  std::size_t name_len) {
+XB_ADD_SHIM_API int xb_add_config(int dtype, long long count, int threads, int vectors, int policy, int variant,
+                                  char* name, std::size_t name_len) {
   return guarded("xb_add_config", [&] {
     if (count < 0) throw std::invalid_argument("count " + std::to_string(count) + " < 0");
-    const std::string chosen = xb::to_string(resolve(dtype_of(dtype), count, threads, vectors, policy));
+    const std::string chosen = xb::to_string(resolve(dtype_of(dtype), count, threads, vectors, policy, variant));
     bool known = false;
     for (const xb::AddLaunchConfig& c : xb::add_tuning_space()) known = known || xb::to_string(c) == chosen;
     if (!known) throw std::invalid_argument("'" + chosen + "' is not in the add kernel's tuning space");
@@ -150,12 +153,12 @@ XB_ADD_SHIM_API int xb_add_config(int dtype, long long count, int threads, int v
   });
 }
 
-/// Parses a tuning-space name ("v2/t128/streaming") into threads per block, vectors per thread
-/// and the policy code xb_add_launch takes. Fails with cudaErrorInvalidValue, listing the
-/// space's names, for any other text.
-XB_ADD_SHIM_API int xb_add_parse(const char* name, int* threads, int* vectors, int* policy) {
+/// Parses a tuning-space name ("v2/t128/streaming", "v1/t128/plain/lean") into threads per
+/// block, vectors per thread and the policy and variant codes xb_add_launch takes. Fails with
+/// cudaErrorInvalidValue, listing the space's names, for any other text.
+XB_ADD_SHIM_API int xb_add_parse(const char* name, int* threads, int* vectors, int* policy, int* variant) {
   return guarded("xb_add_parse", [&] {
-    if (name == nullptr || threads == nullptr || vectors == nullptr || policy == nullptr) {
+    if (name == nullptr || threads == nullptr || vectors == nullptr || policy == nullptr || variant == nullptr) {
       throw std::invalid_argument("null argument");
     }
     std::string known;
@@ -165,6 +168,7 @@ XB_ADD_SHIM_API int xb_add_parse(const char* name, int* threads, int* vectors, i
         *threads = c.threads_per_block;
         *vectors = c.vectors_per_thread;
         *policy = policy_code(c.cache);
+        *variant = variant_code(c.kernel);
         return;
       }
       known += (known.empty() ? "" : ", ") + text;
