@@ -4,7 +4,8 @@ calls made while it captures and replays them, and every add run while a profile
 leaves a kernel record (CUPTI's demangled names) that export_chrome_trace writes as PyTorch does.
 
 install() puts the fake into sys.modules as torch and torch.profiler; FakeShim replaces
-add_vs_torch.Shim. Knobs for the failure tests: FakeShim.wrong_config (that configuration adds
+add_vs_torch.Shim. torch.cuda.profiler.start()/stop() (cudaProfilerStart/Stop, as ncu's
+--profile-from-start off sees them) collect the kernels run between them in State.ranges. Knobs for the failure tests: FakeShim.wrong_config (that configuration adds
 one too much) and FakeShim.escape_capture (our launches run at once instead of being captured, as
 a launch on another stream would); for --swap-outputs, State.slow_second_output: every second
 tensor empty_like makes (a point's buffer B) takes that factor longer to write, whichever side
@@ -27,6 +28,7 @@ class State:
     slow_second_output = 1.0  # write-time factor of every second empty_like tensor
     made = 0           # tensors empty_like has made
     write_factor = {}  # data_ptr -> write-time factor
+    ranges = []        # per torch.cuda.profiler.start()/stop() range: its kernel records
 
 
 def run_kernel(name, dur_us, fn):
@@ -150,6 +152,15 @@ class Stream:
     cuda_stream = 0x5000
 
 
+def cuda_profiler_start():
+    State.ranges.append([])
+    State.profiling = State.ranges[-1]
+
+
+def cuda_profiler_stop():
+    State.profiling = None
+
+
 def install():
     torch = types.ModuleType("torch")
     torch.__version__ = "2.11.0+fake"
@@ -168,7 +179,8 @@ def install():
     cuda = types.SimpleNamespace(
         is_available=lambda: True, mem_get_info=lambda: (1 << 40, 1 << 40), Stream=Stream,
         stream=lambda s: _Ctx(), synchronize=lambda: None, CUDAGraph=FakeGraph, graph=graph,
-        clock_rate=lambda: 1980, get_device_name=lambda: "Fake H200")
+        clock_rate=lambda: 1980, get_device_name=lambda: "Fake H200", current_stream=Stream,
+        profiler=types.SimpleNamespace(start=cuda_profiler_start, stop=cuda_profiler_stop))
     torch.cuda = cuda
     profiler = types.ModuleType("torch.profiler")
     profiler.ProfilerActivity = types.SimpleNamespace(CPU="cpu", CUDA="cuda")
