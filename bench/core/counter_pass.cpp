@@ -12,7 +12,7 @@
 namespace xb {
 
 CounterSession run_counter_pass(const std::vector<CounterJob>& jobs, const CollectorFactory& make_collector,
-                                const std::function<void()>& sync, int calls) {
+                                const std::function<void()>& sync, int calls, const std::function<void()>& idle) {
   if (calls < 1) throw std::invalid_argument("run_counter_pass: calls must be at least 1");
   CounterSession s;
   std::unique_ptr<CounterCollector> collector;
@@ -31,10 +31,12 @@ CounterSession run_counter_pass(const std::vector<CounterJob>& jobs, const Colle
       for (int i = 0; i < calls; ++i) call();
     };
   };
-  // Before each replay pass, outside the range: `calls` warm-up calls, so that the first profiled
-  // call finds the L2 as a call in the middle of a hot-mode batch does (no flush).
-  const auto warm_up = [&sync](const std::function<void()>& work) {
-    return [&sync, work] {
+  // Before each replay pass, outside the range: the caller's idle time, if any (the device is
+  // idle here), then `calls` warm-up calls, so that the first profiled call finds the L2 as a call
+  // in the middle of a hot-mode batch does (no flush).
+  const auto warm_up = [&sync, &idle](const std::function<void()>& work) {
+    return [&sync, &idle, work] {
+      if (idle) idle();
       work();
       sync();
     };

@@ -49,9 +49,12 @@ using CollectorFactory = std::function<std::unique_ptr<CounterCollector>()>;
 /// ready, per job without error: make_call(), one unprofiled call, `sync()`, collect_sass() of
 /// `calls` calls; otherwise every fixture's sass_error says why. A job that throws gets its error
 /// (or sass_error) and the pass goes on. describe() last. `created_utc`, gpu_name and l2_bytes are
-/// the caller's to fill. Throws std::invalid_argument for calls < 1.
+/// the caller's to fill. `idle`, when set, is called before each replay pass's warm-up calls, the
+/// device idle (everything earlier synchronized): run_counter_pass_on_gpu sleeps there to space
+/// the passes. Throws std::invalid_argument for calls < 1.
 CounterSession run_counter_pass(const std::vector<CounterJob>& jobs, const CollectorFactory& make_collector,
-                                const std::function<void()>& sync, int calls = kCounterCalls);
+                                const std::function<void()>& sync, int calls = kCounterCalls,
+                                const std::function<void()>& idle = {});
 
 /// Relative difference measured / model - 1; 0 when both are 0, +inf never (model 0 and measured
 /// > 0 give 1).
@@ -67,9 +70,15 @@ void print_counter_table(const CounterSession& session, std::ostream& out);
 /// kCounterCalls calls per fixture (make_cupti_counter_collector; with XB_COUNTERS_LOG set, "-" for stderr or a file name, every
 /// CUPTI call's result and each metric accepted or rejected are logged there), then writes
 /// `dir`/counters.json and prints the table to `out`. An unavailable pass is one line, never an
-/// exception. Throws CudaError when the device cannot be queried, std::runtime_error when
-/// counters.json cannot be written.
+/// exception. `idle_before_pass_ms` > 0: the device idles that long (ms) before each replay pass's
+/// warm-up calls, and counters.json's method says so; 0, bench's pass: passes back to back. The
+/// fresh-process probe for the Nsight Compute comparison sets it so that its passes are spaced as
+/// ncu's application replay spaces them (each ncu pass relaunches the process; docs/metrics.md,
+/// "Comparing with Nsight Compute"). Throws std::invalid_argument for idle_before_pass_ms < 0,
+/// CudaError when the device cannot be queried, std::runtime_error when counters.json cannot be
+/// written.
 CounterSession run_counter_pass_on_gpu(const std::vector<FixtureSpec>& fixtures, cudaStream_t stream,
-                                       const std::filesystem::path& dir, std::ostream& out);
+                                       const std::filesystem::path& dir, std::ostream& out,
+                                       int idle_before_pass_ms = 0);
 
 }  // namespace xb

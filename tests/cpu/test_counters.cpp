@@ -235,6 +235,22 @@ TEST(CounterPass, KWarmUpCallsBeforeEveryReplayPassOfKCallsThenTheSassPass) {
   EXPECT_THROW(xb::run_counter_pass(jobs(&log), nullptr, [] {}, 0), std::invalid_argument);
 }
 
+TEST(CounterPass, IdleTimeComesBeforeTheWarmUpCallsOfEachReplayPass) {
+  // The fresh-process probe for the Nsight Compute comparison spaces its passes as ncu's application
+  // replay does (run_counter_pass_on_gpu sleeps in `idle`): the device idles before the K warm-up
+  // calls of each pass, never between them and the profiled calls, nor in the SASS pass.
+  std::string log;
+  xb::run_counter_pass(
+      jobs(&log), [&] { return std::make_unique<FakeCollector>(&log); }, [&] { log += "sync;"; }, 2,
+      [&] { log += "idle;"; });
+  EXPECT_EQ(log,
+            "call;sync;"
+            "idle;call;call;sync;start;call;call;stop;"
+            "idle;call;call;sync;start;call;call;stop;"
+            "prepare_sass;"
+            "call;sync;sass{call;call;}");
+}
+
 TEST(CounterPass, DefaultsToKCallsAndRejectsAKernelCountThatIsNotAMultipleOfK) {
   std::string log;
   const auto s = xb::run_counter_pass(jobs(&log), [&] { return std::make_unique<FakeCollector>(&log); }, [] {});
