@@ -6,9 +6,16 @@
 # `bench overhead --breakdown` (add, matmul) and PyTorch's profiler overhead measured the same way
 # in the same call; `bench tune-add` at the small sizes (64, 256, 1024); the add kernel against
 # PyTorch's, both launched from one Python loop, in interleaved rounds (target xb_add_shim, then
-# scripts/add_vs_torch.py; XB_ADD_ARGS passes it more arguments); cold mode (bench's ops, and a user's
-# saxpy through scripts/h200_core.sh user); the main job's wall time. Steps can
-# be skipped: XB_SKIP="gpu sweep overhead tune add cold e2e". $OUT: checks.txt, speed.tar.gz.
+# scripts/add_vs_torch.py; XB_ADD_ARGS passes it more arguments); why PyTorch's add is still ahead
+# with its own launch shape (issue 19, each step under 3 minutes): `placement` (add_vs_torch.py
+# --swap-outputs: does the gap follow the output buffer?), `ncu` (Nsight Compute on both kernels in
+# one process, application replay, a per-metric table and both kernels' SASS), `variants` (the lean
+# kernel's tuning-space entries against PyTorch's); cold mode (bench's ops, and a user's saxpy
+# through scripts/h200_core.sh user); the main job's wall time. Steps can be skipped: XB_SKIP="gpu
+# sweep overhead tune add placement ncu variants cold e2e"; issue 19's three alone:
+#   XB_SKIP="gpu sweep overhead tune add cold e2e" bash scripts/h200_speed.sh
+# $OUT: checks.txt, speed.tar.gz; with the ncu step add_ncu_compare.md and add_ncu_reports.tar.gz
+# (the .ncu-rep files, for `ncu --import`).
 source "$(dirname "${BASH_SOURCE[0]}")/h200_common.sh" || exit 1
 export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda-13.0}
 h200_workdir /tmp/xb-speed
@@ -47,16 +54,118 @@ if ! skip tune; then
   check "bench tune-add --size 64,256,1024" "exit $?"
   grep -E "^fastest|^\| *v1/t256/default" "$W/tune_add_small.md" | head -20
 fi
+SHIM_BUILT=
+add_shim() {  # the ctypes shim of crossbench's add kernel (built only when asked), once
+  [ -n "$SHIM_BUILT" ] && return
+  cmake --build $B --target xb_add_shim > "$W/add_shim_build.log" 2>&1
+  check "cmake --build $B --target xb_add_shim" "exit $?"
+  SHIM_BUILT=1
+}
 if ! skip add; then
   # Both adds from one Python loop on one torch stream: ours through the ctypes shim (built only
   # when asked). XB_ADD_ARGS adds arguments, e.g. "--candidates v1/t128/default,... --patterns eager,graph,isolated".
-  cmake --build $B --target xb_add_shim > "$W/add_shim_build.log" 2>&1
-  check "cmake --build $B --target xb_add_shim" "exit $?"
+  add_shim
   # shellcheck disable=SC2086  # XB_ADD_ARGS is split into arguments on purpose
   timeout 280 python3 -u scripts/add_vs_torch.py --shim $B/libxb_add_shim.so --out "$W/add_vs_torch" --rounds 3 \
     ${XB_ADD_ARGS:-} > "$W/add_vs_torch.log" 2>&1
   check "scripts/add_vs_torch.py (3 rounds; exit 1: an output differs)" "exit $?, $(grep -E '^(setup|round 2):' "$W/add_vs_torch.log" | tr '\n' ' ')"
   cat "$W/add_vs_torch/add_vs_torch.md" 2>/dev/null || tail -5 "$W/add_vs_torch.log"
+fi
+if ! skip placement; then
+  # Issue 19, 1: does PyTorch's 0.3% at 16384^2 follow the output buffer? In rounds 2, 3 (mod 4)
+  # every side writes the other's output (the inputs stay shared): the main table's medians cancel
+  # the buffer, the placement table splits each ratio into a kernel and a buffer factor. About 1 min.
+  add_shim
+  # shellcheck disable=SC2086  # XB_PLACEMENT_ARGS is split into arguments on purpose
+  timeout 170 python3 -u scripts/add_vs_torch.py --shim $B/libxb_add_shim.so --out "$W/add_placement" --rounds 8 \
+    --swap-outputs --sizes 256,4096,16384 --candidates v1/t128/default ${XB_PLACEMENT_ARGS:-} > "$W/add_placement.log" 2>&1
+  check "add_vs_torch.py --swap-outputs (8 rounds; 256, 4096, 16384)" "exit $?, $(grep -E '^(setup|round 7):' "$W/add_placement.log" | tr '\n' ' ')"
+  sed -n '/^Output buffer placement/,$p' "$W/add_placement/add_vs_torch.md" 2>/dev/null || tail -5 "$W/add_placement.log"
+fi
+if ! skip ncu; then
+  # Issue 19, 2: Nsight Compute on both kernels, same process, same inputs, bf16 256^2 and 16384^2
+  # (scripts/add_ncu_probe.py: K back-to-back calls per side and size). Application replay (the
+  # probe rerun per metric pass; no memory save/restore, each kernel finds the L2 the kernel before
+  # left), clocks and caches left alone. Two runs, so that the first (launch, occupancy, scheduler,
+  # warp states, instructions, DRAM/L2 bytes, duration: few passes) survives a second that runs out
+  # of time (memory tables, source counters: sectors per request, per-instruction SASS). Then the
+  # per-metric table (scripts/add_ncu_compare.py), both kernels' SASS (ncu's source page; ours also
+  # from cuobjdump of the shim; PyTorch's from libtorch_cuda.so with cuobjdump -fun, if time is
+  # left) and an opcode table. Stops starting work 165 s after it began.
+  add_shim
+  N=$W/ncu
+  mkdir -p "$N"
+  t0=$SECONDS
+  left() { echo $((165 - (SECONDS - t0))); }
+  # shellcheck disable=SC2054  # commas inside arguments, not between elements
+  probe=(python3 -u scripts/add_ncu_probe.py --shim "$B/libxb_add_shim.so" --manifest "$N/probe.json" --sizes 256,16384
+         --dtype bf16 --calls "${XB_NCU_CALLS:-5}" --configs v1/t128/default,v1/t128/default/lean)
+  ncu_app=(ncu --replay-mode application --app-replay-match grid --app-replay-mode strict --app-replay-buffer file
+           --profile-from-start off --cache-control none --clock-control none -f)
+  timeout 80 "${ncu_app[@]}" --section LaunchStats --section Occupancy --section SpeedOfLight --section SchedulerStats \
+    --section WarpStateStats --section InstructionStats \
+    --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,smsp__inst_executed.sum \
+    -o "$N/core" "${probe[@]}" > "$N/core.log" 2>&1
+  check "ncu app replay: launch, occupancy, scheduler, warp state (bf16 256, 16384)" \
+    "exit $?, $((SECONDS - t0)) s$(grep -o 'ERR_NVGPUCTRPERM' "$N/core.log" | head -1 | sed 's/^/, /')"
+  grep -E '^==(ERROR|WARNING)==' "$N/core.log" | sort | uniq -c | head -5
+  if [ "$(left)" -ge 40 ]; then
+    t1=$SECONDS
+    timeout "$(left)" "${ncu_app[@]}" --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables \
+      --section SourceCounters -o "$N/memory_source" "${probe[@]}" > "$N/memory_source.log" 2>&1
+    check "ncu app replay: memory tables, source counters" "exit $?, $((SECONDS - t1)) s"
+    grep -E '^==(ERROR|WARNING)==' "$N/memory_source.log" | sort | uniq -c | head -5
+  else
+    check "ncu app replay: memory tables, source counters" "skipped: $((SECONDS - t0)) s into the step"
+  fi
+  raws=()
+  for r in core memory_source; do
+    [ -f "$N/$r.ncu-rep" ] && ncu --import "$N/$r.ncu-rep" --page raw --csv --print-units base > "$N/$r.raw.csv" 2>&1 &&
+      raws+=(--raw "$N/$r.raw.csv")
+  done
+  python3 scripts/add_ncu_compare.py compare --manifest "$N/probe.json" "${raws[@]}" > "$N/add_ncu_compare.md" 2> "$N/compare.err"
+  check "add_ncu_compare.py compare ($(( ${#raws[@]} / 2 )) raw pages)" "exit $?$(head -1 "$N/compare.err" | sed 's/^/: /')"
+  rep=$N/memory_source.ncu-rep
+  [ -f "$rep" ] || rep=$N/core.ncu-rep
+  for k in vectorized_elementwise_kernel add_flat_kernel add_lean_kernel; do  # the first launch of each: n = 256
+    ncu --import "$rep" --page source --print-source sass --csv --kernel-name "regex:$k" --launch-count 1 > "$N/sass_$k.csv" 2>&1
+  done
+  cuobjdump -sass "$B/libxb_add_shim.so" | c++filt > "$N/shim_all.sass" 2> "$N/cuobjdump.err"
+  python3 scripts/add_ncu_compare.py sass --match \
+    'add_flat_kernel<__nv_bfloat16, \(xb::AddCachePolicy\)0>|add_lean_kernel<__nv_bfloat16, \(int\)128, \(xb::AddCachePolicy\)0' \
+    "$N/shim_all.sass" > "$N/ours_bf16.sass" 2>> "$N/cuobjdump.err"
+  check "cuobjdump -sass of the shim, bf16 flat and lean t128" "$(grep -c 'Function :' "$N/ours_bf16.sass") functions"
+  torch_lib=$(python3 -c "import os, torch; print(os.path.join(os.path.dirname(torch.__file__), 'lib', 'libtorch_cuda.so'))" 2>/dev/null)
+  mangled=$(ncu --import "$rep" --page raw --csv --kernel-name-base mangled --metrics launch__grid_size 2>/dev/null |
+    python3 -c "import csv, sys; print(next((r['Kernel Name'] for r in csv.DictReader(l for l in sys.stdin if l.startswith('\"')) if 'elementwise_kernel' in r.get('Kernel Name', '')), ''))")
+  if [ "$(left)" -ge 20 ] && [ -f "$torch_lib" ] && [ -n "$mangled" ]; then
+    t1=$SECONDS
+    timeout "$(left)" cuobjdump -sass -fun "$mangled" "$torch_lib" > "$N/torch_cuobjdump.sass" 2>&1
+    check "cuobjdump -sass -fun <PyTorch's kernel> libtorch_cuda.so" "exit $?, $((SECONDS - t1)) s, $(grep -c 'Function :' "$N/torch_cuobjdump.sass") functions"
+  else
+    check "cuobjdump of PyTorch's kernel" "skipped: $(left) s left, lib '${torch_lib}', kernel '${mangled:0:60}'"
+  fi
+  ops=("PyTorch=$N/sass_vectorized_elementwise_kernel.csv" "v1/t128/default=$N/sass_add_flat_kernel.csv"
+       "v1/t128/default/lean=$N/sass_add_lean_kernel.csv")
+  { echo; echo "## SASS opcodes at n = 256 (ncu source pages; static count per kernel, then executed)"; echo
+    python3 scripts/add_ncu_compare.py opcodes "${ops[@]}"; } >> "$N/add_ncu_compare.md" 2>> "$N/compare.err"
+  check "add_ncu_compare.py opcodes (ncu source pages)" "exit $?"
+  cp "$N/add_ncu_compare.md" "$OUT/"
+  if ls "$N"/*.ncu-rep > /dev/null 2>&1; then (cd "$N" && tar czf "$OUT/add_ncu_reports.tar.gz" ./*.ncu-rep); fi
+  cat "$N/add_ncu_compare.md"
+  echo "ncu step: $((SECONDS - t0)) s"
+fi
+if ! skip variants; then
+  # Issue 19, 3: the lean kernel (kernels/add.cu: block size and counts fixed at compile time or by
+  # the host, no bounds check or tail where none is needed) against PyTorch's and v1/t128/default,
+  # every size and dtype, bit-exact checks included. About 40 s.
+  add_shim
+  # shellcheck disable=SC2086  # XB_VARIANT_ARGS is split into arguments on purpose
+  timeout 170 python3 -u scripts/add_vs_torch.py --shim $B/libxb_add_shim.so --out "$W/add_variants" --rounds 4 \
+    --candidates v1/t128/default,v1/t128/default/lean,v1/t128/plain/lean,v1/t256/default/lean,v1/t256/plain/lean \
+    ${XB_VARIANT_ARGS:-} > "$W/add_variants.log" 2>&1
+  check "add_vs_torch.py lean candidates (4 rounds; exit 1: an output differs)" "exit $?, $(grep -E '^(setup|round 3):' "$W/add_variants.log" | tr '\n' ' ')"
+  cat "$W/add_variants/add_vs_torch.md" 2>/dev/null || tail -5 "$W/add_variants.log"
 fi
 if ! skip cold; then
   # Issue 15: cold mode is batched (one flush, then each instance once): event vs CUPTI per call
@@ -76,5 +185,5 @@ if ! skip e2e; then
 fi
 rm -f "$W"/sweep/{raw_session.json,full.json,trace_only.json}
 cp "$OUT/checks.txt" "$W/"
-tar czf "$OUT/speed.tar.gz" -C "$W" .
+tar czf "$OUT/speed.tar.gz" --exclude='*.ncu-rep' -C "$W" .
 ls -la "$OUT"
