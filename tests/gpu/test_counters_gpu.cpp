@@ -5,7 +5,9 @@
 // why in one line while the timing pass still validated; never a crash. Also the CUPTI collector
 // directly, on K back-to-back add calls after K warm-up calls (the counter pass's steady state):
 // DRAM bytes per call, and the SASS pass's FADDs (n^2) or the one line saying why SASS FLOPs are
-// not counted (the H200's GH100 offers no per-opcode SASS metric). Skips without a device.
+// not counted (the H200's GH100 offers no per-opcode SASS metric). Skips without a device. Two
+// probes for the Nsight Compute comparison (scripts/h200_counters.sh), skipped without XB_PROBE:
+// the calls ncu profiles, and crossbench's own counter pass on the same fixture in a fresh process.
 #include <gtest/gtest.h>
 
 #include "../common/run_command.h"
@@ -26,8 +28,11 @@
 #include <string>
 
 #include "bench/core/counter_pass.h"
+#include "bench/core/fixture_plan.h"
+#include "bench/run/builtin_ops.h"
 #include "../common/json_file.h"
 #include "gpu_test.h"
+#include "kernels/cuda_raii.h"
 #include "kernels/workload.h"
 #include "profiler/counters.h"
 #include "profiler/profiler.h"
@@ -161,6 +166,43 @@ TEST_F(GpuTest, CounterProbeOneCallForNsightCompute) {
   for (int i = 0; i < 2 * k; ++i) w->enqueue();
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   ASSERT_EQ(cudaProfilerStop(), cudaSuccess);
+}
+
+// crossbench's own counter pass on the probe's fixture in a fresh process, for the Nsight Compute
+// comparison (scripts/h200_counters.sh runs it right before ncu's probe of the same fixture;
+// docs/metrics.md, "Comparing with Nsight Compute"): with XB_PROBE=<op>/<dtype>/<n> (a built-in op)
+// and XB_PROBE_OUT=<dir>, run_counter_pass_on_gpu on that fixture alone, writing <dir>/counters.json.
+// No timing pass runs before it, so the GPU is in the state a fresh process finds it in, as in each
+// of ncu's application-replay passes (each relaunches the probe): one unprofiled call, then per
+// replay pass K warm-up and K profiled calls, as ncu's 1 + 2K. XB_PROBE_IDLE_MS (default 0) idles
+// the device that long before each replay pass, spacing the passes as ncu's relaunches space its
+// own. Skipped without XB_PROBE, or saying why when counters are unavailable.
+TEST_F(GpuTest, CounterPassProbeInAFreshProcess) {
+  const char* probe = std::getenv("XB_PROBE");
+  const char* out = std::getenv("XB_PROBE_OUT");
+  if (probe == nullptr || *probe == '\0' || out == nullptr || *out == '\0') {
+    GTEST_SKIP() << "set XB_PROBE=<op>/<dtype>/<n> and XB_PROBE_OUT=<dir> to run the fresh-process counter pass";
+  }
+  std::istringstream in(probe);
+  std::string op, dtype, n;
+  ASSERT_TRUE(std::getline(in, op, '/') && std::getline(in, dtype, '/') && std::getline(in, n)) << probe;
+  const char* idle_env = std::getenv("XB_PROBE_IDLE_MS");
+  const int idle_ms = idle_env != nullptr && *idle_env != '\0' ? std::stoi(idle_env) : 0;
+  ASSERT_GE(idle_ms, 0) << "XB_PROBE_IDLE_MS";
+  register_builtin_ops();
+  std::filesystem::create_directories(out);
+  const Stream stream;
+  const CounterSession s = run_counter_pass_on_gpu({FixtureSpec{op, dtype, std::stoll(n)}}, stream.get(), out, std::cout, idle_ms);
+  ASSERT_TRUE(std::filesystem::exists(std::filesystem::path(out) / "counters.json"));
+  if (s.status == "unavailable") GTEST_SKIP() << "counters unavailable: " << s.reason;
+  ASSERT_EQ(s.fixtures.size(), 1u);
+  const FixtureCounters& f = s.fixtures[0];
+  EXPECT_EQ(f.name, fixture_name(op, dtype, std::stoll(n)));
+  EXPECT_EQ(f.error, "");
+  EXPECT_EQ(f.calls, kCounterCalls);
+  ASSERT_FALSE(f.kernels.empty());
+  EXPECT_EQ(f.kernels.size() % static_cast<std::size_t>(f.calls), 0u) << "the same kernels in every call";
+  EXPECT_GT(derive_figures(f).duration_ns, 0);
 }
 
 }  // namespace
