@@ -5,30 +5,40 @@
 # GPU tests (every CUPTI call's result and each metric accepted or rejected are logged); a sweep of
 # add and matmul bf16 at every power of two 64..16384 with --counters (modeled vs counted bytes and
 # FLOPs, the roofline with measured points; model_vs_counters with the GEMMs' tile-padded model);
-# then add bf16 4096,8192,16384 and matmul bf16 2048..16384 under Nsight Compute and a comparison of
-# crossbench's counters with ncu's (scripts/counters_vs_ncu.py: DRAM bytes over the L2 and tensor
-# FLOPs within 2%). The counter pass measures the steady state of back-to-back calls: per fixture K
-# (16) calls profiled after K warm-up calls (docs/metrics.md, "Hardware counters"); ncu profiles
-# every kernel of the same 2K back-to-back calls (the probe, CounterProbeOneCallForNsightCompute)
-# with --cache-control none --clock-control none, and the comparison averages the last K calls'
-# kernels. ncu runs in APPLICATION replay (--replay-mode application): each metric pass relaunches
-# the whole probe process, so no pass restores memory around a kernel and each kernel finds the L2
-# as the call before it left it, as in crossbench's pass (kernel replay saves and restores memory
-# around every pass of each kernel: its DRAM bytes were 19% and 5% off at add 4096 and 8192). That
-# needs a deterministic launch sequence, which the probe has (a fixed 1 + 2K calls, fixed seeds, no
-# stopping rule); --app-replay-mode strict makes ncu refuse a pass whose kernels differ. ncu asks
-# only for the metrics the comparison uses (DRAM bytes, tensor and SASS FLOPs, duration), fewer
-# passes. Then, time allowing, the same probes in kernel replay, the earlier comparison, for
-# reference. SASS FLOPs that CUPTI does not count on this GPU (GH100 offers no per-opcode SASS
-# metric) are reported as "not counted by CUPTI on this GPU", not as a disagreement. $OUT:
-# machine.txt, build.log, checks.txt, counters_vs_ncu.txt (application replay, then kernel replay),
-# counters_log.txt, roofline.png (when matplotlib is there), counters-results.tar.gz. Sizes:
-# XB_COUNTER_SIZES (sweep), XB_NCU_PROBES (ncu; space-separated fixtures). XB_COUNTERS_SASS=0: no
-# SASS metrics pass. Aims at under 5 minutes after the build: an ncu probe does not start 200 s
-# (application replay) or 250 s (kernel replay) after the build, and none runs past 290 s.
+# then, per probe fixture (add bf16 4096, 16384, matmul bf16 4096, 16384), crossbench's counter
+# pass on that fixture alone in a fresh process (CounterPassProbeInAFreshProcess: no timing pass
+# before it) right before Nsight Compute's probe of it, the GPU's SM clock, power and temperature
+# recorded before, during (every 250 ms) and after each (nvidia-smi; <fixture>.gpu.csv), and the
+# comparison (scripts/counters_vs_ncu.py --fresh): the fresh-process pass against ncu first (the
+# fair comparison: both passes find the GPU in the same state, which the kernel durations and
+# clocks show), the sweep's pass against ncu second (for reference: it runs after the sweep's
+# timing pass, at other clocks). Medians of the K per-call values are compared within 2%, each
+# side's call-to-call spread printed (docs/metrics.md, "Comparing with Nsight Compute").
+# The counter pass measures the steady state of back-to-back calls: per fixture K (16) calls
+# profiled after K warm-up calls (docs/metrics.md, "Hardware counters"); ncu profiles every kernel
+# of the same 2K back-to-back calls (the probe, CounterProbeOneCallForNsightCompute) with
+# --cache-control none --clock-control none, and the comparison takes the last K calls' kernels.
+# ncu runs in APPLICATION replay (--replay-mode application): each metric pass relaunches the whole
+# probe process (1 + 2K calls after a process start, about 1 to 2 s of idle GPU), so no pass
+# restores memory around a kernel and each kernel finds the L2 as the call before it left it, as in
+# crossbench's pass (kernel replay saves and restores memory around every pass of each kernel: its
+# DRAM bytes were 19% and 5% off at add 4096 and 8192). That needs a deterministic launch sequence,
+# which the probe has (a fixed 1 + 2K calls, fixed seeds, no stopping rule); --app-replay-mode
+# strict makes ncu refuse a pass whose kernels differ. ncu asks only for the metrics the comparison
+# uses (DRAM bytes, tensor and SASS FLOPs, duration), fewer passes. The fresh-process pass idles the
+# GPU XB_FRESH_IDLE_MS (1000) ms before each of its replay passes, spacing them as ncu's relaunches
+# space its own; matmul 16384 also runs it with no idle (bench's own spacing), compared in a third
+# table, to show what the spacing changes. SASS FLOPs that CUPTI does not count on this GPU (GH100
+# offers no per-opcode SASS metric) are reported as "not counted by CUPTI on this GPU", not as a
+# disagreement. $OUT: machine.txt, build.log, checks.txt, counters_vs_ncu.txt, counters_log.txt,
+# roofline.png (when matplotlib is there), counters-results.tar.gz (sweep/, fresh/, ncu/ with the
+# .gpu.csv state files, logs). Sizes: XB_COUNTER_SIZES (sweep), XB_NCU_PROBES (space-separated
+# fixtures). XB_COUNTERS_SASS=0: no SASS metrics pass. XB_NCU_KERNEL_REPLAY=1: also ncu's kernel
+# replay on the probes, for reference, time allowing. Aims at under 5 minutes after the build: a
+# probe pair does not start 215 s after the build, and none runs past 290 s.
 source "$(dirname "${BASH_SOURCE[0]}")/h200_common.sh" || exit 1
 export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda-13.0}
-h200_workdir /tmp/xb-counters ncu ncu-kernel-replay
+h200_workdir /tmp/xb-counters ncu ncu-kernel-replay fresh fresh-no-idle ncu-no-idle
 check() { printf '%-64s %s\n' "$1" "$2" | tee -a "$OUT/checks.txt"; }
 SIZES=${XB_COUNTER_SIZES:-64,128,256,512,1024,2048,4096,8192,16384}
 {
@@ -109,39 +119,100 @@ K=$(python3 -c "
 import json
 try: print(json.load(open('/tmp/xb-counters/sweep/counters.json'))['fixtures'][0]['calls'])
 except Exception: print(16)")
-PROBES=${XB_NCU_PROBES:-add/bf16/4096 add/bf16/8192 matmul/bf16/2048 add/bf16/16384 matmul/bf16/4096 matmul/bf16/8192 matmul/bf16/16384}
+PROBES=${XB_NCU_PROBES:-add/bf16/4096 add/bf16/16384 matmul/bf16/4096 matmul/bf16/16384}
+IDLE_MS=${XB_FRESH_IDLE_MS:-1000}
 echo "ncu metrics: $METRICS"
-probe() {  # probe REPLAY FIXTURE CSV START_BY: REPLAY application|kernel; none starts START_BY s after the build
-  local replay=$1 fixture=$2 csv=$3 start_by=$4 t0=$SECONDS
+# The GPU's state around a run: with_gpu_state FILE CMD...: FILE gets "before, <SM MHz>, <W>, <C>",
+# "during, ..." every 250 ms while CMD runs, then "after, ..." (counters_vs_ncu.py summarizes it).
+GPU_ID=${CUDA_VISIBLE_DEVICES:-0}
+GPU_ID=${GPU_ID%%,*}
+# shellcheck disable=SC2054  # the commas are nvidia-smi's, inside one argument
+SMI=(nvidia-smi -i "$GPU_ID" --query-gpu=clocks.sm,power.draw,temperature.gpu --format=csv,noheader,nounits)
+with_gpu_state() {
+  local file=$1 sampler rc
+  shift
+  echo "before, $("${SMI[@]}" 2>&1 | head -1)" > "$file"
+  : > "$file.during"
+  "${SMI[@]}" -lms 250 >> "$file.during" 2>/dev/null &
+  sampler=$!
+  "$@"
+  rc=$?
+  kill "$sampler" 2>/dev/null
+  wait "$sampler" 2>/dev/null
+  sed 's/^/during, /' "$file.during" >> "$file" && rm -f "$file.during"
+  echo "after, $("${SMI[@]}" 2>&1 | head -1)" >> "$file"
+  return $rc
+}
+late() {  # late START_BY NEED: true when START_BY s after the build have passed or fewer than NEED s of 290 are left
   local left=$((290 - (SECONDS - BUILT)))
-  if [ $((SECONDS - BUILT)) -gt "$start_by" ] || [ "$left" -lt 15 ]; then
-    check "ncu $replay replay $fixture" "skipped: $((SECONDS - BUILT)) s after the build"
-    return
-  fi
+  [ $((SECONDS - BUILT)) -gt "$1" ] || [ "$left" -lt "$2" ]
+}
+fresh() {  # fresh FIXTURE DIR IDLE_MS: crossbench's counter pass on FIXTURE alone, in a fresh process
+  local fixture=$1 dir=$2 idle=$3 t0=$SECONDS s
+  s=$(echo "$fixture" | tr / _)
+  mkdir -p "$dir/$s"
+  with_gpu_state "$dir/$s.gpu.csv" env XB_PROBE="$fixture" XB_PROBE_OUT="$dir/$s" XB_PROBE_IDLE_MS="$idle" \
+    timeout 100 $B/tests/xb_gpu_tests --gtest_filter='*CounterPassProbeInAFreshProcess*' > "$dir/$s.log" 2>&1
+  check "crossbench fresh-process counter pass $fixture (idle $idle ms)" \
+    "exit $?, $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$dir/$s.log" | head -1), $((SECONDS - t0)) s"
+  grep -E 'SKIPPED|Failure|Expected|Which is|error' "$dir/$s.log" | head -5
+}
+probe() {  # probe REPLAY FIXTURE DIR: ncu on the probe's 1 + 2K calls of FIXTURE; REPLAY application|kernel
+  local replay=$1 fixture=$2 dir=$3 t0=$SECONDS s csv
+  local left=$((290 - (SECONDS - BUILT)))
+  s=$(echo "$fixture" | tr / _)
+  csv=$dir/$s.csv
   local opts=(--replay-mode "$replay")
   [ "$replay" = application ] && opts+=(--app-replay-match grid --app-replay-mode strict --app-replay-buffer file)
-  XB_PROBE=$fixture XB_PROBE_CALLS=$K timeout $((left < 120 ? left : 120)) ncu "${opts[@]}" --profile-from-start off \
+  with_gpu_state "$dir/$s.gpu.csv" env XB_PROBE="$fixture" XB_PROBE_CALLS="$K" \
+    timeout $((left < 100 ? left : 100)) ncu "${opts[@]}" --profile-from-start off \
     --cache-control none --clock-control none --csv --print-units base --metrics "$METRICS" \
     $B/tests/xb_gpu_tests --gtest_filter='*CounterProbe*' > "$csv" 2>&1
   check "ncu $replay replay $fixture (2K = $((2 * K)) calls)" \
     "exit $?, $(grep -c '"' "$csv") csv lines, $((SECONDS - t0)) s$(grep -o 'ERR_NVGPUCTRPERM' "$csv" | head -1 | sed 's/^/, /')"
   grep -E '^==(ERROR|WARNING)==' "$csv" | sort | uniq -c | head -5
 }
-for p in $PROBES; do probe application "$p" "$W/ncu/$(echo "$p" | tr / _).csv" 200; done
-python3 scripts/counters_vs_ncu.py "$W/sweep" "$W/ncu" \
+# Per fixture: crossbench's fresh-process pass, then ncu's probe right after it, in the same state.
+for p in $PROBES; do
+  if late 215 60; then check "fresh-process pass and ncu $p" "skipped: $((SECONDS - BUILT)) s after the build"; continue; fi
+  fresh "$p" "$W/fresh" "$IDLE_MS"
+  probe application "$p" "$W/ncu"
+done
+python3 scripts/counters_vs_ncu.py --fresh "$W/fresh" "$W/sweep" "$W/ncu" \
   "ncu --replay-mode application (each pass relaunches the probe process; no memory save/restore)" > "$OUT/counters_vs_ncu.txt" 2>&1
-check "crossbench counters vs ncu, application replay (2%, per call)" "$(tail -1 "$OUT/counters_vs_ncu.txt")"
-for p in $PROBES; do probe kernel "$p" "$W/ncu-kernel-replay/$(echo "$p" | tr / _).csv" 250; done
-if ls "$W/ncu-kernel-replay/"*.csv > /dev/null 2>&1; then
-  python3 scripts/counters_vs_ncu.py "$W/sweep" "$W/ncu-kernel-replay" \
-    "ncu --replay-mode kernel (for reference: memory saved and restored around every pass of each kernel)" \
-    > "$W/counters_vs_ncu_kernel_replay.txt" 2>&1
-  check "crossbench counters vs ncu, kernel replay (2%, per call)" "$(tail -1 "$W/counters_vs_ncu_kernel_replay.txt")"
-  { echo; cat "$W/counters_vs_ncu_kernel_replay.txt"; } >> "$OUT/counters_vs_ncu.txt"
+check "counters vs ncu, fresh process, application replay (2%, medians)" "$(tail -1 "$OUT/counters_vs_ncu.txt")"
+check "counters vs ncu, the sweep's pass, for reference" "$(grep '^sweep vs ncu:' "$OUT/counters_vs_ncu.txt")"
+# What the spacing of the passes changes: matmul 16384's fresh pass with its passes back to back
+# (bench's own pass: no idle), against the same ncu probe.
+M=matmul/bf16/16384
+if [ -f "$W/ncu/matmul_bf16_16384.csv" ] && ! late 250 30; then
+  fresh "$M" "$W/fresh-no-idle" 0
+  cp "$W/ncu/matmul_bf16_16384.csv" "$W/ncu/matmul_bf16_16384.gpu.csv" "$W/ncu-no-idle/"
+  python3 scripts/counters_vs_ncu.py --fresh "$W/fresh-no-idle" "$W/sweep" "$W/ncu-no-idle" \
+    "$M, the fresh-process pass with no idle between its replay passes (bench's spacing), for reference" \
+    > "$W/counters_vs_ncu_no_idle.txt" 2>&1
+  check "counters vs ncu, $M fresh process without idle" "$(tail -1 "$W/counters_vs_ncu_no_idle.txt")"
+  { echo; sed -n '/^## crossbench.s counter pass in a fresh/,/^fresh process vs ncu/p' "$W/counters_vs_ncu_no_idle.txt"; } \
+    >> "$OUT/counters_vs_ncu.txt"
+fi
+if [ "${XB_NCU_KERNEL_REPLAY:-0}" = 1 ]; then
+  for p in $PROBES; do
+    if late 250 15; then check "ncu kernel replay $p" "skipped: $((SECONDS - BUILT)) s after the build"; continue; fi
+    probe kernel "$p" "$W/ncu-kernel-replay"
+  done
+  if ls "$W/ncu-kernel-replay/"*.csv > /dev/null 2>&1; then
+    python3 scripts/counters_vs_ncu.py "$W/sweep" "$W/ncu-kernel-replay" \
+      "ncu --replay-mode kernel (for reference: memory saved and restored around every pass of each kernel)" \
+      > "$W/counters_vs_ncu_kernel_replay.txt" 2>&1
+    check "crossbench counters vs ncu, kernel replay (2%, medians)" "$(tail -1 "$W/counters_vs_ncu_kernel_replay.txt")"
+    { echo; cat "$W/counters_vs_ncu_kernel_replay.txt"; } >> "$OUT/counters_vs_ncu.txt"
+  fi
 fi
 cat "$OUT/counters_vs_ncu.txt"
+# shellcheck disable=SC2046  # the optional files, split on purpose
 tar czf "$OUT/counters-results.tar.gz" --exclude='full.json' --exclude='trace_only.json' --exclude='raw_session.json' \
-  -C "$W" sweep ncu ncu-kernel-replay counter_gpu_tests.txt sweep.log plot.log $(cd "$W" && ls counters_vs_ncu_kernel_replay.txt 2>/dev/null)
+  -C "$W" sweep ncu ncu-kernel-replay fresh fresh-no-idle counter_gpu_tests.txt sweep.log plot.log \
+  $(cd "$W" && ls counters_vs_ncu_kernel_replay.txt counters_vs_ncu_no_idle.txt 2>/dev/null)
 echo; cat "$OUT/checks.txt"; echo "CUPTI calls and metrics: $(wc -l < "$XB_COUNTERS_LOG") lines in counters_log.txt"
 echo "script time: ${SECONDS} s (build ${BUILT} s)"
 grep -E 'rejected|INSUFFICIENT|failed|isAllPass|user replay|SASS' "$XB_COUNTERS_LOG" | cut -c1-300 | sort | uniq -c | head -40
