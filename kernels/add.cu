@@ -40,7 +40,7 @@
 // Resource use, nvcc 13.0 -O3 -arch=sm_90 -Xptxas -v (the Release build's flags), no stack, no
 // spills in any instantiation: V=1 22-30 registers (fp32 22-26, bf16/fp16 29-30); V=2 32;
 // V=4 59-62 (at most 1024 resident threads per SM, each with 8 loads in flight);
-// add_scalar_kernel 16 (bf16/fp16), 32 (fp32).
+// add_scalar_kernel 16 (bf16/fp16), 32 (fp32); add_lean_kernel 22 (fp32), 23-28 (bf16), 26-30 (fp16).
 #include <algorithm>
 #include <cstdint>
 #include <iterator>
