@@ -8,7 +8,8 @@
 # Usage: scripts/sanitize.sh [--gtest_* flags for xb_tests]
 # XB_SANITIZE=0 skips it (exit 77). Build folder: $XB_ASAN_BUILD_DIR (default build-asan); jobs: $XB_JOBS (default nproc).
 # Every sanitizer report, from the tests or from a bench/validate they start, is written to
-# <build folder>/sanitizer-logs/ and fails the run, even where the test itself passed.
+# <build folder>/sanitizer-logs/ and fails the run, even where the test itself passed. xb_tests runs
+# as $XB_JOBS shards in parallel (gtest sharding); their output is <build folder>/sanitize-xb_tests.log.
 # Exit: 0 clean, 1 a test failed or a sanitizer reported, 77 the compiler cannot build with
 # -fsanitize=address,undefined (ctest: skipped).
 set -euo pipefail
@@ -28,7 +29,7 @@ fi
 
 if [ ! -f "$build/CMakeCache.txt" ]; then
   gen=(); command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
-  # Debug: assertions on; CROSSBENCH_SANITIZE adds -O1 -g.
+  # Debug: assertions on; CROSSBENCH_SANITIZE adds -Og -g1 (CMakeLists.txt says why).
   cmake -S . -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Debug -DCROSSBENCH_SANITIZE=ON >/dev/null
 fi
 echo "sanitize: building xb_tests, bench and validate in $build (-j $jobs)"
@@ -47,9 +48,27 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$logs_abs/ubsa
 export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp:print_suppressions=0"
 
 status=0
-echo "sanitize: xb_tests"
-"$build/tests/xb_tests" --gtest_brief=1 "$@" > "$build/sanitize-xb_tests.log" 2>&1 || status=1
-tail -5 "$build/sanitize-xb_tests.log"
+# xb_tests in $jobs processes, each a fixed part of the test list (gtest's own sharding,
+# GTEST_TOTAL_SHARDS / GTEST_SHARD_INDEX: test i goes to shard i mod N, the same on every run), so
+# the instrumented run uses every core at the end of the test command, when it is often the last
+# test left. The tests already run in parallel processes under ctest -j in the main build.
+shards=$jobs
+[ "$shards" -ge 1 ] 2>/dev/null || shards=1
+echo "sanitize: xb_tests ($shards shards)"
+pids=()
+for ((i = 0; i < shards; i++)); do
+  GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i "$build/tests/xb_tests" --gtest_brief=1 "$@" \
+    > "$build/sanitize-xb_tests.$i.log" 2>&1 &
+  pids+=($!)
+done
+for ((i = 0; i < shards; i++)); do
+  wait "${pids[$i]}" || status=1
+done
+for ((i = 0; i < shards; i++)); do
+  cat "$build/sanitize-xb_tests.$i.log"
+  rm -f "$build/sanitize-xb_tests.$i.log"
+done > "$build/sanitize-xb_tests.log"
+grep -E "^\[(==========|  PASSED  |  FAILED  )\]" "$build/sanitize-xb_tests.log" || tail -5 "$build/sanitize-xb_tests.log"
 
 reports=$(find "$logs" -type f | sort)
 if [ -n "$reports" ]; then
