@@ -40,12 +40,7 @@ def parse_args(argv):
     ap.add_argument("--configs", default="v1/t128/default,v1/t128/default/lean",
                     help="crossbench configurations (`bench tune-add`'s names)")
     a = ap.parse_args(argv)
-    try:
-        a.sizes = [int(x) for x in a.sizes.split(",")]
-    except ValueError:
-        raise avt.UsageError(f"--sizes: '{a.sizes}' is not a comma-separated list of integers")
-    if any(n < 1 or n > 65536 for n in a.sizes) or len(set(a.sizes)) != len(a.sizes):
-        raise avt.UsageError(f"--sizes: each n in 1..65536, no repeats (got {a.sizes})")
+    a.sizes = avt.parse_sizes(a.sizes)
     if a.dtype not in avt.BYTES:
         raise avt.UsageError(f"--dtype: one of {', '.join(avt.BYTES)} (got {a.dtype})")
     if not 2 <= a.calls <= 50:

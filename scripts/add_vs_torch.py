@@ -73,6 +73,17 @@ class UsageError(Exception):
     """Bad input: main() prints it in one line and exits 2."""
 
 
+def parse_sizes(text):
+    """--sizes: comma-separated square sizes n, each in 1..65536, no repeats; UsageError otherwise."""
+    try:
+        sizes = [int(x) for x in text.split(",")]
+    except ValueError:
+        raise UsageError(f"--sizes: '{text}' is not a comma-separated list of integers")
+    if any(n < 1 or n > 65536 for n in sizes) or len(set(sizes)) != len(sizes):
+        raise UsageError(f"--sizes: each n in 1..65536, no repeats (got {sizes})")
+    return sizes
+
+
 def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shim", required=True, help="libxb_add_shim.so (cmake --build BUILD --target xb_add_shim)")
@@ -88,12 +99,7 @@ def parse_args(argv):
     ap.add_argument("--swap-outputs", action="store_true",
                     help="in rounds 2, 3 (mod 4) the sides write each other's output buffer (rounds: a multiple of 4)")
     a = ap.parse_args(argv)
-    try:
-        a.sizes = [int(x) for x in a.sizes.split(",")]
-    except ValueError:
-        raise UsageError(f"--sizes: '{a.sizes}' is not a comma-separated list of integers")
-    if any(n < 1 or n > 65536 for n in a.sizes) or len(set(a.sizes)) != len(a.sizes):
-        raise UsageError(f"--sizes: each n in 1..65536, no repeats (got {a.sizes})")
+    a.sizes = parse_sizes(a.sizes)
     a.dtypes = a.dtypes.split(",")
     bad = [d for d in a.dtypes if d not in BYTES]
     if bad or len(set(a.dtypes)) != len(a.dtypes):
