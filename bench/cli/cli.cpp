@@ -243,7 +243,7 @@ std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv, 
                  "schedule: recorded steps per fixture (default 20)");
   app.add_option("--mode", opt.mode,
                  "hot: back-to-back launches per sample, time divided by launches (default); "
-                 "cold: L2 flushed and inputs rotated before each single-launch sample");
+                 "cold: L2 flushed before each sample, which then calls each input copy (up to 16) once");
   app.add_option("--batch", opt.batch, "hot mode: launches per sample (default: auto, ~0.5 ms of GPU time)");
   app.add_option("--max-noise", opt.max_noise_pct,
                  "stop sampling once the samples' relative standard deviation is at most this, percent (default 0.5)");
