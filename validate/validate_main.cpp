@@ -55,9 +55,15 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("crossbench ") + XB_VERSION);
   try {
     app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return 0;
+  } catch (const CLI::CallForVersion& e) {
+    std::cout << e.what() << "\n";
+    return 0;
   } catch (const CLI::ParseError& e) {
-    // --help/--version are "successes" (exit 0); every real parse error is a usage error: 2.
-    return app.exit(e) == 0 ? 0 : 2;
+    // Every real parse error is a usage error: one line, exit 2 (as bench's).
+    return error(e.what());
   }
   if (run_dir.empty() == traces.empty()) {
     return error(run_dir.empty() ? "give a run folder (validate RUN_DIR) or --trace FILE (see --help)"

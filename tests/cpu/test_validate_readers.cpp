@@ -516,6 +516,8 @@ TEST_F(TempDir, ExecutableFileModeExitCodes) {
   bad(trace + " --table \"" + data + "/64_bf16_add.json\"", "64_bf16_add.json");
   bad("--trace \"" + (dir_ / "missing.json").string() + "\"", "missing.json");
   bad(trace + " --events \"" + data + "/64_bf16_add.txt\"", "64_bf16_add.txt");
+  bad("--no-such-option", "--no-such-option");  // CLI11's parse errors: the same one prefixed line
+  bad(trace + " --report", "--report");
   EXPECT_EQ(run_exe(trace + " " + trace + " " + trace, dir_), 2);  // at most two traces
   EXPECT_EQ(run_exe("", dir_), 2);                                 // nothing to validate
   EXPECT_EQ(run_exe("\"" + dir_.string() + "\" " + trace, dir_), 2);  // both modes
