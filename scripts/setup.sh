@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs missing Debian/Ubuntu packages and configures + builds crossbench into build/.
 # Sourced by scripts/run.sh and scripts/test.sh; usable alone: scripts/setup.sh
+# XB_BUILD_TARGETS: what to build (default: everything; scripts/run.sh builds bench and validate only).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -54,4 +55,5 @@ jobs=${XB_JOBS:-$(nproc)}
 if [ ! -f "$build_dir/build.ninja" ]; then
   cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release
 fi
-cmake --build "$build_dir" -j "$jobs"
+# shellcheck disable=SC2086  # a space-separated list of targets
+cmake --build "$build_dir" -j "$jobs" ${XB_BUILD_TARGETS:+--target $XB_BUILD_TARGETS}
