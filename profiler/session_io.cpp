@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "profiler/json_text.h"
+#include "profiler/strict_json.h"
 
 namespace xb {
 namespace {
@@ -513,8 +514,10 @@ class SessionSax : public nlohmann::json_sax<json> {
   }
 
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& ex) override {
-    throw InputError(std::string("raw_session: not valid JSON: ") + ex.what());
+    throw InputError("raw_session: " + strict_json::parse_error_text(ex, input_size));
   }
+
+  std::size_t input_size = 0;  ///< bytes being parsed, for parse_error_text's "truncated"
 
  private:
   enum class Flat { None, Records, Ranges };
@@ -611,10 +614,11 @@ std::uint64_t get_uint64(const json& obj, const char* key, const std::string& wh
 
 RawSession parse_raw_session(const std::string& text) {
   SessionSax sax;
+  sax.input_size = text.size();
   try {
     json::sax_parse(text, &sax);
   } catch (const json::exception& e) {
-    throw InputError(std::string("raw_session: not valid JSON: ") + e.what());
+    throw InputError("raw_session: " + strict_json::parse_error_text(e, text.size()));
   }
   const json& root = sax.root;
   if (!root.is_object()) throw InputError("raw_session: top level must be an object");

@@ -29,11 +29,24 @@ std::string quote_input(const std::string& s) {
   return "'" + (s.size() > 60 ? s.substr(0, 57) + "..." : s) + "'";
 }
 
+std::string parse_error_text(const json::exception& e, std::size_t input_size) {
+  const auto* pe = dynamic_cast<const json::parse_error*>(&e);
+  if (pe == nullptr || pe->byte == 0) return one_line(std::string("not valid JSON: ") + e.what());
+  const std::size_t at = pe->byte - 1;  // nlohmann counts bytes from 1
+  if (at >= input_size) return fmt::format("not valid JSON: truncated at byte {}", input_size);
+  // nlohmann's what(): "[json.exception.parse_error.101] parse error at line 1, column 5: syntax
+  // error while parsing value - invalid literal; last read: 'tru!'": keep the middle.
+  std::string what = e.what();
+  if (const auto colon = what.find(": "); colon != std::string::npos) what.erase(0, colon + 2);
+  if (const auto last = what.find("; last read"); last != std::string::npos) what.erase(last);
+  return one_line(fmt::format("not valid JSON: {} at byte {}", what, at));
+}
+
 json parse_json(std::string_view text, const std::string& where) {
   try {
     return json::parse(text.begin(), text.end());
   } catch (const json::exception& e) {
-    fail(where, std::string("not JSON: ") + e.what());
+    fail(where, parse_error_text(e, text.size()));
   }
 }
 

@@ -11,6 +11,7 @@
 // cmake/install.cmake).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <string>
@@ -28,7 +29,15 @@ std::string one_line(std::string text);
 [[noreturn]] void fail(const std::string& where, const std::string& what);
 /// A value read from the input quoted for a message ('...', cut at 60 characters).
 std::string quote_input(const std::string& s);
-/// Parses `text`; fails with "not JSON: ..." naming `where`.
+/// "not valid JSON: <what> at byte N", one line, for nlohmann::json's parse error `e` on an input
+/// of `input_size` bytes. N is the 0-based offset where parsing stopped (parse_error::byte - 1,
+/// the same offset the validator's trace reader prints); <what> is "truncated" when that is the
+/// end of the input, else nlohmann's message without its "[json.exception.parse_error.101] parse
+/// error at line L, column C: " prefix and its "; last read: ..." tail. The one wording of a
+/// malformed JSON file for every reader that parses through nlohmann (this file, raw_session.json,
+/// the validator's events.json and table.json readers).
+std::string parse_error_text(const json::exception& e, std::size_t input_size);
+/// Parses `text`; fails with "<where>: not valid JSON: <what> at byte N" (parse_error_text).
 json parse_json(std::string_view text, const std::string& where);
 /// obj[key], failing when missing; the typed variants fail on another type.
 const json& need(const json& obj, const char* key, const std::string& where);

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "profiler/session_io.h"
+#include "profiler/strict_json.h"
 #include "validate/json_scan.h"
 
 namespace xb {
@@ -150,12 +151,7 @@ EventsData parse_summary(json& doc, const Bad& bad) {
 
 EventsData parse_events(std::string_view text, const std::string& label) {
   const Bad bad{label};
-  json doc;
-  try {
-    doc = json::parse(text.begin(), text.end());
-  } catch (const json::exception& e) {
-    bad(std::string("not JSON: ") + e.what());
-  }
+  json doc = strict_json::parse_json(text, label);
   if (!doc.is_object()) bad("top level is not a JSON object");
   EventsData ev;
   if (doc.contains("crossbench") || !doc.contains("runs"))

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "profiler/session_io.h"
+#include "profiler/strict_json.h"
 #include "validate/json_scan.h"
 
 namespace xb {
@@ -318,12 +319,7 @@ TableData parse_text(std::string_view text, const std::string& label) {
 // table.json
 
 TableData parse_json_table(std::string_view text, const std::string& label) {
-  json doc;
-  try {
-    doc = json::parse(text.begin(), text.end());
-  } catch (const json::exception& e) {
-    throw InputError(fmt::format("{}: not JSON: {}", label, e.what()));
-  }
+  const json doc = strict_json::parse_json(text, label);
   TableData t;
   t.path = label;
   t.file = std::filesystem::path(label).filename().string();

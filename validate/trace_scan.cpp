@@ -409,8 +409,8 @@ void Reader::run() {
       std::string in;
       if (*where_) in = fmt::format(" (in {}[{}])", where_, index_);
       if (e.at)
-        throw InputError(fmt::format("{}: not JSON: {} at byte {}{}", label_, e.what(), src_.offset(e.at), in));
-      throw InputError(fmt::format("{}: not JSON: {}{}", label_, e.what(), in));
+        throw InputError(fmt::format("{}: not valid JSON: {} at byte {}{}", label_, e.what(), src_.offset(e.at), in));
+      throw InputError(fmt::format("{}: not valid JSON: {}{}", label_, e.what(), in));
     } catch (const ShapeError& e) {
       if (*where_) throw InputError(fmt::format("{}: {}[{}]: {}", label_, where_, index_, e.what()));
       throw InputError(fmt::format("{}: {}", label_, e.what()));

@@ -125,7 +125,7 @@ const std::vector<BadInput>& cases() {
       {"ReplayMissingFile", {"--replay", "{dir}/missing.json"}, {"{dir}/missing.json", "cannot open"}},
       {"ReplayAFolder", {"--replay", "{dir}"}, {"{dir}", "a directory"}},
       {"ReplayEmptyFile", {"--replay", "{dir}/empty.json"}, {"{dir}/empty.json"}, empty_file},
-      {"ReplayTruncatedFile", {"--replay", "{dir}/corrupt.json"}, {"{dir}/corrupt.json", "not valid JSON"}, corrupt_session},
+      {"ReplayTruncatedFile", {"--replay", "{dir}/corrupt.json"}, {"{dir}/corrupt.json: raw_session: not valid JSON: truncated at byte 4000"}, corrupt_session},
       {"ReplayWrongFormat", {"--replay", "{dir}/events.json"}, {"{dir}/events.json", "raw_session"}, wrong_format},
       {"ReplayNewerVersion", {"--replay", "{dir}/v2.json"}, {"{dir}/v2.json", "version 2"}, newer_version},
       // Subcommands.

@@ -156,6 +156,14 @@ TEST(ModelSessionIo, ParseErrorsNameTheProblem) {
   EXPECT_NE(parse_error(""), "");
   EXPECT_NE(parse_error("[1, 2]"), "");
   EXPECT_NE(parse_error(to_text(sample_session()).substr(0, 500)), "");  // truncated
+  // The one plain wording of a malformed file (strict_json::parse_error_text): where it stopped,
+  // as a 0-based byte offset, "truncated" at the end of the input, no nlohmann prefix.
+  EXPECT_EQ(parse_error(to_text(sample_session()).substr(0, 500)), "raw_session: not valid JSON: truncated at byte 500");
+  EXPECT_EQ(parse_error(""), "raw_session: not valid JSON: truncated at byte 0");
+  EXPECT_EQ(parse_error("{\"a\": tru!}"),
+            "raw_session: not valid JSON: syntax error while parsing value - invalid literal at byte 9");
+  EXPECT_EQ(parse_error("{\"a\": 1,,}"),
+            "raw_session: not valid JSON: syntax error while parsing object key - unexpected ','; expected string literal at byte 8");
 
   const std::string missing = parse_error(mutated([](json& j) { j["records"][1].erase("end_ns"); }));
   EXPECT_NE(missing.find("records[1]"), std::string::npos) << missing;

@@ -199,7 +199,7 @@ TEST_F(QualifyExe, BadInputsExitTwoWithOneLine) {
     std::vector<std::string> needles;
   };
   const std::vector<Case> cases = {
-      {"--suite " + (root_ / "not-json.json").string() + " --baseline " + b.string(), {"not-json.json", "not JSON"}},
+      {"--suite " + (root_ / "not-json.json").string() + " --baseline " + b.string(), {"not-json.json", "not valid JSON"}},
       {"--suite " + (root_ / "bad-op.json").string() + " --baseline " + b.string(), {"bad-op.json", "unknown op 'conv'"}},
       {"--suite " + (root_ / "missing.json").string() + " --baseline " + b.string(), {"missing.json", "cannot open"}},
       {"--suite " + clean + " --baseline " + (root_ / "bad-baseline.json").string(),

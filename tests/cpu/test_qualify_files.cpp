@@ -205,8 +205,8 @@ TEST(Suite, RejectsBadInputWithOneLine) {
     std::string text, needle;
   };
   const std::vector<Bad> cases = {
-      {"", "not JSON"},
-      {"{\"crossbench\": {\"format\": \"suite\", \"version\": 1},\n \"name\": \"x\", \"fixtures\": [\n", "not JSON"},
+      {"", "not valid JSON"},
+      {"{\"crossbench\": {\"format\": \"suite\", \"version\": 1},\n \"name\": \"x\", \"fixtures\": [\n", "not valid JSON"},
       {"[]", "not a JSON object"},
       {R"({"crossbench": {"format": "baseline", "version": 1}, "name": "t", "fixtures": []})", "crossbench.format"},
       {R"({"crossbench": {"format": "suite", "version": 2}, "name": "t", "fixtures": []})", "version 2"},

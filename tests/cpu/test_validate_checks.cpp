@@ -803,7 +803,7 @@ TEST_F(ValidateTest, NotJsonIsInputError) {
   } catch (const xb::InputError& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("events.json"), std::string::npos) << what;
-    EXPECT_NE(what.find("not JSON"), std::string::npos) << what;
+    EXPECT_NE(what.find("not valid JSON"), std::string::npos) << what;
   }
 }
 

@@ -275,7 +275,7 @@ TEST(TraceReader, BadInputIsAOneLineErrorNamingTheFile) {
     std::string text, says;
   };
   const std::vector<Case> cases = {
-      {"not json", "not JSON"},
+      {"not json", "not valid JSON"},
       {ok.substr(0, ok.size() / 2), "truncated"},
       {ok.substr(0, ok.size() - 1), "truncated"},
       {gzip(ok).substr(0, 20), "truncated gzip"},
@@ -503,15 +503,25 @@ TEST_F(TempDir, ExecutableFileModeExitCodes) {
   EXPECT_EQ(doc["verdicts"]["no_dropped_records"], "not_run");
   EXPECT_EQ(doc["inputs"]["traces"].size(), 1u);
   // Unusable input: exit 2, one line naming the file.
-  const auto bad = [&](const std::string& args, const std::string& file) {
+  const auto bad = [&](const std::string& args, const std::string& file, const std::string& says = "") {
     EXPECT_EQ(run_exe(args, dir_), 2) << args;
     const std::string err = slurp(dir_ / "stderr.txt");
     EXPECT_EQ(err.rfind("validate: error: ", 0), 0u) << err;
     EXPECT_NE(err.find(file), std::string::npos) << err;
+    EXPECT_NE(err.find(says), std::string::npos) << err;
+    EXPECT_EQ(err.find("json.exception"), std::string::npos) << err;  // not nlohmann's raw text
     EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
   };
   bad("--trace \"" + put("nan.json", R"({"traceEvents": [{"ph": "X", "ts": NaN}]})").string() + "\"", "nan.json");
-  bad("--trace \"" + put("cut.json", slurp(kTorch / "64_bf16_add.json").substr(0, 3000)).string() + "\"", "cut.json");
+  bad("--trace \"" + put("cut.json", slurp(kTorch / "64_bf16_add.json").substr(0, 3000)).string() + "\"", "cut.json",
+      "cut.json: not valid JSON: unexpected end of input (the file is truncated) at byte 3000");
+  // The files read through nlohmann (events.json, table.json) say it the same way.
+  bad(trace + " --events \"" + put("cut-events.json", slurp(kTorch / "summary.json").substr(0, 200)).string() + "\"",
+      "cut-events.json", "cut-events.json: not valid JSON: truncated at byte 200");
+  bad(trace + " --events \"" + put("bad-events.json", "{\"runs\": [1,,2]}").string() + "\"", "bad-events.json",
+      "bad-events.json: not valid JSON: syntax error while parsing value - unexpected ','; expected '[', '{', or a literal at byte 12");
+  bad(trace + " --table \"" + put("cut-table.json", "{\"crossbench\": {\"format\": \"table\"").string() + "\"", "cut-table.json",
+      "cut-table.json: not valid JSON: truncated at byte 33");
   bad(trace + " --table \"" + put("t.csv", "name,calls\n").string() + "\"", "t.csv");
   bad(trace + " --table \"" + data + "/64_bf16_add.json\"", "64_bf16_add.json");
   bad("--trace \"" + (dir_ / "missing.json").string() + "\"", "missing.json");
