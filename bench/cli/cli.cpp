@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <set>
@@ -89,6 +90,25 @@ std::string join_list(const std::vector<std::string>& values) {
   std::string joined;
   for (const std::string& v : values) joined += (joined.empty() ? "" : ",") + v;
   return joined;
+}
+
+std::string shell_command(const std::vector<std::string>& words) {
+  std::string line;
+  for (const std::string& w : words) {
+    const bool plain = !w.empty() && std::all_of(w.begin(), w.end(), [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+             std::strchr("_@%+=:,./-", c) != nullptr;
+    });
+    if (!line.empty()) line += ' ';
+    if (plain) {
+      line += w;
+      continue;
+    }
+    line += '\'';
+    for (char c : w) line += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    line += '\'';
+  }
+  return line;
 }
 
 std::int64_t parse_size(const std::string& item) {

@@ -22,6 +22,11 @@ namespace xb {
 std::vector<std::string> split_list(const std::string& text, char sep = ',');
 /// Joins repeated option values with commas.
 std::string join_list(const std::vector<std::string>& values);
+/// `words` as one POSIX shell command line: space-separated, a word single-quoted only when it
+/// needs it (empty, or holding a character outside [A-Za-z0-9_@%+=:,./-]); a ' inside becomes
+/// '\''. For showing a command a user can paste; hand-written, as Python's shlex.quote, since the
+/// standard library has none.
+std::string shell_command(const std::vector<std::string>& words);
 
 /// Parses one size: a decimal integer in [1, kMaxSize]. Throws UsageError naming the item.
 std::int64_t parse_size(const std::string& item);

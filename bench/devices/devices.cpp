@@ -241,8 +241,10 @@ int run_on_devices(DevicesCommand command, const std::string& program, std::vect
     if (command != DevicesCommand::Bench) child.emplace_back(to_string(command));
     child.insert(child.end(), args.begin(), args.end());
     child.insert(child.end(), {"--out", d.dir.string()});
-    log << fmt::format("\n== device {} ({} of {}, CUDA_VISIBLE_DEVICES={}): {} {}\n", d.index, k + 1, devices.size(),
-                       d.visible_devices, program, join_list(child));
+    std::vector<std::string> shown{program};
+    shown.insert(shown.end(), child.begin(), child.end());
+    log << fmt::format("\n== device {} ({} of {}, CUDA_VISIBLE_DEVICES={}): {}\n", d.index, k + 1, devices.size(),
+                       d.visible_devices, shell_command(shown));
     log.flush();
     d.exit_code = runner(child, d.visible_devices);
     log << fmt::format("== device {}: exit {}\n", d.index, d.exit_code);

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/cli/cli.h"
 #include "bench/core/options.h"
 #include "bench/core/run_dir.h"
 #include "bench/devices/device_compare.h"
@@ -250,6 +251,30 @@ TEST(DevicesRun, BenchLayoutOneFolderPerDevice) {
   EXPECT_NE(doc["result"], "off");
   EXPECT_NE(doc["result"], "failed");
   EXPECT_EQ(code, 0) << log.str();
+}
+
+TEST(DevicesRun, EachChildsCommandIsShownAsAShellCommand) {
+  TempDir tmp("shown command");  // a space in the path: the --out word is quoted
+  std::vector<std::string> seen;
+  std::ostringstream log;
+  const fs::path out = tmp.path / "run";
+  ASSERT_EQ(run_on_devices(DevicesCommand::Bench, "bench", {"--replay", kSession.string(), "--devices", "0,1", "--out", out.string()},
+                           [] { return 0; }, fake_child(&seen, false), log),
+            0)
+      << log.str();
+  const std::string want = "CUDA_VISIBLE_DEVICES=1): " +
+                           xb::shell_command({"bench", "--replay", kSession.string(), "--out", (out / "device-1").string()}) + "\n";
+  EXPECT_NE(log.str().find(want), std::string::npos) << want << "\n" << log.str();
+  EXPECT_NE(log.str().find(" --out '" + (out / "device-1").string() + "'\n"), std::string::npos) << log.str();
+  EXPECT_EQ(log.str().find(",--out,"), std::string::npos) << log.str();
+}
+
+TEST(ShellCommand, QuotesOnlyTheWordsThatNeedIt) {
+  EXPECT_EQ(xb::shell_command({"bench", "--replay", "results/x/raw_session.json", "--devices", "0,1", "--sizes=64:4096:x2"}),
+            "bench --replay results/x/raw_session.json --devices 0,1 --sizes=64:4096:x2");
+  EXPECT_EQ(xb::shell_command({"bench", "--out", "/tmp/a b", "it's", "", "$HOME", "a*", "x;y"}),
+            "bench --out '/tmp/a b' 'it'\\''s' '' '$HOME' 'a*' 'x;y'");
+  EXPECT_EQ(xb::shell_command({}), "");
 }
 
 TEST(DevicesRun, AllOnOneGpuIsTheSameLayoutAsDeviceZero) {
