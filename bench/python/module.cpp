@@ -209,6 +209,7 @@ nb::dict run(const RunArgs& a) {
 
 NB_MODULE(_core, m) {
   m.doc() = "crossbench's measuring core for Python callables (use crossbench.bench; docs/python.md)";
+  m.attr("__version__") = XB_VERSION;  // the CMake project's VERSION (bench/python/CMakeLists.txt)
   m.def(
       "run",
       [](std::vector<nb::object> callables, std::string name, std::string dtype, std::int64_t size,

@@ -38,6 +38,27 @@ def check(cond, what):
 check("torch" not in sys.modules, "import crossbench imported torch")
 check(os.path.dirname(crossbench.__file__) == os.path.join(PKG, "crossbench"), f"imported {crossbench.__file__}")
 
+# __version__ is the CMake project's VERSION (compiled into _core: no second copy to forget),
+# the one `bench --version` prints.
+import re  # noqa: E402
+with open(os.path.join(ROOT, "CMakeLists.txt")) as f:
+    cmake_version = re.search(r"project\(crossbench VERSION ([0-9.]+)", f.read()).group(1)
+check(crossbench.__version__ == cmake_version, f"__version__ {crossbench.__version__!r}, CMakeLists.txt says {cmake_version!r}")
+bench_version = subprocess.run([BENCH, "--version"], capture_output=True, text=True).stdout
+check(crossbench.__version__ in bench_version, f"__version__ {crossbench.__version__!r}, bench --version says {bench_version!r}")
+# __all__ is the public API, each name there; the standard-library modules the package uses are
+# private (_json, _os, ...), so the public namespace is __all__ and nothing else (but __future__'s
+# `annotations`, which cannot be renamed).
+check(crossbench.__all__ == ["bench", "Result", "device_error"], f"__all__ = {crossbench.__all__}")
+check(all(hasattr(crossbench, n) for n in crossbench.__all__), "a name in __all__ is missing")
+public = {n for n in vars(crossbench) if not n.startswith("_")} - {"annotations"}
+check(public == set(crossbench.__all__), f"public names {sorted(public)} are not __all__")
+for mod in ("json", "os", "re", "sys", "tempfile", "dataclasses"):
+    check(not hasattr(crossbench, mod), f"crossbench.{mod} is public")
+star = {}
+exec("from crossbench import *", star)
+check(set(star) - {"__builtins__"} == set(crossbench.__all__), f"import * gave {sorted(star)}")
+
 # Bad arguments: refused before the device is looked at, so the same on every machine.
 for kwargs, exc in (({"mode": "warm"}, ValueError), ({"dtype": "int8"}, ValueError), ({"size": 0}, ValueError),
                     ({"flops": -1.0}, ValueError), ({"stream": "s"}, TypeError)):

@@ -19,16 +19,22 @@ current stream and to see whether torch.profiler is recording).
 """
 from __future__ import annotations
 
-import dataclasses
-import json
-import os
-import re
-import sys
-import tempfile
+import dataclasses as _dataclasses
+import json as _json
+import os as _os
+import re as _re
+import sys as _sys
+import tempfile as _tempfile
 
 from . import _core
 
+# The public names (the standard-library modules this file uses are imported as _json, _os, ...,
+# so that they are not crossbench.json etc.).
 __all__ = ["bench", "Result", "device_error"]
+
+#: crossbench's version: the CMake project's VERSION, compiled into _core (bench/python/CMakeLists.txt),
+#: the same string `bench --version` and `validate --version` print.
+__version__ = _core.__version__
 
 _DTYPES = ("bf16", "fp16", "fp32")
 
@@ -38,7 +44,7 @@ def device_error():
     return _core.device_error()
 
 
-@dataclasses.dataclass
+@_dataclasses.dataclass
 class Result:
     """What one crossbench.bench call measured. Times are per call: ns, and the same in us."""
     name: str                 # the fixture, "<name>/<dtype>/<size>"
@@ -99,7 +105,7 @@ class Result:
 
 def _torch():
     """torch when the caller imported it, else None (never imported here)."""
-    return sys.modules.get("torch")
+    return _sys.modules.get("torch")
 
 
 def _torch_profiler_recording(torch):
@@ -135,7 +141,7 @@ def _check_stream(stream):
 def _fixture_label(fn, name):
     if name is None:
         name = getattr(fn, "__name__", type(fn).__name__)
-    label = re.sub(r"[^A-Za-z0-9_.:+-]+", "_", str(name)).strip("_") or "fn"
+    label = _re.sub(r"[^A-Za-z0-9_.:+-]+", "_", str(name)).strip("_") or "fn"
     return label
 
 
@@ -184,13 +190,13 @@ def bench(fn, *, warmup=True, mode="hot", flops=0.0, bytes=0.0, stream=None, out
     if cupti and torch is not None and _torch_profiler_recording(torch):
         # CUPTI has one set of buffers per process: recording now would take torch.profiler's.
         note = "torch.profiler is recording, and CUPTI serves one profiler per process: timed with cudaEvents alone, the CUPTI checks not run"
-        print(f"crossbench: {note}", file=sys.stderr)
+        print(f"crossbench: {note}", file=_sys.stderr)
         cupti = False
     if mode == "cold" and len(callables) == 1:
         note = note or "cold mode with one callable: inputs not rotated (the L2 is still flushed before every sample)"
-    out = out if out is not None else tempfile.mkdtemp(prefix="crossbench-")
+    out = out if out is not None else _tempfile.mkdtemp(prefix="crossbench-")
     args = dict(callables=callables, name=label, dtype=dtype, size=size, stream=handle, mode=mode,
-                warmup=bool(warmup), flops=float(flops), bytes=float(bytes), out=os.fspath(out), cupti=bool(cupti),
+                warmup=bool(warmup), flops=float(flops), bytes=float(bytes), out=_os.fspath(out), cupti=bool(cupti),
                 batch=int(batch), max_noise_pct=float(max_noise_pct), min_samples=int(min_samples),
                 min_time_s=float(min_time_s), max_time_s=float(max_time_s), wait_steps=int(wait_steps),
                 warmup_steps=int(warmup_steps), active_steps=int(active_steps))
@@ -203,14 +209,14 @@ def bench(fn, *, warmup=True, mode="hot", flops=0.0, bytes=0.0, stream=None, out
         print(ran["log"], end="")
     if ran["note"]:
         note = ran["note"]
-        print(f"crossbench: {note}", file=sys.stderr)
+        print(f"crossbench: {note}", file=_sys.stderr)
     return _read_result(ran["run_dir"], f"{label}/{dtype}/{size}", mode, ran["cupti"], note, ran["log"],
                         float(flops), float(bytes))
 
 
 def _load(run_dir, file):
-    with open(os.path.join(run_dir, file)) as f:
-        return json.load(f)
+    with open(_os.path.join(run_dir, file)) as f:
+        return _json.load(f)
 
 
 def _read_result(run_dir, fixture, mode, cupti, note, log, flops, bytes_):
