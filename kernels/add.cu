@@ -393,7 +393,7 @@ constexpr bool one_of(const T (&choices)[N], T value) {
 // add_launch_config's choice by size class: the first row whose max_count (elements) is at least
 // the call's count applies. Today one row for every dtype and size (the evidence: the comment at
 // the top of this file). A per-size choice adds rows in ascending max_count, the last one keeping
-// kAnyCount; a per-dtype choice gives add_launch_config's switch a table per dtype. The
+// kAnyCount (a per-dtype choice would need a table per dtype). The
 // static_assert below keeps every table inside the tuning space.
 struct AddSizeClass {
   std::int64_t max_count;   ///< elements; the class holds counts up to this, after the row before
@@ -448,18 +448,12 @@ std::string to_string(const AddLaunchConfig& config) {
 
 AddLaunchConfig add_launch_config(DType dtype, std::int64_t count) {
   if (count < 0) throw std::invalid_argument("add_launch_config: count " + std::to_string(count) + " < 0");
-  const AddSizeClass* table = nullptr;
-  std::size_t rows = 0;
-  switch (dtype) {
-    case DType::BF16:
-    case DType::FP16:
-    case DType::FP32:
-      table = kAddSizeClasses;
-      rows = std::size(kAddSizeClasses);
-      break;
+  if (dtype != DType::BF16 && dtype != DType::FP16 && dtype != DType::FP32) {
+    throw std::invalid_argument("add_launch_config: invalid dtype");
   }
-  if (table == nullptr) throw std::invalid_argument("add_launch_config: invalid dtype");
-  const AddSizeClass* row = std::find_if(table, table + rows, [count](const AddSizeClass& c) { return count <= c.max_count; });
+  // The last row holds every count (kAnyCount, checked by the static_assert), so a row is found.
+  const AddSizeClass* row = std::find_if(std::begin(kAddSizeClasses), std::end(kAddSizeClasses),
+                                         [count](const AddSizeClass& c) { return count <= c.max_count; });
   AddLaunchConfig config;
   config.max_blocks = device_max_grid_x("add_launch_config");
   config.threads_per_block = row->threads_per_block;
