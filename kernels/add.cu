@@ -14,28 +14,34 @@
 // is PyTorch's median time -1.5%..+0.5% (bf16 16384^2: 367.4 us, 4.38 TB/s, 91% of the 4.8 TB/s
 // HBM3e peak): the kernel runs at the memory's bound, and no configuration, cache hint or fetch
 // size moves it further. Below (L2-resident, 1.8-12 us) the spread between configurations is
-// up to 18%. V=1 with 256 threads and default hints was the best single choice: 0.6% over the
-// per-size fastest on average, 3.5% at most (fp16 1024^2, 1.85 vs 1.79 us); it is the one
-// add_launch_config returns for every dtype and size (kAddSizeClasses, one row; a choice per size
-// class is a row per class there). At 64^2..1024^2 the same-process comparison with PyTorch's
-// add, both launched from one Python loop on one stream (scripts/add_vs_torch.py --candidates),
-// is the evidence for such rows. Earlier single-size measurements (bf16
-// 16384^2): a persistent grid of SMs x resident blocks with a grid-stride loop reached 4.11
-// TB/s, a data-sized grid 4.35 TB/s, so the grid is sized to the data.
+// up to 18%. V=1 with 256 threads and default hints was the standard kernel's best single choice
+// (bench's until the lean kernel below): 0.6% over the
+// per-size fastest on average, 3.5% at most (fp16 1024^2, 1.85 vs 1.79 us). Earlier single-size
+// measurements (bf16 16384^2): a persistent grid of SMs x resident blocks with a grid-stride loop
+// reached 4.11 TB/s, a data-sized grid 4.35 TB/s, so the grid is sized to the data.
 //
 // The lean variant (AddKernelVariant::Lean, tuning-space names ending "/lean"; issue 19): from
 // one launcher, PyTorch's vectorized_elementwise_kernel<8> (128 threads, one 16-byte vector per
 // thread) stayed 0.3% faster at 16384^2 and 3-4% at 256^2 (bf16, fp16) than add_flat_kernel with
-// the same shape (results/h200/speed-2026-12-01, run6), so what remains is in the kernel's code,
-// not its launch shape. add_lean_kernel takes out of the per-thread work what the host or the
-// compiler can decide: the block size is a template argument and its __launch_bounds__ (as
+// the same shape (results/h200/speed-2026-12-01, run6), so what remained was in the kernel's
+// code, not its launch shape. add_lean_kernel takes out of the per-thread work what the host or
+// the compiler can decide: the block size is a template argument and its __launch_bounds__ (as
 // PyTorch's C10_LAUNCH_BOUNDS_1(128)), the vector and tail counts come from the host (no
 // division in the kernel), the index is 32-bit unsigned, and separate instantiations drop the
 // bounds check where every thread of the grid has a vector (vectors % threads == 0: 256^2 and
 // 16384^2 at 128 and 256 threads) and the tail where count % elements-per-vector == 0. The
 // arithmetic is the standard kernel's (fp32, one rounding), so results stay bit-identical to
-// PyTorch's; whether the variant is faster is scripts/h200_speed.sh's `variants` step to tell,
-// and add_launch_config does not use it.
+// PyTorch's.
+//
+// Which configuration bench uses (add_launch_config, kAddSizeClasses): the lean kernel, 128
+// threads up to 256^2 elements, 256 threads above. Evidence: results/h200/speed-2026-12-01/run7
+// (scripts/add_vs_torch.py, both kernels launched from one Python loop on one stream, 4
+// interleaved rounds, eager and CUDA-graph launches, bf16/fp16/fp32, ratio to PyTorch's per-call
+// CUPTI kernel time): at 64^2 and 256^2 v1/t128/default/lean 0.94-0.98 (v1/t256/default, the
+// previous single choice, 1.01-1.06; t256/lean 0.96-1.01); at 1024^2 v1/t256/default/lean
+// 0.93-1.00 (t128/lean 0.96-1.09: its grid of 1024 blocks of 128 threads loses to 512 of 256); at
+// 4096^2 and 16384^2 (DRAM-bound) every configuration lies within 0.5% of the others, t256/lean
+// 1.007-1.009 and 1.003 for bf16/fp16, 0.993-0.998 for fp32.
 //
 // Resource use, nvcc 13.0 -O3 -arch=sm_90 -Xptxas -v (the Release build's flags), no stack, no
 // spills in any instantiation: V=1 22-30 registers (fp32 22-26, bf16/fp16 29-30); V=2 32;
@@ -391,19 +397,20 @@ constexpr bool one_of(const T (&choices)[N], T value) {
 }
 
 // add_launch_config's choice by size class: the first row whose max_count (elements) is at least
-// the call's count applies. Today one row for every dtype and size (the evidence: the comment at
-// the top of this file). A per-size choice adds rows in ascending max_count, the last one keeping
-// kAnyCount (a per-dtype choice would need a table per dtype). The
-// static_assert below keeps every table inside the tuning space.
+// the call's count applies; the evidence is the comment at the top of this file. Rows in ascending
+// max_count, the last one kAnyCount (a per-dtype choice would need a table per dtype). The
+// static_assert below keeps every row inside the tuning space.
 struct AddSizeClass {
   std::int64_t max_count;   ///< elements; the class holds counts up to this, after the row before
   int threads_per_block;
   int vectors_per_thread;
   AddCachePolicy cache;
+  AddKernelVariant kernel;
 };
 constexpr std::int64_t kAnyCount = std::numeric_limits<std::int64_t>::max();
 constexpr AddSizeClass kAddSizeClasses[] = {
-    {kAnyCount, 256, 1, AddCachePolicy::Default},  // every size: v1/t256/default
+    {256 * 256, 128, 1, AddCachePolicy::Default, AddKernelVariant::Lean},  // up to 256^2: v1/t128/default/lean
+    {kAnyCount, 256, 1, AddCachePolicy::Default, AddKernelVariant::Lean},  // above: v1/t256/default/lean
 };
 
 template <std::size_t N>
@@ -412,6 +419,11 @@ constexpr bool valid_size_classes(const AddSizeClass (&table)[N]) {
     const AddSizeClass& c = table[i];
     if (!one_of(kThreadChoices, c.threads_per_block) || !one_of(kVectorChoices, c.vectors_per_thread) ||
         !one_of(kPolicyChoices, c.cache) || (i > 0 && c.max_count <= table[i - 1].max_count)) {
+      return false;
+    }
+    if (c.kernel == AddKernelVariant::Lean &&
+        (c.vectors_per_thread != 1 || !one_of(kLeanThreadChoices, c.threads_per_block) ||
+         !one_of(kLeanPolicyChoices, c.cache))) {
       return false;
     }
   }
@@ -459,6 +471,7 @@ AddLaunchConfig add_launch_config(DType dtype, std::int64_t count) {
   config.threads_per_block = row->threads_per_block;
   config.vectors_per_thread = row->vectors_per_thread;
   config.cache = row->cache;
+  config.kernel = row->kernel;
   return config;
 }
 

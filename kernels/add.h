@@ -58,9 +58,9 @@ struct AddLaunchConfig {
 std::string to_string(const AddLaunchConfig& config);
 
 /// The configuration bench uses for `count` elements of `dtype`: the row of add.cu's size-class
-/// table (kAddSizeClasses) that holds `count`; today one row for every dtype and size (1 vector
-/// per thread, 256 threads, default hints), the best single choice that `bench tune-add`
-/// measured on an H200 (add.cu says by how much). Queries the current device (cudaDevAttrMaxGridDimX);
+/// table (kAddSizeClasses) that holds `count`, the same for every dtype: the lean kernel with 1
+/// vector per thread and default hints, 128 threads up to 256^2 elements and 256 above, chosen
+/// against PyTorch's add on an H200 (add.cu says from which evidence, and by how much). Queries the current device (cudaDevAttrMaxGridDimX);
 /// call at setup, not per launch. Throws CudaError; std::invalid_argument for count < 0.
 AddLaunchConfig add_launch_config(DType dtype, std::int64_t count);
 

@@ -30,7 +30,10 @@
 # space its own; matmul 16384 also runs it with no idle (bench's own spacing), compared in a third
 # table, to show what the spacing changes. SASS FLOPs that CUPTI does not count on this GPU (GH100
 # offers no per-opcode SASS metric) are reported as "not counted by CUPTI on this GPU", not as a
-# disagreement. $OUT: machine.txt, build.log, checks.txt, counters_vs_ncu.txt, counters_log.txt,
+# disagreement. XB_FRESH_GAP_MS (default 0): the fresh-process pass also synchronizes and idles
+# that long between consecutive calls (XB_PROBE_GAP_MS), as ncu's per-kernel collection leaves the
+# GPU idle between kernels: a GEMM that reaches the power limit back to back then runs at the
+# clocks it has under ncu. $OUT: machine.txt, build.log, checks.txt, counters_vs_ncu.txt, counters_log.txt,
 # roofline.png (when matplotlib is there), counters-results.tar.gz (sweep/, fresh/, ncu/ with the
 # .gpu.csv state files, logs). Sizes: XB_COUNTER_SIZES (sweep), XB_NCU_PROBES (space-separated
 # fixtures). XB_COUNTERS_SASS=0: no SASS metrics pass. XB_NCU_KERNEL_REPLAY=1: also ncu's kernel
@@ -152,8 +155,9 @@ fresh() {  # fresh FIXTURE DIR IDLE_MS: crossbench's counter pass on FIXTURE alo
   s=$(echo "$fixture" | tr / _)
   mkdir -p "$dir/$s"
   with_gpu_state "$dir/$s.gpu.csv" env XB_PROBE="$fixture" XB_PROBE_OUT="$dir/$s" XB_PROBE_IDLE_MS="$idle" \
+    XB_PROBE_GAP_MS="${XB_FRESH_GAP_MS:-0}" \
     timeout 100 $B/tests/xb_gpu_tests --gtest_filter='*CounterPassProbeInAFreshProcess*' > "$dir/$s.log" 2>&1
-  check "crossbench fresh-process counter pass $fixture (idle $idle ms)" \
+  check "crossbench fresh-process counter pass $fixture (idle $idle ms, gap ${XB_FRESH_GAP_MS:-0} ms)" \
     "exit $?, $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$dir/$s.log" | head -1), $((SECONDS - t0)) s"
   grep -E 'SKIPPED|Failure|Expected|Which is|error' "$dir/$s.log" | head -5
 }

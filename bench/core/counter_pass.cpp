@@ -12,7 +12,8 @@
 namespace xb {
 
 CounterSession run_counter_pass(const std::vector<CounterJob>& jobs, const CollectorFactory& make_collector,
-                                const std::function<void()>& sync, int calls, const std::function<void()>& idle) {
+                                const std::function<void()>& sync, int calls, const std::function<void()>& idle,
+                                const std::function<void()>& between_calls) {
   if (calls < 1) throw std::invalid_argument("run_counter_pass: calls must be at least 1");
   CounterSession s;
   std::unique_ptr<CounterCollector> collector;
@@ -27,8 +28,11 @@ CounterSession run_counter_pass(const std::vector<CounterJob>& jobs, const Colle
     const std::function<void()> call = job.make_call();
     call();  // outside the collection: module loading, cuBLASLt heuristics, first-touch
     sync();
-    return [call, calls] {
-      for (int i = 0; i < calls; ++i) call();
+    return [call, calls, &between_calls] {
+      for (int i = 0; i < calls; ++i) {
+        if (i > 0 && between_calls) between_calls();
+        call();
+      }
     };
   };
   // Before each replay pass, outside the range: the caller's idle time, if any (the device is

@@ -51,10 +51,14 @@ using CollectorFactory = std::function<std::unique_ptr<CounterCollector>()>;
 /// (or sass_error) and the pass goes on. describe() last. `created_utc`, gpu_name and l2_bytes are
 /// the caller's to fill. `idle`, when set, is called before each replay pass's warm-up calls, the
 /// device idle (everything earlier synchronized): run_counter_pass_on_gpu sleeps there to space
-/// the passes. Throws std::invalid_argument for calls < 1.
+/// the passes. `between_calls`, when set, is called between consecutive calls of every batch of
+/// `calls` (warm-up, profiled and SASS alike; never before the first): run_counter_pass_on_gpu
+/// synchronizes and sleeps there to space the calls as Nsight Compute's per-kernel collection
+/// spaces them. Throws std::invalid_argument for calls < 1.
 CounterSession run_counter_pass(const std::vector<CounterJob>& jobs, const CollectorFactory& make_collector,
                                 const std::function<void()>& sync, int calls = kCounterCalls,
-                                const std::function<void()>& idle = {});
+                                const std::function<void()>& idle = {},
+                                const std::function<void()>& between_calls = {});
 
 /// Relative difference measured / model - 1; 0 when both are 0, +inf never (model 0 and measured
 /// > 0 give 1).
@@ -74,11 +78,15 @@ void print_counter_table(const CounterSession& session, std::ostream& out);
 /// warm-up calls, and counters.json's method says so; 0, bench's pass: passes back to back. The
 /// fresh-process probe for the Nsight Compute comparison sets it so that its passes are spaced as
 /// ncu's application replay spaces them (each ncu pass relaunches the process; docs/metrics.md,
-/// "Comparing with Nsight Compute"). Throws std::invalid_argument for idle_before_pass_ms < 0,
-/// CudaError when the device cannot be queried, std::runtime_error when counters.json cannot be
-/// written.
+/// "Comparing with Nsight Compute"). `idle_between_calls_ms` > 0: the stream is synchronized and
+/// the device idles that long (ms) between consecutive calls of a pass, so that a kernel that
+/// draws the GPU to its power limit back to back (the 16384^2 GEMM) runs at the clocks it has
+/// under ncu, whose per-kernel collection leaves the GPU idle between kernels; counters.json's
+/// method says so. Throws std::invalid_argument for idle_before_pass_ms < 0 or
+/// idle_between_calls_ms < 0, CudaError when the device cannot be queried, std::runtime_error when
+/// counters.json cannot be written.
 CounterSession run_counter_pass_on_gpu(const std::vector<FixtureSpec>& fixtures, cudaStream_t stream,
                                        const std::filesystem::path& dir, std::ostream& out,
-                                       int idle_before_pass_ms = 0);
+                                       int idle_before_pass_ms = 0, int idle_between_calls_ms = 0);
 
 }  // namespace xb

@@ -22,8 +22,12 @@
 namespace xb {
 
 CounterSession run_counter_pass_on_gpu(const std::vector<FixtureSpec>& fixtures, cudaStream_t stream,
-                                       const std::filesystem::path& dir, std::ostream& out, int idle_before_pass_ms) {
+                                       const std::filesystem::path& dir, std::ostream& out, int idle_before_pass_ms,
+                                       int idle_between_calls_ms) {
   if (idle_before_pass_ms < 0) throw std::invalid_argument("run_counter_pass_on_gpu: idle_before_pass_ms must be at least 0");
+  if (idle_between_calls_ms < 0) {
+    throw std::invalid_argument("run_counter_pass_on_gpu: idle_between_calls_ms must be at least 0");
+  }
   int device = 0, l2 = 0;
   XB_CUDA(cudaGetDevice(&device));
   XB_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
@@ -65,12 +69,19 @@ CounterSession run_counter_pass_on_gpu(const std::vector<FixtureSpec>& fixtures,
       jobs, [device, log] { return make_cupti_counter_collector(device, log); },
       [stream] { XB_CUDA(cudaStreamSynchronize(stream)); }, kCounterCalls,
       idle_before_pass_ms == 0 ? std::function<void()>{}
-                               : [idle_before_pass_ms] { std::this_thread::sleep_for(std::chrono::milliseconds(idle_before_pass_ms)); });
+                               : [idle_before_pass_ms] { std::this_thread::sleep_for(std::chrono::milliseconds(idle_before_pass_ms)); },
+      idle_between_calls_ms == 0 ? std::function<void()>{} : [stream, idle_between_calls_ms] {
+        XB_CUDA(cudaStreamSynchronize(stream));
+        std::this_thread::sleep_for(std::chrono::milliseconds(idle_between_calls_ms));
+      });
   s.created_utc = utc_time("%Y-%m-%dT%H:%M:%SZ");
   s.gpu_name = prop.name;
   s.l2_bytes = static_cast<std::uint64_t>(l2);
   if (s.method.empty()) s.method = "CUPTI range profiler (not started)";
   if (idle_before_pass_ms > 0) s.method += fmt::format("; the device idle {} ms before each replay pass", idle_before_pass_ms);
+  if (idle_between_calls_ms > 0) {
+    s.method += fmt::format("; the stream synchronized and the device idle {} ms between consecutive calls", idle_between_calls_ms);
+  }
   write_file_atomic(dir / "counters.json", [&](std::ostream& o) { write_counters_json(s, o); });
   print_counter_table(s, out);
   return s;

@@ -251,6 +251,21 @@ TEST(CounterPass, IdleTimeComesBeforeTheWarmUpCallsOfEachReplayPass) {
             "call;sync;sass{call;call;}");
 }
 
+TEST(CounterPass, BetweenCallsSpacesConsecutiveCallsOfEveryBatch) {
+  // For the Nsight Compute comparison of a GEMM that reaches the power limit back to back: the
+  // device idles between consecutive calls (warm-up, profiled, SASS), never before a batch's first.
+  std::string log;
+  xb::run_counter_pass(
+      jobs(&log), [&] { return std::make_unique<FakeCollector>(&log); }, [&] { log += "sync;"; }, 2, {},
+      [&] { log += "gap;"; });
+  EXPECT_EQ(log,
+            "call;sync;"
+            "call;gap;call;sync;start;call;gap;call;stop;"
+            "call;gap;call;sync;start;call;gap;call;stop;"
+            "prepare_sass;"
+            "call;sync;sass{call;gap;call;}");
+}
+
 TEST(CounterPass, DefaultsToKCallsAndRejectsAKernelCountThatIsNotAMultipleOfK) {
   std::string log;
   const auto s = xb::run_counter_pass(jobs(&log), [&] { return std::make_unique<FakeCollector>(&log); }, [] {});

@@ -176,7 +176,9 @@ TEST_F(GpuTest, CounterProbeOneCallForNsightCompute) {
 // of ncu's application-replay passes (each relaunches the probe): one unprofiled call, then per
 // replay pass K warm-up and K profiled calls, as ncu's 1 + 2K. XB_PROBE_IDLE_MS (default 0) idles
 // the device that long before each replay pass, spacing the passes as ncu's relaunches space its
-// own. Skipped without XB_PROBE, or saying why when counters are unavailable.
+// own; XB_PROBE_GAP_MS (default 0) synchronizes and idles that long between consecutive calls, as
+// ncu's per-kernel collection leaves the GPU idle between kernels. Skipped without XB_PROBE, or
+// saying why when counters are unavailable.
 TEST_F(GpuTest, CounterPassProbeInAFreshProcess) {
   const char* probe = std::getenv("XB_PROBE");
   const char* out = std::getenv("XB_PROBE_OUT");
@@ -189,10 +191,13 @@ TEST_F(GpuTest, CounterPassProbeInAFreshProcess) {
   const char* idle_env = std::getenv("XB_PROBE_IDLE_MS");
   const int idle_ms = idle_env != nullptr && *idle_env != '\0' ? std::stoi(idle_env) : 0;
   ASSERT_GE(idle_ms, 0) << "XB_PROBE_IDLE_MS";
+  const char* gap_env = std::getenv("XB_PROBE_GAP_MS");
+  const int gap_ms = gap_env != nullptr && *gap_env != '\0' ? std::stoi(gap_env) : 0;
+  ASSERT_GE(gap_ms, 0) << "XB_PROBE_GAP_MS";
   register_builtin_ops();
   std::filesystem::create_directories(out);
   const Stream stream;
-  const CounterSession s = run_counter_pass_on_gpu({FixtureSpec{op, dtype, std::stoll(n)}}, stream.get(), out, std::cout, idle_ms);
+  const CounterSession s = run_counter_pass_on_gpu({FixtureSpec{op, dtype, std::stoll(n)}}, stream.get(), out, std::cout, idle_ms, gap_ms);
   ASSERT_TRUE(std::filesystem::exists(std::filesystem::path(out) / "counters.json"));
   if (s.status == "unavailable") GTEST_SKIP() << "counters unavailable: " << s.reason;
   ASSERT_EQ(s.fixtures.size(), 1u);

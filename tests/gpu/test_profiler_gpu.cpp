@@ -146,13 +146,13 @@ TEST_F(GpuTest, BenchTuneAddAndOverheadBreakdownWriteTheirFigures) {
                                   " tune-add --dtype fp16 --size 64,100 --launches 2 --passes 2 --out " +
                                   (dir / "tune.json").string());
     ASSERT_EQ(code, 0) << text;
-    EXPECT_NE(text.find("v1/t256/default (bench)"), std::string::npos) << text;
+    EXPECT_NE(text.find("v1/t128/default/lean (bench)"), std::string::npos) << text;  // 64^2, 100^2 <= 256^2
     nlohmann::json doc;
     std::ifstream(dir / "tune.json") >> doc;
     ASSERT_EQ(doc["tune_add"].size(), 2u);
     for (const auto& r : doc["tune_add"]) {
-      EXPECT_EQ(r["configs"].size(), 75u);
-      EXPECT_EQ(r["chosen"], "v1/t256/default");
+      EXPECT_EQ(r["configs"].size(), 79u);  // the 75 standard configurations and the 4 lean ones
+      EXPECT_EQ(r["chosen"], "v1/t128/default/lean");
       EXPECT_GE(r["chosen_over_fastest"].get<double>(), 1.0);
       double previous = 0;
       for (const auto& c : r["configs"]) {  // fastest first, every median a real duration
