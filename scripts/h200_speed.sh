@@ -15,7 +15,9 @@
 # sweep overhead tune add placement ncu variants cold e2e"; issue 19's three alone:
 #   XB_SKIP="gpu sweep overhead tune add cold e2e" bash scripts/h200_speed.sh
 # $OUT: checks.txt, speed.tar.gz; with the ncu step add_ncu_compare.md and add_ncu_reports.tar.gz
-# (the .ncu-rep files, for `ncu --import`).
+# (the .ncu-rep files, for `ncu --import`). The ncu step's probe: XB_NCU_SIZES (256,16384),
+# XB_NCU_CONFIGS (v1/t128/default,v1/t128/default/lean), XB_NCU_CALLS (5), XB_NCU_REPLAY
+# (application; kernel: one process, quicker, instruction and SASS figures only).
 source "$(dirname "${BASH_SOURCE[0]}")/h200_common.sh" || exit 1
 export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda-13.0}
 h200_workdir /tmp/xb-speed
@@ -98,10 +100,17 @@ if ! skip ncu; then
   t0=$SECONDS
   left() { echo $((165 - (SECONDS - t0))); }
   # shellcheck disable=SC2054  # commas inside arguments, not between elements
-  probe=(python3 -u scripts/add_ncu_probe.py --shim "$B/libxb_add_shim.so" --manifest "$N/probe.json" --sizes 256,16384
-         --dtype bf16 --calls "${XB_NCU_CALLS:-5}" --configs v1/t128/default,v1/t128/default/lean)
-  ncu_app=(ncu --replay-mode application --app-replay-match grid --app-replay-mode strict --app-replay-buffer file
-           --profile-from-start off --cache-control none --clock-control none -f)
+  probe=(python3 -u scripts/add_ncu_probe.py --shim "$B/libxb_add_shim.so" --manifest "$N/probe.json"
+         --sizes "${XB_NCU_SIZES:-256,16384}" --dtype bf16 --calls "${XB_NCU_CALLS:-5}"
+         --configs "${XB_NCU_CONFIGS:-v1/t128/default,v1/t128/default/lean}")
+  # XB_NCU_REPLAY=kernel: ncu's kernel replay instead (one process; memory saved and restored
+  # around every pass, so DRAM bytes are not the steady state's, instructions and SASS are).
+  if [ "${XB_NCU_REPLAY:-application}" = kernel ]; then
+    ncu_app=(ncu --replay-mode kernel --profile-from-start off --cache-control none --clock-control none -f)
+  else
+    ncu_app=(ncu --replay-mode application --app-replay-match grid --app-replay-mode strict --app-replay-buffer file
+             --profile-from-start off --cache-control none --clock-control none -f)
+  fi
   timeout 80 "${ncu_app[@]}" --section LaunchStats --section Occupancy --section SpeedOfLight --section SchedulerStats \
     --section WarpStateStats --section InstructionStats \
     --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,smsp__inst_executed.sum \
