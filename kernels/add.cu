@@ -48,15 +48,11 @@
 // V=4 59-62 (at most 1024 resident threads per SM, each with 8 loads in flight);
 // add_scalar_kernel 16 (bf16/fp16), 32 (fp32); add_lean_kernel 22 (fp32), 23-28 (bf16), 26-30 (fp16).
 #include <algorithm>
-#include <cstddef>
 #include <cstdint>
 #include <iterator>
 #include <limits>
-#include <map>
-#include <mutex>
 #include <stdexcept>
 #include <string>
-#include <utility>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -310,64 +306,29 @@ void dispatch_policy(const T* a, const T* b, T* out, std::int64_t count, cudaStr
   throw std::invalid_argument("launch_add: invalid cache policy");
 }
 
-// One instantiation of add_lean_kernel; `smem` > 0 (LeanOccupancy75): that much dynamic shared
-// memory per block, unused by the kernel, with the carveout preference set to the most shared
-// memory once per instantiation, so that the residency limit is the one occupancy_cap_smem sized.
-template <typename T, int B, AddCachePolicy P, bool Full, bool Tail>
-void launch_lean_instance(const T* a, const T* b, T* out, unsigned int vectors, unsigned int tail, unsigned int blocks,
-                          std::size_t smem, cudaStream_t stream) {
-  if (smem > 0) {
-    static const bool carveout_set = [] {
-      XB_CUDA(cudaFuncSetAttribute(add_lean_kernel<T, B, P, Full, Tail>, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                   cudaSharedmemCarveoutMaxShared));
-      return true;
-    }();
-    (void)carveout_set;
-  }
-  add_lean_kernel<T, B, P, Full, Tail><<<dim3(blocks), dim3(static_cast<unsigned int>(B)), smem, stream>>>(
-      a, b, out, vectors, tail);
-}
-
 template <typename T, int B, AddCachePolicy P>
 void launch_lean_shape(const T* a, const T* b, T* out, unsigned int vectors, unsigned int tail, unsigned int blocks,
-                       std::size_t smem, cudaStream_t stream) {
+                       cudaStream_t stream) {
   const bool full = vectors > 0 && vectors % static_cast<unsigned int>(B) == 0;
+  const dim3 grid(blocks), block(static_cast<unsigned int>(B));
   if (full) {
-    if (tail > 0) return launch_lean_instance<T, B, P, true, true>(a, b, out, vectors, tail, blocks, smem, stream);
-    return launch_lean_instance<T, B, P, true, false>(a, b, out, vectors, tail, blocks, smem, stream);
+    if (tail > 0) {
+      add_lean_kernel<T, B, P, true, true><<<grid, block, 0, stream>>>(a, b, out, vectors, tail);
+    } else {
+      add_lean_kernel<T, B, P, true, false><<<grid, block, 0, stream>>>(a, b, out, vectors, tail);
+    }
+  } else if (tail > 0) {
+    add_lean_kernel<T, B, P, false, true><<<grid, block, 0, stream>>>(a, b, out, vectors, tail);
+  } else {
+    add_lean_kernel<T, B, P, false, false><<<grid, block, 0, stream>>>(a, b, out, vectors, tail);
   }
-  if (tail > 0) return launch_lean_instance<T, B, P, false, true>(a, b, out, vectors, tail, blocks, smem, stream);
-  launch_lean_instance<T, B, P, false, false>(a, b, out, vectors, tail, blocks, smem, stream);
 }
 
 template <typename T, AddCachePolicy P>
 void launch_lean_policy(const T* a, const T* b, T* out, unsigned int vectors, unsigned int tail, unsigned int blocks,
-                        std::size_t smem, cudaStream_t stream, int threads_per_block) {
-  if (threads_per_block == 128) return launch_lean_shape<T, 128, P>(a, b, out, vectors, tail, blocks, smem, stream);
-  return launch_lean_shape<T, 256, P>(a, b, out, vectors, tail, blocks, smem, stream);
-}
-
-// LeanOccupancy75's dynamic shared memory per block of `threads`: with M bytes of shared memory
-// per SM, R reserved per block (cudaDevAttrReservedSharedMemoryPerBlock) and a 128-byte allocation
-// unit, S = floor(M / cap / 128) * 128 - R lets cap = (3/4 of the SM's threads) / threads blocks
-// fit (cap * (S + R) <= M) and not cap + 1 (M / (cap * (cap + 1)) >= 128 on every GPU this runs on:
-// H200 233472 / (12 * 13) = 1496). Queried once per device (a host call, not per launch).
-std::size_t occupancy_cap_smem(int threads) {
-  static std::mutex mutex;
-  static std::map<std::pair<int, int>, std::size_t> cache;
-  int device = 0;
-  XB_CUDA(cudaGetDevice(&device));
-  const std::lock_guard<std::mutex> lock(mutex);
-  const auto key = std::make_pair(device, threads);
-  if (const auto it = cache.find(key); it != cache.end()) return it->second;
-  int per_sm = 0, reserved = 0, max_threads = 0;
-  XB_CUDA(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
-  XB_CUDA(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device));
-  XB_CUDA(cudaDeviceGetAttribute(&max_threads, cudaDevAttrMaxThreadsPerMultiProcessor, device));
-  const int cap = std::max(1, max_threads * 3 / 4 / threads);
-  const int smem = std::max(0, per_sm / cap / 128 * 128 - reserved);
-  cache.emplace(key, static_cast<std::size_t>(smem));
-  return static_cast<std::size_t>(smem);
+                        cudaStream_t stream, int threads_per_block) {
+  if (threads_per_block == 128) return launch_lean_shape<T, 128, P>(a, b, out, vectors, tail, blocks, stream);
+  return launch_lean_shape<T, 256, P>(a, b, out, vectors, tail, blocks, stream);
 }
 
 // The lean kernel when one pass of 32-bit indices covers `count` within max_blocks; otherwise the
@@ -385,12 +346,10 @@ void launch_lean(const T* a, const T* b, T* out, std::int64_t count, cudaStream_
   const auto v = static_cast<unsigned int>(vectors);
   const auto tail = static_cast<unsigned int>(count % kPerVector);
   const auto g = static_cast<unsigned int>(blocks);
-  const std::size_t smem =
-      config.kernel == AddKernelVariant::LeanOccupancy75 ? occupancy_cap_smem(config.threads_per_block) : 0;
   if (config.cache == AddCachePolicy::Plain) {
-    return launch_lean_policy<T, AddCachePolicy::Plain>(a, b, out, v, tail, g, smem, stream, config.threads_per_block);
+    return launch_lean_policy<T, AddCachePolicy::Plain>(a, b, out, v, tail, g, stream, config.threads_per_block);
   }
-  launch_lean_policy<T, AddCachePolicy::Default>(a, b, out, v, tail, g, smem, stream, config.threads_per_block);
+  launch_lean_policy<T, AddCachePolicy::Default>(a, b, out, v, tail, g, stream, config.threads_per_block);
 }
 
 template <typename T>
@@ -400,7 +359,7 @@ void launch_typed(const void* a, const void* b, void* out, std::int64_t count,
   const auto* tb = static_cast<const T*>(b);
   auto* tout = static_cast<T*>(out);
   if (aligned16(a) && aligned16(b) && aligned16(out)) {
-    if (is_lean(config.kernel)) {
+    if (config.kernel == AddKernelVariant::Lean) {
       launch_lean<T>(ta, tb, tout, count, stream, config);
       XB_CUDA_LAST();
       return;
@@ -462,7 +421,7 @@ constexpr bool valid_size_classes(const AddSizeClass (&table)[N]) {
         !one_of(kPolicyChoices, c.cache) || (i > 0 && c.max_count <= table[i - 1].max_count)) {
       return false;
     }
-    if ((c.kernel == AddKernelVariant::Lean || c.kernel == AddKernelVariant::LeanOccupancy75) &&
+    if (c.kernel == AddKernelVariant::Lean &&
         (c.vectors_per_thread != 1 || !one_of(kLeanThreadChoices, c.threads_per_block) ||
          !one_of(kLeanPolicyChoices, c.cache))) {
       return false;
@@ -486,22 +445,17 @@ const char* to_string(AddCachePolicy policy) {
   return "invalid";
 }
 
-bool is_lean(AddKernelVariant variant) {
-  return variant == AddKernelVariant::Lean || variant == AddKernelVariant::LeanOccupancy75;
-}
-
 const char* to_string(AddKernelVariant variant) {
   switch (variant) {
     case AddKernelVariant::Standard: return "standard";
     case AddKernelVariant::Lean: return "lean";
-    case AddKernelVariant::LeanOccupancy75: return "lean-occ75";
   }
   return "invalid";
 }
 
 std::string to_string(const AddLaunchConfig& config) {
   return "v" + std::to_string(config.vectors_per_thread) + "/t" + std::to_string(config.threads_per_block) + "/" +
-         to_string(config.cache) + (is_lean(config.kernel) ? std::string("/") + to_string(config.kernel) : "");
+         to_string(config.cache) + (config.kernel == AddKernelVariant::Lean ? "/lean" : "");
 }
 
 AddLaunchConfig add_launch_config(DType dtype, std::int64_t count) {
@@ -532,9 +486,6 @@ std::vector<AddLaunchConfig> add_tuning_space() {
   for (int t : kLeanThreadChoices) {
     for (AddCachePolicy p : kLeanPolicyChoices) space.push_back(AddLaunchConfig{max_blocks, t, 1, p, AddKernelVariant::Lean});
   }
-  for (int t : kLeanThreadChoices) {
-    space.push_back(AddLaunchConfig{max_blocks, t, 1, AddCachePolicy::Default, AddKernelVariant::LeanOccupancy75});
-  }
   return space;
 }
 
@@ -552,12 +503,11 @@ void launch_add(DType dtype, const void* a, const void* b, void* out, std::int64
     throw std::invalid_argument("launch_add: vectors_per_thread must be 1, 2 or 4");
   }
   if (!one_of(kPolicyChoices, config.cache)) throw std::invalid_argument("launch_add: invalid cache policy");
-  if (is_lean(config.kernel)) {
+  if (config.kernel == AddKernelVariant::Lean) {
     if (config.vectors_per_thread != 1 || !one_of(kLeanThreadChoices, config.threads_per_block) ||
-        !one_of(kLeanPolicyChoices, config.cache) ||
-        (config.kernel == AddKernelVariant::LeanOccupancy75 && config.cache != AddCachePolicy::Default)) {
+        !one_of(kLeanPolicyChoices, config.cache)) {
       throw std::invalid_argument("launch_add: the lean kernel runs v1 with 128 or 256 threads and the default or plain "
-                                  "policy (lean-occ75: default only), not " + to_string(config));
+                                  "policy, not " + to_string(config));
     }
   } else if (config.kernel != AddKernelVariant::Standard) {
     throw std::invalid_argument("launch_add: invalid kernel variant");

@@ -35,17 +35,10 @@ enum class AddKernelVariant {
              ///< (its __launch_bounds__), counts computed by the host, separate instantiations
              ///< without the per-thread bounds check (every thread has a vector) and without the
              ///< tail (count % elements-per-vector == 0); default or plain cache policy only
-  LeanOccupancy75,  ///< add_lean_kernel launched with dynamic shared memory it does not use, sized so
-                    ///< that at most 3/4 of an SM's threads are resident (12 blocks of 128, 6 of
-                    ///< 256): the occupancy PyTorch 2.11's add kernel has with its 34 registers;
-                    ///< default cache policy only (why: add.cu)
 };
 
-/// "standard", "lean", "lean-occ75".
+/// "standard", "lean".
 const char* to_string(AddKernelVariant variant);
-
-/// True for the variants that run add_lean_kernel (Lean, LeanOccupancy75).
-bool is_lean(AddKernelVariant variant);
 
 /// Launch geometry and cache hints of the add kernels on one device. A launch gives each thread
 /// `vectors_per_thread` 16-byte vectors (one element on the scalar path), all loaded before any
@@ -60,8 +53,8 @@ struct AddLaunchConfig {
   AddKernelVariant kernel = AddKernelVariant::Standard;  ///< vector path only
 };
 
-/// "v2/t256/prefetch256": vectors per thread, threads per block, cache policy; "/lean" or
-/// "/lean-occ75" appended for the lean variants ("v1/t128/default/lean").
+/// "v2/t256/prefetch256": vectors per thread, threads per block, cache policy; "/lean" appended
+/// for the lean kernel ("v1/t128/default/lean").
 std::string to_string(const AddLaunchConfig& config);
 
 /// The configuration bench uses for `count` elements of `dtype`: the row of add.cu's size-class
@@ -73,8 +66,7 @@ AddLaunchConfig add_launch_config(DType dtype, std::int64_t count);
 
 /// Every supported configuration, with the current device's max_blocks: the space `bench tune-add`
 /// measures. The 75 standard ones (3 vectors per thread x 5 block sizes x 5 cache policies), then
-/// the 4 lean ones (v1 x 128, 256 threads x default, plain), then the 2 lean-occ75 ones (v1 x 128,
-/// 256 threads, default). Throws CudaError.
+/// the 4 lean ones (v1 x 128, 256 threads x default, plain). Throws CudaError.
 std::vector<AddLaunchConfig> add_tuning_space();
 
 /// Enqueues out[i] = a[i] + b[i] for i in [0, count) on `stream`; a, b, out are device pointers
