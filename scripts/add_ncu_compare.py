@@ -198,7 +198,7 @@ def pct(x):
     return "-" if x is None else f"{x:+.2f}"
 
 
-def compare(manifest, raws, diff_limit, top):
+def compare(manifest, raws, diff_limit, top, replay="application"):
     runs = [read_raw(p) for p in raws]
     kernels = join_runs(runs, raws)
     means = {key: with_ratios(block_means(calls)) for key, calls in assign(kernels, manifest["blocks"]).items()}
@@ -206,7 +206,7 @@ def compare(manifest, raws, diff_limit, top):
     k = manifest["calls"]
     md = [f"# Nsight Compute: crossbench's add against PyTorch's {manifest.get('torch', '')}, "
           f"{manifest['dtype']}, {manifest.get('gpu', '')}\n",
-          f"scripts/add_ncu_probe.py under ncu (application replay, --cache-control none --clock-control none): "
+          f"scripts/add_ncu_probe.py under ncu ({replay} replay, --cache-control none --clock-control none): "
           f"per size, each side's {k} back-to-back calls, same inputs, one process; each value the mean over a "
           f"side's calls but the first ({max(k - 1, 1)} kernels). diff %: ours against PyTorch's, in % of PyTorch's. "
           f"Reports: {', '.join(os.path.basename(p) for p in raws)}.\n"]
@@ -348,6 +348,8 @@ def main(argv=None):
     c.add_argument("--raw", action="append", required=True)
     c.add_argument("--diff-pct", type=float, default=2.0)
     c.add_argument("--top", type=int, default=40)
+    c.add_argument("--replay", choices=("application", "kernel"), default="application",
+                   help="ncu's --replay-mode of the reports, as the header states it")
     s = sub.add_parser("sass")
     s.add_argument("--match", required=True)
     s.add_argument("file")
@@ -361,7 +363,7 @@ def main(argv=None):
                     manifest = json.load(f)
             except (OSError, ValueError) as e:
                 raise InputError(f"{a.manifest}: not readable: {e}")
-            sys.stdout.write(compare(manifest, a.raw, a.diff_pct, a.top))
+            sys.stdout.write(compare(manifest, a.raw, a.diff_pct, a.top, a.replay))
         elif a.cmd == "sass":
             try:
                 with open(a.file, errors="replace") as f:

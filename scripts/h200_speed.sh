@@ -105,7 +105,9 @@ if ! skip ncu; then
          --configs "${XB_NCU_CONFIGS:-v1/t128/default,v1/t128/default/lean}")
   # XB_NCU_REPLAY=kernel: ncu's kernel replay instead (one process; memory saved and restored
   # around every pass, so DRAM bytes are not the steady state's, instructions and SASS are).
-  if [ "${XB_NCU_REPLAY:-application}" = kernel ]; then
+  replay=${XB_NCU_REPLAY:-application}
+  first_n=$(echo "${XB_NCU_SIZES:-256,16384}" | cut -d, -f1)
+  if [ "$replay" = kernel ]; then
     ncu_app=(ncu --replay-mode kernel --profile-from-start off --cache-control none --clock-control none -f)
   else
     ncu_app=(ncu --replay-mode application --app-replay-match grid --app-replay-mode strict --app-replay-buffer file
@@ -115,28 +117,28 @@ if ! skip ncu; then
     --section WarpStateStats --section InstructionStats \
     --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,smsp__inst_executed.sum \
     -o "$N/core" "${probe[@]}" > "$N/core.log" 2>&1
-  check "ncu app replay: launch, occupancy, scheduler, warp state (bf16 256, 16384)" \
+  check "ncu $replay replay: launch, occupancy, scheduler, warp state (bf16 ${XB_NCU_SIZES:-256,16384})" \
     "exit $?, $((SECONDS - t0)) s$(grep -o 'ERR_NVGPUCTRPERM' "$N/core.log" | head -1 | sed 's/^/, /')"
   grep -E '^==(ERROR|WARNING)==' "$N/core.log" | sort | uniq -c | head -5
   if [ "$(left)" -ge 40 ]; then
     t1=$SECONDS
     timeout "$(left)" "${ncu_app[@]}" --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables \
       --section SourceCounters -o "$N/memory_source" "${probe[@]}" > "$N/memory_source.log" 2>&1
-    check "ncu app replay: memory tables, source counters" "exit $?, $((SECONDS - t1)) s"
+    check "ncu $replay replay: memory tables, source counters" "exit $?, $((SECONDS - t1)) s"
     grep -E '^==(ERROR|WARNING)==' "$N/memory_source.log" | sort | uniq -c | head -5
   else
-    check "ncu app replay: memory tables, source counters" "skipped: $((SECONDS - t0)) s into the step"
+    check "ncu $replay replay: memory tables, source counters" "skipped: $((SECONDS - t0)) s into the step"
   fi
   raws=()
   for r in core memory_source; do
     [ -f "$N/$r.ncu-rep" ] && ncu --import "$N/$r.ncu-rep" --page raw --csv --print-units base > "$N/$r.raw.csv" 2>&1 &&
       raws+=(--raw "$N/$r.raw.csv")
   done
-  python3 scripts/add_ncu_compare.py compare --manifest "$N/probe.json" "${raws[@]}" > "$N/add_ncu_compare.md" 2> "$N/compare.err"
+  python3 scripts/add_ncu_compare.py compare --replay "$replay" --manifest "$N/probe.json" "${raws[@]}" > "$N/add_ncu_compare.md" 2> "$N/compare.err"
   check "add_ncu_compare.py compare ($(( ${#raws[@]} / 2 )) raw pages)" "exit $?$(head -1 "$N/compare.err" | sed 's/^/: /')"
   rep=$N/memory_source.ncu-rep
   [ -f "$rep" ] || rep=$N/core.ncu-rep
-  for k in vectorized_elementwise_kernel add_flat_kernel add_lean_kernel; do  # the first launch of each: n = 256
+  for k in vectorized_elementwise_kernel add_flat_kernel add_lean_kernel; do  # the first launch of each: the first size
     src=(ncu --import "$rep" --page source --print-source sass --csv --kernel-name "regex:$k")
     "${src[@]}" --launch-count 1 > "$N/sass_$k.csv" 2>&1
     grep -q '"Source"' "$N/sass_$k.csv" || "${src[@]}" > "$N/sass_$k.csv" 2>&1  # without --launch-count: every launch
@@ -158,7 +160,7 @@ if ! skip ncu; then
   fi
   ops=("PyTorch=$N/sass_vectorized_elementwise_kernel.csv" "v1/t128/default=$N/sass_add_flat_kernel.csv"
        "v1/t128/default/lean=$N/sass_add_lean_kernel.csv")
-  { echo; echo "## SASS opcodes at n = 256 (ncu source pages; static count per kernel, then executed)"; echo
+  { echo; echo "## SASS opcodes at n = $first_n (ncu source pages; static count per kernel, then executed)"; echo
     python3 scripts/add_ncu_compare.py opcodes "${ops[@]}"; } >> "$N/add_ncu_compare.md" 2>> "$N/compare.err"
   check "add_ncu_compare.py opcodes (ncu source pages)" "exit $?"
   cp "$N/add_ncu_compare.md" "$OUT/"

@@ -138,6 +138,9 @@ def test_compare(tmp, m):
           "a stall both show is listed, one neither shows is not")
     check("| `launch__registers_per_thread` | 24 | 30 | +25.00 |" in md, "largest differences list")
     check("dram__bytes_read.sum" in md and "| `dram__bytes_read.sum`" not in md, "equal metrics stay out of the largest differences")
+    check("under ncu (application replay," in md, "the header names the default replay mode")
+    rc, md_k, err = run(anc.main, ["compare", "--replay", "kernel", "--manifest", man, "--raw", a, "--raw", bpath])
+    check(rc == 0 and "under ncu (kernel replay," in md_k, f"--replay kernel is stated in the header: {rc} {err}")
 
     for label, bad_a, says in [("one kernel short", run_a[:-1], "17 profiled kernels"),
                                ("a side swapped", [(ft.THEIRS, v) if i == 4 else (n, v) for i, (n, v) in enumerate(run_a)],
