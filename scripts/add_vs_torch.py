@@ -280,6 +280,9 @@ def markdown(meta, rows, classes, mismatches, placement_rows=None):
           f"{'outputs swapped in rounds 2, 3 (mod 4), the table after the gaps; ' if meta.get('swap_outputs') else ''}"
           f"candidate columns: us (ratio to PyTorch). SM clock start {meta['clocks'][0].get('sm_mhz', '-')} MHz, "
           f"end {meta['clocks'][-1].get('sm_mhz', '-')} MHz.\n",
+          *([f"GPU {meta['environment'].get('gpu_uuid', '-')}; LD_LIBRARY_PATH "
+             f"'{meta['environment'].get('ld_library_path', '')}'; libraries mapped: "
+             f"{', '.join(meta['environment'].get('libraries', [])) or '-'}.\n"] if meta.get("environment") else []),
           "| launch pattern | dtype | n | crossbench us | PyTorch us | ratio (target <= 1.00) | crossbench GB/s | "
           + " | ".join(cands) + (" |" if cands else ""),
           "| --- | --- | ---: | ---: | ---: | ---: | ---: |" + " ---: |" * len(cands)]
@@ -355,6 +358,29 @@ def gpu_clocks(torch):
     except (OSError, subprocess.TimeoutExpired) as e:
         got["nvidia_smi_error"] = str(e)[:120]
     return got
+
+
+def process_environment(torch, maps_path="/proc/self/maps"):
+    """What can make the same kernels run differently from one machine or set-up to another (run9
+    of results/h200/speed-2026-12-01 saw every crossbench configuration 2-3% behind where another
+    H200 saw 0.3-0.8%): the GPU's UUID, LD_LIBRARY_PATH, and the CUDA runtime, CUPTI, driver and
+    shim libraries this process has mapped (paths from /proc/self/maps, sorted, each once)."""
+    env = {"ld_library_path": os.environ.get("LD_LIBRARY_PATH", "")}
+    try:
+        env["gpu_uuid"] = str(torch.cuda.get_device_properties(torch.cuda.current_device()).uuid)
+    except Exception as e:  # older torch: no uuid attribute
+        env["gpu_uuid_error"] = str(e).splitlines()[0][:120]
+    libs = set()
+    try:
+        with open(maps_path) as f:
+            for line in f:
+                path = line.split()[-1] if len(line.split()) >= 6 else ""
+                if any(k in os.path.basename(path) for k in ("libcudart", "libcupti", "libcuda.so", "libxb_add_shim")):
+                    libs.add(path)
+    except OSError as e:
+        env["maps_error"] = str(e)[:120]
+    env["libraries"] = sorted(libs)
+    return env
 
 
 class Shim:
@@ -585,7 +611,8 @@ def main(argv=None):
             "utc": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "rounds": args.rounds, "calls": args.calls,
             "warmup_calls": args.warmup_calls, "patterns": args.patterns, "candidates": args.candidates, "shipped_configs": shipped_names,
             "swap_outputs": args.swap_outputs, "round_placements": ["crossbench writes " + "BA"[p] for p in round_places],
-            "clocks": clocks, "checked_outputs": checked, "seconds": time.perf_counter() - t0}
+            "clocks": clocks, "checked_outputs": checked, "seconds": time.perf_counter() - t0,
+            "environment": process_environment(torch)}
     text = markdown(meta, rows, classes, mismatches, place_rows)
     os.makedirs(args.out, exist_ok=True)
     write_whole(os.path.join(args.out, "add_vs_torch.md"), text)

@@ -12,8 +12,9 @@
 # one process, application replay, a per-metric table and both kernels' SASS), `variants` (the lean
 # kernel's tuning-space entries against PyTorch's); cold mode (bench's ops, and a user's saxpy
 # through scripts/h200_core.sh user); the main job's wall time. Steps can be skipped: XB_SKIP="gpu
-# sweep overhead tune add placement ncu variants cold e2e"; issue 19's three alone:
-#   XB_SKIP="gpu sweep overhead tune add cold e2e" bash scripts/h200_speed.sh
+# sweep overhead tune add placement ncu variants env cold e2e"; `env`: the DRAM-bound comparison with
+# and without the toolkit's LD_LIBRARY_PATH, GPU UUID and mapped libraries recorded. Issue 19's
+# steps alone: XB_SKIP="gpu sweep overhead tune add cold e2e" bash scripts/h200_speed.sh
 # $OUT: checks.txt, speed.tar.gz; with the ncu step add_ncu_compare.md and add_ncu_reports.tar.gz
 # (the .ncu-rep files, for `ncu --import`). The ncu step's probe: XB_NCU_SIZES (256,16384),
 # XB_NCU_CONFIGS (v1/t128/default,v1/t128/default/lean), XB_NCU_CALLS (5), XB_NCU_REPLAY
@@ -179,6 +180,22 @@ if ! skip variants; then
     ${XB_VARIANT_ARGS:-} > "$W/add_variants.log" 2>&1
   check "add_vs_torch.py lean candidates (4 rounds; exit 1: an output differs)" "exit $?, $(grep -E '^(setup|round 3):' "$W/add_variants.log" | tr '\n' ' ')"
   cat "$W/add_variants/add_vs_torch.md" 2>/dev/null || tail -5 "$W/add_variants.log"
+fi
+if ! skip env; then
+  # Issue 19, 4: the DRAM-bound ratio (4096^2, 16384^2) was 1.003-1.008 on two H200s and 1.02-1.03
+  # on a third (speed-2026-12-01/run9, run without this script's LD_LIBRARY_PATH). The same
+  # comparison twice in one call, on one GPU: with the toolkit's libraries first on
+  # LD_LIBRARY_PATH (as every step above) and without; add_vs_torch.md names the GPU's UUID and
+  # the CUDA runtime, CUPTI and driver libraries each process mapped. About 1 min.
+  add_shim
+  for ld in toolkit none; do
+    runner=(env)
+    [ "$ld" = none ] && runner=(env -u LD_LIBRARY_PATH)
+    timeout 120 "${runner[@]}" python3 -u scripts/add_vs_torch.py --shim $B/libxb_add_shim.so --out "$W/add_env_$ld" \
+      --rounds 4 --sizes 4096,16384 --candidates v1/t128/default/lean > "$W/add_env_$ld.log" 2>&1
+    check "add_vs_torch.py 4096, 16384, LD_LIBRARY_PATH: $ld" "exit $?"
+    sed -n '/^GPU /p;/^| n |/,/^$/p' "$W/add_env_$ld/add_vs_torch.md" 2>/dev/null || tail -3 "$W/add_env_$ld.log"
+  done
 fi
 if ! skip cold; then
   # Issue 15: cold mode is batched (one flush, then each instance once): event vs CUPTI per call

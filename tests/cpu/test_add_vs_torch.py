@@ -117,6 +117,38 @@ def test_summary_and_markdown():
     check("v1/t256/default" in md and "start 1980 MHz, end 1965 MHz" in md, "shipped config and clocks in the text")
     check("| 64 | 1.044 / 1.100 | v1/t128/default | 0.900 / 0.900 |" in md, "size-class row")
     check("bit for bit (4 outputs" in md, "bit-exact line")
+    check("GPU " not in md and "LD_LIBRARY_PATH" not in md, "no environment line without an environment")
+    meta_env = {**meta, "environment": {"gpu_uuid": "GPU-0123", "ld_library_path": "/usr/local/cuda/lib64",
+                                        "libraries": ["/usr/lib/libcuda.so.1", "/x/libcudart.so.13"]}}
+    check("GPU GPU-0123; LD_LIBRARY_PATH '/usr/local/cuda/lib64'; libraries mapped: /usr/lib/libcuda.so.1, "
+          "/x/libcudart.so.13." in avt.markdown(meta_env, rows, classes, []), "the environment line")
+
+    class FakeProps:
+        uuid = "GPU-abcd"
+
+    class FakeCuda:
+        @staticmethod
+        def current_device():
+            return 0
+
+        @staticmethod
+        def get_device_properties(i):
+            return FakeProps()
+
+    class FakeTorch:
+        cuda = FakeCuda()
+
+    maps = os.path.join(tempfile.mkdtemp(), "maps")
+    with open(maps, "w") as f:
+        f.write("7f00-7f01 r-xp 00000000 08:01 1 /opt/torch/lib/libcudart.so.13\n"
+                "7f01-7f02 r--p 00001000 08:01 1 /opt/torch/lib/libcudart.so.13\n"
+                "7f02-7f03 r-xp 00000000 08:01 2 /usr/lib/x86_64-linux-gnu/libcuda.so.580.159.04\n"
+                "7f03-7f04 r-xp 00000000 08:01 3 /usr/lib/libc.so.6\n"
+                "7f04-7f05 rw-p 00000000 00:00 0\n")
+    env = avt.process_environment(FakeTorch(), maps)
+    check(env["gpu_uuid"] == "GPU-abcd" and env["libraries"] == ["/opt/torch/lib/libcudart.so.13",
+                                                                  "/usr/lib/x86_64-linux-gnu/libcuda.so.580.159.04"],
+          f"process_environment: the UUID and each CUDA library once, sorted: {env}")
     bad = avt.markdown(meta, rows, classes, [{"config": "v4/t256/streaming", "dtype": "fp16", "n": 256,
                                               "after": "graph replay", "elements": 3}])
     check("differ from torch.add's: 1" in bad and "- v4/t256/streaming fp16 256 after graph replay: 3 elements" in bad,
