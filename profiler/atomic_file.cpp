@@ -61,4 +61,21 @@ void write_file_atomic(const std::filesystem::path& path,
   }
 }
 
+void probe_file_destination(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw std::runtime_error("cannot write " + path.string() + ": it is a folder");
+  }
+  const std::filesystem::path tmp = temp_path_for(path);
+  {
+    std::ofstream probe(tmp, std::ios::binary | std::ios::trunc);
+    if (!probe) {
+      const int err = errno;
+      throw std::runtime_error("cannot write " + path.string() + ": cannot create a file in its folder: " +
+                               std::strerror(err));
+    }
+  }
+  remove_quietly(tmp);
+}
+
 }  // namespace xb

@@ -15,4 +15,10 @@ namespace xb {
 void write_file_atomic(const std::filesystem::path& path,
                        const std::function<void(std::ostream&)>& writer);
 
+/// Checks, before any output is written, that write_file_atomic(`path`, ...) can succeed: `path`
+/// is not a folder, and a temporary file can be created (then removed) beside it. A command with
+/// several outputs probes them all first, so that a bad second destination does not leave the
+/// first one rewritten. Throws std::runtime_error "cannot write <path>: <why>".
+void probe_file_destination(const std::filesystem::path& path);
+
 }  // namespace xb

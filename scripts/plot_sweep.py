@@ -276,7 +276,8 @@ def main(argv):
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        print("plot_sweep: error: matplotlib is not installed (python3 -m pip install matplotlib)", file=sys.stderr)
+        print("plot_sweep: error: matplotlib is not installed (python3 -m pip install matplotlib; or run it with "
+              "build/.venv/bin/python3, which scripts/test.sh sets up with matplotlib)", file=sys.stderr)
         return 3
     out = args.out or os.path.dirname(os.path.abspath(path))
     os.makedirs(out, exist_ok=True)

@@ -368,9 +368,13 @@ void write_report_json(const ValidationReport& report, std::ostream& out) {
   out << report_json(report).dump(1, ' ', false, json::error_handler_t::replace) << '\n';
 }
 
-fs::path write_report_json(const ValidationReport& report, const fs::path& dir_or_file) {
+fs::path report_json_path(const fs::path& dir_or_file) {
   std::error_code ec;
-  fs::path path = fs::is_directory(dir_or_file, ec) ? dir_or_file / "validation.json" : dir_or_file;
+  return fs::is_directory(dir_or_file, ec) ? dir_or_file / "validation.json" : dir_or_file;
+}
+
+fs::path write_report_json(const ValidationReport& report, const fs::path& dir_or_file) {
+  const fs::path path = report_json_path(dir_or_file);
   write_file_atomic(path, [&](std::ostream& out) { write_report_json(report, out); });
   return path;
 }

@@ -73,6 +73,17 @@ int main(int argc, char** argv) {
     return error("--table and --events go with --trace; a run folder has its own");
   if (traces.size() > 2) return error("at most two --trace files (two exports of one session)");
 
+  const bool writes_report = !run_dir.empty() || !report_path.empty();
+  const std::filesystem::path report_dest = report_path.empty() ? std::filesystem::path(run_dir) : std::filesystem::path(report_path);
+  try {
+    // Every destination first: a bad --markdown must not leave validation.json rewritten.
+    if (writes_report && (report_path.empty() ? std::filesystem::is_directory(run_dir) : true)) {
+      xb::probe_file_destination(xb::report_json_path(report_dest));
+    }
+    if (!markdown_path.empty()) xb::probe_file_destination(markdown_path);
+  } catch (const std::exception& e) {
+    return error(e.what());
+  }
   try {
     xb::ValidationReport report;
     if (!run_dir.empty()) {
@@ -85,9 +96,8 @@ int main(int argc, char** argv) {
       report = xb::validate_files(in);
     }
     xb::print_summary(report, std::cout);
-    if (!run_dir.empty() || !report_path.empty()) {
-      const auto written = xb::write_report_json(
-          report, report_path.empty() ? std::filesystem::path(run_dir) : std::filesystem::path(report_path));
+    if (writes_report) {
+      const auto written = xb::write_report_json(report, report_dest);
       std::cout << "report: " << written.string() << '\n';
     }
     if (!markdown_path.empty()) {

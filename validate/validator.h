@@ -212,6 +212,10 @@ void write_report_json(const ValidationReport& report, std::ostream& out);
 std::filesystem::path write_report_json(const ValidationReport& report,
                                         const std::filesystem::path& dir_or_file);
 
+/// Where write_report_json(report, `dir_or_file`) writes: <folder>/validation.json for an existing
+/// folder, else `dir_or_file` itself.
+std::filesystem::path report_json_path(const std::filesystem::path& dir_or_file);
+
 /// Short human summary (docs/validator.md "What it prints"): a one-line verdict first (also the
 /// JSON report's "verdict"), the failures grouped by cause with counts and their first few
 /// examples, the noisy fixtures, the checks that passed, the not-run reasons per check, the

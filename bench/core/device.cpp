@@ -31,10 +31,10 @@ int warm_up_for(cudaStream_t stream, double ms, const std::function<void()>& enq
   }
 }
 
-void require_cuda_device(const std::string& advice) {
+std::string cuda_device_missing() {
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
-  if (err == cudaSuccess && count > 0) return;
+  if (err == cudaSuccess && count > 0) return "";
   // cudaErrorInsufficientDriver means either no driver at all (cudaDriverGetVersion gives 0)
   // or one older than the runtime: say which, with both CUDA versions.
   std::string why = err != cudaSuccess ? cudaGetErrorString(err) : "device count is 0";
@@ -48,6 +48,12 @@ void require_cuda_device(const std::string& advice) {
                                     version(driver), version(runtime));
   }
   (void)cudaGetLastError();
+  return why;
+}
+
+void require_cuda_device(const std::string& advice) {
+  const std::string why = cuda_device_missing();
+  if (why.empty()) return;
   throw UsageError(fmt::format("no CUDA device found ({}); {}", why, advice));
 }
 

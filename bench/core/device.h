@@ -15,6 +15,11 @@ namespace xb {
 /// the runtime (both CUDA versions), else names the CUDA error.
 void require_cuda_device(const std::string& advice = "this command needs an NVIDIA GPU");
 
+/// Why no CUDA device is usable, in the words require_cuda_device uses ("no NVIDIA driver is
+/// installed", "the NVIDIA driver supports CUDA 12.4, older than this build's runtime, CUDA 13.0",
+/// else the CUDA error), or "" when one is. Clears the CUDA error it may leave. No exception.
+std::string cuda_device_missing();
+
 /// The number of CUDA devices this process sees (under its CUDA_VISIBLE_DEVICES), for --devices all.
 /// Throws UsageError as require_cuda_device when there is none.
 int cuda_device_count();

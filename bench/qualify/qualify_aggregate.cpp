@@ -143,7 +143,12 @@ std::vector<QualifySummary> collect_qualifications(const std::vector<fs::path>& 
       }
       if (ec) throw InputError(fmt::format("{}: cannot read the folder: {}", arg.string(), ec.message()));
       std::sort(files.begin(), files.end());
-      if (files.empty()) throw InputError(arg.string() + ": no qualify.json in this folder or under it");
+      if (files.empty()) {
+        // A folder is searched for files named exactly qualify.json (what bench qualify --out writes);
+        // renamed copies (pass-qualify.json) are taken when named one by one.
+        throw InputError(arg.string() + ": no qualify.json in this folder or under it (give other file names, such as " +
+                         "x-qualify.json, one by one)");
+      }
     } else {
       throw InputError(arg.string() + ": no such file or folder");
     }

@@ -34,9 +34,10 @@ namespace fs = std::filesystem;
 double gib(std::size_t bytes) { return static_cast<double>(bytes) / 1073741824.0; }
 
 /// Fails with UsageError when there is no usable device or a fixture cannot fit in its memory.
-void check_device(const std::vector<FixtureSpec>& fixtures) {
-  require_cuda_device(
-      "to try crossbench without a GPU, replay a recorded H200 session: bench --replay FILE (the crossbench repository has results/sessions/h200-small/raw_session.json)");
+/// `program`: argv0's file name, for the advice (bench, or a user's program built on the API).
+void check_device(const std::vector<FixtureSpec>& fixtures, const std::string& program) {
+  require_cuda_device("to try crossbench without a GPU, replay a recorded H200 session: " + program +
+                      " --replay FILE (the crossbench repository has results/sessions/h200-small/raw_session.json)");
   std::size_t free_bytes = 0, total_bytes = 0;
   XB_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
   for (const FixtureSpec& f : fixtures) {
@@ -114,7 +115,7 @@ int run_bench(const BenchOptions& opt, const BenchPlan& plan, const char* argv0)
   int gb_argc = static_cast<int>(gb_argv.size());
   benchmark::Initialize(&gb_argc, gb_argv.data());
   if (gb_argc > 1) throw UsageError(std::string("unrecognized Google Benchmark flag '") + gb_argv[1] + "'");
-  check_device(plan.fixtures);
+  check_device(plan.fixtures, std::filesystem::path(argv0 != nullptr ? argv0 : "bench").filename().string());
   // Event-only mode (--no-cupti): the same fixtures and events, no CUPTI; validation then reports
   // the CUPTI checks as not run. The source comes before the run folder, so a missing CUPTI library,
   // or CUPTI held by another tool, stops the run with nothing written.

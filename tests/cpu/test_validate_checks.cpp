@@ -932,6 +932,20 @@ TEST_F(ValidateTest, ExecutableExitCodes) {
       << slurp(logs / "stdout.txt");
   EXPECT_NE(slurp(logs / "stdout.txt").find("[verified]"), std::string::npos) << slurp(logs / "stdout.txt");
 
+  // A destination that cannot be written: exit 2 before anything is written, so the run folder's
+  // validation.json stays as it was (not rewritten by a command that then fails).
+  const std::string before = slurp(run / "validation.json");
+  std::ofstream(run / "validation.json") << "{\"earlier\": true}\n";
+  EXPECT_EQ(run_exe("\"" + run.string() + "\" --markdown \"" + (dir_ / "no-such-folder" / "x.md").string() + "\"", logs), 2);
+  EXPECT_EQ(slurp(run / "validation.json"), "{\"earlier\": true}\n") << "rewritten by a failed command";
+  EXPECT_EQ(slurp(logs / "stdout.txt"), "") << "no verdict printed before the usage error";
+  EXPECT_NE(slurp(logs / "stderr.txt").find("cannot write"), std::string::npos) << slurp(logs / "stderr.txt");
+  EXPECT_EQ(run_exe("\"" + run.string() + "\" --report \"" + (dir_ / "no-such-folder" / "r.json").string() + "\"", logs), 2);
+  EXPECT_EQ(slurp(run / "validation.json"), "{\"earlier\": true}\n");
+  EXPECT_EQ(run_exe("\"" + run.string() + "\" --markdown \"" + run.string() + "\"", logs), 2) << "a folder as --markdown";
+  EXPECT_NE(slurp(logs / "stderr.txt").find("is a folder"), std::string::npos) << slurp(logs / "stderr.txt");
+  std::ofstream(run / "validation.json") << before;
+
   fs::remove(run / "events.json");
   EXPECT_EQ(run_exe("\"" + run.string() + "\"", logs), 2);
   const std::string err = slurp(logs / "stderr.txt");

@@ -4,24 +4,18 @@
 
 #include <string>
 
-#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
+
+#include "bench/core/device.h"
 
 namespace xb::testing {
 
 class GpuTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    int count = 0;
-    const cudaError_t status = cudaGetDeviceCount(&count);
-    if (status != cudaSuccess || count == 0) {
-      const std::string why = status != cudaSuccess
-                                  ? std::string(cudaGetErrorName(status)) + ": " +
-                                        cudaGetErrorString(status)
-                                  : std::string("cudaGetDeviceCount returned 0");
-      (void)cudaGetLastError();
-      GTEST_SKIP() << "no CUDA device: " << why;
-    }
+    // The words bench and the Python module use ("no NVIDIA driver is installed", ...).
+    const std::string why = cuda_device_missing();
+    if (!why.empty()) GTEST_SKIP() << "no CUDA device: " << why;
   }
 };
 
