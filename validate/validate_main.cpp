@@ -78,7 +78,12 @@ int main(int argc, char** argv) {
   try {
     // Every destination first: a bad --markdown must not leave validation.json rewritten.
     if (writes_report && (report_path.empty() ? std::filesystem::is_directory(run_dir) : true)) {
-      xb::probe_file_destination(xb::report_json_path(report_dest));
+      try {
+        xb::probe_file_destination(xb::report_json_path(report_dest));
+      } catch (const std::exception& e) {
+        // A read-only run folder (a mounted or committed one) can still be validated elsewhere.
+        throw std::runtime_error(std::string(e.what()) + (report_path.empty() ? " (--report FILE writes it elsewhere)" : ""));
+      }
     }
     if (!markdown_path.empty()) xb::probe_file_destination(markdown_path);
   } catch (const std::exception& e) {

@@ -944,6 +944,16 @@ TEST_F(ValidateTest, ExecutableExitCodes) {
   EXPECT_EQ(slurp(run / "validation.json"), "{\"earlier\": true}\n");
   EXPECT_EQ(run_exe("\"" + run.string() + "\" --markdown \"" + run.string() + "\"", logs), 2) << "a folder as --markdown";
   EXPECT_NE(slurp(logs / "stderr.txt").find("is a folder"), std::string::npos) << slurp(logs / "stderr.txt");
+  // The run folder's validation.json cannot be written (here: a folder of that name; a read-only
+  // run folder is the real case, which root's tests cannot make): exit 2 before validating,
+  // saying where else to write it.
+  fs::remove(run / "validation.json");
+  fs::create_directories(run / "validation.json");
+  EXPECT_EQ(run_exe("\"" + run.string() + "\"", logs), 2);
+  EXPECT_EQ(slurp(logs / "stdout.txt"), "");
+  EXPECT_NE(slurp(logs / "stderr.txt").find("it is a folder (--report FILE writes it elsewhere)"), std::string::npos)
+      << slurp(logs / "stderr.txt");
+  fs::remove_all(run / "validation.json");
   std::ofstream(run / "validation.json") << before;
 
   fs::remove(run / "events.json");
