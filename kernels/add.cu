@@ -15,8 +15,8 @@
 // HBM3e peak): the kernel runs at the memory's bound, and no configuration, cache hint or fetch
 // size moves it further. Below (L2-resident, 1.8-12 us) the spread between configurations is
 // up to 18%. V=1 with 256 threads and default hints was the standard kernel's best single choice
-// (bench's until the lean kernel below): 0.6% over the
-// per-size fastest on average, 3.5% at most (fp16 1024^2, 1.85 vs 1.79 us). Earlier single-size
+// (bench's until the lean kernel below): 0.6% over the per-size fastest on average, 3.5% at most
+// (fp16 1024^2, 1.85 vs 1.79 us). Earlier single-size
 // measurements (bf16 16384^2): a persistent grid of SMs x resident blocks with a grid-stride loop
 // reached 4.11 TB/s, a data-sized grid 4.35 TB/s, so the grid is sized to the data.
 //

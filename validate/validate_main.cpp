@@ -75,19 +75,22 @@ int main(int argc, char** argv) {
 
   const bool writes_report = !run_dir.empty() || !report_path.empty();
   const std::filesystem::path report_dest = report_path.empty() ? std::filesystem::path(run_dir) : std::filesystem::path(report_path);
-  try {
-    // Every destination first: a bad --markdown must not leave validation.json rewritten.
-    if (writes_report && (report_path.empty() ? std::filesystem::is_directory(run_dir) : true)) {
-      try {
-        xb::probe_file_destination(xb::report_json_path(report_dest));
-      } catch (const std::exception& e) {
-        // A read-only run folder (a mounted or committed one) can still be validated elsewhere.
-        throw std::runtime_error(std::string(e.what()) + (report_path.empty() ? " (--report FILE writes it elsewhere)" : ""));
-      }
+  // Every destination first: a bad --markdown must not leave validation.json rewritten. (A missing
+  // run folder is validate_run_dir's to report.)
+  if (writes_report && (!report_path.empty() || std::filesystem::is_directory(run_dir))) {
+    try {
+      xb::probe_file_destination(xb::report_json_path(report_dest));
+    } catch (const std::exception& e) {
+      // A read-only run folder (a mounted or committed one) can still be validated elsewhere.
+      return error(std::string(e.what()) + (report_path.empty() ? " (--report FILE writes it elsewhere)" : ""));
     }
-    if (!markdown_path.empty()) xb::probe_file_destination(markdown_path);
-  } catch (const std::exception& e) {
-    return error(e.what());
+  }
+  if (!markdown_path.empty()) {
+    try {
+      xb::probe_file_destination(markdown_path);
+    } catch (const std::exception& e) {
+      return error(e.what());
+    }
   }
   try {
     xb::ValidationReport report;

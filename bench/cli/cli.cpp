@@ -92,6 +92,11 @@ std::string join_list(const std::vector<std::string>& values) {
   return joined;
 }
 
+std::string program_name(const char* argv0) {
+  const std::string name = std::filesystem::path(argv0 != nullptr ? argv0 : "").filename().string();
+  return name.empty() ? std::string("bench") : name;
+}
+
 std::string shell_command(const std::vector<std::string>& words) {
   std::string line;
   for (const std::string& w : words) {
@@ -245,8 +250,7 @@ std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv, 
   }
 
   CLI::App app{"crossbench: GPU kernel timings cross-validated between cudaEvent and CUPTI"};
-  const std::string program = std::filesystem::path(argv[0] != nullptr ? argv[0] : "bench").filename().string();
-  app.name(program.empty() ? std::string("bench") : program);
+  app.name(program_name(argv[0]));
   app.set_version_flag("--version", std::string("crossbench ") + XB_VERSION);
   if (!footer.empty()) app.footer(footer);
   std::vector<std::string> sizes, ops, dtypes, slow;

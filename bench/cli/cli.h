@@ -22,6 +22,9 @@ namespace xb {
 std::vector<std::string> split_list(const std::string& text, char sep = ',');
 /// Joins repeated option values with commas.
 std::string join_list(const std::vector<std::string>& values);
+/// The program's name for messages and --help: argv0's file name ("bench" when argv0 is null or
+/// has none; a user's program built on bench/core/api.h gets its own).
+std::string program_name(const char* argv0);
 /// `words` as one POSIX shell command line: space-separated, a word single-quoted only when it
 /// needs it (empty, or holding a character outside [A-Za-z0-9_@%+=:,./-]); a ' inside becomes
 /// '\''. For showing a command a user can paste; hand-written, as Python's shlex.quote, since the

@@ -115,7 +115,7 @@ int run_bench(const BenchOptions& opt, const BenchPlan& plan, const char* argv0)
   int gb_argc = static_cast<int>(gb_argv.size());
   benchmark::Initialize(&gb_argc, gb_argv.data());
   if (gb_argc > 1) throw UsageError(std::string("unrecognized Google Benchmark flag '") + gb_argv[1] + "'");
-  check_device(plan.fixtures, std::filesystem::path(argv0 != nullptr ? argv0 : "bench").filename().string());
+  check_device(plan.fixtures, program_name(argv0));
   // Event-only mode (--no-cupti): the same fixtures and events, no CUPTI; validation then reports
   // the CUPTI checks as not run. The source comes before the run folder, so a missing CUPTI library,
   // or CUPTI held by another tool, stops the run with nothing written.

@@ -15,7 +15,7 @@
 namespace xb {
 
 int run_command(const char* argv0, bool cupti_hint, const std::function<int()>& command) {
-  const std::string program = std::filesystem::path(argv0 != nullptr ? argv0 : "bench").filename().string();
+  const std::string program = program_name(argv0);
   try {
     return command();
   } catch (const UsageError& e) {
