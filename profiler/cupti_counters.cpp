@@ -217,7 +217,8 @@ class CuptiCounterCollector final : public CounterCollector {
 
  private:
   /// Most kernels one collection holds: the counter pass's 16 calls (kCounterCalls,
-  /// bench/core/counter_pass.h) of up to 32 kernels each.
+  /// bench/core/counter_pass.h) of up to 32 kernels each, or the Nsight Compute probe's 64 calls
+  /// (XB_PROBE_CALLS) of up to 8.
   static constexpr std::size_t kMaxRanges = 512;
 
   void note(const std::string& line) const {

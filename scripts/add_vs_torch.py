@@ -20,7 +20,8 @@ PyTorch's, and buffer B, every crossbench configuration's). Launch patterns:
   kernel of both sides starts on an idle GPU whatever the host's launch time.
 Per (pattern, dtype, n) the sides are crossbench's shipped configuration (bench's
 add_launch_config), each --candidates configuration (`bench tune-add`'s names, the lean kernel's
-"v1/t128/default/lean" among them) and PyTorch's.
+"v1/t128/default/lean" among them; "NAME@gBLOCKS" caps the grid at BLOCKS, so that the kernel
+loops over its chunks: a persistent launch) and PyTorch's.
 --swap-outputs (rounds a multiple of 4): in rounds 2, 3 (mod 4) every side writes the other's
 buffer (crossbench A, PyTorch B; the inputs stay shared), so that a time that follows the output
 buffer's placement in memory rather than the kernel cancels in the median over all rounds, which
@@ -92,7 +93,8 @@ def parse_args(argv):
     ap.add_argument("--dtypes", default="bf16,fp16,fp32")
     ap.add_argument("--patterns", default="eager,graph", help="launch patterns: eager, graph, isolated")
     ap.add_argument("--candidates", default=DEFAULT_CANDIDATES,
-                    help="comma-separated configurations of `bench tune-add` (vV/tT/policy); '' for none")
+                    help="comma-separated configurations of `bench tune-add` (vV/tT/policy[/lean]), each with an "
+                         "optional @gBLOCKS: the grid capped at BLOCKS (persistent, grid-stride); '' for none")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--calls", type=int, default=100, help="timed launches per block (and per graph)")
     ap.add_argument("--warmup-calls", type=int, default=10, help="launches before each eager or isolated block")
@@ -110,6 +112,8 @@ def parse_args(argv):
     a.candidates = [c for c in a.candidates.split(",") if c]
     if len(set(a.candidates)) != len(a.candidates) or any(c in (SHIPPED, TORCH) for c in a.candidates):
         raise UsageError(f"--candidates: repeated or reserved names in {a.candidates}")
+    for c in a.candidates:
+        split_grid_cap(c)  # a bad "@g" suffix is refused here, before torch is imported
     if not 1 <= a.rounds <= 100:
         raise UsageError("--rounds must be in 1..100")
     if a.swap_outputs and a.rounds % 4:
@@ -383,6 +387,16 @@ def process_environment(torch, maps_path="/proc/self/maps"):
     return env
 
 
+def split_grid_cap(name):
+    """("v4/t256/default", 1056) of "v4/t256/default@g1056"; (name, 0) without the suffix."""
+    base, sep, cap = name.partition("@g")
+    if not sep:
+        return name, 0
+    if not cap.isdigit() or int(cap) < 1:
+        raise UsageError(f"--candidates: '{name}': the grid cap after '@g' must be a whole number of blocks >= 1")
+    return base, int(cap)
+
+
 class Shim:
     """libxb_add_shim.so through ctypes (tests/perf/add_shim.cpp)."""
 
@@ -394,7 +408,7 @@ class Shim:
         L.xb_add_last_error.restype = ctypes.c_char_p
         L.xb_add_dtype.argtypes = [ctypes.c_char_p]
         L.xb_add_launch.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_longlong,
-                                    ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int]
+                                    ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int]
         L.xb_add_config.argtypes = [ctypes.c_int, ctypes.c_longlong, ctypes.c_int, ctypes.c_int, ctypes.c_int,
                                     ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t]
         L.xb_add_parse.argtypes = [ctypes.c_char_p] + [ctypes.POINTER(ctypes.c_int)] * 4
@@ -410,16 +424,19 @@ class Shim:
         return code
 
     def parse(self, name):
-        """(threads, vectors, policy code, variant code) of a tuning-space name."""
+        """(threads, vectors, policy code, variant code, max blocks) of a tuning-space name, with an
+        optional "@gBLOCKS" suffix: the grid capped at BLOCKS (a persistent, grid-stride launch;
+        tests/perf/add_shim.cpp); max blocks 0 without it (the device's limit, bench's)."""
+        base, blocks = split_grid_cap(name)
         t, v, p, k = self.ct.c_int(), self.ct.c_int(), self.ct.c_int(), self.ct.c_int()
-        rc = self.lib.xb_add_parse(name.encode(), self.ct.byref(t), self.ct.byref(v), self.ct.byref(p), self.ct.byref(k))
+        rc = self.lib.xb_add_parse(base.encode(), self.ct.byref(t), self.ct.byref(v), self.ct.byref(p), self.ct.byref(k))
         if rc:
             raise UsageError(f"--candidates: {self.lib.xb_add_last_error().decode()}")
-        return t.value, v.value, p.value, k.value
+        return t.value, v.value, p.value, k.value, blocks
 
     def config_name(self, dtype_code, count, tvpk):
         buf = self.ct.create_string_buffer(64)
-        rc = self.lib.xb_add_config(dtype_code, count, *tvpk, buf, 64)
+        rc = self.lib.xb_add_config(dtype_code, count, *tvpk[:4], buf, 64)
         if rc:
             raise SystemExit(f"xb_add_config: {self.error(rc)}")
         return buf.value.decode()
@@ -579,8 +596,8 @@ def main(argv=None):
     for d in args.dtypes:
         configs[d] = {}
         for n in args.sizes:
-            configs[d][n] = {SHIPPED: (0, 0, 0, 0), **parsed}
-            shipped_names[f"{d}/{n}"] = shim.config_name(shim.dtype(d), n * n, (0, 0, 0, 0))
+            configs[d][n] = {SHIPPED: (0, 0, 0, 0, 0), **parsed}
+            shipped_names[f"{d}/{n}"] = shim.config_name(shim.dtype(d), n * n, (0, 0, 0, 0, 0))
     stream = torch.cuda.Stream()
     clocks = [gpu_clocks(torch)]
     t0 = time.perf_counter()

@@ -36,8 +36,9 @@
 # clocks it has under ncu. $OUT: machine.txt, build.log, checks.txt, counters_vs_ncu.txt, counters_log.txt,
 # roofline.png (when matplotlib is there), counters-results.tar.gz (sweep/, fresh/, ncu/ with the
 # .gpu.csv state files, logs). Sizes: XB_COUNTER_SIZES (sweep), XB_NCU_PROBES (space-separated
-# fixtures). XB_COUNTERS_SASS=0: no SASS metrics pass. XB_NCU_KERNEL_REPLAY=1: also ncu's kernel
-# replay on the probes, for reference, time allowing. Aims at under 5 minutes after the build: a
+# fixtures). XB_COUNTER_CALLS: K for the probes on both sides (default: the sweep's, 16).
+# XB_COUNTERS_SASS=0: no SASS metrics pass. XB_NCU_KERNEL_REPLAY=1: also ncu's kernel replay on
+# the probes, for reference, time allowing. Aims at under 5 minutes after the build: a
 # probe pair does not start 215 s after the build, and none runs past 290 s.
 source "$(dirname "${BASH_SOURCE[0]}")/h200_common.sh" || exit 1
 export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda-13.0}
@@ -118,10 +119,12 @@ except Exception:
 print(",".join(names) or "dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum")
 EOF
 )
-K=$(python3 -c "
+# K: the sweep's calls per fixture (16), or XB_COUNTER_CALLS for both sides of the probes (the
+# fresh-process pass's XB_PROBE_CALLS and ncu's 2K calls): medians over more calls.
+K=${XB_COUNTER_CALLS:-$(python3 -c "
 import json
 try: print(json.load(open('/tmp/xb-counters/sweep/counters.json'))['fixtures'][0]['calls'])
-except Exception: print(16)")
+except Exception: print(16)")}
 PROBES=${XB_NCU_PROBES:-add/bf16/4096 add/bf16/16384 matmul/bf16/4096 matmul/bf16/16384}
 IDLE_MS=${XB_FRESH_IDLE_MS:-1000}
 echo "ncu metrics: $METRICS"
@@ -155,9 +158,9 @@ fresh() {  # fresh FIXTURE DIR IDLE_MS: crossbench's counter pass on FIXTURE alo
   s=$(echo "$fixture" | tr / _)
   mkdir -p "$dir/$s"
   with_gpu_state "$dir/$s.gpu.csv" env XB_PROBE="$fixture" XB_PROBE_OUT="$dir/$s" XB_PROBE_IDLE_MS="$idle" \
-    XB_PROBE_GAP_MS="${XB_FRESH_GAP_MS:-0}" \
+    XB_PROBE_GAP_MS="${XB_FRESH_GAP_MS:-0}" XB_PROBE_CALLS="$K" \
     timeout 100 $B/tests/xb_gpu_tests --gtest_filter='*CounterPassProbeInAFreshProcess*' > "$dir/$s.log" 2>&1
-  check "crossbench fresh-process counter pass $fixture (idle $idle ms, gap ${XB_FRESH_GAP_MS:-0} ms)" \
+  check "crossbench fresh-process counter pass $fixture (K $K, idle $idle ms, gap ${XB_FRESH_GAP_MS:-0} ms)" \
     "exit $?, $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$dir/$s.log" | head -1), $((SECONDS - t0)) s"
   grep -E 'SKIPPED|Failure|Expected|Which is|error' "$dir/$s.log" | head -5
 }

@@ -23,11 +23,12 @@ namespace xb {
 
 CounterSession run_counter_pass_on_gpu(const std::vector<FixtureSpec>& fixtures, cudaStream_t stream,
                                        const std::filesystem::path& dir, std::ostream& out, int idle_before_pass_ms,
-                                       int idle_between_calls_ms) {
+                                       int idle_between_calls_ms, int calls) {
   if (idle_before_pass_ms < 0) throw std::invalid_argument("run_counter_pass_on_gpu: idle_before_pass_ms must be at least 0");
   if (idle_between_calls_ms < 0) {
     throw std::invalid_argument("run_counter_pass_on_gpu: idle_between_calls_ms must be at least 0");
   }
+  if (calls < 1) throw std::invalid_argument("run_counter_pass_on_gpu: calls must be at least 1");
   int device = 0, l2 = 0;
   XB_CUDA(cudaGetDevice(&device));
   XB_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
@@ -67,7 +68,7 @@ CounterSession run_counter_pass_on_gpu(const std::vector<FixtureSpec>& fixtures,
   }
   CounterSession s = run_counter_pass(
       jobs, [device, log] { return make_cupti_counter_collector(device, log); },
-      [stream] { XB_CUDA(cudaStreamSynchronize(stream)); }, kCounterCalls,
+      [stream] { XB_CUDA(cudaStreamSynchronize(stream)); }, calls,
       idle_before_pass_ms == 0 ? std::function<void()>{}
                                : [idle_before_pass_ms] { std::this_thread::sleep_for(std::chrono::milliseconds(idle_before_pass_ms)); },
       idle_between_calls_ms == 0 ? std::function<void()>{} : [stream, idle_between_calls_ms] {

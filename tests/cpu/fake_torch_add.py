@@ -29,6 +29,7 @@ class State:
     made = 0           # tensors empty_like has made
     write_factor = {}  # data_ptr -> write-time factor
     ranges = []        # per torch.cuda.profiler.start()/stop() range: its kernel records
+    grid_caps = set()  # the max_blocks argument of every FakeShim launch
 
 
 def run_kernel(name, dur_us, fn):
@@ -199,9 +200,10 @@ class FakeShim:
     def __init__(self, path):
         self.by_tvp = {}
 
-        def launch(code, pa, pb, pc, count, sp, t, v, p, k):
+        def launch(code, pa, pb, pc, count, sp, t, v, p, k, g):
             a, b, out = State.tensors[pa], State.tensors[pb], State.tensors[pc]
-            wrong = FakeShim.wrong_config is not None and self.by_tvp.get((t, v, p, k)) == FakeShim.wrong_config
+            State.grid_caps.add(g)
+            wrong = FakeShim.wrong_config is not None and self.by_tvp.get((t, v, p, k, g)) == FakeShim.wrong_config
             extra = 1.0 if wrong else 0.0
 
             def op():
@@ -220,8 +222,10 @@ class FakeShim:
         return self.CODES[name]
 
     def parse(self, name):
-        v, t, _, *lean = name.split("/")
-        tvpk = (int(t[1:]), int(v[1:]), 1, 2 if lean == ["lean"] else 1)
+        import add_vs_torch
+        base, blocks = add_vs_torch.split_grid_cap(name)
+        v, t, _, *lean = base.split("/")
+        tvpk = (int(t[1:]), int(v[1:]), 1, 2 if lean == ["lean"] else 1, blocks)
         self.by_tvp[tvpk] = name
         return tvpk
 

@@ -163,6 +163,8 @@ def test_bad_input():
         for argv, says in [(["--sizes", "64,x"], "--sizes:"), (["--dtypes", "bf16,int8"], "--dtypes:"),
                            (["--rounds", "0"], "--rounds"), (["--patterns", "eager,burst"], "--patterns:"), (["--calls", "1"], "--calls"),
                            (["--candidates", "crossbench"], "--candidates:"),
+                           (["--candidates", "v4/t256/default@g"], "grid cap after '@g'"),
+                           (["--candidates", "v4/t256/default@g0"], "grid cap after '@g'"),
                            (["--swap-outputs", "--rounds", "6"], "--swap-outputs needs --rounds a multiple of 4"),
                            (["--shim", os.path.join(tmp, "none.so")], "not found")]:
             args = ["--shim", shim, "--out", out] + argv
@@ -173,6 +175,11 @@ def test_bad_input():
             check(rc == 2 and len(lines) == 1 and says in lines[0], f"{argv}: exit 2, one line with '{says}': {rc} {lines}")
             check(not os.path.exists(out), f"{argv}: nothing written")
         check("torch" not in sys.modules, "bad input is refused before torch is imported")
+
+
+def test_grid_cap():
+    check(avt.split_grid_cap("v4/t256/default@g1056") == ("v4/t256/default", 1056), "NAME@gBLOCKS split")
+    check(avt.split_grid_cap("v1/t128/default/lean") == ("v1/t128/default/lean", 0), "no suffix: 0, the device's limit")
 
 
 def run_main(args):
@@ -254,10 +261,18 @@ def test_main_on_fake_gpu():
               "placement table printed:\n" + text[-1500:])
         check("outputs swapped in rounds 2, 3 (mod 4)" in text, "the header says the outputs were swapped")
 
+        # A grid cap reaches the shim's launch as its max_blocks; bench's own launches pass 0.
+        ft.State.grid_caps = set()
+        rc, text, err = run_main(["--shim", shim, "--sizes", "4", "--dtypes", "bf16", "--candidates", "v4/t256/default@g1056",
+                                  "--rounds", "1", "--calls", "5", "--patterns", "eager", "--out", os.path.join(tmp, "cap")])
+        check(rc == 0 and ft.State.grid_caps == {0, 1056}, f"grid caps launched: {ft.State.grid_caps} (exit {rc}) {err[-300:]}")
+        check("v4/t256/default@g1056" in text, "the capped candidate has its column")
+
 
 test_assign()
 test_summary_and_markdown()
 test_bad_input()
+test_grid_cap()
 test_main_on_fake_gpu()
 if failures:
     print(f"{len(failures)} check(s) failed")

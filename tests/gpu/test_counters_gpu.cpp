@@ -40,6 +40,12 @@
 namespace xb {
 namespace {
 
+// The probes' integer settings: the variable's value, or `fallback` when it is unset or empty.
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? std::stoi(v) : fallback;
+}
+
 using xb::testing::GpuTest;
 using xb::testing::read_json;
 
@@ -156,8 +162,7 @@ TEST_F(GpuTest, CounterProbeOneCallForNsightCompute) {
   std::istringstream in(probe);
   std::string op, dtype, n;
   ASSERT_TRUE(std::getline(in, op, '/') && std::getline(in, dtype, '/') && std::getline(in, n)) << probe;
-  const char* calls_env = std::getenv("XB_PROBE_CALLS");
-  const int k = calls_env != nullptr && *calls_env != '\0' ? std::stoi(calls_env) : kCounterCalls;
+  const int k = env_int("XB_PROBE_CALLS", kCounterCalls);
   ASSERT_GE(k, 1) << "XB_PROBE_CALLS";
   auto w = make_workload(parse_op(op), parse_dtype(dtype), std::stoll(n), nullptr);
   w->enqueue();
@@ -177,7 +182,8 @@ TEST_F(GpuTest, CounterProbeOneCallForNsightCompute) {
 // replay pass K warm-up and K profiled calls, as ncu's 1 + 2K. XB_PROBE_IDLE_MS (default 0) idles
 // the device that long before each replay pass, spacing the passes as ncu's relaunches space its
 // own; XB_PROBE_GAP_MS (default 0) synchronizes and idles that long between consecutive calls, as
-// ncu's per-kernel collection leaves the GPU idle between kernels. Skipped without XB_PROBE, or
+// ncu's per-kernel collection leaves the GPU idle between kernels; XB_PROBE_CALLS (default
+// kCounterCalls) is K, as the ncu probe takes it. Skipped without XB_PROBE, or
 // saying why when counters are unavailable.
 TEST_F(GpuTest, CounterPassProbeInAFreshProcess) {
   const char* probe = std::getenv("XB_PROBE");
@@ -188,23 +194,23 @@ TEST_F(GpuTest, CounterPassProbeInAFreshProcess) {
   std::istringstream in(probe);
   std::string op, dtype, n;
   ASSERT_TRUE(std::getline(in, op, '/') && std::getline(in, dtype, '/') && std::getline(in, n)) << probe;
-  const char* idle_env = std::getenv("XB_PROBE_IDLE_MS");
-  const int idle_ms = idle_env != nullptr && *idle_env != '\0' ? std::stoi(idle_env) : 0;
+  const int idle_ms = env_int("XB_PROBE_IDLE_MS", 0);
   ASSERT_GE(idle_ms, 0) << "XB_PROBE_IDLE_MS";
-  const char* gap_env = std::getenv("XB_PROBE_GAP_MS");
-  const int gap_ms = gap_env != nullptr && *gap_env != '\0' ? std::stoi(gap_env) : 0;
+  const int gap_ms = env_int("XB_PROBE_GAP_MS", 0);
   ASSERT_GE(gap_ms, 0) << "XB_PROBE_GAP_MS";
+  const int k = env_int("XB_PROBE_CALLS", kCounterCalls);
+  ASSERT_GE(k, 1) << "XB_PROBE_CALLS";
   register_builtin_ops();
   std::filesystem::create_directories(out);
   const Stream stream;
-  const CounterSession s = run_counter_pass_on_gpu({FixtureSpec{op, dtype, std::stoll(n)}}, stream.get(), out, std::cout, idle_ms, gap_ms);
+  const CounterSession s = run_counter_pass_on_gpu({FixtureSpec{op, dtype, std::stoll(n)}}, stream.get(), out, std::cout, idle_ms, gap_ms, k);
   ASSERT_TRUE(std::filesystem::exists(std::filesystem::path(out) / "counters.json"));
   if (s.status == "unavailable") GTEST_SKIP() << "counters unavailable: " << s.reason;
   ASSERT_EQ(s.fixtures.size(), 1u);
   const FixtureCounters& f = s.fixtures[0];
   EXPECT_EQ(f.name, fixture_name(op, dtype, std::stoll(n)));
   EXPECT_EQ(f.error, "");
-  EXPECT_EQ(f.calls, kCounterCalls);
+  EXPECT_EQ(f.calls, k);
   ASSERT_FALSE(f.kernels.empty());
   EXPECT_EQ(f.kernels.size() % static_cast<std::size_t>(f.calls), 0u) << "the same kernels in every call";
   EXPECT_GT(derive_figures(f).duration_ns, 0);

@@ -11,8 +11,13 @@
 //   (1 standard, 2 lean), so that 0 can mean "bench's own"; xb_add_parse turns a tuning-space
 //   name ("v1/t128/default", "v1/t128/default/lean", `bench tune-add`'s names) into the four.
 //   A value <= 0 takes add_launch_config(dtype, count)'s (bench's) choice for that field.
+// - max_blocks (xb_add_launch only): the grid's cap in blocks (AddLaunchConfig::max_blocks; <= 0:
+//   the device's grid limit, bench's). A cap below what one vector per thread needs makes the
+//   standard kernel loop over the chunks (grid-stride) and sends the lean kernel's configurations
+//   to it too: a persistent launch (e.g. 132 SMs x 8 blocks), for add_vs_torch.py's "NAME@gBLOCKS".
 // Every function returns 0 or a cudaError_t (cudaErrorInvalidValue for bad arguments) and never
 // lets an exception out; xb_add_last_error() then holds the message of this thread's last failure.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -124,15 +129,16 @@ XB_ADD_SHIM_API int xb_add_dtype(const char* name) {
 }
 
 /// Enqueues out = a + b over `count` elements on `stream` (a cudaStream_t; null: the legacy
-/// default stream) with the configuration the three last arguments select (see the top of this
+/// default stream) with the configuration the five last arguments select (see the top of this
 /// file), through xb::launch_add: the kernel bench times. Capturable into a CUDA graph. Returns 0
 /// or the launch's cudaError_t.
 XB_ADD_SHIM_API int xb_add_launch(int dtype, const void* a, const void* b, void* out, long long count, void* stream,
-                                  int threads, int vectors, int policy, int variant) {
+                                  int threads, int vectors, int policy, int variant, int max_blocks) {
   return guarded("xb_add_launch", [&] {
     const xb::DType d = dtype_of(dtype);
     if (count > 0 && (a == nullptr || b == nullptr || out == nullptr)) throw std::invalid_argument("null tensor pointer");
-    const xb::AddLaunchConfig config = resolve(d, count, threads, vectors, policy, variant);
+    xb::AddLaunchConfig config = resolve(d, count, threads, vectors, policy, variant);
+    if (max_blocks > 0) config.max_blocks = std::min(max_blocks, config.max_blocks);
     xb::launch_add(d, a, b, out, count, static_cast<cudaStream_t>(stream), config);
   });
 }
