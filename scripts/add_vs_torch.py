@@ -284,7 +284,8 @@ def markdown(meta, rows, classes, mismatches, placement_rows=None):
           f"{'outputs swapped in rounds 2, 3 (mod 4), the table after the gaps; ' if meta.get('swap_outputs') else ''}"
           f"candidate columns: us (ratio to PyTorch). SM clock start {meta['clocks'][0].get('sm_mhz', '-')} MHz, "
           f"end {meta['clocks'][-1].get('sm_mhz', '-')} MHz.\n",
-          *([f"GPU {meta['environment'].get('gpu_uuid', '-')}; LD_LIBRARY_PATH "
+          *([f"GPU {meta['environment'].get('gpu_uuid', '-')} "
+             f"({', '.join(f'{k} {v}' for k, v in meta['environment'].get('gpu', {}).items()) or '-'}); LD_LIBRARY_PATH "
              f"'{meta['environment'].get('ld_library_path', '')}'; libraries mapped: "
              f"{', '.join(meta['environment'].get('libraries', [])) or '-'}.\n"] if meta.get("environment") else []),
           "| launch pattern | dtype | n | crossbench us | PyTorch us | ratio (target <= 1.00) | crossbench GB/s | "
@@ -371,7 +372,12 @@ def process_environment(torch, maps_path="/proc/self/maps"):
     shim libraries this process has mapped (paths from /proc/self/maps, sorted, each once)."""
     env = {"ld_library_path": os.environ.get("LD_LIBRARY_PATH", "")}
     try:
-        env["gpu_uuid"] = str(torch.cuda.get_device_properties(torch.cuda.current_device()).uuid)
+        props = torch.cuda.get_device_properties(torch.cuda.current_device())
+        env["gpu_uuid"] = str(props.uuid)
+        # Also what tells two H200s apart beyond their UUID (the same figures on every H200 so far;
+        # recorded so that a machine that differs shows it): SMs, L2, memory.
+        env["gpu"] = {k: getattr(props, k) for k in ("multi_processor_count", "L2_cache_size", "total_memory")
+                      if hasattr(props, k)}
     except Exception as e:  # older torch: no uuid attribute
         env["gpu_uuid_error"] = str(e).splitlines()[0][:120]
     libs = set()

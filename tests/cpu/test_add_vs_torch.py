@@ -119,12 +119,15 @@ def test_summary_and_markdown():
     check("bit for bit (4 outputs" in md, "bit-exact line")
     check("GPU " not in md and "LD_LIBRARY_PATH" not in md, "no environment line without an environment")
     meta_env = {**meta, "environment": {"gpu_uuid": "GPU-0123", "ld_library_path": "/usr/local/cuda/lib64",
+                                        "gpu": {"multi_processor_count": 132, "L2_cache_size": 52428800},
                                         "libraries": ["/usr/lib/libcuda.so.1", "/x/libcudart.so.13"]}}
-    check("GPU GPU-0123; LD_LIBRARY_PATH '/usr/local/cuda/lib64'; libraries mapped: /usr/lib/libcuda.so.1, "
-          "/x/libcudart.so.13." in avt.markdown(meta_env, rows, classes, []), "the environment line")
+    check("GPU GPU-0123 (multi_processor_count 132, L2_cache_size 52428800); LD_LIBRARY_PATH '/usr/local/cuda/lib64'; "
+          "libraries mapped: /usr/lib/libcuda.so.1, /x/libcudart.so.13." in avt.markdown(meta_env, rows, classes, []),
+          "the environment line")
 
     class FakeProps:
         uuid = "GPU-abcd"
+        multi_processor_count = 132
 
     class FakeCuda:
         @staticmethod
@@ -146,6 +149,7 @@ def test_summary_and_markdown():
                 "7f03-7f04 r-xp 00000000 08:01 3 /usr/lib/libc.so.6\n"
                 "7f04-7f05 rw-p 00000000 00:00 0\n")
     env = avt.process_environment(FakeTorch(), maps)
+    check(env["gpu"] == {"multi_processor_count": 132}, f"process_environment: the GPU's figures torch has: {env}")
     check(env["gpu_uuid"] == "GPU-abcd" and env["libraries"] == ["/opt/torch/lib/libcudart.so.13",
                                                                   "/usr/lib/x86_64-linux-gnu/libcuda.so.580.159.04"],
           f"process_environment: the UUID and each CUDA library once, sorted: {env}")
