@@ -27,11 +27,11 @@ skip() { [[ " ${XB_SKIP:-} " == *" $1 "* ]]; }
 # machine.txt: which H200 (results/h200/speed-2026-12-02: on two of the H200s lent so far
 # crossbench's add ran 2-3% behind PyTorch's at the DRAM-bound sizes, PyTorch's own time
 # unchanged), with its VBIOS, memory clock and ECC mode; smi_q.txt: nvidia-smi -q's clocks,
-# performance, ECC and power pages, to compare such machines.
+# performance, ECC, power, row-remapper and page-retirement pages, to compare such machines.
 { date -u +%Y-%m-%dT%H:%M:%SZ
   nvidia-smi --query-gpu=name,uuid,driver_version,vbios_version,pci.bus_id,clocks.sm,clocks.max.sm,clocks.max.mem,ecc.mode.current --format=csv
 } > "$W/machine.txt" 2>&1
-nvidia-smi -q -d CLOCK,PERFORMANCE,ECC,POWER > "$W/smi_q.txt" 2>&1
+nvidia-smi -q -d CLOCK,PERFORMANCE,ECC,POWER,ROW_REMAPPER,PAGE_RETIREMENT > "$W/smi_q.txt" 2>&1
 h200_build "$W/build.log" 40 || { cp "$W/build.log" "$OUT/"; echo "build failed"; exit 1; }
 B=build-h200
 if ! skip gpu; then
