@@ -133,7 +133,13 @@ __device__ __forceinline__ uint4 load16(const uint4* p) {
   if constexpr (P == AddCachePolicy::Default) {
     return __ldg(p);
   } else if constexpr (P == AddCachePolicy::Plain) {
-    return *p;
+    // Written out in PTX: from `*p` through a const __restrict__ pointer NVVM emits the read-only
+    // ld.global.nc as for __ldg (seen in this file's PTX), so "plain" loaded what "default" did;
+    // PyTorch's add loads with a plain LDG.E.128 (speed-2026-12-01/run8). tests/cpu/check_add_ptx.py
+    // keeps each policy's loads what its comment in add.h says.
+    uint4 v;
+    asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+    return v;
   } else if constexpr (P == AddCachePolicy::Streaming) {
     return __ldcs(p);
   } else {

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""The add kernel's cache policies in its PTX: each policy's 16-byte loads and stores are the ones
+kernels/add.h documents for it (issue 19; no GPU needed, only nvcc).
+
+Compiles kernels/add.cu to PTX for sm_90 (the H200's architecture, CMAKE_CUDA_ARCHITECTURES'
+default) and checks, for every kernel instantiation that carries an xb::AddCachePolicy (the
+mangled name's `AddCachePolicyE<n>E`), that its vector loads (`ld.global*.v4*`) and vector stores
+(`st.global*.v4*`) are exactly the policy's. Why a test: "plain" once compiled to the read-only
+ld.global.nc through a const __restrict__ pointer, so the tuning space's plain entries measured
+the default policy's loads under another name; a compiler change could do that again.
+
+Usage: check_add_ptx.py NVCC SOURCE_DIR
+Exit 0 when every instantiation matches, 1 (listing each mismatch) otherwise, 2 on bad use or when
+nvcc fails.
+"""
+import collections
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+# AddCachePolicy's values (kernels/add.h, in declaration order) -> (vector loads, vector stores),
+# each instruction without its element type (.u32, .f32: the compiler's choice).
+EXPECTED = {
+    0: ("default", {"ld.global.nc.v4"}, {"st.global.v4"}),
+    1: ("streaming", {"ld.global.cs.v4"}, {"st.global.cs.v4"}),
+    2: ("prefetch256", {"ld.global.nc.L2::256B.v4"}, {"st.global.v4"}),
+    3: ("prefetch256-streaming", {"ld.global.nc.L1::no_allocate.L2::256B.v4"}, {"st.global.cs.v4"}),
+    4: ("plain", {"ld.global.v4"}, {"st.global.v4"}),
+}
+
+
+def entries(ptx):
+    """(mangled name, body) of each .entry in `ptx`."""
+    for m in re.finditer(r"\.entry\s+(\S+)\(", ptx):
+        end = ptx.find("\n}", m.end())
+        yield m.group(1), ptx[m.end():end if end >= 0 else len(ptx)]
+
+
+def check(ptx):
+    """Mismatch lines, and per policy name the number of instantiations checked."""
+    bad, seen = [], collections.Counter()
+    for name, body in entries(ptx):
+        m = re.search(r"AddCachePolicyE(\d)E", name)
+        if not m:
+            continue
+        policy = int(m.group(1))
+        if policy not in EXPECTED:
+            bad.append(f"{name}: policy value {policy} is not one of kernels/add.h's")
+            continue
+        label, want_ld, want_st = EXPECTED[policy]
+        seen[label] += 1
+        got_ld = set(re.findall(r"\bld\.global[\w.:]*?\.v4(?=\.)", body))
+        got_st = set(re.findall(r"\bst\.global[\w.:]*?\.v4(?=\.)", body))
+        if got_ld != want_ld or got_st != want_st:
+            bad.append(f"{label} {name}: loads {sorted(got_ld)} stores {sorted(got_st)}, "
+                       f"expected {sorted(want_ld)} and {sorted(want_st)}")
+    return bad, seen
+
+
+def main(argv):
+    if len(argv) != 3:
+        print("usage: check_add_ptx.py NVCC SOURCE_DIR", file=sys.stderr)
+        return 2
+    nvcc, root = argv[1], argv[2]
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "add.ptx")
+        cmd = [nvcc, "-std=c++17", "-O3", "-arch=sm_90", "-ptx", "-I", root, os.path.join(root, "kernels", "add.cu"),
+               "-o", out]
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode != 0:
+            print(f"check_add_ptx.py: nvcc failed ({p.returncode}): {(p.stderr or p.stdout).strip()[:400]}", file=sys.stderr)
+            return 2
+        with open(out) as f:
+            ptx = f.read()
+    bad, seen = check(ptx)
+    if set(seen) != {label for label, _, _ in EXPECTED.values()}:
+        bad.append(f"instantiations found per policy: {dict(seen)}; expected every policy of kernels/add.h")
+    for line in bad:
+        print(line)
+    if bad:
+        print(f"{len(bad)} mismatch(es)")
+        return 1
+    print("check_add_ptx: every policy's vector loads and stores as kernels/add.h says: "
+          + ", ".join(f"{k} {v}" for k, v in sorted(seen.items())))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
