@@ -36,7 +36,9 @@
 # clocks it has under ncu. $OUT: machine.txt, build.log, checks.txt, counters_vs_ncu.txt, counters_log.txt,
 # roofline.png (when matplotlib is there), counters-results.tar.gz (sweep/, fresh/, ncu/ with the
 # .gpu.csv state files, logs). Sizes: XB_COUNTER_SIZES (sweep), XB_NCU_PROBES (space-separated
-# fixtures). XB_COUNTER_CALLS: K for the probes on both sides (default: the sweep's, 16).
+# fixtures). XB_COUNTER_CALLS: K for the probes on both sides (default: the sweep's, 16);
+# XB_FRESH_TIMEOUT_S (100): the fresh-process pass's limit (15 passes of 2K calls: K = 64 with a
+# 50 ms gap needs about 120 s, counters-2026-12-02/run1).
 # XB_COUNTERS_SASS=0: no SASS metrics pass. XB_NCU_KERNEL_REPLAY=1: also ncu's kernel replay on
 # the probes, for reference, time allowing. Aims at under 5 minutes after the build: a
 # probe pair does not start 215 s after the build, and none runs past 290 s.
@@ -159,7 +161,7 @@ fresh() {  # fresh FIXTURE DIR IDLE_MS: crossbench's counter pass on FIXTURE alo
   mkdir -p "$dir/$s"
   with_gpu_state "$dir/$s.gpu.csv" env XB_PROBE="$fixture" XB_PROBE_OUT="$dir/$s" XB_PROBE_IDLE_MS="$idle" \
     XB_PROBE_GAP_MS="${XB_FRESH_GAP_MS:-0}" XB_PROBE_CALLS="$K" \
-    timeout 100 $B/tests/xb_gpu_tests --gtest_filter='*CounterPassProbeInAFreshProcess*' > "$dir/$s.log" 2>&1
+    timeout "${XB_FRESH_TIMEOUT_S:-100}" $B/tests/xb_gpu_tests --gtest_filter='*CounterPassProbeInAFreshProcess*' > "$dir/$s.log" 2>&1
   check "crossbench fresh-process counter pass $fixture (K $K, idle $idle ms, gap ${XB_FRESH_GAP_MS:-0} ms)" \
     "exit $?, $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$dir/$s.log" | head -1), $((SECONDS - t0)) s"
   grep -E 'SKIPPED|Failure|Expected|Which is|error' "$dir/$s.log" | head -5
