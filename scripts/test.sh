@@ -86,4 +86,14 @@ if [ ! -f /usr/share/benchmark/compare.py ] && command -v apt-get >/dev/null 2>&
       DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq libbenchmark-tools >/dev/null 2>&1; }; } ||
     echo "test: note: could not install libbenchmark-tools; the gbench_compare test will be skipped" >&2
 fi
-ctest --test-dir "${XB_BUILD_DIR:-build}" --output-on-failure -j "${XB_JOBS:-$(nproc)}" "$@"
+rc=0
+ctest --test-dir "${XB_BUILD_DIR:-build}" --output-on-failure -j "${XB_JOBS:-$(nproc)}" "$@" || rc=$?
+# ctest lists skipped tests without their reason (--output-on-failure shows no output for them):
+# each skipped test with the first line of its output that says why, from ctest's log (every
+# skipping test here prints "no CUDA device" or "SKIPPED:", which its SKIP_REGULAR_EXPRESSION
+# matches; the log names that match, while a skip by return code alone reads "Test Passed.").
+awk '/^[0-9]+\/[0-9]+ Testing: /{name=$3; why=""}
+     why=="" && /no CUDA device|SKIPPED:/ && !/\[  SKIPPED \]/{why=$0}
+     /^Skip regular expression found/{print "test: skipped " name ": " (why=="" ? "(no reason printed)" : why)}' \
+  "${XB_BUILD_DIR:-build}/Testing/Temporary/LastTest.log" 2>/dev/null | sort -u || true
+exit "$rc"

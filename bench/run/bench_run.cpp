@@ -34,7 +34,8 @@ namespace fs = std::filesystem;
 double gib(std::size_t bytes) { return static_cast<double>(bytes) / 1073741824.0; }
 
 /// Fails with UsageError when there is no usable device or a fixture cannot fit in its memory.
-/// `program`: argv0's file name, for the advice (bench, or a user's program built on the API).
+/// `program`: the program as it was invoked (argv0: build/bench, a user's ./saxpy), so that the
+/// advice's --replay command runs as printed.
 void check_device(const std::vector<FixtureSpec>& fixtures, const std::string& program) {
   require_cuda_device("to try crossbench without a GPU, replay a recorded H200 session: " + program +
                       " --replay FILE (the crossbench repository has results/sessions/h200-small/raw_session.json)");
@@ -115,7 +116,7 @@ int run_bench(const BenchOptions& opt, const BenchPlan& plan, const char* argv0)
   int gb_argc = static_cast<int>(gb_argv.size());
   benchmark::Initialize(&gb_argc, gb_argv.data());
   if (gb_argc > 1) throw UsageError(std::string("unrecognized Google Benchmark flag '") + gb_argv[1] + "'");
-  check_device(plan.fixtures, program_name(argv0));
+  check_device(plan.fixtures, argv0 != nullptr && *argv0 != '\0' ? std::string(argv0) : program_name(argv0));
   // Event-only mode (--no-cupti): the same fixtures and events, no CUPTI; validation then reports
   // the CUPTI checks as not run. The source comes before the run folder, so a missing CUPTI library,
   // or CUPTI held by another tool, stops the run with nothing written.

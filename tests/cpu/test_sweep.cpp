@@ -49,6 +49,9 @@ struct BadSpec {
   std::string needle;
 };
 
+/// gtest (and ctest's test names, through gtest_discover_tests) print a case as its text.
+void PrintTo(const BadSpec& c, std::ostream* os) { *os << c.text; }
+
 class SizeSpecBad : public ::testing::TestWithParam<BadSpec> {};
 
 TEST_P(SizeSpecBad, IsAUsageErrorNamingTheItem) {
