@@ -18,6 +18,8 @@ ncu's own spread and says so; x 0.96 at matmul 8192 (ncu's spread 0.11%) is -4.0
 fixture ncu profiled without a fresh pass is a disagreement. The sweep's table follows for
 reference (run5: matmul 16384 -29.24%, its kernel 19.41% slower than ncu's: not the same state),
 the GPU state files (.gpu.csv) are summarized, and the last line is the fresh table's verdict.
+Also a probe of more calls than the pass (results/h200/counters-2026-12-02/run3: ncu 2K' = 128
+calls against the sweep's K = 16): the last K of ncu's calls compared, no count disagreement.
 
 Usage: test_counters_vs_ncu.py ROOT
 """
@@ -205,6 +207,23 @@ with tempfile.TemporaryDirectory() as tmp:
     check(any(l.startswith("matmul/bf16/4096 ") and "no fresh-process counter pass to compare" in l for l in fr),
           "fresh B: ncu's 4096 without a fresh pass is named and counted")
     check("+0.00%  ok" in row(fr, "matmul/bf16/8192", "tensor_flops"), "fresh B: tensor FLOPs still equal")
+
+# 3. A probe of more calls than the pass it is compared with (counters-2026-12-02/run3: the sweep's
+# pass K = 16, ncu's probe of matmul 4096 2K' = 128 calls with XB_COUNTER_CALLS=64): the last 16
+# of ncu's 128 kernels compared, the count not a disagreement.
+import tarfile  # noqa: E402
+with tempfile.TemporaryDirectory() as tmp:
+    with tarfile.open(os.path.join(ROOT, "results", "h200", "counters-2026-12-02", "run3-k64-gap20-noidle",
+                                   "counters-results.tar.gz")) as t:
+        members = [m for m in t.getmembers() if m.name.startswith(("./sweep/", "./ncu/", "sweep/", "ncu/"))]
+        # The "data" filter (Python 3.12+; the default from 3.14) where there is one.
+        t.extractall(tmp, members=members, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+    r = run(os.path.join(tmp, "sweep"), os.path.join(tmp, "ncu"), "application replay, K' = 64")
+    lines = r.stdout.splitlines()
+    check("ncu 128 kernels of 128 calls (ok), last 16 compared" in r.stdout,
+          "K = 16 against 2K' = 128 calls: the last 16 compared:\n" + r.stdout[:600])
+    check("+0.24%  ok" in row(lines, "matmul/bf16/4096", "dram_bytes"), "run3's matmul 4096 DRAM bytes +0.24%: "
+          + row(lines, "matmul/bf16/4096", "dram_bytes"))
 
 print("counters_vs_ncu.py: " + ("all checks passed" if not failures else f"{len(failures)} FAILED"))
 sys.exit(1 if failures else 0)
