@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The post-processing speed benchmark (README, "Performance"; issue 7; not a test): builds, then
+# The post-processing speed benchmark (docs/performance.md; issue 7; not a test): builds, then
 # runs build/postproc_bench, which times build_session, the table and both trace exporters on
 # synthetic sessions of 50,000 to 1,000,000 kernels, each repetition in a fresh process pinned to
 # one CPU, and prints the figures and a markdown table (seconds, best / median).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The validator's speed benchmark (README, "Performance"; not a test): builds, then runs
+# The validator's speed benchmark (docs/performance.md; not a test): builds, then runs
 # build/validate_bench, which writes a synthetic session of 100,000 and 1,000,000 kernels with the
 # real exporters and times `validate` on each, pinned to one CPU, with its peak memory.
 # Arguments go to validate_bench: [--kernels N] [--repeat R] [--dir DIR] [--keep].

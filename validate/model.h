@@ -2,7 +2,7 @@
 // indexed by role and id (View), what the primary trace implies for each table row (Derived), the
 // table's rows matched to it (RowMatch), and the whole (Model). validate/model.cpp builds it;
 // validate/checks.h declares the checks that read it. Every index is a flat array or a dense id
-// map, so a million-kernel session validates in a few seconds on one core (README, "Performance").
+// map, so a million-kernel session validates in a few seconds on one core (docs/performance.md).
 #pragma once
 
 #include <algorithm>
