@@ -65,6 +65,7 @@ import time
 PATTERNS = ("eager", "graph", "isolated")
 BYTES = {"bf16": 2, "fp16": 2, "fp32": 4}
 SHIPPED = "crossbench"  # the side label of bench's own configuration
+BENCH_OWN = (0, 0, 0, 0, 0)  # Shim.parse's fields, each <= 0: add_launch_config's choice (tests/perf/add_shim.cpp)
 TORCH = "torch"
 DEFAULT_CANDIDATES = "v1/t64/default,v1/t128/default,v1/t128/plain,v1/t512/default,v2/t256/default,v4/t256/streaming"
 OUR_KERNELS = ("add_flat_kernel", "add_lean_kernel", "add_vectorized_kernel", "add_scalar_kernel")
@@ -602,8 +603,8 @@ def main(argv=None):
     for d in args.dtypes:
         configs[d] = {}
         for n in args.sizes:
-            configs[d][n] = {SHIPPED: (0, 0, 0, 0, 0), **parsed}
-            shipped_names[f"{d}/{n}"] = shim.config_name(shim.dtype(d), n * n, (0, 0, 0, 0, 0))
+            configs[d][n] = {SHIPPED: BENCH_OWN, **parsed}
+            shipped_names[f"{d}/{n}"] = shim.config_name(shim.dtype(d), n * n, BENCH_OWN)
     stream = torch.cuda.Stream()
     clocks = [gpu_clocks(torch)]
     t0 = time.perf_counter()

@@ -24,6 +24,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -44,6 +45,20 @@ namespace {
 int env_int(const char* name, int fallback) {
   const char* v = std::getenv(name);
   return v != nullptr && *v != '\0' ? std::stoi(v) : fallback;
+}
+
+// XB_PROBE's fixture, "<op>/<dtype>/<n>", split; nullopt when it has not that form.
+struct ProbeFixture {
+  std::string op, dtype;
+  std::int64_t n = 0;
+};
+std::optional<ProbeFixture> parse_probe(const char* text) {
+  std::istringstream in(text);
+  ProbeFixture p;
+  std::string n;
+  if (!(std::getline(in, p.op, '/') && std::getline(in, p.dtype, '/') && std::getline(in, n))) return std::nullopt;
+  p.n = std::stoll(n);
+  return p;
 }
 
 using xb::testing::GpuTest;
@@ -159,12 +174,11 @@ TEST_F(GpuTest, CuptiCounterCollectorCountsOneAddKernel) {
 TEST_F(GpuTest, CounterProbeOneCallForNsightCompute) {
   const char* probe = std::getenv("XB_PROBE");
   if (probe == nullptr || *probe == '\0') GTEST_SKIP() << "set XB_PROBE=<op>/<dtype>/<n> to run the probe";
-  std::istringstream in(probe);
-  std::string op, dtype, n;
-  ASSERT_TRUE(std::getline(in, op, '/') && std::getline(in, dtype, '/') && std::getline(in, n)) << probe;
+  const std::optional<ProbeFixture> f = parse_probe(probe);
+  ASSERT_TRUE(f) << probe;
   const int k = env_int("XB_PROBE_CALLS", kCounterCalls);
   ASSERT_GE(k, 1) << "XB_PROBE_CALLS";
-  auto w = make_workload(parse_op(op), parse_dtype(dtype), std::stoll(n), nullptr);
+  auto w = make_workload(parse_op(f->op), parse_dtype(f->dtype), f->n, nullptr);
   w->enqueue();
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   ASSERT_EQ(cudaProfilerStart(), cudaSuccess);
@@ -191,9 +205,8 @@ TEST_F(GpuTest, CounterPassProbeInAFreshProcess) {
   if (probe == nullptr || *probe == '\0' || out == nullptr || *out == '\0') {
     GTEST_SKIP() << "set XB_PROBE=<op>/<dtype>/<n> and XB_PROBE_OUT=<dir> to run the fresh-process counter pass";
   }
-  std::istringstream in(probe);
-  std::string op, dtype, n;
-  ASSERT_TRUE(std::getline(in, op, '/') && std::getline(in, dtype, '/') && std::getline(in, n)) << probe;
+  const std::optional<ProbeFixture> probed = parse_probe(probe);
+  ASSERT_TRUE(probed) << probe;
   const int idle_ms = env_int("XB_PROBE_IDLE_MS", 0);
   ASSERT_GE(idle_ms, 0) << "XB_PROBE_IDLE_MS";
   const int gap_ms = env_int("XB_PROBE_GAP_MS", 0);
@@ -203,12 +216,13 @@ TEST_F(GpuTest, CounterPassProbeInAFreshProcess) {
   register_builtin_ops();
   std::filesystem::create_directories(out);
   const Stream stream;
-  const CounterSession s = run_counter_pass_on_gpu({FixtureSpec{op, dtype, std::stoll(n)}}, stream.get(), out, std::cout, idle_ms, gap_ms, k);
+  const CounterSession s = run_counter_pass_on_gpu({FixtureSpec{probed->op, probed->dtype, probed->n}}, stream.get(), out, std::cout, idle_ms,
+                                                     gap_ms, k);
   ASSERT_TRUE(std::filesystem::exists(std::filesystem::path(out) / "counters.json"));
   if (s.status == "unavailable") GTEST_SKIP() << "counters unavailable: " << s.reason;
   ASSERT_EQ(s.fixtures.size(), 1u);
   const FixtureCounters& f = s.fixtures[0];
-  EXPECT_EQ(f.name, fixture_name(op, dtype, std::stoll(n)));
+  EXPECT_EQ(f.name, fixture_name(probed->op, probed->dtype, probed->n));
   EXPECT_EQ(f.error, "");
   EXPECT_EQ(f.calls, k);
   ASSERT_FALSE(f.kernels.empty());
