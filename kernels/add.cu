@@ -34,7 +34,7 @@
 // PyTorch's.
 //
 // Which configuration bench uses (add_launch_config, kAddSizeClasses): the lean kernel, 128
-// threads up to 256^2 elements, 256 threads above. Evidence: results/h200/speed-2026-12-01/run7
+// threads up to 256^2 elements, 256 threads above (capped at 6 blocks per SM above 3072^2, below). Evidence: results/h200/speed-2026-12-01/run7
 // (scripts/add_vs_torch.py, both kernels launched from one Python loop on one stream, 4
 // interleaved rounds, eager and CUDA-graph launches, bf16/fp16/fp32, ratio to PyTorch's per-call
 // CUPTI kernel time): at 64^2 and 256^2 v1/t128/default/lean 0.94-0.98 (v1/t256/default, the
@@ -43,16 +43,35 @@
 // 4096^2 and 16384^2 (DRAM-bound) every configuration lies within 0.5% of the others, t256/lean
 // 1.007-1.009 and 1.003 for bf16/fp16, 0.993-0.998 for fp32.
 //
+// The residency cap (AddLaunchConfig::blocks_per_sm, names ending "/rN"; issue 19): neither the
+// launch shape, the load instruction (PyTorch's LDG.E.128 against our LDG.E.128.CONSTANT: the
+// plain policy, speed-2026-12-02/run4, changes nothing), the load order nor the output buffer
+// explained PyTorch's 0.3-0.9% at bf16/fp16 4096^2 and 16384^2; its kernel runs at 75% occupancy
+// (34 registers), ours at 100%. Holding ours to fewer resident blocks per SM with unused dynamic
+// shared memory (add_residency; an earlier attempt, reverted in 28bf624, pinned the carveout at
+// the most shared memory and so left L1 28 KB, which throttles loads in flight) and a 100 KB
+// carveout (156 KB L1): at 4096^2..16384^2, 10 x 128 threads 0.979-1.002 of PyTorch's and 6 x 256
+// 0.979-0.998 in every dtype, against 1.003-1.009 uncapped (bf16, fp16); 16 x 128 (no cap, the same carveout)
+// as uncapped, 8 x 128 (50%) 1.03-1.06 (speed-2026-12-02, run5 and run6: 6 interleaved rounds,
+// eager and graph). Fewer warps in flight per SM, fewer DRAM streams competing for open rows, is
+// the likely reason; it is measured, not modelled. Where the data fits the L2 the cap loses:
+// 2048^2 6 x 256 0.95-1.01 against uncapped 0.95-1.00, 3072^2 bf16/fp16 1.00-1.01 against
+// 0.98-1.00. So bench's third size class, above 3072^2 elements, is v1/t256/default/lean/r6.
+//
 // Resource use, nvcc 13.0 -O3 -arch=sm_90 -Xptxas -v (the Release build's flags), no stack, no
 // spills in any instantiation: V=1 22-30 registers (fp32 22-26, bf16/fp16 29-30); V=2 32;
 // V=4 59-62 (at most 1024 resident threads per SM, each with 8 loads in flight);
 // add_scalar_kernel 16 (bf16/fp16), 32 (fp32); add_lean_kernel 22 (fp32), 23-28 (bf16), 26-30 (fp16).
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <iterator>
 #include <limits>
+#include <map>
+#include <mutex>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -312,29 +331,50 @@ void dispatch_policy(const T* a, const T* b, T* out, std::int64_t count, cudaStr
   throw std::invalid_argument("launch_add: invalid cache policy");
 }
 
+// One lean instantiation; blocks_per_sm > 0: with the dynamic shared memory and carveout hint of
+// add_residency, through cudaLaunchKernelEx so that the hint is this launch's alone (a launch
+// attribute takes precedence over the function's, which other configurations' launches keep).
+template <typename... Params, typename... Args>
+void launch_lean_instance(void (*kernel)(Params...), dim3 grid, dim3 block, int blocks_per_sm, cudaStream_t stream,
+                          Args... args) {
+  if (blocks_per_sm <= 0) {
+    kernel<<<grid, block, 0, stream>>>(args...);
+    return;
+  }
+  const AddResidency residency = add_residency(blocks_per_sm, static_cast<int>(block.x));
+  cudaLaunchAttribute attribute = {};
+  attribute.id = cudaLaunchAttributePreferredSharedMemoryCarveout;
+  attribute.val.sharedMemCarveout = static_cast<unsigned int>(residency.carveout_percent);
+  cudaLaunchConfig_t launch = {};
+  launch.gridDim = grid;
+  launch.blockDim = block;
+  launch.dynamicSmemBytes = residency.dynamic_smem_bytes;
+  launch.stream = stream;
+  launch.attrs = &attribute;
+  launch.numAttrs = 1;
+  XB_CUDA(cudaLaunchKernelEx(&launch, kernel, args...));
+}
+
 template <typename T, int B, AddCachePolicy P>
 void launch_lean_shape(const T* a, const T* b, T* out, unsigned int vectors, unsigned int tail, unsigned int blocks,
-                       cudaStream_t stream) {
+                       int blocks_per_sm, cudaStream_t stream) {
   const bool full = vectors > 0 && vectors % static_cast<unsigned int>(B) == 0;
   const dim3 grid(blocks), block(static_cast<unsigned int>(B));
+  const int r = blocks_per_sm;
   if (full) {
-    if (tail > 0) {
-      add_lean_kernel<T, B, P, true, true><<<grid, block, 0, stream>>>(a, b, out, vectors, tail);
-    } else {
-      add_lean_kernel<T, B, P, true, false><<<grid, block, 0, stream>>>(a, b, out, vectors, tail);
-    }
-  } else if (tail > 0) {
-    add_lean_kernel<T, B, P, false, true><<<grid, block, 0, stream>>>(a, b, out, vectors, tail);
-  } else {
-    add_lean_kernel<T, B, P, false, false><<<grid, block, 0, stream>>>(a, b, out, vectors, tail);
+    if (tail > 0) return launch_lean_instance(add_lean_kernel<T, B, P, true, true>, grid, block, r, stream, a, b, out, vectors, tail);
+    return launch_lean_instance(add_lean_kernel<T, B, P, true, false>, grid, block, r, stream, a, b, out, vectors, tail);
   }
+  if (tail > 0) return launch_lean_instance(add_lean_kernel<T, B, P, false, true>, grid, block, r, stream, a, b, out, vectors, tail);
+  launch_lean_instance(add_lean_kernel<T, B, P, false, false>, grid, block, r, stream, a, b, out, vectors, tail);
 }
 
 template <typename T, AddCachePolicy P>
 void launch_lean_policy(const T* a, const T* b, T* out, unsigned int vectors, unsigned int tail, unsigned int blocks,
-                        cudaStream_t stream, int threads_per_block) {
-  if (threads_per_block == 128) return launch_lean_shape<T, 128, P>(a, b, out, vectors, tail, blocks, stream);
-  return launch_lean_shape<T, 256, P>(a, b, out, vectors, tail, blocks, stream);
+                        cudaStream_t stream, const AddLaunchConfig& config) {
+  const int r = config.blocks_per_sm;
+  if (config.threads_per_block == 128) return launch_lean_shape<T, 128, P>(a, b, out, vectors, tail, blocks, r, stream);
+  return launch_lean_shape<T, 256, P>(a, b, out, vectors, tail, blocks, r, stream);
 }
 
 // The lean kernel when one pass of 32-bit indices covers `count` within max_blocks; otherwise the
@@ -353,9 +393,9 @@ void launch_lean(const T* a, const T* b, T* out, std::int64_t count, cudaStream_
   const auto tail = static_cast<unsigned int>(count % kPerVector);
   const auto g = static_cast<unsigned int>(blocks);
   if (config.cache == AddCachePolicy::Plain) {
-    return launch_lean_policy<T, AddCachePolicy::Plain>(a, b, out, v, tail, g, stream, config.threads_per_block);
+    return launch_lean_policy<T, AddCachePolicy::Plain>(a, b, out, v, tail, g, stream, config);
   }
-  launch_lean_policy<T, AddCachePolicy::Default>(a, b, out, v, tail, g, stream, config.threads_per_block);
+  launch_lean_policy<T, AddCachePolicy::Default>(a, b, out, v, tail, g, stream, config);
 }
 
 template <typename T>
@@ -393,6 +433,13 @@ constexpr AddCachePolicy kPolicyChoices[] = {AddCachePolicy::Default, AddCachePo
 // The lean kernel's instantiations (launch_lean_policy, launch_lean_shape).
 constexpr int kLeanThreadChoices[] = {128, 256};
 constexpr AddCachePolicy kLeanPolicyChoices[] = {AddCachePolicy::Default, AddCachePolicy::Plain};
+// The tuning space's residency cap per lean block size (blocks per SM; the top of this file says
+// why): 10 x 128 and 6 x 256 threads, 62.5% and 75% of the H200 SM's 2048.
+constexpr int lean_residency_cap(int threads_per_block) { return threads_per_block == 128 ? 10 : 6; }
+// add_residency's target capacity (a supported shared-memory size on sm_90; the measured one).
+constexpr int kResidencyCapacityBytes = 100 * 1024;
+// Shared memory is allocated to blocks in units of this many bytes (sm_80, sm_90).
+constexpr int kSharedAllocationUnit = 128;
 
 template <typename T, std::size_t N>
 constexpr bool one_of(const T (&choices)[N], T value) {
@@ -412,11 +459,13 @@ struct AddSizeClass {
   int vectors_per_thread;
   AddCachePolicy cache;
   AddKernelVariant kernel;
+  int blocks_per_sm;        ///< 0 or the block size's lean_residency_cap
 };
 constexpr std::int64_t kAnyCount = std::numeric_limits<std::int64_t>::max();
 constexpr AddSizeClass kAddSizeClasses[] = {
-    {256 * 256, 128, 1, AddCachePolicy::Default, AddKernelVariant::Lean},  // up to 256^2: v1/t128/default/lean
-    {kAnyCount, 256, 1, AddCachePolicy::Default, AddKernelVariant::Lean},  // above: v1/t256/default/lean
+    {256 * 256, 128, 1, AddCachePolicy::Default, AddKernelVariant::Lean, 0},    // up to 256^2: v1/t128/default/lean
+    {3072 * 3072, 256, 1, AddCachePolicy::Default, AddKernelVariant::Lean, 0},  // to 3072^2: v1/t256/default/lean
+    {kAnyCount, 256, 1, AddCachePolicy::Default, AddKernelVariant::Lean, 6},    // above: v1/t256/default/lean/r6
 };
 
 template <std::size_t N>
@@ -432,11 +481,38 @@ constexpr bool valid_size_classes(const AddSizeClass (&table)[N]) {
          !one_of(kLeanPolicyChoices, c.cache))) {
       return false;
     }
+    if (c.blocks_per_sm != 0 &&
+        (c.kernel != AddKernelVariant::Lean || c.blocks_per_sm != lean_residency_cap(c.threads_per_block))) {
+      return false;
+    }
   }
   return table[N - 1].max_count == kAnyCount;
 }
 static_assert(valid_size_classes(kAddSizeClasses),
               "kAddSizeClasses: rows in ascending max_count, the last kAnyCount, each a tuning-space choice");
+
+// add_residency's arithmetic for one device: the SM's maximum shared memory and what the driver
+// reserves per block (cudaDevAttrReservedSharedMemoryPerBlock, 1 KB on sm_90).
+AddResidency residency_for(int blocks_per_sm, int threads_per_block, int max_shared_per_sm, int reserved_per_block,
+                           int max_threads_per_sm) {
+  const int capacity = std::min(kResidencyCapacityBytes, max_shared_per_sm);
+  // Per block: the capacity's N-th share, in allocation units; one more block must not fit.
+  const int per_block = capacity / std::max(blocks_per_sm, 1) / kSharedAllocationUnit * kSharedAllocationUnit;
+  if (blocks_per_sm < 1 || threads_per_block < 1 ||
+      static_cast<std::int64_t>(blocks_per_sm) * threads_per_block > max_threads_per_sm ||
+      per_block < reserved_per_block || (blocks_per_sm + 1) * per_block <= capacity) {
+    throw std::invalid_argument("add_residency: cannot cap residency at " + std::to_string(blocks_per_sm) +
+                                " blocks of " + std::to_string(threads_per_block) + " threads per SM (" +
+                                std::to_string(max_threads_per_sm) + " threads, " + std::to_string(capacity) +
+                                " bytes of shared memory)");
+  }
+  AddResidency r;
+  r.dynamic_smem_bytes = static_cast<std::size_t>(per_block - reserved_per_block);
+  // Rounded down: the driver rounds the hint up to the next capacity the SM supports.
+  r.carveout_percent = static_cast<int>(static_cast<std::int64_t>(capacity) * 100 / max_shared_per_sm);
+  r.capacity_bytes = capacity;
+  return r;
+}
 
 }  // namespace
 
@@ -461,7 +537,67 @@ const char* to_string(AddKernelVariant variant) {
 
 std::string to_string(const AddLaunchConfig& config) {
   return "v" + std::to_string(config.vectors_per_thread) + "/t" + std::to_string(config.threads_per_block) + "/" +
-         to_string(config.cache) + (config.kernel == AddKernelVariant::Lean ? "/lean" : "");
+         to_string(config.cache) + (config.kernel == AddKernelVariant::Lean ? "/lean" : "") +
+         (config.blocks_per_sm > 0 ? "/r" + std::to_string(config.blocks_per_sm) : "");
+}
+
+AddResidency add_residency(int blocks_per_sm, int threads_per_block) {
+  static std::mutex mutex;
+  static std::map<std::tuple<int, int, int>, AddResidency> cache;
+  int device = 0;
+  XB_CUDA(cudaGetDevice(&device));
+  const std::lock_guard<std::mutex> lock(mutex);
+  const auto key = std::make_tuple(device, blocks_per_sm, threads_per_block);
+  if (const auto it = cache.find(key); it != cache.end()) return it->second;
+  int max_shared = 0, reserved = 0, max_threads = 0;
+  XB_CUDA(cudaDeviceGetAttribute(&max_shared, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
+  XB_CUDA(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device));
+  XB_CUDA(cudaDeviceGetAttribute(&max_threads, cudaDevAttrMaxThreadsPerMultiProcessor, device));
+  const AddResidency r = residency_for(blocks_per_sm, threads_per_block, max_shared, reserved, max_threads);
+  cache.emplace(key, r);
+  return r;
+}
+
+namespace {
+
+// add_resident_blocks for one instantiation: the occupancy API reads the function's carveout
+// attribute (a launch attribute it cannot see), so the hint is set for the query and restored.
+template <typename T, int B>
+int resident_blocks(int blocks_per_sm) {
+  const auto kernel = add_lean_kernel<T, B, AddCachePolicy::Default, true, false>;
+  int blocks = 0;
+  if (blocks_per_sm <= 0) {
+    XB_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, B, 0));
+    return blocks;
+  }
+  const AddResidency r = add_residency(blocks_per_sm, B);
+  cudaFuncAttributes before = {};
+  XB_CUDA(cudaFuncGetAttributes(&before, kernel));
+  XB_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, r.carveout_percent));
+  const cudaError_t status = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, B, r.dynamic_smem_bytes);
+  XB_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, before.preferredShmemCarveout));
+  XB_CUDA(status);
+  return blocks;
+}
+
+template <typename T>
+int resident_blocks_typed(const AddLaunchConfig& config) {
+  if (config.threads_per_block == 128) return resident_blocks<T, 128>(config.blocks_per_sm);
+  return resident_blocks<T, 256>(config.blocks_per_sm);
+}
+
+}  // namespace
+
+int add_resident_blocks(DType dtype, const AddLaunchConfig& config) {
+  if (config.kernel != AddKernelVariant::Lean || !one_of(kLeanThreadChoices, config.threads_per_block)) {
+    throw std::invalid_argument("add_resident_blocks: " + to_string(config) + " is not a lean configuration");
+  }
+  switch (dtype) {
+    case DType::BF16: return resident_blocks_typed<__nv_bfloat16>(config);
+    case DType::FP16: return resident_blocks_typed<__half>(config);
+    case DType::FP32: return resident_blocks_typed<float>(config);
+  }
+  throw std::invalid_argument("add_resident_blocks: invalid dtype");
 }
 
 AddLaunchConfig add_launch_config(DType dtype, std::int64_t count) {
@@ -478,6 +614,7 @@ AddLaunchConfig add_launch_config(DType dtype, std::int64_t count) {
   config.vectors_per_thread = row->vectors_per_thread;
   config.cache = row->cache;
   config.kernel = row->kernel;
+  config.blocks_per_sm = row->blocks_per_sm;
   return config;
 }
 
@@ -489,8 +626,12 @@ std::vector<AddLaunchConfig> add_tuning_space() {
       for (AddCachePolicy p : kPolicyChoices) space.push_back(AddLaunchConfig{max_blocks, t, v, p});
     }
   }
-  for (int t : kLeanThreadChoices) {
-    for (AddCachePolicy p : kLeanPolicyChoices) space.push_back(AddLaunchConfig{max_blocks, t, 1, p, AddKernelVariant::Lean});
+  for (bool cap : {false, true}) {
+    for (int t : kLeanThreadChoices) {
+      for (AddCachePolicy p : kLeanPolicyChoices) {
+        space.push_back(AddLaunchConfig{max_blocks, t, 1, p, AddKernelVariant::Lean, cap ? lean_residency_cap(t) : 0});
+      }
+    }
   }
   return space;
 }
@@ -518,6 +659,11 @@ void launch_add(DType dtype, const void* a, const void* b, void* out, std::int64
   } else if (config.kernel != AddKernelVariant::Standard) {
     throw std::invalid_argument("launch_add: invalid kernel variant");
   }
+  if (config.blocks_per_sm < 0 || (config.blocks_per_sm > 0 && config.kernel != AddKernelVariant::Lean)) {
+    throw std::invalid_argument("launch_add: a residency cap (blocks_per_sm " + std::to_string(config.blocks_per_sm) +
+                                ") needs the lean kernel and a value >= 0");
+  }
+  if (config.blocks_per_sm > 0) add_residency(config.blocks_per_sm, config.threads_per_block);  // refuses what it cannot request
   if (count == 0) return;
   switch (dtype) {
     case DType::BF16: return launch_typed<__nv_bfloat16>(a, b, out, count, stream, config);

@@ -5,6 +5,7 @@
 // to at::native::CUDAFunctor_add with alpha = 1.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -51,10 +52,12 @@ struct AddLaunchConfig {
   int vectors_per_thread = 1;  ///< 1, 2 or 4 (vector path only)
   AddCachePolicy cache = AddCachePolicy::Default;  ///< vector path only
   AddKernelVariant kernel = AddKernelVariant::Standard;  ///< vector path only
+  int blocks_per_sm = 0;  ///< lean kernel only: > 0 caps the blocks resident per SM (add_residency); 0: as many as fit
 };
 
 /// "v2/t256/prefetch256": vectors per thread, threads per block, cache policy; "/lean" appended
-/// for the lean kernel ("v1/t128/default/lean").
+/// for the lean kernel ("v1/t128/default/lean"), then "/rN" for a residency cap of N blocks per SM
+/// ("v1/t256/default/lean/r6").
 std::string to_string(const AddLaunchConfig& config);
 
 /// The configuration bench uses for `count` elements of `dtype`: the row of add.cu's size-class
@@ -66,8 +69,35 @@ AddLaunchConfig add_launch_config(DType dtype, std::int64_t count);
 
 /// Every supported configuration, with the current device's max_blocks: the space `bench tune-add`
 /// measures. The 75 standard ones (3 vectors per thread x 5 block sizes x 5 cache policies), then
-/// the 4 lean ones (v1 x 128, 256 threads x default, plain). Throws CudaError.
+/// the 8 lean ones (v1 x 128, 256 threads x default, plain x no residency cap, the block size's
+/// cap: 10 blocks of 128 or 6 of 256 per SM). Throws CudaError.
 std::vector<AddLaunchConfig> add_tuning_space();
+
+/// How launch_add holds a lean launch to `blocks_per_sm` resident blocks per SM on the current
+/// device (AddLaunchConfig::blocks_per_sm, add_residency): every block asks for `dynamic_smem_bytes` of dynamic
+/// shared memory that it never touches, and the launch for an L1/shared-memory split of
+/// `carveout_percent` % of the SM's shared memory (cudaLaunchAttributePreferredSharedMemoryCarveout,
+/// a hint the driver rounds up to a capacity the SM supports: 100 KB on sm_90, 156 KB left to L1),
+/// so that blocks_per_sm blocks fit in `capacity_bytes` and one more does not. Sizes in bytes.
+struct AddResidency {
+  std::size_t dynamic_smem_bytes = 0;
+  int carveout_percent = 0;
+  int capacity_bytes = 0;  ///< the shared-memory capacity the split aims at: min(100 KB, the SM's maximum)
+};
+
+/// add_residency(N, T): the request above for N blocks of T threads per SM, from the current
+/// device's attributes (kept per device, N and T). Throws std::invalid_argument when N < 1, when
+/// N x T exceeds the SM's resident threads (a cap that caps nothing) or N blocks and one more
+/// cannot be told apart in the capacity; CudaError if a query fails.
+AddResidency add_residency(int blocks_per_sm, int threads_per_block);
+
+/// Blocks of a lean `config` resident per SM on the current device, as
+/// cudaOccupancyMaxActiveBlocksPerMultiprocessor computes them for the kernel it launches (the
+/// full, tail-less instantiation of `dtype` with default hints; the others use as many registers
+/// or fewer) with the request of add_residency (config.blocks_per_sm > 0): the check that the
+/// cap holds on this GPU (the carveout hint's rounding is the driver's). Throws
+/// std::invalid_argument for a standard configuration, CudaError.
+int add_resident_blocks(DType dtype, const AddLaunchConfig& config);
 
 /// Enqueues out[i] = a[i] + b[i] for i in [0, count) on `stream`; a, b, out are device pointers
 /// to `count` elements of `dtype`; out must not overlap a or b. When all three
@@ -76,7 +106,8 @@ std::vector<AddLaunchConfig> add_tuning_space();
 /// range takes the scalar path. count == 0 launches nothing. Throws CudaError if the launch fails
 /// and std::invalid_argument for count < 0 or a configuration launch_add cannot run (threads per
 /// block not a multiple of 32 in 32..512, vectors_per_thread not 1, 2 or 4, an unknown policy or
-/// variant, a lean configuration outside the tuning space's four). A lean configuration whose
+/// variant, a lean configuration outside the tuning space's lean shapes, a residency cap on a
+/// standard configuration or one add_residency refuses). A lean configuration whose
 /// launch would need more than max_blocks blocks or 32-bit indices past INT_MAX runs the
 /// standard V = 1 kernel instead (its grid-stride loop), as the standard flat kernel does.
 void launch_add(DType dtype, const void* a, const void* b, void* out, std::int64_t count,

@@ -65,7 +65,7 @@ import time
 PATTERNS = ("eager", "graph", "isolated")
 BYTES = {"bf16": 2, "fp16": 2, "fp32": 4}
 SHIPPED = "crossbench"  # the side label of bench's own configuration
-BENCH_OWN = (0, 0, 0, 0, 0)  # Shim.parse's fields, each <= 0: add_launch_config's choice (tests/perf/add_shim.cpp)
+BENCH_OWN = (0, 0, 0, 0, -1, 0)  # Shim.parse's fields: add_launch_config's choice for each (tests/perf/add_shim.cpp)
 TORCH = "torch"
 DEFAULT_CANDIDATES = "v1/t64/default,v1/t128/default,v1/t128/plain,v1/t512/default,v2/t256/default,v4/t256/streaming"
 OUR_KERNELS = ("add_flat_kernel", "add_lean_kernel", "add_vectorized_kernel", "add_scalar_kernel")
@@ -94,7 +94,7 @@ def parse_args(argv):
     ap.add_argument("--dtypes", default="bf16,fp16,fp32")
     ap.add_argument("--patterns", default="eager,graph", help="launch patterns: eager, graph, isolated")
     ap.add_argument("--candidates", default=DEFAULT_CANDIDATES,
-                    help="comma-separated configurations of `bench tune-add` (vV/tT/policy[/lean]), each with an "
+                    help="comma-separated configurations of `bench tune-add` (vV/tT/policy[/lean[/rN]]), each with an "
                          "optional @gBLOCKS: the grid capped at BLOCKS (persistent, grid-stride); '' for none")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--calls", type=int, default=100, help="timed launches per block (and per graph)")
@@ -415,10 +415,9 @@ class Shim:
         L.xb_add_last_error.restype = ctypes.c_char_p
         L.xb_add_dtype.argtypes = [ctypes.c_char_p]
         L.xb_add_launch.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_longlong,
-                                    ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int]
-        L.xb_add_config.argtypes = [ctypes.c_int, ctypes.c_longlong, ctypes.c_int, ctypes.c_int, ctypes.c_int,
-                                    ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t]
-        L.xb_add_parse.argtypes = [ctypes.c_char_p] + [ctypes.POINTER(ctypes.c_int)] * 4
+                                    ctypes.c_void_p] + [ctypes.c_int] * 6
+        L.xb_add_config.argtypes = [ctypes.c_int, ctypes.c_longlong] + [ctypes.c_int] * 5 + [ctypes.c_char_p, ctypes.c_size_t]
+        L.xb_add_parse.argtypes = [ctypes.c_char_p] + [ctypes.POINTER(ctypes.c_int)] * 5
         self.launch = L.xb_add_launch
 
     def error(self, rc):
@@ -431,19 +430,20 @@ class Shim:
         return code
 
     def parse(self, name):
-        """(threads, vectors, policy code, variant code, max blocks) of a tuning-space name, with an
-        optional "@gBLOCKS" suffix: the grid capped at BLOCKS (a persistent, grid-stride launch;
-        tests/perf/add_shim.cpp); max blocks 0 without it (the device's limit, bench's)."""
+        """(threads, vectors, policy code, variant code, residency cap, max blocks) of a
+        tuning-space name, with an optional "@gBLOCKS" suffix: the grid capped at BLOCKS (a
+        persistent, grid-stride launch; tests/perf/add_shim.cpp); max blocks 0 without it (the
+        device's limit, bench's)."""
         base, blocks = split_grid_cap(name)
-        t, v, p, k = self.ct.c_int(), self.ct.c_int(), self.ct.c_int(), self.ct.c_int()
-        rc = self.lib.xb_add_parse(base.encode(), self.ct.byref(t), self.ct.byref(v), self.ct.byref(p), self.ct.byref(k))
+        fields = [self.ct.c_int() for _ in range(5)]
+        rc = self.lib.xb_add_parse(base.encode(), *(self.ct.byref(f) for f in fields))
         if rc:
             raise UsageError(f"--candidates: {self.lib.xb_add_last_error().decode()}")
-        return t.value, v.value, p.value, k.value, blocks
+        return (*(f.value for f in fields), blocks)
 
     def config_name(self, dtype_code, count, tvpk):
         buf = self.ct.create_string_buffer(64)
-        rc = self.lib.xb_add_config(dtype_code, count, *tvpk[:4], buf, 64)
+        rc = self.lib.xb_add_config(dtype_code, count, *tvpk[:5], buf, 64)
         if rc:
             raise SystemExit(f"xb_add_config: {self.error(rc)}")
         return buf.value.decode()

@@ -200,10 +200,10 @@ class FakeShim:
     def __init__(self, path):
         self.by_tvp = {}
 
-        def launch(code, pa, pb, pc, count, sp, t, v, p, k, g):
+        def launch(code, pa, pb, pc, count, sp, t, v, p, k, r, g):
             a, b, out = State.tensors[pa], State.tensors[pb], State.tensors[pc]
             State.grid_caps.add(g)
-            wrong = FakeShim.wrong_config is not None and self.by_tvp.get((t, v, p, k, g)) == FakeShim.wrong_config
+            wrong = FakeShim.wrong_config is not None and self.by_tvp.get((t, v, p, k, r, g)) == FakeShim.wrong_config
             extra = 1.0 if wrong else 0.0
 
             def op():
@@ -225,7 +225,8 @@ class FakeShim:
         import add_vs_torch
         base, blocks = add_vs_torch.split_grid_cap(name)
         v, t, _, *lean = base.split("/")
-        tvpk = (int(t[1:]), int(v[1:]), 1, 2 if lean == ["lean"] else 1, blocks)
+        cap = int(lean[1][1:]) if len(lean) == 2 else 0  # ".../lean/rN"
+        tvpk = (int(t[1:]), int(v[1:]), 1, 2 if lean[:1] == ["lean"] else 1, cap, blocks)
         self.by_tvp[tvpk] = name
         return tvpk
 

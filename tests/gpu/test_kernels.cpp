@@ -171,11 +171,13 @@ TEST_F(GpuTest, AddTuningSpaceIsEveryCombinationOnce) {
   const std::vector<AddLaunchConfig> space = add_tuning_space();
   std::set<std::string> names;
   for (const AddLaunchConfig& c : space) names.insert(to_string(c));
-  // 3 vectors per thread x 5 block sizes x 5 cache policies, then the lean kernel's 4.
-  EXPECT_EQ(space.size(), 79u);
-  EXPECT_EQ(names.size(), 79u);
+  // 3 vectors per thread x 5 block sizes x 5 cache policies, then the lean kernel's 8.
+  EXPECT_EQ(space.size(), 83u);
+  EXPECT_EQ(names.size(), 83u);
   EXPECT_EQ(names.count("v1/t128/plain"), 1u);
-  for (const char* lean : {"v1/t128/default/lean", "v1/t128/plain/lean", "v1/t256/default/lean", "v1/t256/plain/lean"}) {
+  for (const char* lean : {"v1/t128/default/lean", "v1/t128/plain/lean", "v1/t256/default/lean", "v1/t256/plain/lean",
+                           "v1/t128/default/lean/r10", "v1/t128/plain/lean/r10", "v1/t256/default/lean/r6",
+                           "v1/t256/plain/lean/r6"}) {
     EXPECT_EQ(names.count(lean), 1u) << lean;
   }
   EXPECT_EQ(names.count("v1/t32/default"), 1u);
@@ -196,16 +198,55 @@ TEST_F(GpuTest, AddTuningSpaceIsEveryCombinationOnce) {
   EXPECT_THROW(launch_add(DType::FP32, buf.get<char>() + 4, buf.get(), buf.get(), 16, stream.get(), bad),
                std::invalid_argument);
   EXPECT_THROW(launch_add(DType::FP32, buf.get(), buf.get(), buf.get(), 0, stream.get(), bad), std::invalid_argument);
-  // The lean kernel exists for v1, 128 or 256 threads, default or plain hints only.
+  // The lean kernel exists for v1, 128 or 256 threads, default or plain hints only; a residency
+  // cap only on it, >= 0, and within what add_residency can request.
+  bad = space.front();
+  bad.blocks_per_sm = 6;
+  EXPECT_THROW(launch_add(DType::BF16, buf.get(), buf.get(), buf.get(), 16, stream.get(), bad), std::invalid_argument);
   AddLaunchConfig lean = space.back();
   ASSERT_EQ(lean.kernel, AddKernelVariant::Lean);
   for (auto edit : {+[](AddLaunchConfig& c) { c.threads_per_block = 64; }, +[](AddLaunchConfig& c) { c.vectors_per_thread = 2; },
-                    +[](AddLaunchConfig& c) { c.cache = AddCachePolicy::Streaming; }}) {
+                    +[](AddLaunchConfig& c) { c.cache = AddCachePolicy::Streaming; },
+                    +[](AddLaunchConfig& c) { c.blocks_per_sm = -1; }, +[](AddLaunchConfig& c) { c.blocks_per_sm = 40; }}) {
     bad = lean;
     edit(bad);
     EXPECT_THROW(launch_add(DType::BF16, buf.get(), buf.get(), buf.get(), 16, stream.get(), bad), std::invalid_argument)
         << to_string(bad);
   }
+}
+
+// The residency cap holds on this GPU: the occupancy API, given the cap's dynamic shared memory
+// and carveout hint, lets exactly N blocks of the lean kernel share an SM (bench's class above
+// 3072^2 elements: 6 x 256), for every dtype and for caps from 1 to all that fit anyway.
+TEST_F(GpuTest, AddResidencyCapHoldsOnThisDevice) {
+  const AddLaunchConfig big = add_launch_config(DType::BF16, 4096LL * 4096);
+  EXPECT_EQ(to_string(big), "v1/t256/default/lean/r6");
+  EXPECT_EQ(to_string(add_launch_config(DType::BF16, 3072LL * 3072)), "v1/t256/default/lean");
+  for (DType d : {DType::BF16, DType::FP16, DType::FP32}) {
+    SCOPED_TRACE(to_string(d));
+    EXPECT_EQ(add_resident_blocks(d, big), 6);
+    for (int threads : {128, 256}) {
+      AddLaunchConfig c = big;
+      c.threads_per_block = threads;
+      c.blocks_per_sm = 0;
+      const int uncapped = add_resident_blocks(d, c);
+      EXPECT_EQ(uncapped, 2048 / threads) << threads;  // the lean kernels' registers never limit
+      for (int cap = 1; cap <= uncapped; ++cap) {
+        c.blocks_per_sm = cap;
+        EXPECT_EQ(add_resident_blocks(d, c), cap) << to_string(c);
+        const AddResidency r = add_residency(cap, threads);
+        EXPECT_EQ(r.capacity_bytes, 100 * 1024);
+        EXPECT_GT(r.carveout_percent, 0);
+      }
+    }
+  }
+  AddLaunchConfig standard = big;
+  standard.kernel = AddKernelVariant::Standard;
+  standard.blocks_per_sm = 0;
+  EXPECT_THROW(add_resident_blocks(DType::BF16, standard), std::invalid_argument);
+  EXPECT_THROW(add_residency(0, 256), std::invalid_argument);
+  EXPECT_THROW(add_residency(9, 256), std::invalid_argument);  // 9 x 256 threads: more than an SM holds
+  EXPECT_THROW(add_residency(90, 16), std::invalid_argument);  // 1024 B per block: 91 fit in 100 KB as well
 }
 
 std::vector<AddSpan> add_spans() {
@@ -215,7 +256,8 @@ std::vector<AddSpan> add_spans() {
     // Aligned: vector path, tails of 0..7 elements, a single element.
     // 65536 (256^2) and 65539: vectors a multiple of 128 and 256 threads, without and with a tail
     // (the lean kernel's no-bounds-check instantiations).
-    for (std::int64_t count : {1, 3, 7, 8, 9, 15, 17, 4095, 65536, 65539, 1000003, 5000011}) {
+    // 12000007 > 3072^2: bench's residency-capped class.
+    for (std::int64_t count : {1, 3, 7, 8, 9, 15, 17, 4095, 65536, 65539, 1000003, 5000011, 12000007}) {
       spans.push_back({d, count, 0, 0, 0});
     }
     // Grid capped at 3 blocks: many grid-stride passes, on both paths.

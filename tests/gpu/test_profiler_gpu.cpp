@@ -151,7 +151,7 @@ TEST_F(GpuTest, BenchTuneAddAndOverheadBreakdownWriteTheirFigures) {
     std::ifstream(dir / "tune.json") >> doc;
     ASSERT_EQ(doc["tune_add"].size(), 2u);
     for (const auto& r : doc["tune_add"]) {
-      EXPECT_EQ(r["configs"].size(), 79u);  // the 75 standard configurations and the 4 lean ones
+      EXPECT_EQ(r["configs"].size(), 83u);  // the 75 standard configurations and the 8 lean ones
       EXPECT_EQ(r["chosen"], "v1/t128/default/lean");
       EXPECT_GE(r["chosen_over_fastest"].get<double>(), 1.0);
       double previous = 0;

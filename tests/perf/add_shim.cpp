@@ -9,8 +9,9 @@
 // - threads: threads per block; vectors: 16-byte vectors per thread; policy: 1 + the
 //   xb::AddCachePolicy value (1 default .. 5 plain); variant: 1 + the xb::AddKernelVariant value
 //   (1 standard, 2 lean), so that 0 can mean "bench's own"; xb_add_parse turns a tuning-space
-//   name ("v1/t128/default", "v1/t128/default/lean", `bench tune-add`'s names) into the four.
-//   A value <= 0 takes add_launch_config(dtype, count)'s (bench's) choice for that field.
+//   name ("v1/t128/default", "v1/t256/default/lean/r6", `bench tune-add`'s names) into the four
+//   and the residency cap. A value <= 0 takes add_launch_config(dtype, count)'s (bench's) choice
+//   for that field; blocks_per_sm (AddLaunchConfig's: 0 none) takes bench's when < 0.
 // - max_blocks (xb_add_launch only): the grid's cap in blocks (AddLaunchConfig::max_blocks; <= 0:
 //   the device's grid limit, bench's). A cap below what one vector per thread needs makes the
 //   standard kernel loop over the chunks (grid-stride) and sends the lean kernel's configurations
@@ -99,8 +100,10 @@ xb::AddLaunchConfig bench_config(xb::DType dtype, std::int64_t count) {
 }
 
 // bench's configuration for (dtype, count) with each field given > 0 replaced.
-xb::AddLaunchConfig resolve(xb::DType dtype, std::int64_t count, int threads, int vectors, int policy, int variant) {
+xb::AddLaunchConfig resolve(xb::DType dtype, std::int64_t count, int threads, int vectors, int policy, int variant,
+                           int blocks_per_sm) {
   xb::AddLaunchConfig config = bench_config(dtype, count);
+  if (blocks_per_sm >= 0) config.blocks_per_sm = blocks_per_sm;
   if (threads > 0) config.threads_per_block = threads;
   if (vectors > 0) config.vectors_per_thread = vectors;
   if (policy > 0) config.cache = static_cast<xb::AddCachePolicy>(policy - 1);  // launch_add checks the value
@@ -129,29 +132,31 @@ XB_ADD_SHIM_API int xb_add_dtype(const char* name) {
 }
 
 /// Enqueues out = a + b over `count` elements on `stream` (a cudaStream_t; null: the legacy
-/// default stream) with the configuration the five last arguments select (see the top of this
+/// default stream) with the configuration the six last arguments select (see the top of this
 /// file), through xb::launch_add: the kernel bench times. Capturable into a CUDA graph. Returns 0
 /// or the launch's cudaError_t.
 XB_ADD_SHIM_API int xb_add_launch(int dtype, const void* a, const void* b, void* out, long long count, void* stream,
-                                  int threads, int vectors, int policy, int variant, int max_blocks) {
+                                  int threads, int vectors, int policy, int variant, int blocks_per_sm,
+                                  int max_blocks) {
   return guarded("xb_add_launch", [&] {
     const xb::DType d = dtype_of(dtype);
     if (count > 0 && (a == nullptr || b == nullptr || out == nullptr)) throw std::invalid_argument("null tensor pointer");
-    xb::AddLaunchConfig config = resolve(d, count, threads, vectors, policy, variant);
+    xb::AddLaunchConfig config = resolve(d, count, threads, vectors, policy, variant, blocks_per_sm);
     if (max_blocks > 0) config.max_blocks = std::min(max_blocks, config.max_blocks);
     xb::launch_add(d, a, b, out, count, static_cast<cudaStream_t>(stream), config);
   });
 }
 
 /// Writes into `name` (`name_len` bytes, NUL included) the configuration xb_add_launch uses for
-/// these arguments, as `bench tune-add` names it ("v1/t256/default"); all four <= 0 gives
+/// these arguments, as `bench tune-add` names it ("v1/t256/default"); all four <= 0 and blocks_per_sm < 0 give
 /// bench's own, add_launch_config(dtype, count). Fails with cudaErrorInvalidValue when the
 /// configuration is not one of the tuning space's (kernels/add.h, add_tuning_space).
 XB_ADD_SHIM_API int xb_add_config(int dtype, long long count, int threads, int vectors, int policy, int variant,
-                                  char* name, std::size_t name_len) {
+                                  int blocks_per_sm, char* name, std::size_t name_len) {
   return guarded("xb_add_config", [&] {
     if (count < 0) throw std::invalid_argument("count " + std::to_string(count) + " < 0");
-    const std::string chosen = xb::to_string(resolve(dtype_of(dtype), count, threads, vectors, policy, variant));
+    const std::string chosen =
+        xb::to_string(resolve(dtype_of(dtype), count, threads, vectors, policy, variant, blocks_per_sm));
     bool known = false;
     for (const xb::AddLaunchConfig& c : xb::add_tuning_space()) known = known || xb::to_string(c) == chosen;
     if (!known) throw std::invalid_argument("'" + chosen + "' is not in the add kernel's tuning space");
@@ -160,11 +165,14 @@ XB_ADD_SHIM_API int xb_add_config(int dtype, long long count, int threads, int v
 }
 
 /// Parses a tuning-space name ("v2/t128/streaming", "v1/t128/plain/lean") into threads per
-/// block, vectors per thread and the policy and variant codes xb_add_launch takes. Fails with
+/// block, vectors per thread, the policy and variant codes and the residency cap (blocks per SM,
+/// 0: none) xb_add_launch takes. Fails with
 /// cudaErrorInvalidValue, listing the space's names, for any other text.
-XB_ADD_SHIM_API int xb_add_parse(const char* name, int* threads, int* vectors, int* policy, int* variant) {
+XB_ADD_SHIM_API int xb_add_parse(const char* name, int* threads, int* vectors, int* policy, int* variant,
+                                 int* blocks_per_sm) {
   return guarded("xb_add_parse", [&] {
-    if (name == nullptr || threads == nullptr || vectors == nullptr || policy == nullptr || variant == nullptr) {
+    if (name == nullptr || threads == nullptr || vectors == nullptr || policy == nullptr || variant == nullptr ||
+        blocks_per_sm == nullptr) {
       throw std::invalid_argument("null argument");
     }
     std::string known;
@@ -175,6 +183,7 @@ XB_ADD_SHIM_API int xb_add_parse(const char* name, int* threads, int* vectors, i
         *vectors = c.vectors_per_thread;
         *policy = policy_code(c.cache);
         *variant = variant_code(c.kernel);
+        *blocks_per_sm = c.blocks_per_sm;
         return;
       }
       known += (known.empty() ? "" : ", ") + text;
