@@ -493,18 +493,22 @@ static_assert(valid_size_classes(kAddSizeClasses),
 
 // add_residency's arithmetic for one device: the SM's maximum shared memory and what the driver
 // reserves per block (cudaDevAttrReservedSharedMemoryPerBlock, 1 KB on sm_90).
+// A block may ask for at most max_dynamic_per_block bytes without opting in
+// (cudaDevAttrMaxSharedMemoryPerBlock, 48 KB), which rules out caps of 1 and 2 blocks per SM.
 AddResidency residency_for(int blocks_per_sm, int threads_per_block, int max_shared_per_sm, int reserved_per_block,
-                           int max_threads_per_sm) {
+                           int max_threads_per_sm, int max_dynamic_per_block) {
   const int capacity = std::min(kResidencyCapacityBytes, max_shared_per_sm);
   // Per block: the capacity's N-th share, in allocation units; one more block must not fit.
   const int per_block = capacity / std::max(blocks_per_sm, 1) / kSharedAllocationUnit * kSharedAllocationUnit;
   if (blocks_per_sm < 1 || threads_per_block < 1 ||
       static_cast<std::int64_t>(blocks_per_sm) * threads_per_block > max_threads_per_sm ||
-      per_block < reserved_per_block || (blocks_per_sm + 1) * per_block <= capacity) {
+      per_block < reserved_per_block || per_block - reserved_per_block > max_dynamic_per_block ||
+      (blocks_per_sm + 1) * per_block <= capacity) {
     throw std::invalid_argument("add_residency: cannot cap residency at " + std::to_string(blocks_per_sm) +
                                 " blocks of " + std::to_string(threads_per_block) + " threads per SM (" +
                                 std::to_string(max_threads_per_sm) + " threads, " + std::to_string(capacity) +
-                                " bytes of shared memory)");
+                                " bytes of shared memory, at most " + std::to_string(max_dynamic_per_block) +
+                                " per block)");
   }
   AddResidency r;
   r.dynamic_smem_bytes = static_cast<std::size_t>(per_block - reserved_per_block);
@@ -549,11 +553,12 @@ AddResidency add_residency(int blocks_per_sm, int threads_per_block) {
   const std::lock_guard<std::mutex> lock(mutex);
   const auto key = std::make_tuple(device, blocks_per_sm, threads_per_block);
   if (const auto it = cache.find(key); it != cache.end()) return it->second;
-  int max_shared = 0, reserved = 0, max_threads = 0;
+  int max_shared = 0, reserved = 0, max_threads = 0, max_per_block = 0;
   XB_CUDA(cudaDeviceGetAttribute(&max_shared, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
   XB_CUDA(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device));
   XB_CUDA(cudaDeviceGetAttribute(&max_threads, cudaDevAttrMaxThreadsPerMultiProcessor, device));
-  const AddResidency r = residency_for(blocks_per_sm, threads_per_block, max_shared, reserved, max_threads);
+  XB_CUDA(cudaDeviceGetAttribute(&max_per_block, cudaDevAttrMaxSharedMemoryPerBlock, device));
+  const AddResidency r = residency_for(blocks_per_sm, threads_per_block, max_shared, reserved, max_threads, max_per_block);
   cache.emplace(key, r);
   return r;
 }

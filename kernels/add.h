@@ -87,8 +87,9 @@ struct AddResidency {
 
 /// add_residency(N, T): the request above for N blocks of T threads per SM, from the current
 /// device's attributes (kept per device, N and T). Throws std::invalid_argument when N < 1, when
-/// N x T exceeds the SM's resident threads (a cap that caps nothing) or N blocks and one more
-/// cannot be told apart in the capacity; CudaError if a query fails.
+/// N x T exceeds the SM's resident threads (a cap that caps nothing), a block would need more
+/// dynamic shared memory than it may ask for without opting in (48 KB: N <= 2) or N blocks and
+/// one more cannot be told apart in the capacity; CudaError if a query fails.
 AddResidency add_residency(int blocks_per_sm, int threads_per_block);
 
 /// Blocks of a lean `config` resident per SM on the current device, as

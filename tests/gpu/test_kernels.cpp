@@ -217,7 +217,7 @@ TEST_F(GpuTest, AddTuningSpaceIsEveryCombinationOnce) {
 
 // The residency cap holds on this GPU: the occupancy API, given the cap's dynamic shared memory
 // and carveout hint, lets exactly N blocks of the lean kernel share an SM (bench's class above
-// 3072^2 elements: 6 x 256), for every dtype and for caps from 1 to all that fit anyway.
+// 3072^2 elements: 6 x 256), for every dtype and for caps from 3 to all that fit anyway.
 TEST_F(GpuTest, AddResidencyCapHoldsOnThisDevice) {
   const AddLaunchConfig big = add_launch_config(DType::BF16, 4096LL * 4096);
   EXPECT_EQ(to_string(big), "v1/t256/default/lean/r6");
@@ -231,7 +231,7 @@ TEST_F(GpuTest, AddResidencyCapHoldsOnThisDevice) {
       c.blocks_per_sm = 0;
       const int uncapped = add_resident_blocks(d, c);
       EXPECT_EQ(uncapped, 2048 / threads) << threads;  // the lean kernels' registers never limit
-      for (int cap = 1; cap <= uncapped; ++cap) {
+      for (int cap = 3; cap <= uncapped; ++cap) {  // 1 and 2 would need over 48 KB per block: refused below
         c.blocks_per_sm = cap;
         EXPECT_EQ(add_resident_blocks(d, c), cap) << to_string(c);
         const AddResidency r = add_residency(cap, threads);
@@ -245,6 +245,7 @@ TEST_F(GpuTest, AddResidencyCapHoldsOnThisDevice) {
   standard.blocks_per_sm = 0;
   EXPECT_THROW(add_resident_blocks(DType::BF16, standard), std::invalid_argument);
   EXPECT_THROW(add_residency(0, 256), std::invalid_argument);
+  EXPECT_THROW(add_residency(2, 256), std::invalid_argument);  // 50 KB per block
   EXPECT_THROW(add_residency(9, 256), std::invalid_argument);  // 9 x 256 threads: more than an SM holds
   EXPECT_THROW(add_residency(90, 16), std::invalid_argument);  // 1024 B per block: 91 fit in 100 KB as well
 }
