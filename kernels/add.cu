@@ -34,7 +34,8 @@
 // PyTorch's.
 //
 // Which configuration bench uses (add_launch_config, kAddSizeClasses): the lean kernel, 128
-// threads up to 256^2 elements, 256 threads above (capped at 6 blocks per SM above 3072^2, below). Evidence: results/h200/speed-2026-12-01/run7
+// threads up to 256^2 elements, 256 threads above (capped at 6 blocks per SM above 3072^2: the
+// residency paragraph below). Evidence: results/h200/speed-2026-12-01/run7
 // (scripts/add_vs_torch.py, both kernels launched from one Python loop on one stream, 4
 // interleaved rounds, eager and CUDA-graph launches, bf16/fp16/fp32, ratio to PyTorch's per-call
 // CUPTI kernel time): at 64^2 and 256^2 v1/t128/default/lean 0.94-0.98 (v1/t256/default, the
@@ -48,15 +49,18 @@
 // plain policy, speed-2026-12-02/run4, changes nothing), the load order nor the output buffer
 // explained PyTorch's 0.3-0.9% at bf16/fp16 4096^2 and 16384^2; its kernel runs at 75% occupancy
 // (34 registers), ours at 100%. Holding ours to fewer resident blocks per SM with unused dynamic
-// shared memory (add_residency; an earlier attempt, reverted in 28bf624, pinned the carveout at
-// the most shared memory and so left L1 28 KB, which throttles loads in flight) and a 100 KB
-// carveout (156 KB L1): at 4096^2..16384^2, 10 x 128 threads 0.979-1.002 of PyTorch's and 6 x 256
-// 0.979-0.998 in every dtype, against 1.003-1.009 uncapped (bf16, fp16); 16 x 128 (no cap, the same carveout)
-// as uncapped, 8 x 128 (50%) 1.03-1.06 (speed-2026-12-02, run5 and run6: 6 interleaved rounds,
-// eager and graph). Fewer warps in flight per SM, fewer DRAM streams competing for open rows, is
-// the likely reason; it is measured, not modelled. Where the data fits the L2 the cap loses:
-// 2048^2 6 x 256 0.95-1.01 against uncapped 0.95-1.00, 3072^2 bf16/fp16 1.00-1.01 against
-// 0.98-1.00. So bench's third size class, above 3072^2 elements, is v1/t256/default/lean/r6.
+// shared memory and a 100 KB carveout (add_residency; 156 KB left to L1) gives, at
+// 4096^2..16384^2, 0.979-1.002 of PyTorch's time with 10 x 128 threads and 0.979-0.998 with
+// 6 x 256 in every dtype, against 1.003-1.009 uncapped (bf16, fp16); 16 x 128 (no cap, the same
+// carveout) runs as uncapped, 8 x 128 (50%) 1.03-1.06 (speed-2026-12-02, run5 and run6: 6
+// interleaved rounds, eager and graph). An earlier 75% cap (reverted in 28bf624) changed nothing:
+// it pinned the carveout at the most shared memory, leaving L1 28 KB, likely too little for the
+// loads in flight. Fewer warps in flight per SM, fewer DRAM streams competing for open rows, is
+// the likely reason the cap helps; it is measured, not modelled. Where the data fits the L2 the
+// cap loses: 2048^2 6 x 256 0.95-1.01 against uncapped 0.95-1.00, 3072^2 bf16/fp16 1.00-1.01
+// against 0.98-1.00. So bench's third size class, above 3072^2 elements, is
+// v1/t256/default/lean/r6: with it every size from 64^2 to 16384^2 measured 0.95-0.999 of
+// PyTorch's in every dtype (run7; 4.41 TB/s at bf16 16384^2).
 //
 // Resource use, nvcc 13.0 -O3 -arch=sm_90 -Xptxas -v (the Release build's flags), no stack, no
 // spills in any instantiation: V=1 22-30 registers (fp32 22-26, bf16/fp16 29-30); V=2 32;
@@ -362,10 +366,17 @@ void launch_lean_shape(const T* a, const T* b, T* out, unsigned int vectors, uns
   const dim3 grid(blocks), block(static_cast<unsigned int>(B));
   const int r = blocks_per_sm;
   if (full) {
-    if (tail > 0) return launch_lean_instance(add_lean_kernel<T, B, P, true, true>, grid, block, r, stream, a, b, out, vectors, tail);
-    return launch_lean_instance(add_lean_kernel<T, B, P, true, false>, grid, block, r, stream, a, b, out, vectors, tail);
+    if (tail > 0) {
+      return launch_lean_instance(add_lean_kernel<T, B, P, true, true>, grid, block, r, stream, a, b, out, vectors,
+                                  tail);
+    }
+    return launch_lean_instance(add_lean_kernel<T, B, P, true, false>, grid, block, r, stream, a, b, out, vectors,
+                                tail);
   }
-  if (tail > 0) return launch_lean_instance(add_lean_kernel<T, B, P, false, true>, grid, block, r, stream, a, b, out, vectors, tail);
+  if (tail > 0) {
+    return launch_lean_instance(add_lean_kernel<T, B, P, false, true>, grid, block, r, stream, a, b, out, vectors,
+                                tail);
+  }
   launch_lean_instance(add_lean_kernel<T, B, P, false, false>, grid, block, r, stream, a, b, out, vectors, tail);
 }
 
@@ -558,7 +569,8 @@ AddResidency add_residency(int blocks_per_sm, int threads_per_block) {
   XB_CUDA(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device));
   XB_CUDA(cudaDeviceGetAttribute(&max_threads, cudaDevAttrMaxThreadsPerMultiProcessor, device));
   XB_CUDA(cudaDeviceGetAttribute(&max_per_block, cudaDevAttrMaxSharedMemoryPerBlock, device));
-  const AddResidency r = residency_for(blocks_per_sm, threads_per_block, max_shared, reserved, max_threads, max_per_block);
+  const AddResidency r =
+      residency_for(blocks_per_sm, threads_per_block, max_shared, reserved, max_threads, max_per_block);
   cache.emplace(key, r);
   return r;
 }
@@ -668,7 +680,8 @@ void launch_add(DType dtype, const void* a, const void* b, void* out, std::int64
     throw std::invalid_argument("launch_add: a residency cap (blocks_per_sm " + std::to_string(config.blocks_per_sm) +
                                 ") needs the lean kernel and a value >= 0");
   }
-  if (config.blocks_per_sm > 0) add_residency(config.blocks_per_sm, config.threads_per_block);  // refuses what it cannot request
+  // add_residency refuses a cap it cannot request.
+  if (config.blocks_per_sm > 0) add_residency(config.blocks_per_sm, config.threads_per_block);
   if (count == 0) return;
   switch (dtype) {
     case DType::BF16: return launch_typed<__nv_bfloat16>(a, b, out, count, stream, config);

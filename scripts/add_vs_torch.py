@@ -416,7 +416,8 @@ class Shim:
         L.xb_add_dtype.argtypes = [ctypes.c_char_p]
         L.xb_add_launch.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_longlong,
                                     ctypes.c_void_p] + [ctypes.c_int] * 6
-        L.xb_add_config.argtypes = [ctypes.c_int, ctypes.c_longlong] + [ctypes.c_int] * 5 + [ctypes.c_char_p, ctypes.c_size_t]
+        L.xb_add_config.argtypes = ([ctypes.c_int, ctypes.c_longlong] + [ctypes.c_int] * 5 +
+                                    [ctypes.c_char_p, ctypes.c_size_t])
         L.xb_add_parse.argtypes = [ctypes.c_char_p] + [ctypes.POINTER(ctypes.c_int)] * 5
         self.launch = L.xb_add_launch
 

@@ -207,7 +207,8 @@ TEST_F(GpuTest, AddTuningSpaceIsEveryCombinationOnce) {
   ASSERT_EQ(lean.kernel, AddKernelVariant::Lean);
   for (auto edit : {+[](AddLaunchConfig& c) { c.threads_per_block = 64; }, +[](AddLaunchConfig& c) { c.vectors_per_thread = 2; },
                     +[](AddLaunchConfig& c) { c.cache = AddCachePolicy::Streaming; },
-                    +[](AddLaunchConfig& c) { c.blocks_per_sm = -1; }, +[](AddLaunchConfig& c) { c.blocks_per_sm = 40; }}) {
+                    +[](AddLaunchConfig& c) { c.blocks_per_sm = -1; },
+                    +[](AddLaunchConfig& c) { c.blocks_per_sm = 40; }}) {
     bad = lean;
     edit(bad);
     EXPECT_THROW(launch_add(DType::BF16, buf.get(), buf.get(), buf.get(), 16, stream.get(), bad), std::invalid_argument)
