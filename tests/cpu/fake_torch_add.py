@@ -30,6 +30,7 @@ class State:
     write_factor = {}  # data_ptr -> write-time factor
     ranges = []        # per torch.cuda.profiler.start()/stop() range: its kernel records
     grid_caps = set()  # the max_blocks argument of every FakeShim launch
+    residency_caps = set()  # the blocks_per_sm argument of every FakeShim launch
 
 
 def run_kernel(name, dur_us, fn):
@@ -203,6 +204,7 @@ class FakeShim:
         def launch(code, pa, pb, pc, count, sp, t, v, p, k, r, g):
             a, b, out = State.tensors[pa], State.tensors[pb], State.tensors[pc]
             State.grid_caps.add(g)
+            State.residency_caps.add(r)
             wrong = FakeShim.wrong_config is not None and self.by_tvp.get((t, v, p, k, r, g)) == FakeShim.wrong_config
             extra = 1.0 if wrong else 0.0
 

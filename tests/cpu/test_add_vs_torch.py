@@ -272,6 +272,16 @@ def test_main_on_fake_gpu():
         check(rc == 0 and ft.State.grid_caps == {0, 1056}, f"grid caps launched: {ft.State.grid_caps} (exit {rc}) {err[-300:]}")
         check("v4/t256/default@g1056" in text, "the capped candidate has its column")
 
+        # A residency cap ("/rN") reaches the launch as its blocks_per_sm; bench's own passes -1
+        # (add_launch_config's choice), an uncapped candidate 0.
+        ft.State.residency_caps = set()
+        rc, text, err = run_main(["--shim", shim, "--sizes", "4", "--dtypes", "bf16", "--candidates",
+                                  "v1/t256/default/lean/r6,v1/t256/default/lean", "--rounds", "1", "--calls", "5",
+                                  "--patterns", "eager", "--out", os.path.join(tmp, "resident")])
+        check(rc == 0 and ft.State.residency_caps == {-1, 0, 6},
+              f"residency caps launched: {ft.State.residency_caps} (exit {rc}) {err[-300:]}")
+        check("v1/t256/default/lean/r6" in text, "the capped candidate has its column")
+
 
 test_assign()
 test_summary_and_markdown()
