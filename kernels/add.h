@@ -110,7 +110,8 @@ int add_resident_blocks(DType dtype, const AddLaunchConfig& config);
 /// variant, a lean configuration outside the tuning space's lean shapes, a residency cap on a
 /// standard configuration or one add_residency refuses). A lean configuration whose
 /// launch would need more than max_blocks blocks or 32-bit indices past INT_MAX runs the
-/// standard V = 1 kernel instead (its grid-stride loop), as the standard flat kernel does.
+/// standard V = 1 kernel instead (its grid-stride loop, no residency cap), as the standard flat
+/// kernel does.
 void launch_add(DType dtype, const void* a, const void* b, void* out, std::int64_t count,
                 cudaStream_t stream, const AddLaunchConfig& config);
 
