@@ -62,8 +62,9 @@ std::string to_string(const AddLaunchConfig& config);
 
 /// The configuration bench uses for `count` elements of `dtype`: the row of add.cu's size-class
 /// table (kAddSizeClasses) that holds `count`, the same for every dtype: the lean kernel with 1
-/// vector per thread and default hints, 128 threads up to 256^2 elements and 256 above, chosen
-/// against PyTorch's add on an H200 (add.cu says from which evidence, and by how much). Queries the current device (cudaDevAttrMaxGridDimX);
+/// vector per thread and default hints, 128 threads up to 256^2 elements, 256 up to 3072^2 and 256
+/// capped at 6 resident blocks per SM above, chosen against PyTorch's add on an H200 (add.cu says
+/// from which evidence, and by how much). Queries the current device (cudaDevAttrMaxGridDimX);
 /// call at setup, not per launch. Throws CudaError; std::invalid_argument for count < 0.
 AddLaunchConfig add_launch_config(DType dtype, std::int64_t count);
 
