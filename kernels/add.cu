@@ -335,17 +335,17 @@ void dispatch_policy(const T* a, const T* b, T* out, std::int64_t count, cudaStr
   throw std::invalid_argument("launch_add: invalid cache policy");
 }
 
-// One lean instantiation; blocks_per_sm > 0: with the dynamic shared memory and carveout hint of
-// add_residency, through cudaLaunchKernelEx so that the hint is this launch's alone (a launch
-// attribute takes precedence over the function's, which other configurations' launches keep).
+// One lean instantiation. `residency`: launch_add's add_residency request for a capped
+// configuration (capacity_bytes > 0), its dynamic shared memory and carveout hint passed through
+// cudaLaunchKernelEx so that the hint is this launch's alone (a launch attribute takes precedence
+// over the function's, which other configurations' launches keep); a default AddResidency: no cap.
 template <typename... Params, typename... Args>
-void launch_lean_instance(void (*kernel)(Params...), dim3 grid, dim3 block, int blocks_per_sm, cudaStream_t stream,
-                          Args... args) {
-  if (blocks_per_sm <= 0) {
+void launch_lean_instance(void (*kernel)(Params...), dim3 grid, dim3 block, const AddResidency& residency,
+                          cudaStream_t stream, Args... args) {
+  if (residency.capacity_bytes == 0) {
     kernel<<<grid, block, 0, stream>>>(args...);
     return;
   }
-  const AddResidency residency = add_residency(blocks_per_sm, static_cast<int>(block.x));
   cudaLaunchAttribute attribute = {};
   attribute.id = cudaLaunchAttributePreferredSharedMemoryCarveout;
   attribute.val.sharedMemCarveout = static_cast<unsigned int>(residency.carveout_percent);
@@ -361,10 +361,9 @@ void launch_lean_instance(void (*kernel)(Params...), dim3 grid, dim3 block, int 
 
 template <typename T, int B, AddCachePolicy P>
 void launch_lean_shape(const T* a, const T* b, T* out, unsigned int vectors, unsigned int tail, unsigned int blocks,
-                       int blocks_per_sm, cudaStream_t stream) {
+                       const AddResidency& r, cudaStream_t stream) {
   const bool full = vectors > 0 && vectors % static_cast<unsigned int>(B) == 0;
   const dim3 grid(blocks), block(static_cast<unsigned int>(B));
-  const int r = blocks_per_sm;
   if (full) {
     if (tail > 0) {
       return launch_lean_instance(add_lean_kernel<T, B, P, true, true>, grid, block, r, stream, a, b, out, vectors,
@@ -382,17 +381,17 @@ void launch_lean_shape(const T* a, const T* b, T* out, unsigned int vectors, uns
 
 template <typename T, AddCachePolicy P>
 void launch_lean_policy(const T* a, const T* b, T* out, unsigned int vectors, unsigned int tail, unsigned int blocks,
-                        cudaStream_t stream, const AddLaunchConfig& config) {
-  const int r = config.blocks_per_sm;
-  if (config.threads_per_block == 128) return launch_lean_shape<T, 128, P>(a, b, out, vectors, tail, blocks, r, stream);
+                        cudaStream_t stream, int threads_per_block, const AddResidency& r) {
+  if (threads_per_block == 128) return launch_lean_shape<T, 128, P>(a, b, out, vectors, tail, blocks, r, stream);
   return launch_lean_shape<T, 256, P>(a, b, out, vectors, tail, blocks, r, stream);
 }
 
 // The lean kernel when one pass of 32-bit indices covers `count` within max_blocks; otherwise the
-// standard V = 1 path. launch_add has checked the configuration (128/256 threads, default/plain).
+// standard V = 1 path. launch_add has checked the configuration (128/256 threads, default/plain)
+// and made its residency request (`residency`, launch_lean_instance).
 template <typename T>
 void launch_lean(const T* a, const T* b, T* out, std::int64_t count, cudaStream_t stream,
-                 const AddLaunchConfig& config) {
+                 const AddLaunchConfig& config, const AddResidency& residency) {
   constexpr std::int64_t kPerVector = kVectorBytes / sizeof(T);
   const std::int64_t vectors = count / kPerVector;
   const std::int64_t threads = config.threads_per_block;
@@ -404,20 +403,21 @@ void launch_lean(const T* a, const T* b, T* out, std::int64_t count, cudaStream_
   const auto tail = static_cast<unsigned int>(count % kPerVector);
   const auto g = static_cast<unsigned int>(blocks);
   if (config.cache == AddCachePolicy::Plain) {
-    return launch_lean_policy<T, AddCachePolicy::Plain>(a, b, out, v, tail, g, stream, config);
+    return launch_lean_policy<T, AddCachePolicy::Plain>(a, b, out, v, tail, g, stream, config.threads_per_block,
+                                                        residency);
   }
-  launch_lean_policy<T, AddCachePolicy::Default>(a, b, out, v, tail, g, stream, config);
+  launch_lean_policy<T, AddCachePolicy::Default>(a, b, out, v, tail, g, stream, config.threads_per_block, residency);
 }
 
 template <typename T>
 void launch_typed(const void* a, const void* b, void* out, std::int64_t count,
-                  cudaStream_t stream, const AddLaunchConfig& config) {
+                  cudaStream_t stream, const AddLaunchConfig& config, const AddResidency& residency) {
   const auto* ta = static_cast<const T*>(a);
   const auto* tb = static_cast<const T*>(b);
   auto* tout = static_cast<T*>(out);
   if (aligned16(a) && aligned16(b) && aligned16(out)) {
     if (config.kernel == AddKernelVariant::Lean) {
-      launch_lean<T>(ta, tb, tout, count, stream, config);
+      launch_lean<T>(ta, tb, tout, count, stream, config, residency);
       XB_CUDA_LAST();
       return;
     }
@@ -476,7 +476,8 @@ constexpr std::int64_t kAnyCount = std::numeric_limits<std::int64_t>::max();
 constexpr AddSizeClass kAddSizeClasses[] = {
     {256 * 256, 128, 1, AddCachePolicy::Default, AddKernelVariant::Lean, 0},    // up to 256^2: v1/t128/default/lean
     {3072 * 3072, 256, 1, AddCachePolicy::Default, AddKernelVariant::Lean, 0},  // to 3072^2: v1/t256/default/lean
-    {kAnyCount, 256, 1, AddCachePolicy::Default, AddKernelVariant::Lean, 6},    // above: v1/t256/default/lean/r6
+    // above: v1/t256/default/lean/r6
+    {kAnyCount, 256, 1, AddCachePolicy::Default, AddKernelVariant::Lean, lean_residency_cap(256)},
 };
 
 template <std::size_t N>
@@ -680,13 +681,14 @@ void launch_add(DType dtype, const void* a, const void* b, void* out, std::int64
     throw std::invalid_argument("launch_add: a residency cap (blocks_per_sm " + std::to_string(config.blocks_per_sm) +
                                 ") needs the lean kernel and a value >= 0");
   }
-  // add_residency refuses a cap it cannot request.
-  if (config.blocks_per_sm > 0) add_residency(config.blocks_per_sm, config.threads_per_block);
+  // Made once per launch, here, so that a cap add_residency refuses is refused on every path.
+  const AddResidency residency =
+      config.blocks_per_sm > 0 ? add_residency(config.blocks_per_sm, config.threads_per_block) : AddResidency{};
   if (count == 0) return;
   switch (dtype) {
-    case DType::BF16: return launch_typed<__nv_bfloat16>(a, b, out, count, stream, config);
-    case DType::FP16: return launch_typed<__half>(a, b, out, count, stream, config);
-    case DType::FP32: return launch_typed<float>(a, b, out, count, stream, config);
+    case DType::BF16: return launch_typed<__nv_bfloat16>(a, b, out, count, stream, config, residency);
+    case DType::FP16: return launch_typed<__half>(a, b, out, count, stream, config, residency);
+    case DType::FP32: return launch_typed<float>(a, b, out, count, stream, config, residency);
   }
   throw std::invalid_argument("launch_add: invalid dtype");
 }

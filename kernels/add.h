@@ -83,7 +83,7 @@ std::vector<AddLaunchConfig> add_tuning_space();
 struct AddResidency {
   std::size_t dynamic_smem_bytes = 0;
   int carveout_percent = 0;
-  int capacity_bytes = 0;  ///< the shared-memory capacity the split aims at: min(100 KB, the SM's maximum)
+  int capacity_bytes = 0;  ///< the capacity the split aims at: min(100 KB, the SM's maximum); 0: no request
 };
 
 /// add_residency(N, T): the request above for N blocks of T threads per SM, from the current
