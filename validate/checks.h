@@ -55,6 +55,10 @@ class CheckLog {
   void noisy(std::string subject, std::string message) {
     add(CheckStatus::Noisy, std::move(subject), "", "", std::move(message));
   }
+  /// A construct the model does not cover: `what` names it ("not judged: " is prepended).
+  void not_judged(std::string subject, std::string what) {
+    add(CheckStatus::NotJudged, std::move(subject), "", "", "not judged: " + std::move(what));
+  }
   void not_run(std::string subject, std::string message) {
     ++not_runs_;
     add(CheckStatus::NotRun, std::move(subject), "", "", std::move(message));

@@ -214,23 +214,9 @@ Derived derive(const View& v, NameTable& names) {
     }
     return kNone;
   };
-  std::vector<std::uint32_t> api_parent(v.api.size(), kNone);
-  std::vector<std::uint32_t> nchild(kineto ? nr : 0, 0);
-  for (std::size_t j = 0; j < v.api.size(); ++j) {
-    const TraceEvent& a = v.ev(v.api[j]);
-    std::uint32_t r = api_range(v, a);
-    if (r == kNone && kineto && !a.has(TraceEvent::kHasExternal)) r = range_around(a.lane, a.start_ns, a.end_ns());
-    api_parent[j] = r;
-  }
-  // Overhead events: on the main thread (the process's, tid == pid), under the innermost range
-  // or API call holding their start; their id is the External id of the op there.
-  std::vector<std::int64_t> api_child(v.api.size(), 0);
-  struct Ovh {
-    std::uint32_t ev, nest_range = kNone, nest_api = kNone, op = kNone;
-  };
-  std::vector<Ovh> ovhs;
-  if (kineto && !v.ovh.empty()) {
-    std::uint32_t main_lane = kNone;
+  // The main thread (the process's, tid == pid; else the first range's thread).
+  std::uint32_t main_lane = kNone;
+  if (kineto) {
     for (std::uint32_t i : v.rng) {
       const TraceLane& l = v.t->lanes[v.ev(i).lane];
       if (l.pid_text.empty() && l.tid_text.empty() && l.pid == l.tid) {
@@ -239,9 +225,60 @@ Derived derive(const View& v, NameTable& names) {
       }
     }
     if (main_lane == kNone && !v.rng.empty()) main_lane = v.ev(v.rng[0]).lane;
+  }
+  // API calls: a linked one belongs to its op (its thread); an unlinked one (no External id) of
+  // a PyTorch trace nests by time on the MAIN thread's timeline, whichever thread CUPTI saw it
+  // on (PyTorch's FunctionEvent.thread for it is the profiling thread's: observed on every
+  // export of tests/data/torch-matrix, families threads and dataloader). An API call inside
+  // another one of the same thread (a driver call under a runtime call) is that call's child:
+  // its parent's Self CPU excludes it and the range around them counts the outer call only
+  // (profiler_util.py EventList._populate_cpu_children nests every CPU event of a thread).
+  std::vector<std::uint32_t> api_parent(v.api.size(), kNone), api_lane(v.api.size(), kNone);
+  std::vector<std::uint32_t> api_outer(v.api.size(), kNone);  // the API call around it
+  std::vector<std::int64_t> api_child(v.api.size(), 0);
+  std::vector<std::uint32_t> nchild(kineto ? nr : 0, 0);
+  for (std::size_t j = 0; j < v.api.size(); ++j) {
+    const TraceEvent& a = v.ev(v.api[j]);
+    std::uint32_t r = api_range(v, a);
+    api_lane[j] = r != kNone ? v.ev(r).lane : a.lane;
+    if (r == kNone && kineto && !a.has(TraceEvent::kHasExternal)) {
+      if (main_lane != kNone) api_lane[j] = main_lane;
+      r = range_around(api_lane[j], a.start_ns, a.end_ns());
+    }
+    api_parent[j] = r;
+  }
+  if (kineto && v.api.size() > 1) {
+    std::vector<std::uint32_t> order(v.api.size());
+    for (std::uint32_t j = 0; j < order.size(); ++j) order[j] = j;
+    std::sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
+      const TraceEvent &a = v.ev(v.api[x]), &b = v.ev(v.api[y]);
+      if (api_lane[x] != api_lane[y]) return api_lane[x] < api_lane[y];
+      if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
+      return a.end_ns() > b.end_ns();
+    });
+    std::vector<std::uint32_t> stack;
+    for (std::uint32_t j : order) {
+      const TraceEvent& a = v.ev(v.api[j]);
+      while (!stack.empty() && (api_lane[stack.back()] != api_lane[j] || v.ev(v.api[stack.back()]).end_ns() < a.end_ns()))
+        stack.pop_back();
+      // nested only when the outer call is inside the same range (or both in none)
+      if (!stack.empty() && api_parent[stack.back()] == api_parent[j]) {
+        api_outer[j] = stack.back();
+        api_child[stack.back()] += a.dur_ns;
+      }
+      stack.push_back(j);
+    }
+  }
+  // Overhead events: on the main thread (the process's, tid == pid), under the innermost range
+  // or API call holding their start; their id is the External id of the op there.
+  struct Ovh {
+    std::uint32_t ev, nest_range = kNone, nest_api = kNone, op = kNone;
+  };
+  std::vector<Ovh> ovhs;
+  if (kineto && !v.ovh.empty()) {
     std::vector<std::uint32_t> apis;  // API calls of the main lane, by start
     for (std::uint32_t j = 0; j < v.api.size(); ++j)
-      if (v.ev(v.api[j]).lane == main_lane) apis.push_back(j);
+      if (api_lane[j] == main_lane) apis.push_back(j);
     std::sort(apis.begin(), apis.end(), [&](std::uint32_t a, std::uint32_t b) { return v.ev(v.api[a]).start_ns < v.ev(v.api[b]).start_ns; });
     for (std::uint32_t i : v.ovh) {
       const TraceEvent& o = v.ev(i);
@@ -283,8 +320,8 @@ Derived derive(const View& v, NameTable& names) {
   if (kineto) {
     for (std::uint32_t i : v.rng)
       if (v.parent[i] != kNone) ++nchild[slot[v.parent[i]]];
-    for (std::uint32_t r : api_parent)
-      if (r != kNone) ++nchild[slot[r]];
+    for (std::size_t j = 0; j < v.api.size(); ++j)
+      if (api_parent[j] != kNone && api_outer[j] == kNone) ++nchild[slot[api_parent[j]]];
     for (const Ovh& ov : ovhs)
       if (ov.nest_range != kNone) ++nchild[slot[ov.nest_range]];
     std::vector<std::uint32_t> order(v.rng);
@@ -307,10 +344,39 @@ Derived derive(const View& v, NameTable& names) {
     if (v.parent[i] != kNone && !folded[slot[i]]) child[top[slot[v.parent[i]]]] += v.ev(i).dur_ns;
   for (const Ovh& ov : ovhs)
     if (ov.nest_range != kNone) child[top[slot[ov.nest_range]]] += v.ev(ov.ev).dur_ns;
+  // The same-name fold among API calls (calls of several threads share the main thread's
+  // timeline, so one cuLaunchKernelEx can hold another): a call whose outer call has its name
+  // and no other child disappears; the outer call takes its children (_remove_dup_nodes).
+  std::vector<char> api_folded(v.api.size(), 0);
+  if (kineto) {
+    std::vector<std::uint32_t> nkids(v.api.size(), 0), top_api(v.api.size());
+    for (std::uint32_t j = 0; j < v.api.size(); ++j) {
+      top_api[j] = j;
+      if (api_outer[j] != kNone) ++nkids[api_outer[j]];
+    }
+    for (const Ovh& ov : ovhs)
+      if (ov.nest_api != kNone) ++nkids[ov.nest_api];
+    std::vector<std::uint32_t> order;
+    for (std::uint32_t j = 0; j < v.api.size(); ++j)
+      if (api_outer[j] != kNone) order.push_back(j);
+    std::sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
+      const TraceEvent &a = v.ev(v.api[x]), &b = v.ev(v.api[y]);
+      return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns() > b.end_ns();
+    });
+    for (std::uint32_t j : order) {
+      const std::uint32_t p = top_api[api_outer[j]];
+      if (disp(v.ev(v.api[p]).name) != disp(v.ev(v.api[j]).name) || nkids[p] != 1) continue;
+      api_folded[j] = 1;
+      top_api[j] = p;
+      nkids[p] = nkids[j];
+      api_child[p] = api_child[j];
+    }
+  }
   for (std::size_t j = 0; j < v.api.size(); ++j) {
     const TraceEvent& a = v.ev(v.api[j]);
     const std::uint32_t r = api_parent[j];
-    if (r != kNone) child[top[slot[r]]] += a.dur_ns;
+    if (r != kNone && api_outer[j] == kNone) child[top[slot[r]]] += a.dur_ns;
+    if (api_folded[j]) continue;
     Expected& e = row(a.cat, a.name);
     ++e.calls;
     e.self_cpu += a.dur_ns - api_child[j];

@@ -30,6 +30,7 @@ const char* to_string(CheckStatus status) {
     case CheckStatus::Failed: return "failed";
     case CheckStatus::NotRun: return "not_run";
     case CheckStatus::Noisy: return "noisy";
+    case CheckStatus::NotJudged: return "not_judged";
   }
   return "unknown";
 }
@@ -39,6 +40,7 @@ CheckStatus check_status_from_string(const std::string& name) {
   if (name == "failed") return CheckStatus::Failed;
   if (name == "not_run") return CheckStatus::NotRun;
   if (name == "noisy") return CheckStatus::Noisy;
+  if (name == "not_judged") return CheckStatus::NotJudged;
   throw std::invalid_argument("unknown check status: " + name);
 }
 
@@ -64,6 +66,7 @@ CheckCounts ValidationReport::counts() const {
       case CheckStatus::Failed: ++c.failed; break;
       case CheckStatus::NotRun: ++c.not_run; break;
       case CheckStatus::Noisy: ++c.noisy; break;
+      case CheckStatus::NotJudged: ++c.not_judged; break;
     }
   }
   return c;
@@ -286,27 +289,47 @@ std::string not_run_reason(const std::string& message) {
   return out;
 }
 
+/// Findings with a known cause: rows where PyTorch's table follows its own rules and those rules
+/// misreport device time (a PyTorch defect), not an inconsistency between the files.
+std::size_t pytorch_defects(const ValidationReport& report) {
+  return static_cast<std::size_t>(std::count_if(report.checks.begin(), report.checks.end(), [](const CheckResult& r) {
+    return r.status == CheckStatus::Failed && !r.cause.empty();
+  }));
+}
+
+/// The verdict, one line. Three outcomes a PyTorch user tells apart: "FAILED" (the files
+/// disagree under PyTorch's own rules, or a record is missing), "PYTORCH DEFECTS" (the files
+/// agree, and PyTorch's rules misreport device time: each defect named and linked), "PASSED";
+/// each with the checks that agree and the results not judged (constructs the model does not
+/// cover) counted.
 std::string verdict_line(const ValidationReport& report) {
   const CheckCounts c = report.counts();
-  std::string text;
-  if (report.passed()) {
-    std::size_t agree = 0;
-    for (const auto& name : all_checks())
-      if (report.status_of(name) == CheckStatus::Passed) ++agree;
-    text = fmt::format("PASSED: {} check{} agree", agree, agree == 1 ? "" : "s");
-    if (c.noisy > 0) text += fmt::format(", {} result{} noisy (not claimed)", c.noisy, c.noisy == 1 ? "" : "s");
-    if (c.not_run > 0) text += fmt::format(", {} result{} not run", c.not_run, c.not_run == 1 ? "" : "s");
-  } else {
-    const auto groups = group_failures(report);
-    text = fmt::format("FAILED: {} finding{}", c.failed, c.failed == 1 ? "" : "s");
-    std::string by_cause;
-    for (const auto& g : groups) {
-      std::string label = cause_label(g.key);
-      label = label.substr(0, label.find(" ("));  // the short form: no "(a PyTorch defect)"
-      by_cause += (by_cause.empty() ? "" : "; ") + label + " (" + g.count() + ")";
+  std::size_t agree = 0;
+  for (const auto& name : all_checks())
+    if (report.status_of(name) == CheckStatus::Passed) ++agree;
+  std::string known, other;
+  std::size_t n_other = 0;
+  for (const auto& g : group_failures(report)) {
+    std::string label = cause_label(g.key);
+    const bool defect = !g.failures.front()->cause.empty();
+    if (!defect) {
+      label = label.substr(0, label.find(" ("));
+      n_other += g.failures.size();
     }
-    text += ": " + by_cause;
+    (defect ? known : other) += std::string((defect ? known : other).empty() ? "" : "; ") + label + " (" + g.count() + ")";
   }
+  std::string text;
+  if (!other.empty()) {
+    text = fmt::format("FAILED: {} finding{}: {}", n_other, n_other == 1 ? "" : "s", other);
+    if (!known.empty()) text += "; PyTorch defects: " + known;
+  } else if (!known.empty()) {
+    text = "PYTORCH DEFECTS: " + known + fmt::format("; otherwise {} check{} agree", agree, agree == 1 ? "" : "s");
+  } else {
+    text = fmt::format("PASSED: {} check{} agree", agree, agree == 1 ? "" : "s");
+  }
+  if (c.noisy > 0) text += fmt::format(", {} result{} noisy (not claimed)", c.noisy, c.noisy == 1 ? "" : "s");
+  if (c.not_judged > 0) text += fmt::format(", {} not judged", c.not_judged);
+  if (c.not_run > 0) text += fmt::format(", {} result{} not run", c.not_run, c.not_run == 1 ? "" : "s");
   const std::string what = " - " + inputs_text(report);
   if (text.size() + what.size() <= kMaxLine) return text + what;
   return fit(text);
@@ -357,7 +380,8 @@ json report_json(const ValidationReport& report) {
   doc["run_dir"] = report.run_dir;
   doc["inputs"] = report.inputs.is_null() ? json::object() : report.inputs;
   doc["tolerances"] = std::move(tol);
-  doc["summary"] = {{"passed", c.passed}, {"failed", c.failed}, {"not_run", c.not_run}, {"noisy", c.noisy}};
+  doc["summary"] = {{"passed", c.passed},   {"failed", c.failed},          {"not_run", c.not_run},
+                    {"noisy", c.noisy},     {"not_judged", c.not_judged}, {"pytorch_defects", pytorch_defects(report)}};
   doc["verdicts"] = std::move(verdicts);
   doc["figures"] = report.figures.is_null() ? json::object() : report.figures;
   doc["checks"] = std::move(checks_j);
@@ -462,6 +486,26 @@ void print_summary(const ValidationReport& report, std::ostream& out) {
     }
   }
 
+  if (c.not_judged > 0) {
+    line(fmt::format("- not judged ({} result{}: constructs the model does not cover; never counted as passed or failed):",
+                     c.not_judged, c.not_judged == 1 ? "" : "s"));
+    for (const auto& name : all_checks()) {
+      std::vector<std::pair<std::string, std::size_t>> reasons;
+      for (const auto& r : report.checks) {
+        if (r.check != name || r.status != CheckStatus::NotJudged) continue;
+        const std::string why = r.message.rfind("not judged: ", 0) == 0 ? r.message.substr(12) : r.message;
+        auto it = std::find_if(reasons.begin(), reasons.end(), [&](const auto& p) { return p.first == why; });
+        if (it == reasons.end()) reasons.emplace_back(why, 1);
+        else ++it->second;
+      }
+      if (reasons.empty()) continue;
+      std::string s = "  - " + name + ": ";
+      for (std::size_t i = 0; i < reasons.size(); ++i)
+        s += (i ? "; " : "") + reasons[i].first + (reasons[i].second > 1 ? fmt::format(" ({}x)", reasons[i].second) : "");
+      line(s);
+    }
+  }
+
   // Figures: event vs CUPTI per fixture, launch latency.
   if (report.figures.is_object() && report.figures.contains(checks::kEventVsCupti) &&
       report.figures[checks::kEventVsCupti].is_array() && !report.figures[checks::kEventVsCupti].empty()) {
@@ -498,8 +542,9 @@ void print_summary(const ValidationReport& report, std::ostream& out) {
                        fig.value("file", std::string()), f["count"].get<std::size_t>(), us3(f.value("min_ns", 0.0)),
                        us3(f.value("p50_ns", 0.0)), us3(f.value("p99_ns", 0.0)), us3(f.value("max_ns", 0.0))));
   }
-  line(fmt::format("- results: {} passed, {} failed, {} not run{}; every result in full: the JSON report, --markdown", c.passed,
-                   c.failed, c.not_run, c.noisy > 0 ? fmt::format(", {} noisy", c.noisy) : ""));
+  line(fmt::format("- results: {} passed, {} failed, {} not run{}{}; every result in full: the JSON report, --markdown", c.passed,
+                   c.failed, c.not_run, c.noisy > 0 ? fmt::format(", {} noisy", c.noisy) : "",
+                   c.not_judged > 0 ? fmt::format(", {} not judged", c.not_judged) : ""));
 }
 
 void write_markdown(const ValidationReport& report, const std::string& title, std::ostream& out) {

@@ -86,9 +86,12 @@ enum class CheckStatus {
   Failed,  ///< the check ran and found a disagreement
   NotRun,  ///< the check could not run (no data for it); never counted as passed
   Noisy,   ///< the check ran on a fixture whose noise target was not met: neither passed nor failed
+  /// The input holds a construct the model does not cover (named in the message, "not judged:
+  /// <what>"): neither passed nor failed, counted apart in the verdict.
+  NotJudged,
 };
 
-/// "passed", "failed", "not_run", "noisy" (the spelling used in validation.json).
+/// "passed", "failed", "not_run", "noisy", "not_judged" (the spelling used in validation.json).
 const char* to_string(CheckStatus status);
 /// Inverse of to_string(CheckStatus). Throws std::invalid_argument for an unknown name.
 CheckStatus check_status_from_string(const std::string& name);
@@ -120,6 +123,7 @@ struct CheckCounts {
   std::size_t failed = 0;
   std::size_t not_run = 0;
   std::size_t noisy = 0;
+  std::size_t not_judged = 0;
 };
 
 /// Everything one validation produced. A check contributes one Passed result when it found

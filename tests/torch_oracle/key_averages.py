@@ -271,6 +271,17 @@ def build_events(trace, include_python=False, nest_unlinked_api=True, overhead_k
         ev.thread = (e.get("pid"), e.get("tid"))
         evs.append(ev)
 
+    # API calls (cuda_runtime, cuda_driver) of threads other than the main one: PyTorch nests them
+    # on the main thread's timeline, not their own (an API call linked to an op takes the op's
+    # thread in P1 below). The trace writes their CUPTI thread; PyTorch's FunctionEvent.thread
+    # (KinetoEvent start_thread_id) for them is the profiling thread's. Observed on every export
+    # of tests/data/torch-matrix (families threads and dataloader: 0 rows off with the rule,
+    # 3 to 30 rows per table without it).
+    main = _main_thread(evs)
+    if main is not None:
+        for ev in evs:
+            if ev.cat in ("cuda_runtime", "cuda_driver") and ev.thread != main:
+                ev.thread = main
     _place_overhead_events(evs)
     if not overhead_kernels:
         for ev in evs:
@@ -439,7 +450,11 @@ class Oracle:
             "self_cpu_time_total": lambda r: r.self_cpu,
             "cpu_time_total": lambda r: r.cpu_total,
             "count": lambda r: r.count,
-        }[sort_by]
+            "cpu_memory_usage": lambda r: r.cpu_mem,
+            "self_cpu_memory_usage": lambda r: r.self_cpu_mem,
+            "cuda_memory_usage": lambda r: r.cuda_mem,
+            "self_cuda_memory_usage": lambda r: r.self_cuda_mem,
+        }.get(sort_by, lambda r: 0)   # flops and other keys: first-seen order
         # sorted(..., reverse=True) is stable: ties keep key_averages' order.
         return sorted(sorted(self.rows, key=lambda r: r.order), key=key, reverse=True)
 
@@ -463,7 +478,13 @@ def _close(a_ns, b_ns):
     return abs(a_ns - b_ns) < 0.5 or format_time(a_ns / 1000.0) == format_time(b_ns / 1000.0)
 
 
-def defects(trace_path):
+def defects_full(trace_path):
+    """[(full event name, cause)] of every row defects() lists (names uncut, for matching rows
+    of tables printed with any max_name_column_width)."""
+    return sorted({(n, c) for n, _, c, _, _, _ in defects(trace_path, cut=False)})
+
+
+def defects(trace_path, cut=True):
     """The rows where key_averages, following PyTorch's rules, shows device time the trace does
     not have: [(display name, kind, cause, column, table_ns, trace_ns)], sorted.
 
@@ -486,7 +507,8 @@ def defects(trace_path):
             continue
         for col, a, b in (("Self CUDA", r.self_cuda, tr.self_cuda), ("CUDA total", r.cuda_total, tr.cuda_total)):
             if not _close(a, b):
-                out.append((display_name(r.name), r.kind, CAUSE_OVERHEAD, col, a, b))
+                out.append((display_name(r.name) if cut else r.name, r.kind, CAUSE_OVERHEAD,
+                            col, a, b))
     # GPU spans against the device work inside them, per span event and lane
     events = trace["traceEvents"] if isinstance(trace, dict) else trace
     dev = {}
@@ -509,7 +531,8 @@ def defects(trace_path):
     for r in o.rows:
         if r.kind == "gpu_annotation" and r.name in inside and r.self_cuda > inside[r.name] \
                 and not _close(r.self_cuda, inside[r.name]):
-            out.append((display_name(r.name), r.kind, CAUSE_SPAN, "Self CUDA", r.self_cuda, inside[r.name]))
+            out.append((display_name(r.name) if cut else r.name, r.kind, CAUSE_SPAN, "Self CUDA",
+                        r.self_cuda, inside[r.name]))
     return sorted(out)
 
 
