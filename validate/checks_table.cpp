@@ -41,10 +41,22 @@ int sort_column(const TableData& tb) {
       case 1: return r.self_cuda.ns;
       case 2: return r.cpu_total.ns;
       case 3: return r.self_cpu.ns;
-      default: return static_cast<double>(r.calls);
+      case 4: return static_cast<double>(r.calls);
+      case 5: return r.cpu_avg.ns;
+      case 6: return r.cuda_avg.ns;
+      case 7: return r.cpu_mem;
+      case 8: return r.self_cpu_mem;
+      case 9: return r.dev_mem;
+      case 10: return r.self_dev_mem;
+      default: return r.flops;
     }
   };
-  for (int c = 0; c < 5; ++c) {
+  // Sort keys of key_averages().table(sort_by=...): the five the trace gives, then those it
+  // does not (averages, memory, FLOPs).
+  for (int c = 0; c < 12; ++c) {
+    if ((c == 5 || c == 6) && !tb.has_avg) continue;
+    if (c >= 7 && c <= 10 && !tb.has_mem) continue;
+    if (c == 11 && !tb.has_flops) continue;
     bool ok = true, varies = false;
     for (std::size_t i = 1; i < tb.rows.size() && ok; ++i) {
       ok = value(tb.rows[i], c) <= value(tb.rows[i - 1], c) + 1e-9;
@@ -58,9 +70,23 @@ int sort_column(const TableData& tb) {
 /// Reason a (kind, name) of the trace may be absent from a text table: printed with a row_limit
 /// and sorted by a column this name's value does not beat. "" when it should have been there.
 std::string cut_by_row_limit(const TableData& tb, const Expected& e) {
+  if (tb.top_level_only)
+    return "the table was printed with key_averages().table(top_level_events_only=True): only rows whose events "
+           "have no CPU parent are shown";
   const int c = sort_column(tb);
+  if (c < 0 && tb.rows.size() == 100)
+    return "the table has 100 rows, key_averages().table()'s default row_limit: rows past it are not printed";
+  if (c < 0 && tb.rows.size() >= 1)
+    return fmt::format("the table's {} rows are in no order the validator can see (sort_by=None keeps first-seen order; "
+                       "a memory or FLOPs key without its column prints none): it was probably cut by "
+                       "key_averages().table(row_limit=...)", tb.rows.size());
   if (c < 0) return "";
-  static const char* const cols[] = {"CUDA total", "Self CUDA", "CPU total", "Self CPU", "# of Calls"};
+  static const char* const cols[] = {"CUDA total", "Self CUDA", "CPU total", "Self CPU", "# of Calls", "CPU time avg",
+                                     "CUDA time avg", "CPU Mem", "Self CPU Mem", "device Mem", "Self device Mem", "FLOPs"};
+  if (c >= 5)
+    return fmt::format("the table is sorted by {}, which the validator does not derive from the trace, and shows {} rows: "
+                       "this name was probably cut by key_averages().table(row_limit=...)",
+                       cols[c], tb.rows.size());
   const double mine = c == 0 ? static_cast<double>(e.cuda_total) : c == 1 ? static_cast<double>(e.self_cuda)
                     : c == 2 ? static_cast<double>(e.cpu_total) : c == 3 ? static_cast<double>(e.self_cpu)
                              : static_cast<double>(e.calls);
@@ -120,6 +146,78 @@ std::vector<Absent> absent_rows(const Model& m) {
   return out;
 }
 
+/// A table row as the checks judge it. A grouped table (group_by_input_shape, group_by_stack_n,
+/// group_by_overload_name: key_averages' key is (name, ..., shapes / stack frames / overload))
+/// has one row per group; the groups of one name partition its events, so their sums are the
+/// row the name would have ungrouped, and that is what is compared with the trace (the
+/// validator keys the trace by name only: per-group figures are not judged).
+struct NameRow {
+  TableRowData row;        ///< the first group's row with counts and times summed over the groups
+  RowMatch match;
+  std::size_t groups = 1;  ///< table rows summed
+};
+std::vector<NameRow> name_rows(const Model& m) {
+  const TableData& tb = *m.table;
+  std::vector<NameRow> out;
+  std::map<std::pair<std::string, RowKey>, std::size_t> at;
+  auto add = [](TableTime& a, const TableTime& b) {
+    a.ns += b.ns;
+    a.res_ns += b.res_ns;
+  };
+  for (std::size_t i = 0; i < tb.rows.size(); ++i) {
+    const TableRowData& r = tb.rows[i];
+    const RowMatch& mt = m.matches[i];
+    if (!tb.grouped()) {
+      out.push_back({r, mt, 1});
+      continue;
+    }
+    const auto [it, fresh] = at.emplace(std::make_pair(r.name, mt.key), out.size());
+    if (fresh) {
+      out.push_back({r, mt, 1});
+      continue;
+    }
+    NameRow& n = out[it->second];
+    ++n.groups;
+    n.row.calls += r.calls;
+    add(n.row.self_cpu, r.self_cpu);
+    add(n.row.cpu_total, r.cpu_total);
+    add(n.row.self_cuda, r.self_cuda);
+    add(n.row.cuda_total, r.cuda_total);
+    const double c = n.row.calls > 0 ? static_cast<double>(n.row.calls) : 1.0;
+    n.row.cpu_avg = {n.row.cpu_total.ns / c, n.row.cpu_total.res_ns / c};
+    n.row.cuda_avg = {n.row.cuda_total.ns / c, n.row.cuda_total.res_ns / c};
+  }
+  return out;
+}
+
+/// Why a grouped table's sums of one name may fall short of the trace: groups cut by row_limit
+/// or top_level_events_only. "" when the table shows every group.
+std::string groups_may_be_cut(const Model& m) {
+  const TableData& tb = *m.table;
+  if (!tb.grouped()) return "";
+  if (tb.top_level_only) return "printed with top_level_events_only=True";
+  if (sort_column(tb) >= 0) return "sorted, so row_limit may have cut some of a name's groups";
+  if (tb.rows.size() == 100) return "100 rows, the default row_limit: later groups may be cut";
+  return "";
+}
+
+/// The one not-judged line of a grouped table: its groups are judged summed per name.
+void note_groups(const Model& m, CheckLog& log, const std::vector<NameRow>& rows) {
+  const TableData& tb = *m.table;
+  if (!tb.grouped()) return;
+  std::size_t multi = 0;
+  for (const NameRow& n : rows) multi += n.groups > 1;
+  const char* by = tb.has_shapes && tb.has_stack ? "(name, input shapes, stack)"
+                   : tb.has_shapes               ? "(name, input shapes)"
+                   : tb.has_stack                ? "(name, stack)"
+                                                 : "(name, overload name)";
+  log.not_run(fmt::format("{} groups", tb.file),
+              fmt::format("{} rows are {} groups (key_averages group_by_...): each name's groups are summed and the sum "
+                          "compared with the trace; the split into groups is not judged ({} names have several groups), "
+                          "the validator keys the trace's events by name only",
+                          tb.rows.size(), by, multi));
+}
+
 // ---------------------------------------------------------------------------------------------
 // kernel_stats
 
@@ -174,9 +272,9 @@ void check_kernel_stats(const Model& m, CheckLog& log) {
   if (m.table) {
     const TableData& tb = *m.table;
     Source s{tb.file, {}};
-    for (std::size_t i = 0; i < tb.rows.size(); ++i) {
-      const TableRowData& r = tb.rows[i];
-      const RowMatch& mt = m.matches[i];
+    for (const NameRow& nr : name_rows(m)) {
+      const TableRowData& r = nr.row;
+      const RowMatch& mt = nr.match;
       if (!is_device(mt.key.first) || (!mt.matched && !mt.ambiguous)) continue;
       if (mt.ambiguous) {
         log.not_run(tb.where(r), mt.note + "; its count and times are not compared");
@@ -292,16 +390,20 @@ void check_table_rows(const Model& m, CheckLog& log) {
   const TableData& tb = *m.table;
   std::set<RowKey> seen;
   std::size_t compared = 0, cut = 0;
-  for (std::size_t i = 0; i < tb.rows.size(); ++i) {
-    const TableRowData& r = tb.rows[i];
-    const RowMatch& mt = m.matches[i];
-    const std::string where = tb.where(r);
+  const std::vector<NameRow> judged = name_rows(m);
+  note_groups(m, log, judged);
+  const std::string partial = groups_may_be_cut(m);
+  for (const NameRow& nr : judged) {
+    const TableRowData& r = nr.row;
+    const RowMatch& mt = nr.match;
+    const std::string where = nr.groups > 1 ? fmt::format("{} ({} groups summed)", tb.where(r), nr.groups) : tb.where(r);
     if (mt.ambiguous) {
       log.not_run(where, mt.note);
       continue;
     }
     if (!mt.matched) {
-      if (!tb.json && r.name == "[memory]") {
+      const bool memory_row = r.name == "[memory]" || (r.cut && std::string("[memory]").rfind(r.name.substr(0, r.name.size() - 3), 0) == 0);
+      if (!tb.json && memory_row) {
         // profile_memory: PyTorch's row of the [memory] instants inside no op (memory columns,
         // no time); the trace has them as "i" events, which the validator does not read.
         log.not_run(where, "a [memory] row (profile_memory allocations outside any op): memory columns are not checked");
@@ -327,6 +429,11 @@ void check_table_rows(const Model& m, CheckLog& log) {
     const std::string subject = fmt::format("{} ({})", where, to_string(mt.key.first));
     auto cmp = [&](const char* col, double found, double res, std::int64_t want, std::int64_t ovh = 0) {
       if (within(found, res, static_cast<double>(want))) return;
+      if (!partial.empty() && found < static_cast<double>(want)) {
+        log.not_run(subject, fmt::format("{} = {}, below the trace's {}: the grouped table is {}", col, print_time(found, res),
+                                         print_time(static_cast<double>(want), res), partial));
+        return;
+      }
       if (ovh != 0 && within(found, res, static_cast<double>(want + ovh))) {
         // PyTorch's own defect: the overhead event took the External id of the op around it.
         const std::string k = e.ovh_kernel != kNone ? m.names.str(m.A().ev(e.ovh_kernel).name) : std::string("?");
@@ -342,7 +449,9 @@ void check_table_rows(const Model& m, CheckLog& log) {
       log.fail(subject, fmt::format("{} = {} (from {})", col, print_time(static_cast<double>(want), res), m.A().file()), fmt::format("{} = {}", col, print_time(found, res)),
                fmt::format("the row's {} is not what the trace's events add up to", col));
     };
-    if (r.calls != e.calls)
+    if (r.calls < e.calls && !partial.empty())
+      log.not_run(subject, fmt::format("# of Calls = {}, below the trace's {}: the grouped table is {}", r.calls, e.calls, partial));
+    else if (r.calls != e.calls)
       log.fail(subject, fmt::format("# of Calls = {} (events in {})", e.calls, m.A().file()), fmt::format("{}", r.calls),
                "the row's call count is not the number of events");
     if (tb.has_cpu) {
@@ -489,6 +598,11 @@ void check_table_totals(const Model& m, const ValidateOptions& opts, CheckLog& l
   // A table cut by row_limit lacks rows: its sums cannot reach the totals.
   std::size_t cut = 0;
   for (const Absent& ab : absent_rows(m)) cut += !ab.cut_reason.empty();
+  if (cut == 0 && !groups_may_be_cut(m).empty()) {
+    cut = 1;
+    log.not_run("sums over rows", fmt::format("{} is grouped and {}: sums over its rows are not compared with its totals",
+                                              tb.file, groups_may_be_cut(m)));
+  }
   if (cut != 0)
     log.not_run("sums over rows", fmt::format("{} lacks {} rows of the trace that key_averages().table(row_limit=...) "
                                               "probably cut, so sums over its rows are not compared with its totals",
@@ -523,8 +637,11 @@ void check_table_totals(const Model& m, const ValidateOptions& opts, CheckLog& l
   // only child names whose every instance has one parent name.
   std::map<RowKey, std::vector<std::size_t>> children_of;
   std::map<RowKey, std::size_t> row_of;
-  for (std::size_t i = 0; i < rows.size(); ++i)
+  for (std::size_t i = 0; i < rows.size() && !tb.grouped(); ++i)
     if (m.matches[i].matched) row_of.emplace(m.matches[i].key, i);
+  if (tb.grouped())
+    log.not_run("parent/child rows", fmt::format("{} has one row per group, not per name: parent and child totals are "
+                                                 "not ordered group by group", tb.file));
   for (const auto& [child, ps] : m.derived.parents) {
     if (ps.size() != 1 || ps.begin()->second == kNone || *ps.begin() == child) continue;
     auto c = row_of.find(child);

@@ -111,8 +111,40 @@ bool is_nan_text(std::string_view s) {
 
 enum class Col {
   Name, SelfCpuPct, SelfCpu, CpuTotalPct, CpuTotal, CpuAvg, SelfCuda, SelfCudaPct, CudaTotal, CudaAvg, Calls,
-  Median, Min, Max, Other
+  Median, Min, Max, CpuMem, SelfCpuMem, DevMem, SelfDevMem, NodeId, Overload, Shapes, Source, Flops, Other
 };
+
+/// "12.34 KB" / "-1.00 MB" / "0 B" (PyTorch's _format_memory: 1024-based, 2 decimals) -> bytes.
+bool memory_text(std::string_view cell, double& bytes, double& res) {
+  const std::size_t sp = cell.find(' ');
+  if (sp == std::string_view::npos) return false;
+  const std::string_view unit = cell.substr(sp + 1);
+  double scale = 0;
+  if (unit == "B") scale = 1;
+  else if (unit == "KB") scale = 1024.0;
+  else if (unit == "MB") scale = 1024.0 * 1024;
+  else if (unit == "GB") scale = 1024.0 * 1024 * 1024;
+  else return false;
+  double v = 0;
+  int dec = 0;
+  if (!decimal_text(cell.substr(0, sp), v, dec)) return false;
+  bytes = v * scale;
+  res = scale * std::pow(10.0, -dec);
+  return true;
+}
+
+/// "Total FLOPs", "Total KFLOPs", ... "Total PFLOPs": the scale of the column's cells (FLOPs per
+/// printed unit; _build_table's auto_scale_flops). 0 when `h` is not such a header.
+double flops_scale(std::string_view h) {
+  constexpr std::string_view kTotal = "Total ";
+  if (h.substr(0, kTotal.size()) != kTotal) return 0;
+  const std::string_view u = h.substr(kTotal.size());
+  static const std::pair<std::string_view, double> units[] = {
+      {"FLOPs", 1}, {"KFLOPs", 1e3}, {"MFLOPs", 1e6}, {"GFLOPs", 1e9}, {"TFLOPs", 1e12}, {"PFLOPs", 1e15}};
+  for (const auto& [name, scale] : units)
+    if (u == name) return scale;
+  return 0;
+}
 
 /// Maps a header cell to a column; `device` receives the device label ("CUDA", "Device", ...).
 Col column_of(std::string_view h, std::string& device) {
@@ -126,6 +158,21 @@ Col column_of(std::string_view h, std::string& device) {
   if (h == "Median") return Col::Median;
   if (h == "Min") return Col::Min;
   if (h == "Max") return Col::Max;
+  if (h == "Node ID") return Col::NodeId;
+  if (h == "Overload Name") return Col::Overload;
+  if (h == "Input Shapes") return Col::Shapes;
+  if (h == "Source Location") return Col::Source;
+  if (flops_scale(h) > 0) return Col::Flops;
+  if (h == "CPU Mem") return Col::CpuMem;
+  if (h == "Self CPU Mem") return Col::SelfCpuMem;
+  // "<DEVICE> Mem" / "Self <DEVICE> Mem" (CUDA, XPU, MTIA, PRIVATEUSE1, ...).
+  constexpr std::string_view kMem = " Mem";
+  if (h.size() > kMem.size() && h.substr(h.size() - kMem.size()) == kMem) {
+    const std::string_view dev = h.substr(0, h.size() - kMem.size());
+    if (dev.substr(0, 5) == "Self " && dev.find(' ', 5) == std::string_view::npos) return Col::SelfDevMem;
+    if (dev.find(' ') == std::string_view::npos) return Col::DevMem;
+    return Col::Other;
+  }
   // Device columns: "Self CUDA", "Self CUDA %", "CUDA total", "CUDA time avg" (also "Device",
   // "XPU", ... in other PyTorch versions/backends). Memory columns ("Self CUDA Mem") are other.
   auto device_of = [&](std::string_view word) {
@@ -166,13 +213,14 @@ TableData parse_text(std::string_view text, const std::string& label) {
     lines.push_back(l);
     pos = nl + 1;
   }
-  auto fail = [&](std::size_t line, const std::string& what) -> void {
+  auto fail = [&](std::size_t line, const std::string& what) -> void {  // [[noreturn]] in effect
     throw InputError(fmt::format("{}: line {}: {}", label, line, what));
   };
   const std::string not_table = fmt::format(
       "{}: not a key_averages() table: no '-----' rule followed by a header line with \"Name\" and \"# of Calls\"", label);
 
-  // The header: a rule, a line naming the columns, a rule.
+  // The header: a rule, a line naming the columns, a rule. Above it _build_table may print
+  // "=====" + table(header=...) and "=====" + the top_level_events_only sentence.
   std::size_t rule = lines.size();
   for (std::size_t i = 0; i + 2 < lines.size(); ++i) {
     if (is_rule(lines[i]) && lines[i + 1].find("Name") != std::string_view::npos && is_rule(lines[i + 2])) {
@@ -181,26 +229,84 @@ TableData parse_text(std::string_view text, const std::string& label) {
     }
   }
   if (rule == lines.size()) throw InputError(not_table);
-  // Header cells: separated by runs of two or more spaces (PyTorch joins cells with two spaces,
-  // and a header wider than its column, such as "CUDA time avg", shifts the rest, so positions
-  // from the rule are not reliable).
-  auto split2 = [](std::string_view line) {
-    std::vector<std::string_view> out;
-    line = trim(line);
-    std::size_t i = 0;
-    while (i < line.size()) {
-      std::size_t j = line.find("  ", i);
-      if (j == std::string_view::npos) j = line.size();
-      out.push_back(trim(line.substr(i, j - i)));
-      i = j;
-      while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+  for (std::size_t i = 0; i < rule; ++i) {
+    const std::string_view l = trim(lines[i]);
+    if (l.empty() || l.find_first_not_of('=') == std::string_view::npos) continue;
+    if (l == "This report only display top-level ops statistics") {
+      t.top_level_only = true;
+    } else if (i > 0 && trim(lines[i - 1]).substr(0, 3) == "===") {
+      t.header_text += (t.header_text.empty() ? "" : "\n") + std::string(l);
     }
-    return out;
+  }
+  // Column slots from the rule: _build_table's add_column writes "-" * width + two spaces per
+  // column and pads every cell to its width (right-aligned; Source Location left-aligned).
+  struct Slot {
+    std::size_t start, width;
   };
+  std::vector<Slot> slots;
+  {
+    const std::string_view r = lines[rule];
+    std::size_t k = 0;
+    while (k < r.size()) {
+      if (r[k] != '-') {
+        ++k;
+        continue;
+      }
+      const std::size_t b = k;
+      while (k < r.size() && r[k] == '-') ++k;
+      slots.push_back({b, k - b});
+    }
+  }
+  // Cells of a line by position: column k starts where column k-1 ended plus two spaces; a cell
+  // wider than its column (a header such as "Self CUDA Mem", a path under the swapped FLOPs
+  // column) runs on to the next run of two spaces and shifts the rest, as str.format does.
+  auto split_pos = [&](std::string_view line, std::vector<std::string_view>& out) {
+    out.assign(slots.size(), std::string_view());
+    std::size_t pos = slots.empty() ? 0 : slots[0].start;
+    for (std::size_t k = 0; k < slots.size(); ++k) {
+      if (pos >= line.size()) return;
+      std::size_t end = std::min(line.size(), pos + slots[k].width);
+      if (k + 1 == slots.size()) end = line.size();
+      while (end < line.size() && !(line[end] == ' ' && (end + 1 >= line.size() || line[end + 1] == ' '))) ++end;
+      out[k] = trim(line.substr(pos, end - pos));
+      pos = end + 2;
+    }
+  };
+  // Cells split at runs of two or more spaces (a hand-aligned table): from the right, the rest
+  // is the name (which may itself contain spaces, even double ones).
+  std::size_t ncols = 0;  // set once the header is read
+  auto split_right = [&](std::string_view line, std::vector<std::string_view>& out, std::size_t lineno) {
+    out.assign(ncols, std::string_view());
+    std::string_view rest = trim(line);
+    for (std::size_t k = out.size() - 1; k >= 1; --k) {
+      const std::size_t sep = rest.rfind("  ");
+      if (sep == std::string_view::npos) fail(lineno, fmt::format("row has fewer than {} columns", out.size()));
+      out[k] = trim(rest.substr(sep));
+      rest = trim(rest.substr(0, sep));
+    }
+    out[0] = rest;
+  };
+  std::vector<std::string_view> header_cells;
+  split_pos(lines[rule + 1], header_cells);
+  bool aligned = !header_cells.empty() &&
+                 std::none_of(header_cells.begin(), header_cells.end(), [](std::string_view h) { return h.empty(); });
+  if (!aligned) {
+    // A header not aligned with its rule (hand-made): cells separated by runs of two spaces.
+    header_cells.clear();
+    std::string_view line = trim(lines[rule + 1]);
+    for (std::size_t k = 0; k < line.size();) {
+      std::size_t j = line.find("  ", k);
+      if (j == std::string_view::npos) j = line.size();
+      header_cells.push_back(trim(line.substr(k, j - k)));
+      k = j;
+      while (k < line.size() && (line[k] == ' ' || line[k] == '\t')) ++k;
+    }
+  }
   std::vector<Col> cols;
   std::vector<std::string> headers;
   int name_col = -1, calls_col = -1;
-  for (std::string_view h : split2(lines[rule + 1])) {
+  double flops_per_unit = 0;
+  for (std::string_view h : header_cells) {
     const std::size_t k = headers.size();
     headers.emplace_back(h);
     std::string device;
@@ -211,51 +317,87 @@ TableData parse_text(std::string_view text, const std::string& label) {
     if (!device.empty()) t.device_label = device;
     if (c == Col::Name) name_col = static_cast<int>(k);
     if (c == Col::Calls) calls_col = static_cast<int>(k);
+    if (c == Col::Flops) flops_per_unit = flops_scale(h);
   }
-  if (name_col != 0 || calls_col < 0) throw InputError(not_table);
+  if (name_col != 0 || calls_col < 0 || cols.size() < 2) throw InputError(not_table);
+  ncols = cols.size();
+  aligned = aligned && slots.size() == ncols;
   auto has = [&](Col c) { return std::find(cols.begin(), cols.end(), c) != cols.end(); };
   t.has_cpu = has(Col::SelfCpu) && has(Col::CpuTotal);
   t.has_cuda = has(Col::SelfCuda) && has(Col::CudaTotal);
   t.has_pct = has(Col::SelfCpuPct) || has(Col::SelfCudaPct);
   t.has_avg = has(Col::CpuAvg) || has(Col::CudaAvg);
   t.has_stats = has(Col::Median) && has(Col::Min) && has(Col::Max);
+  t.has_mem = has(Col::CpuMem) || has(Col::SelfCpuMem);
+  t.has_shapes = has(Col::Shapes);
+  t.has_stack = has(Col::Source);
+  t.has_overload = has(Col::Overload);
+  t.has_node_id = has(Col::NodeId);
+  t.has_flops = has(Col::Flops);
+  const std::size_t shapes_width = t.has_shapes && aligned ? slots[static_cast<std::size_t>(
+      std::find(cols.begin(), cols.end(), Col::Shapes) - cols.begin())].width : 0;
 
-  // Rows: until the next rule.
-  std::size_t i = rule + 3;
-  for (; i < lines.size() && !is_rule(lines[i]); ++i) {
-    const std::string_view line = lines[i];
-    if (trim(line).empty()) continue;
-    const std::size_t lineno = i + 1;
-    // Cells from the right, split at runs of two or more spaces; the rest is the name (which
-    // may itself contain spaces, even double ones).
-    std::vector<std::string_view> cells(cols.size());
-    {
-      std::string_view rest = trim(line);
-      for (std::size_t k = cols.size() - 1; k >= 1; --k) {
-        const std::size_t sep = rest.rfind("  ");
-        if (sep == std::string_view::npos)
-          fail(lineno, fmt::format("row has fewer than {} columns", cols.size()));
-        cells[k] = trim(rest.substr(sep));
-        rest = trim(rest.substr(0, sep));
-      }
-      cells[0] = rest;
-    }
-    TableRowData row;
-    row.line = lineno;
+  // One row's cells; "" when they read, else what is wrong.
+  auto read_row = [&](const std::vector<std::string_view>& cells, TableRowData& row) -> std::string {
     row.name = std::string(cells[0]);
-    if (row.name.empty()) fail(lineno, "row without a name");
+    if (row.name.empty()) return "row without a name";
     row.cut = row.name.size() > 3 && row.name.compare(row.name.size() - 3, 3, "...") == 0;
-    for (std::size_t k = 1; k < cols.size(); ++k) {
-      const Col c = cols[k];
+    // _build_table prints the FLOPs cell before the Source Location cell although its header
+    // comes after it (PyTorch 2.0-2.x): with both columns, the cell under "Source Location"
+    // holds the FLOPs ("--" or a number) and the one under "Total FLOPs" the first frame.
+    std::vector<Col> cc = cols;
+    const auto src = std::find(cc.begin(), cc.end(), Col::Source), fl = std::find(cc.begin(), cc.end(), Col::Flops);
+    if (src != cc.end() && fl != cc.end() && src < fl) {
+      double x = 0;
+      int dec = 0;
+      const std::string_view under_src = cells[static_cast<std::size_t>(src - cc.begin())];
+      if (under_src == "--" || decimal_text(under_src, x, dec)) std::swap(*src, *fl);
+    }
+    for (std::size_t k = 1; k < cc.size(); ++k) {
+      const Col c = cc[k];
       const std::string_view v = cells[k];
-      if (c == Col::Other) continue;
+      const std::string& hk = headers[k];
+      switch (c) {
+        case Col::Other: continue;
+        case Col::Overload: row.overload_name = std::string(v); continue;
+        case Col::Shapes:
+          row.input_shapes = std::string(v);
+          row.shapes_cut = v.size() >= shapes_width;
+          continue;
+        case Col::Source:
+          if (!v.empty()) row.stack.emplace_back(v);
+          continue;
+        case Col::Flops: {
+          if (v == "--" || v.empty()) continue;  // "--": no FLOPs for this row
+          double x = 0;
+          int dec = 0;
+          if (!decimal_text(v, x, dec)) return fmt::format("column \"{}\" is '{}', not a FLOP count", hk, std::string(v));
+          row.flops = x * flops_per_unit;
+          continue;
+        }
+        case Col::NodeId: {
+          double x = 0;
+          int dec = 0;
+          if (!decimal_text(v, x, dec) || dec != 0) return fmt::format("column \"Node ID\" is '{}', not an integer", std::string(v));
+          row.node_id = static_cast<std::int64_t>(x);
+          continue;
+        }
+        case Col::CpuMem: case Col::SelfCpuMem: case Col::DevMem: case Col::SelfDevMem: {
+          double b = 0, res = 0;
+          if (!memory_text(v, b, res)) return fmt::format("column \"{}\" is '{}', not a memory size (B, KB, MB, GB)", hk, std::string(v));
+          (c == Col::CpuMem ? row.cpu_mem : c == Col::SelfCpuMem ? row.self_cpu_mem : c == Col::DevMem ? row.dev_mem : row.self_dev_mem) = b;
+          row.mem_res = std::max(row.mem_res, res);
+          continue;
+        }
+        default: break;
+      }
       if (is_nan_text(v) && c != Col::SelfCpuPct && c != Col::CpuTotalPct && c != Col::SelfCudaPct)
-        fail(lineno, fmt::format("column \"{}\" is {}: NaN/Infinity is not a value", headers[k], std::string(v)));
+        return fmt::format("column \"{}\" is {}: NaN/Infinity is not a value", hk, std::string(v));
       if (c == Col::Calls) {
         double calls = 0;
         int dec = 0;
         if (!decimal_text(v, calls, dec) || dec != 0 || calls < 0)
-          fail(lineno, fmt::format("column \"# of Calls\" is '{}', not a count", std::string(v)));
+          return fmt::format("column \"# of Calls\" is '{}', not a count", std::string(v));
         row.calls = static_cast<std::int64_t>(calls);
         continue;
       }
@@ -263,11 +405,13 @@ TableData parse_text(std::string_view text, const std::string& label) {
         TablePct p;
         if (v == "NaN") {
           p.nan = true;
+        } else if (v == "0") {
+          // _build_table's CPU total % of an async event is the integer 0, printed "0".
         } else {
           double x = 0;
           int dec = 0;
           if (v.size() < 2 || v.back() != '%' || !decimal_text(v.substr(0, v.size() - 1), x, dec))
-            fail(lineno, fmt::format("column \"{}\" is '{}', not a percentage", headers[k], std::string(v)));
+            return fmt::format("column \"{}\" is '{}', not a percentage", hk, std::string(v));
           p.pct = x;
           p.res = std::pow(10.0, -dec);
         }
@@ -275,7 +419,7 @@ TableData parse_text(std::string_view text, const std::string& label) {
         continue;
       }
       const auto tv = time_text(v);
-      if (!tv) fail(lineno, fmt::format("column \"{}\" is '{}', not a time (a number with us, ms or s)", headers[k], std::string(v)));
+      if (!tv) return fmt::format("column \"{}\" is '{}', not a time (a number with us, ms or s)", hk, std::string(v));
       switch (c) {
         case Col::SelfCpu: row.self_cpu = *tv; break;
         case Col::CpuTotal: row.cpu_total = *tv; break;
@@ -288,6 +432,36 @@ TableData parse_text(std::string_view text, const std::string& label) {
         case Col::Max: row.max = *tv; break;
         default: break;
       }
+    }
+    return "";
+  };
+
+  // Rows: until the next rule. With a Source Location column, each row is followed by one line
+  // per further stack frame (every cell empty but the last) and one blank line.
+  std::size_t i = rule + 3;
+  std::vector<std::string_view> cells;
+  for (; i < lines.size() && !is_rule(lines[i]); ++i) {
+    const std::string_view line = lines[i];
+    if (trim(line).empty()) continue;
+    const std::size_t lineno = i + 1;
+    if (aligned) split_pos(line, cells);
+    else split_right(line, cells, lineno);
+    if (cells[0].empty() && t.has_stack && !t.rows.empty()) {
+      t.rows.back().stack.emplace_back(trim(line));  // a further frame of the row above
+      continue;
+    }
+    TableRowData row;
+    row.line = lineno;
+    std::string err = read_row(cells, row);
+    if (!err.empty() && aligned) {
+      // Not aligned as _build_table aligns: try the cells split at runs of spaces.
+      TableRowData again;
+      again.line = lineno;
+      split_right(line, cells, lineno);
+      if (!read_row(cells, again).empty()) fail(lineno, err);
+      row = std::move(again);
+    } else if (!err.empty()) {
+      fail(lineno, err);
     }
     t.rows.push_back(std::move(row));
   }

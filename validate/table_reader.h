@@ -43,6 +43,15 @@ struct TableRowData {
   TableTime self_cpu, cpu_total, self_cuda, cuda_total, cpu_avg, cuda_avg;
   TablePct self_cpu_pct, cpu_total_pct, self_cuda_pct;
   TableTime median, min, max;  ///< crossbench's extra columns (has_stats)
+  /// profile_memory columns ("CPU Mem", "Self CPU Mem", "<DEVICE> Mem", "Self <DEVICE> Mem"):
+  /// bytes, with the resolution printed ("12.34 KB": 10.24; "0 B": 1).
+  double cpu_mem = 0, self_cpu_mem = 0, dev_mem = 0, self_dev_mem = 0, mem_res = 0;
+  double flops = -1;              ///< "Total <unit>FLOPs" cell scaled to FLOPs; -1 for "--"/absent
+  std::int64_t node_id = -1;      ///< "Node ID" column (-1 when absent)
+  std::string overload_name;      ///< "Overload Name" cell (group_by_overload_name)
+  std::string input_shapes;       ///< "Input Shapes" cell as printed (group_by_input_shape)
+  bool shapes_cut = false;        ///< the shapes cell fills its column: it may be cut
+  std::vector<std::string> stack; ///< "Source Location" cell and its continuation lines
 };
 
 /// A whole table.
@@ -59,6 +68,18 @@ struct TableData {
   bool has_avg = false;        ///< CPU/CUDA time avg columns
   bool has_stats = false;      ///< median/min/max columns
   bool has_self_cpu_total = false, has_self_cuda_total = false;
+  bool has_mem = false;        ///< CPU Mem / Self CPU Mem columns (profile_memory)
+  bool has_shapes = false;     ///< Input Shapes column: rows are (name, input shapes) groups
+  bool has_stack = false;      ///< Source Location column: rows are (name, stack) groups
+  bool has_overload = false;   ///< Overload Name column: rows are (name, overload) groups
+  bool has_node_id = false;    ///< Node ID column
+  bool has_flops = false;      ///< Total <unit>FLOPs column
+  /// key_averages().table(top_level_events_only=True): "This report only display top-level ops
+  /// statistics" above the header; only rows whose event has no CPU parent are printed.
+  bool top_level_only = false;
+  std::string header_text;     ///< table(header=...) line(s) printed above the table
+  /// True when rows are groups finer than a name (Input Shapes, Source Location, Overload Name).
+  bool grouped() const { return has_shapes || has_stack || has_overload; }
   std::string device_label = "CUDA";  ///< "CUDA" (or "Device", "XPU", ... as printed)
   /// A subject for messages: "table.txt line 7 'aten::mm'" or "table.json row 3 'aten::mm'".
   std::string where(const TableRowData& r) const;
