@@ -116,21 +116,33 @@ void check_annotation_span(const Model& m, const ValidateOptions& opts, CheckLog
     // Launches without an External id that put work on the device (a cudaGraphLaunch made under
     // record_function: CUPTI's correlation names no op). Kineto's span follows them by time; the
     // attribution by correlation cannot, so a span over such work is not judged.
-    std::vector<std::pair<std::int64_t, std::int64_t>> unlinked;
+    // Likewise a launch made inside the annotation's time whose External id names an op outside
+    // it (torch.compile reduce-overhead: the cudaGraphLaunch under '## Call CompiledFxGraph' is
+    // linked to 'Torch-Compiled Region').
+    struct Launch {
+      std::int64_t t0, t1;
+      std::uint32_t op;
+    };
+    std::vector<Launch> launches;
     if (v.t->format.empty())
       for (std::uint32_t i : v.api) {
         const TraceEvent& a = v.ev(i);
-        if ((!a.has(TraceEvent::kHasExternal) || a.external_id == 0) && v.dev_corr.count(a.correlation))
-          unlinked.emplace_back(a.start_ns, a.end_ns());
+        if (v.dev_corr.count(a.correlation))
+          launches.push_back({a.start_ns, a.end_ns(), a.has(TraceEvent::kHasExternal) && a.external_id ? api_range(v, a) : kNone});
       }
     const auto unlinked_under = [&](std::uint32_t r) {
       const TraceEvent& x = v.ev(r);
-      return std::any_of(unlinked.begin(), unlinked.end(),
-                         [&](const auto& u) { return x.start_ns <= u.first && u.second <= x.end_ns(); });
+      return std::any_of(launches.begin(), launches.end(), [&](const Launch& u) {
+        if (!(x.start_ns <= u.t0 && u.t1 <= x.end_ns())) return false;
+        for (std::uint32_t p = u.op, guard = 0; p != kNone && guard < 512; p = v.parent[p], ++guard)
+          if (p == r) return false;  // linked to the annotation or an op inside it
+        return true;
+      });
     };
     constexpr const char* kUnlinkedWhy =
-        "device work under the annotation launched by a call without External id (e.g. cudaGraphLaunch): Kineto's "
-        "span includes it by time, the correlation ids do not name the annotation";
+        "device work launched inside the annotation by a call whose External id names no op inside it (a "
+        "cudaGraphLaunch under record_function, torch.compile's graph replay): Kineto's span follows the time, the "
+        "correlation ids do not";
     std::int64_t max_dev = 0;
     for (std::uint32_t i : v.span) {
       const TraceEvent& s = v.ev(i);

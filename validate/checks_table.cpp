@@ -211,7 +211,7 @@ void note_groups(const Model& m, CheckLog& log, const std::vector<NameRow>& rows
                    : tb.has_shapes               ? "(name, input shapes)"
                    : tb.has_stack                ? "(name, stack)"
                                                  : "(name, overload name)";
-  log.not_run(fmt::format("{} groups", tb.file),
+  log.not_judged(fmt::format("{} groups", tb.file),
               fmt::format("{} rows are {} groups (key_averages group_by_...): each name's groups are summed and the sum "
                           "compared with the trace; the split into groups is not judged ({} names have several groups), "
                           "the validator keys the trace's events by name only",
@@ -277,7 +277,7 @@ void check_kernel_stats(const Model& m, CheckLog& log) {
       const RowMatch& mt = nr.match;
       if (!is_device(mt.key.first) || (!mt.matched && !mt.ambiguous)) continue;
       if (mt.ambiguous) {
-        log.not_run(tb.where(r), mt.note + "; its count and times are not compared");
+        log.not_judged(tb.where(r), mt.note + "; its count and times are not compared");
         continue;
       }
       const std::string subject = fmt::format("{} '{}'", to_string(mt.key.first), m.names.str(mt.key.second));
@@ -398,7 +398,7 @@ void check_table_rows(const Model& m, CheckLog& log) {
     const RowMatch& mt = nr.match;
     const std::string where = nr.groups > 1 ? fmt::format("{} ({} groups summed)", tb.where(r), nr.groups) : tb.where(r);
     if (mt.ambiguous) {
-      log.not_run(where, mt.note);
+      log.not_judged(where, mt.note);
       continue;
     }
     if (!mt.matched) {
@@ -427,10 +427,16 @@ void check_table_rows(const Model& m, CheckLog& log) {
     ++compared;
     const Expected& e = ex->second;
     const std::string subject = fmt::format("{} ({})", where, to_string(mt.key.first));
+    const auto um = m.derived.unmodelled.find(mt.key);
     auto cmp = [&](const char* col, double found, double res, std::int64_t want, std::int64_t ovh = 0) {
       if (within(found, res, static_cast<double>(want))) return;
+      if (um != m.derived.unmodelled.end()) {
+        log.not_judged(subject, fmt::format("{} = {} against {} from the trace: {}", col, print_time(found, res),
+                                            print_time(static_cast<double>(want), res), um->second));
+        return;
+      }
       if (!partial.empty() && found < static_cast<double>(want)) {
-        log.not_run(subject, fmt::format("{} = {}, below the trace's {}: the grouped table is {}", col, print_time(found, res),
+        log.not_judged(subject, fmt::format("{} = {}, below the trace's {}: the grouped table is {}", col, print_time(found, res),
                                          print_time(static_cast<double>(want), res), partial));
         return;
       }
@@ -450,7 +456,9 @@ void check_table_rows(const Model& m, CheckLog& log) {
                fmt::format("the row's {} is not what the trace's events add up to", col));
     };
     if (r.calls < e.calls && !partial.empty())
-      log.not_run(subject, fmt::format("# of Calls = {}, below the trace's {}: the grouped table is {}", r.calls, e.calls, partial));
+      log.not_judged(subject, fmt::format("# of Calls = {}, below the trace's {}: the grouped table is {}", r.calls, e.calls, partial));
+    else if (r.calls != e.calls && um != m.derived.unmodelled.end())
+      log.not_judged(subject, fmt::format("# of Calls = {} against {} events: {}", r.calls, e.calls, um->second));
     else if (r.calls != e.calls)
       log.fail(subject, fmt::format("# of Calls = {} (events in {})", e.calls, m.A().file()), fmt::format("{}", r.calls),
                "the row's call count is not the number of events");
@@ -468,6 +476,11 @@ void check_table_rows(const Model& m, CheckLog& log) {
   for (const Absent& ab : absent_rows(m)) {
     if (is_device(ab.key.first)) continue;
     const std::string subject = fmt::format("{} '{}'", to_string(ab.key.first), m.names.str(ab.key.second));
+    const std::string grouped_cut = ab.cut_reason.empty() ? groups_may_be_cut(m) : std::string();
+    if (!grouped_cut.empty()) {
+      log.not_judged(subject, fmt::format("in {} but not in the grouped table {}, which is {}", m.A().file(), tb.file, grouped_cut));
+      continue;
+    }
     if (!ab.cut_reason.empty()) {
       ++cut_rows;
       log.not_run(subject, fmt::format("in {} but not in {}: {}", m.A().file(), tb.file, ab.cut_reason));
@@ -536,7 +549,13 @@ void check_table_totals(const Model& m, const ValidateOptions& opts, CheckLog& l
         return;
       }
       const double tol = pct_tol(p, v, rv, t, rt);
-      if (p.pct > 100.0 + tol) {
+      if (p.pct > 100.0 + tol && !tb.json && col == std::string("CPU total %")) {
+        // PyTorch's CPU total of a row counts every event of its name, also events nested in one
+        // another (a recursive range, a same-name range with other children): over the Self CPU
+        // total that can exceed 100%. The value itself is judged by table_rows.
+        log.note(where, fmt::format("CPU total % is {:.2f}%: the row's events nest in one another and each level counts "
+                                    "(PyTorch's arithmetic, not an inconsistency)", p.pct));
+      } else if (p.pct > 100.0 + tol) {
         const bool span = kind && *kind == TraceCat::GpuUserAnnotation && col == std::string("Self CUDA %");
         log.fail(where, fmt::format("{} <= 100%", col), fmt::format("{:.2f}% (= 100 x {} / {})", p.pct, print_time(v, rv), print_time(t, rt)),
                  span ? std::string("row above 100%: the annotation's GPU span is counted as Self CUDA (pytorch#130730)")
@@ -600,7 +619,7 @@ void check_table_totals(const Model& m, const ValidateOptions& opts, CheckLog& l
   for (const Absent& ab : absent_rows(m)) cut += !ab.cut_reason.empty();
   if (cut == 0 && !groups_may_be_cut(m).empty()) {
     cut = 1;
-    log.not_run("sums over rows", fmt::format("{} is grouped and {}: sums over its rows are not compared with its totals",
+    log.not_judged("sums over rows", fmt::format("{} is grouped and {}: sums over its rows are not compared with its totals",
                                               tb.file, groups_may_be_cut(m)));
   }
   if (cut != 0)
@@ -640,7 +659,7 @@ void check_table_totals(const Model& m, const ValidateOptions& opts, CheckLog& l
   for (std::size_t i = 0; i < rows.size() && !tb.grouped(); ++i)
     if (m.matches[i].matched) row_of.emplace(m.matches[i].key, i);
   if (tb.grouped())
-    log.not_run("parent/child rows", fmt::format("{} has one row per group, not per name: parent and child totals are "
+    log.not_judged("parent/child rows", fmt::format("{} has one row per group, not per name: parent and child totals are "
                                                  "not ordered group by group", tb.file));
   for (const auto& [child, ps] : m.derived.parents) {
     if (ps.size() != 1 || ps.begin()->second == kNone || *ps.begin() == child) continue;

@@ -235,6 +235,9 @@ struct Derived {
   /// Row keys of single "ProfilerStep#N" ranges: kept so that a table listing steps one by one
   /// matches too, but not required (PyTorch and crossbench merge them into "ProfilerStep*").
   std::set<RowKey> aliases;
+  /// Rows whose expected figures rest on a construct the model does not cover -> what it is.
+  /// table_rows reports a disagreement on such a row as not judged, never as failed.
+  std::unordered_map<RowKey, std::string, RowKeyHash> unmodelled;
   /// parent display-name links of host rows: child key -> set of parent keys.
   std::unordered_map<RowKey, std::set<RowKey>, RowKeyHash> parents;
 };
