@@ -2,7 +2,9 @@
 // derive what the primary trace implies for each table row, match the table's rows to it.
 #include "validate/model.h"
 
+#include <cmath>
 #include <limits>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -222,12 +224,17 @@ Derived derive(const View& v, NameTable& names) {
   // The main thread (the process's, tid == pid; else the first range's thread).
   std::uint32_t main_lane = kNone;
   if (kineto) {
-    for (std::uint32_t i : v.rng) {
-      const TraceLane& l = v.t->lanes[v.ev(i).lane];
-      if (l.pid_text.empty() && l.tid_text.empty() && l.pid == l.tid) {
-        main_lane = v.ev(i).lane;
-        break;
+    // ranges first, then API calls (a trace of worker threads whose ops were not recorded has
+    // API calls alone)
+    for (const std::vector<std::uint32_t>* host : {&v.rng, &v.api}) {
+      for (std::uint32_t i : *host) {
+        const TraceLane& l = v.t->lanes[v.ev(i).lane];
+        if (l.pid_text.empty() && l.tid_text.empty() && l.pid == l.tid) {
+          main_lane = v.ev(i).lane;
+          break;
+        }
       }
+      if (main_lane != kNone) break;
     }
     if (main_lane == kNone && !v.rng.empty()) main_lane = v.ev(v.rng[0]).lane;
   }
@@ -629,6 +636,31 @@ std::vector<RowMatch> match_rows(const TableData& tb, const Derived* d, NameTabl
                      : "no event of the trace has this name";
       continue;
     }
+    if (cand.size() > 1 && r.cut) {
+      // The figures tell the candidates apart: keep those whose expected row (calls, times
+      // within the printed resolution; PyTorch's overhead double count allowed) is the printed one.
+      std::vector<RowKey> fits;
+      for (const RowKey& k : cand) {
+        const auto it = d->rows.find(k);
+        if (it == d->rows.end()) continue;
+        const Expected& e = it->second;
+        const auto near = [](const TableTime& t, std::int64_t want, std::int64_t extra) {
+          const double tol = t.res_ns / 2.0 + 1e-6;
+          return std::fabs(t.ns - static_cast<double>(want)) <= tol || std::fabs(t.ns - static_cast<double>(want + extra)) <= tol;
+        };
+        bool ok = r.calls == e.calls;
+        if (ok && tb.has_cpu) ok = near(r.self_cpu, e.self_cpu, 0) && near(r.cpu_total, e.cpu_total, 0);
+        if (ok && tb.has_cuda) ok = near(r.self_cuda, e.self_cuda, e.ovh_self_cuda) && near(r.cuda_total, e.cuda_total, e.ovh_cuda_total);
+        if (ok) fits.push_back(k);
+      }
+      if (fits.size() == 1) {
+        m.matched = true;
+        m.key = fits[0];
+        m.note = fmt::format("cut name '{}' fits {} trace names; its figures are those of '{}'", r.name, cand.size(),
+                             names.str(fits[0].second));
+        continue;
+      }
+    }
     if (cand.size() > 1) {
       m.ambiguous = true;
       std::string list;
@@ -646,6 +678,17 @@ std::vector<RowMatch> match_rows(const TableData& tb, const Derived* d, NameTabl
     m.key = cand[0];
     if (exact.empty()) m.note = fmt::format("cut name matched by prefix to '{}'", names.str(cand[0].second));
   }
+  // Two rows matched by their figures to one trace name: neither can be told, both ambiguous.
+  std::map<RowKey, std::size_t> by_key;
+  for (std::size_t i = 0; i < out.size(); ++i)
+    if (out[i].matched && tb.rows[i].cut) ++by_key[out[i].key];
+  for (std::size_t i = 0; i < out.size(); ++i)
+    if (out[i].matched && tb.rows[i].cut && by_key[out[i].key] > 1 && out[i].note.find("its figures") != std::string::npos) {
+      out[i].matched = false;
+      out[i].ambiguous = true;
+      out[i].note = fmt::format("cut name '{}' fits several trace names, and its figures fit one that another row's "
+                                "figures fit too", tb.rows[i].name);
+    }
   return out;
 }
 

@@ -310,13 +310,16 @@ std::string verdict_line(const ValidationReport& report) {
   std::string known, other;
   std::size_t n_other = 0;
   for (const auto& g : group_failures(report)) {
-    std::string label = cause_label(g.key);
+    const std::string full = cause_label(g.key);
     const bool defect = !g.failures.front()->cause.empty();
-    if (!defect) {
-      label = label.substr(0, label.find(" ("));
+    std::string item = full.substr(0, full.find(" (")) + " (" + g.count() + ")";
+    if (defect) {
+      const auto at = full.find("pytorch#");  // the defect's link, when it has one
+      if (at != std::string::npos) item += ", " + full.substr(at, full.find(')', at) - at);
+    } else {
       n_other += g.failures.size();
     }
-    (defect ? known : other) += std::string((defect ? known : other).empty() ? "" : "; ") + label + " (" + g.count() + ")";
+    (defect ? known : other) += std::string((defect ? known : other).empty() ? "" : "; ") + item;
   }
   std::string text;
   if (!other.empty()) {

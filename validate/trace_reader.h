@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -119,6 +120,9 @@ struct TraceData {
   std::vector<TraceEvent> events;  ///< used "X" events, in file order
   std::vector<TraceFlow> flows;    ///< ac2g endpoints, in file order
   std::vector<TraceLane> lanes;
+  /// Compute capability per device id (major * 10 + minor), from Kineto's "deviceProperties"
+  /// (computeMajor, computeMinor); empty when the trace has none.
+  std::map<std::int64_t, int> compute_capability;
   bool has_ext_corr = false;  ///< the file has an "externalCorrelations" array
   /// externalCorrelations: (correlation, External id) pairs, in file order.
   std::vector<std::pair<std::uint64_t, std::uint64_t>> ext_corr;

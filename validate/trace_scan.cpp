@@ -226,6 +226,17 @@ void Reader::member(Cursor& c) {
     nlohmann::json meta = scan::value(c, 1);
     if (!meta.is_object()) shape("\"crossbench\" is not an object");
     t_.meta = std::move(meta);
+  } else if (key == "deviceProperties") {
+    // Kineto: [{"id": 0, "computeMajor": 9, "computeMinor": 0, ...}]; only the capability is
+    // kept (stream_overlap: programmatic dependent launch exists from 9.0). Entries without both
+    // integers are skipped, as are other shapes (the key is informational).
+    const nlohmann::json props = scan::value(c, 1);
+    if (props.is_array())
+      for (const auto& d : props)
+        if (d.is_object() && d.contains("id") && d["id"].is_number_integer() && d.contains("computeMajor") &&
+            d["computeMajor"].is_number_integer() && d.contains("computeMinor") && d["computeMinor"].is_number_integer())
+          t_.compute_capability[d["id"].get<std::int64_t>()] =
+              d["computeMajor"].get<int>() * 10 + d["computeMinor"].get<int>();
   } else if (key == "baseTimeNanoseconds") {
     if (!(ch == '-' || (ch >= '0' && ch <= '9'))) {
       scan::skip_value(c, 1);

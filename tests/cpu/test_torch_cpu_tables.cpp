@@ -42,15 +42,23 @@ TEST(TorchCpuTables, EveryCommittedTableParses) {
       EXPECT_TRUE(t.grouped());
       for (const auto& r : t.rows) EXPECT_EQ(r.input_shapes.substr(0, 1), "[") << r.name;
     }
-    if (f.find(".toplevel") != std::string::npos) EXPECT_TRUE(t.top_level_only);
-    if (f.find(".header") != std::string::npos) EXPECT_EQ(t.header_text, "crossbench cpu-tables: a header line");
+    if (f.find(".toplevel") != std::string::npos) {
+      EXPECT_TRUE(t.top_level_only);
+    }
+    if (f.find(".header") != std::string::npos) {
+      EXPECT_EQ(t.header_text, "crossbench cpu-tables: a header line");
+    }
     if (f.find(".injected-stack") != std::string::npos) {
       // Row i of PyTorch's table got a made-up stack of (i % 4) frames (gen_cpu_tables.py).
       ASSERT_TRUE(t.has_stack);
       for (std::size_t i = 0; i < t.rows.size(); ++i) EXPECT_EQ(t.rows[i].stack.size(), i % 4) << t.rows[i].name;
-      if (t.has_flops)  // PyTorch prints the FLOPs cell under "Source Location": read back as FLOPs
-        for (const auto& r : t.rows)
-          for (const auto& s : r.stack) EXPECT_NE(s, "--");
+      if (t.has_flops) {  // PyTorch prints the FLOPs cell under "Source Location": read back as FLOPs
+        for (const auto& r : t.rows) {
+          for (const auto& s : r.stack) {
+            EXPECT_NE(s, "--");
+          }
+        }
+      }
     }
   }
   EXPECT_GE(n, 100u);

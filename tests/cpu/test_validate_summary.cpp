@@ -3,6 +3,7 @@
 // decimals; ns as integers), no line over 160 characters. On a crossbench run folder replayed from
 // the recorded H200 session (clean, and with failures), on PyTorch's exports of
 // tests/data/torch-h200-corpus and tests/data/torch-h200, and in summary.md.
+#include <algorithm>
 #include <unistd.h>
 
 #include <cstdint>
@@ -47,7 +48,11 @@ void expect_readable(const std::string& text, const xb::ValidationReport& r) {
   const auto lines = lines_of(text);
   ASSERT_FALSE(lines.empty());
   // The verdict first, and the same in the JSON report.
-  EXPECT_EQ(lines[0].rfind(r.passed() ? "PASSED: " : "FAILED: ", 0), 0u) << text;
+  // PASSED, PYTORCH DEFECTS (every failure has a known cause: PyTorch's rules misreport), FAILED.
+  const bool defects_only = !r.passed() && std::all_of(r.checks.begin(), r.checks.end(), [](const xb::CheckResult& c) {
+    return c.status != xb::CheckStatus::Failed || !c.cause.empty();
+  });
+  EXPECT_EQ(lines[0].rfind(r.passed() ? "PASSED: " : defects_only ? "PYTORCH DEFECTS: " : "FAILED: ", 0), 0u) << text;
   EXPECT_EQ(xb::report_json(r)["verdict"].get<std::string>(), lines[0]) << text;
   // No line over 160 characters.
   for (const auto& l : lines) EXPECT_LE(l.size(), 160u) << l;
@@ -200,11 +205,10 @@ INSTANTIATE_TEST_SUITE_P(Corpus, SummaryTorchCorpus,
 
 TEST(SummaryTorchCorpusVerdicts, ExpectedVerdicts) {
   const auto two = validate_torch(kCorpus, "two_streams");
-  EXPECT_EQ(printed(two).rfind("FAILED: 4 findings: kernels counted twice under overhead events (3 rows) - two_streams.json, "
-                               "two_streams.txt\n",
-                               0),
-            0u)
+  const std::string first = lines_of(printed(two)).front();
+  EXPECT_EQ(first.rfind("PYTORCH DEFECTS: kernels counted twice under overhead events (3 rows); otherwise ", 0), 0u)
       << printed(two);
+  EXPECT_NE(first.find(" - two_streams.json, two_streams.txt"), std::string::npos) << printed(two);
   const auto compile = validate_torch(kCorpus, "compile");
   EXPECT_EQ(printed(compile).rfind("PASSED: ", 0), 0u) << printed(compile);
   const auto tr = validate_torch(kCorpus, "transformer_train_adamw");
