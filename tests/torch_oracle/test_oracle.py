@@ -31,6 +31,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
 import key_averages as ka  # noqa: E402
+import table_compare as tc  # noqa: E402
+import table_text as tt  # noqa: E402
 
 H200 = os.path.join(ROOT, "tests", "data", "torch-h200")
 SHARED = os.path.join(ROOT, "..", "shared", "reference", "torch-h200")
@@ -58,7 +60,9 @@ def _trace(d, w):
 
 
 def _check(d, w):
-    return ka.check_files(_trace(d, w), os.path.join(d, w + ".txt"))
+    """(oracle, table, pairs, disagreements) of one committed export (its call unknown)."""
+    o, t, c = tc.check_files(_trace(d, w), os.path.join(d, w + ".txt"))
+    return o, t, c.pairs, c.disagreements
 
 
 # ------------------------------------------------------------------------------------------
@@ -197,7 +201,7 @@ def test_cpu_memory_stack_columns_and_python_functions():
     # had they been rows, the table would disagree
     o2 = ka.Oracle(ka.key_averages(ka.build_events(ka._load_json(_trace(CPU, "memory_stack")),
                                                    include_python=True)))
-    assert ka.compare(o2, t)[1]
+    assert tc.compare(o2, t).disagreements
 
 
 def test_cpu_long_names_cut_at_52():
@@ -309,9 +313,9 @@ def test_rule_partial_overlap_is_not_nested():
 def test_formatting_and_parsing():
     assert ka.format_time(999.9994) == "999.999us" and ka.format_time(1000) == "1.000ms"
     assert ka.format_time(2.5e6) == "2.500s"
-    assert ka.parse_time("1.234ms") == (1234.0, 1.0)
-    assert ka.parse_share("12.34%")[0] == 12.34 and ka.parse_share("NaN") == (None, 0.0)
-    assert ka.parse_memory("-24.00 MB")[0] == -24 * 1024 * 1024
+    assert tt.parse_time("1.234ms") == (1234.0, 1.0)
+    assert tt.parse_share("12.34%")[0] == 12.34 and tt.parse_share("NaN") == (None, 0.0)
+    assert tt.parse_memory("-24.00 MB")[0] == -24 * 1024 * 1024
     assert ka.display_name("x" * 51) == "x" * 51
     assert ka.display_name("x" * 52) == "x" * 52 + "..."
     text = "\n".join([
@@ -321,7 +325,7 @@ def test_formatting_and_parsing():
         "  a b c       1.000us             2  ",
         "-------  ------------  ------------  ",
         "Self CPU time total: 1.000us", ""])
-    t = ka.parse_table(text)
+    t = tt.parse_table(text)
     assert t.columns == ["Name", "Self CPU", "# of Calls"]
     assert t.rows[0].name == "a b c" and t.rows[0].cells["# of Calls"] == "2"
     assert t.self_cpu_total == (1.0, 0.001)
@@ -335,7 +339,7 @@ def test_a_changed_table_value_is_found():
     bad = text.replace("150.255us", "150.256us")
     assert bad != text
     o = ka.derive(os.path.join(H200, "64_bf16_addmm.json"))
-    _, dis = ka.compare(o, ka.parse_table(bad))
+    dis = tc.compare(o, tt.parse_table(bad)).disagreements
     assert [(d.row, d.column) for d in dis] == [("aten::addmm", "Self CPU")], dis
 
 
