@@ -14,9 +14,14 @@ cited below by file and function (PyTorch 2.11; read, not copied):
   P6  torch/autograd/profiler_util.py   _build_table, _format_time, _format_time_share, _format_memory
   P7  torch/autograd/profiler_util.py   _filter_name, _rewrite_name
   K1  torch/csrc/profiler/kineto_shim.cpp  deviceTypeFromActivity (which activities are CUDA)
+  C1  torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp  the "nccl:<collective>" RecordFunction of
+      a collective ends when its work ends, not on the thread that started it (async)
+
+Table options (sort keys, row_limit, top_level_events_only, name/shape widths, grouping) and
+the comparison with a printed table live in table_compare.py; the table text in table_text.py.
 
 Usage:
-  python3 tests/torch_oracle/key_averages.py TRACE.json[.gz] [TABLE.txt]
+  python3 tests/torch_oracle/key_averages.py TRACE.json[.gz] [TABLE.txt ["CALL"]]
 prints the oracle's table (and, with a table, every disagreement, one a line; exit 1 if any).
   python3 tests/torch_oracle/key_averages.py --expectations tests/data
 prints expected_findings.json: per committed export, the rows where PyTorch's rules make the
@@ -25,9 +30,10 @@ table contradict its trace, with the cause (what the validator must report, and 
 
 import gzip
 import json
-import re
 import sys
 from decimal import Decimal
+
+from table_text import display_name, format_time, shapes_text  # noqa: F401 (re-exported)
 
 # --------------------------------------------------------------------------------------------
 # Reading the trace
@@ -91,7 +97,7 @@ class Ev:
     """One FunctionEvent as _parse_kineto_results (P1) would build it from one trace event."""
     __slots__ = ("name", "trace_name", "cat", "device", "is_user_annotation", "id", "linked",
                  "thread", "start", "end", "kernels", "children", "parent", "is_async",
-                 "cpu_mem", "cuda_mem", "index")
+                 "cpu_mem", "cuda_mem", "index", "shapes", "flops")
 
     def __init__(self):
         self.kernels = []        # device durations (ns) appended by correlation (P1)
@@ -100,6 +106,8 @@ class Ev:
         self.is_async = False
         self.cpu_mem = 0
         self.cuda_mem = 0
+        self.shapes = []         # KinetoEvent.shapes(): one list of sizes per input
+        self.flops = None        # KinetoEvent.flops() where the trace carries it
 
     # P4 FunctionEvent.cpu_time_total: the interval for CPU events, 0 for device events.
     @property
@@ -145,6 +153,34 @@ class Ev:
         if self.is_async or self.device != CPU:
             return 0
         return self.cuda_mem - sum(c.cuda_mem for c in self.children)
+
+
+def input_shapes(args):
+    """KinetoEvent.shapes() of an op from its trace args: "Input Dims" holds one entry per
+    input, a list of sizes for a tensor, [] for a non-tensor, and for a TensorList the list of
+    its tensors' sizes; shapes() has [] for a TensorList (its entries are not sizes). Seen on
+    every TensorList op of tests/data/torch-matrix (aten::_foreach_add_, aten::cat, amp's
+    _amp_foreach_non_finite_check_and_unscale_: the Input Shapes cell prints [] for them).
+    Events without "Input Dims" (kernels, API calls, record_shapes off) have []."""
+    dims = args.get("Input Dims")
+    if not isinstance(dims, list):
+        return []
+    out = []
+    for d in dims:
+        if isinstance(d, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in d):
+            out.append([int(x) for x in d])
+        else:
+            out.append([])
+    return out
+
+
+def is_async_event(cat, name):
+    """C1: ProcessGroupNCCL's "nccl:<collective>" record function (a user_annotation) ends on
+    the thread that completes the work, so PyTorch's FunctionEvent is async (start thread !=
+    end thread, P1): no parent, no children, Self CPU 0, CUDA 0, CPU total % printed as a
+    literal 0 (P6). The trace does not carry the end thread; the name is the rule (every
+    nccl:* row of tests/data/torch-matrix/corpus/collectives.* prints so)."""
+    return cat == "user_annotation" and name.startswith("nccl:")
 
 
 def rewrite_name(name):
@@ -269,6 +305,10 @@ def build_events(trace, include_python=False, nest_unlinked_api=True, overhead_k
             ev.start += ANNOTATION_EXPORT_WIDENING_NS // 2
         ev.end = ev.start + dur
         ev.thread = (e.get("pid"), e.get("tid"))
+        ev.shapes = input_shapes(args)
+        if "flops" in args:
+            ev.flops = _as_int(args["flops"])
+        ev.is_async = is_async_event(cat, name)
         evs.append(ev)
 
     # API calls (cuda_runtime, cuda_driver) of threads other than the main one: PyTorch nests them
@@ -388,7 +428,7 @@ class Row:
     """One key_averages row (FunctionEventAvg, P5)."""
     __slots__ = ("name", "device", "is_user_annotation", "count", "cpu_total", "self_cpu",
                  "cuda_total", "self_cuda", "cpu_mem", "self_cpu_mem", "cuda_mem",
-                 "self_cuda_mem", "order")
+                 "self_cuda_mem", "order", "shapes", "top_level", "is_async", "flops")
 
     @property
     def kind(self):
@@ -405,21 +445,31 @@ class Row:
         return self.cuda_total / self.count if self.count else 0.0
 
 
-def key_averages(evs):
-    """P5: group by (name, node_id, device_type, is_legacy, is_user_annotation); node_id is -1
-    and is_legacy False for every event of a Kineto trace, so the key is
-    (name, device, is_user_annotation). Rows keep first-seen order (a dict)."""
+def key_averages(evs, group_by_input_shapes=False):
+    """P5: group by (name, node_id, device_type, is_legacy, is_user_annotation) and, with
+    group_by_input_shapes, str(input shapes); node_id is -1 and is_legacy False for every event
+    of a Kineto trace, so the key is (name, device, is_user_annotation[, shapes]). Rows keep
+    first-seen order (a dict). FunctionEventAvg.add takes cpu_parent, is_async and
+    input_shapes from the FIRST event added (events in P1's (start, -end) order): a row is
+    top-level (top_level_events_only) when that event has no CPU parent. flops sum the
+    events' flops (None where the trace carries none)."""
     rows = {}
     memo = {}
     for ev in evs:
         k = (ev.name, ev.device, ev.is_user_annotation)
+        if group_by_input_shapes:
+            k += (shapes_text(ev.shapes),)
         r = rows.get(k)
         if r is None:
             r = Row()
-            r.name, r.device, r.is_user_annotation = k
+            r.name, r.device, r.is_user_annotation = k[:3]
             r.count = r.cpu_total = r.self_cpu = r.cuda_total = r.self_cuda = 0
             r.cpu_mem = r.self_cpu_mem = r.cuda_mem = r.self_cuda_mem = 0
             r.order = len(rows)
+            r.shapes = ev.shapes if group_by_input_shapes else ""
+            r.top_level = ev.parent is None
+            r.is_async = ev.is_async
+            r.flops = None
             rows[k] = r
         r.count += 1
         r.cpu_total += ev.cpu_total
@@ -430,37 +480,69 @@ def key_averages(evs):
         r.self_cpu_mem += ev.self_cpu_mem()
         r.cuda_mem += ev.cuda_mem
         r.self_cuda_mem += ev.self_cuda_mem()
+        if ev.flops is not None:
+            r.flops = (r.flops or 0) + ev.flops
     return list(rows.values())
+
+
+# P6 sorts by getattr(FunctionEventAvg, sort_by with cuda -> device); what each key reads.
+SORT_KEYS = {
+    "self_cuda_time_total": lambda r: r.self_cuda,
+    "cuda_time_total": lambda r: r.cuda_total,
+    "self_cpu_time_total": lambda r: r.self_cpu,
+    "cpu_time_total": lambda r: r.cpu_total,
+    "cpu_time": lambda r: r.cpu_avg,
+    "cuda_time": lambda r: r.cuda_avg,
+    "count": lambda r: r.count,
+    "cpu_memory_usage": lambda r: r.cpu_mem,
+    "self_cpu_memory_usage": lambda r: r.self_cpu_mem,
+    "cuda_memory_usage": lambda r: r.cuda_mem,
+    "self_cuda_memory_usage": lambda r: r.self_cuda_mem,
+    "flops": lambda r: r.flops,        # None: the trace carries no flops
+}
+for _k in list(SORT_KEYS):
+    if "cuda" in _k:
+        SORT_KEYS[_k.replace("cuda", "device")] = SORT_KEYS[_k]
 
 
 class Oracle:
     def __init__(self, rows):
         self.rows = rows
         # P6 _build_table: the Self CPU total sums every row; the Self CUDA total only device
-        # rows that are not user annotations (the GPU-span rows are left out of it).
+        # rows that are not user annotations (the GPU-span rows are left out of it). Both over
+        # every row, also those that top_level_events_only or row_limit do not print.
         self.self_cpu_total = sum(r.self_cpu for r in rows)
         self.self_cuda_total = sum(r.self_cuda for r in rows
                                    if r.device == CUDA and not r.is_user_annotation)
         self.has_device_time = any(r.self_cuda > 0 for r in rows)
+        self.has_device_mem = any(r.self_cuda_mem > 0 for r in rows)
+        self.has_input_shapes = any(r.shapes for r in rows)
+
+    def sort_value(self, sort_by):
+        """The function giving a row's sort value, or None when the oracle does not know it
+        (an unknown key; flops without flops in the trace)."""
+        if sort_by is None:
+            return lambda r: 0
+        key = SORT_KEYS.get(sort_by)
+        if key is None or (sort_by == "flops" and any(r.flops is None for r in self.rows)):
+            return None
+        return key
 
     def sorted_rows(self, sort_by="self_cuda_time_total"):
-        key = {
-            "self_cuda_time_total": lambda r: r.self_cuda,
-            "cuda_time_total": lambda r: r.cuda_total,
-            "self_cpu_time_total": lambda r: r.self_cpu,
-            "cpu_time_total": lambda r: r.cpu_total,
-            "count": lambda r: r.count,
-            "cpu_memory_usage": lambda r: r.cpu_mem,
-            "self_cpu_memory_usage": lambda r: r.self_cpu_mem,
-            "cuda_memory_usage": lambda r: r.cuda_mem,
-            "self_cuda_memory_usage": lambda r: r.self_cuda_mem,
-        }.get(sort_by, lambda r: 0)   # flops and other keys: first-seen order
-        # sorted(..., reverse=True) is stable: ties keep key_averages' order.
+        """P6: sorted(..., reverse=True) is stable: ties keep key_averages' order; no sort_by
+        keeps that order. A key the oracle does not know keeps it too."""
+        key = self.sort_value(sort_by) or (lambda r: 0)
         return sorted(sorted(self.rows, key=lambda r: r.order), key=key, reverse=True)
 
 
-def derive(trace_path, **kw):
-    return Oracle(key_averages(build_events(_load_json(trace_path), **kw)))
+def derive(trace_path, group_by_input_shapes=False, **kw):
+    return Oracle(key_averages(build_events(_load_json(trace_path), **kw),
+                               group_by_input_shapes=group_by_input_shapes))
+
+
+def derive_events(trace_path, **kw):
+    """The FunctionEvents of a trace (for deriving several groupings from one read)."""
+    return build_events(_load_json(trace_path), **kw)
 
 
 # --------------------------------------------------------------------------------------------
@@ -536,296 +618,6 @@ def defects(trace_path, cut=True):
     return sorted(out)
 
 
-# --------------------------------------------------------------------------------------------
-# Formatting, as P6
-# --------------------------------------------------------------------------------------------
-
-NAME_CUT = 55 - 3   # max_name_column_width - 3: names of 52 characters or more are cut
-
-
-def display_name(name, width=55):
-    if len(name) >= width - 3:
-        return name[:width - 3] + "..."
-    return name
-
-
-def format_time(us):
-    if us >= 1e6:
-        return "%.3fs" % (us / 1e6)
-    if us >= 1e3:
-        return "%.3fms" % (us / 1e3)
-    return "%.3fus" % us
-
-
-def format_share(us, total_us):
-    if total_us == 0:
-        return "NaN"
-    return "%.2f%%" % (us * 100.0 / total_us)
-
-
-def format_memory(nbytes):
-    kb, mb, gb = 1024, 1024 * 1024, 1024 ** 3
-    if abs(nbytes) >= gb:
-        return "%.2f GB" % (nbytes / gb)
-    if abs(nbytes) >= mb:
-        return "%.2f MB" % (nbytes / mb)
-    if abs(nbytes) >= kb:
-        return "%.2f KB" % (nbytes / kb)
-    return "%d B" % nbytes
-
-
-def row_values(o, r):
-    """Column -> value of one oracle row: times in microseconds, percentages in percent,
-    memory in bytes, calls as int (the columns of the default table)."""
-    us = lambda ns: ns / 1000.0
-    v = {
-        "Self CPU %": None if o.self_cpu_total == 0 else r.self_cpu * 100.0 / o.self_cpu_total,
-        "Self CPU": us(r.self_cpu),
-        "CPU total %": None if o.self_cpu_total == 0 else r.cpu_total * 100.0 / o.self_cpu_total,
-        "CPU total": us(r.cpu_total),
-        "CPU time avg": us(r.cpu_avg),
-        "Self CUDA": us(r.self_cuda),
-        "Self CUDA %": None if o.self_cuda_total == 0 else r.self_cuda * 100.0 / o.self_cuda_total,
-        "CUDA total": us(r.cuda_total),
-        "CUDA time avg": us(r.cuda_avg),
-        "CPU Mem": r.cpu_mem,
-        "Self CPU Mem": r.self_cpu_mem,
-        "CUDA Mem": r.cuda_mem,
-        "Self CUDA Mem": r.self_cuda_mem,
-        "# of Calls": r.count,
-    }
-    return v
-
-
-def render(o, sort_by="self_cuda_time_total"):
-    """The oracle's rows as text (not byte-identical to PyTorch's table: for reading)."""
-    cols = ["Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg"]
-    if o.has_device_time:
-        cols += ["Self CUDA", "Self CUDA %", "CUDA total", "CUDA time avg"]
-    cols += ["# of Calls"]
-    out = ["%55s  %s  kind" % ("Name", "  ".join("%12s" % c for c in cols))]
-    for r in o.sorted_rows(sort_by):
-        v = row_values(o, r)
-        cells = []
-        for c in cols:
-            x = v[c]
-            if c == "# of Calls":
-                cells.append("%12d" % x)
-            elif c.endswith("%"):
-                cells.append("%12s" % ("NaN" if x is None else "%.2f%%" % x))
-            else:
-                cells.append("%12s" % format_time(x))
-        out.append("%55s  %s  %s" % (display_name(r.name), "  ".join(cells), r.kind))
-    out.append("Self CPU time total: " + format_time(o.self_cpu_total / 1000.0))
-    if o.has_device_time:
-        out.append("Self CUDA time total: " + format_time(o.self_cuda_total / 1000.0))
-    return "\n".join(out)
-
-
-# --------------------------------------------------------------------------------------------
-# Parsing a key_averages().table() text
-# --------------------------------------------------------------------------------------------
-
-class TableRow:
-    __slots__ = ("name", "cells", "line")
-
-    def __init__(self, name, cells, line):
-        self.name, self.cells, self.line = name, cells, line
-
-
-class Table:
-    def __init__(self):
-        self.columns = []
-        self.rows = []
-        self.self_cpu_total = None     # (value_us, resolution_us)
-        self.self_cuda_total = None
-
-
-_TIME = re.compile(r"^(-?\d+(?:\.(\d+))?)(ns|us|ms|s)$")
-_MEM = re.compile(r"^(-?\d+(?:\.(\d+))?) (B|KB|MB|GB)$")
-_SCALE_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
-_SCALE_B = {"B": 1, "KB": 1024, "MB": 1024 ** 2, "GB": 1024 ** 3}
-
-
-def parse_time(text):
-    """'1.234ms' -> (1234.0, 1.0): value and printed resolution, in microseconds."""
-    m = _TIME.match(text.strip())
-    if not m:
-        raise ValueError("not a time: %r" % text)
-    scale = _SCALE_US[m.group(3)]
-    decimals = len(m.group(2) or "")
-    return float(m.group(1)) * scale, scale * 10.0 ** -decimals
-
-
-def parse_share(text):
-    t = text.strip()
-    if t == "NaN":
-        return None, 0.0
-    if not t.endswith("%"):
-        raise ValueError("not a percentage: %r" % text)
-    num = t[:-1]
-    decimals = len(num.split(".")[1]) if "." in num else 0
-    return float(num), 10.0 ** -decimals
-
-
-def parse_memory(text):
-    m = _MEM.match(text.strip())
-    if not m:
-        raise ValueError("not a memory size: %r" % text)
-    scale = _SCALE_B[m.group(3)]
-    decimals = len(m.group(2) or "")
-    return float(m.group(1)) * scale, scale * 10.0 ** -decimals
-
-
-def _tokens(line):
-    """Cells of a table line: runs of text separated by two spaces or more (P6 pads every
-    column and puts two spaces after it; names and memory sizes hold single spaces only)."""
-    return [(m.start(), m.group(0)) for m in re.finditer(r"\S+(?: \S+)*", line)]
-
-
-def parse_table(text):
-    """The dashed separator line gives the number of columns (each run of '-' is one column,
-    P6's add_column). Headers can be wider than their column ('CUDA time avg' is 13 characters
-    in a 12-wide column) and push the rest right, so the header is split at runs of two spaces;
-    so are the rows, from the right: the last cells are the values, the rest is the name."""
-    lines = text.splitlines()
-    seps = [i for i, l in enumerate(lines) if l.strip() and set(l.strip()) <= {"-", " "}]
-    if len(seps) < 3:
-        raise ValueError("not a key_averages() table (fewer than three separator lines)")
-    ncol = len(re.findall(r"-+", lines[seps[0]]))
-    t = Table()
-    t.columns = [tok for _, tok in _tokens(lines[seps[0] + 1])]
-    if len(t.columns) != ncol:
-        raise ValueError("header has %d names for %d columns" % (len(t.columns), ncol))
-    for i in range(seps[1] + 1, seps[2]):
-        line = lines[i]
-        toks = _tokens(line)
-        if len(toks) < ncol:
-            continue   # stack continuation lines (group_by_stack_n)
-        values = toks[len(toks) - (ncol - 1):]
-        name = line[:values[0][0]].strip()
-        t.rows.append(TableRow(name, dict(zip(t.columns[1:], [v for _, v in values])), i + 1))
-    for line in lines[seps[2] + 1:]:
-        if line.startswith("Self CPU time total:"):
-            t.self_cpu_total = parse_time(line.split(":", 1)[1])
-        elif re.match(r"^Self \w+ time total:", line):
-            t.self_cuda_total = parse_time(line.split(":", 1)[1])
-    return t
-
-
-def table_cell(col, text):
-    """(value, resolution) in the oracle's units, or (None, 0) for NaN."""
-    if col == "# of Calls":
-        return int(text), 0
-    if col.endswith("%"):
-        return parse_share(text)
-    if col.endswith("Mem"):
-        v, res = parse_memory(text)
-        return v, res
-    return parse_time(text)
-
-
-# --------------------------------------------------------------------------------------------
-# Comparing
-# --------------------------------------------------------------------------------------------
-
-COMPARED = ["# of Calls", "Self CPU", "CPU total", "CPU time avg", "Self CUDA", "CUDA total",
-            "CUDA time avg", "Self CPU %", "CPU total %", "Self CUDA %",
-            "CPU Mem", "Self CPU Mem", "CUDA Mem", "Self CUDA Mem"]
-
-
-class Disagreement:
-    __slots__ = ("row", "kind", "column", "oracle", "table", "line", "why")
-
-    def __init__(self, row, kind, column, oracle, table, line, why=""):
-        self.row, self.kind, self.column = row, kind, column
-        self.oracle, self.table, self.line, self.why = oracle, table, line, why
-
-    def __repr__(self):
-        return "%s [%s] line %s: %s oracle %s table %s%s" % (
-            self.row, self.kind, self.line, self.column, self.oracle, self.table,
-            (" (" + self.why + ")") if self.why else "")
-
-
-def _agree(col, ov, tv, res):
-    if col == "# of Calls":
-        return ov == tv
-    if ov is None or tv is None:
-        return ov is None and tv is None
-    # Half the printed resolution, plus a hair for binary floating point.
-    return abs(ov - tv) <= res / 2 + 1e-9 * max(1.0, abs(ov))
-
-
-def _row_mismatch(o, orow, trow, columns):
-    ov = row_values(o, orow)
-    bad = []
-    for c in columns:
-        if c not in trow.cells or c not in ov:
-            continue
-        if c.endswith("%") and trow.cells[c].strip() == "0":
-            continue   # P6 prints a literal 0 for an async event's CPU total % (no value)
-        tv, res = table_cell(c, trow.cells[c])
-        if not _agree(c, ov[c], tv, res):
-            bad.append((c, ov[c], trow.cells[c]))
-    return bad
-
-
-def compare(o, table, sort_by="self_cuda_time_total"):
-    """Matches the table's rows to the oracle's by displayed name (several rows with one
-    displayed name, e.g. an annotation's CPU row and its GPU-span row, or two long names with
-    one 52-character prefix, are paired to minimise the disagreeing cells) and compares each
-    column present in the table. Returns (matched pairs, disagreements)."""
-    columns = [c for c in COMPARED if c in table.columns]
-    disagreements = []
-    by_name = {}
-    for r in o.sorted_rows(sort_by):
-        by_name.setdefault(display_name(r.name), []).append(r)
-    tby_name = {}
-    for tr in table.rows:
-        tby_name.setdefault(tr.name, []).append(tr)
-    pairs = []
-    for name, trs in tby_name.items():
-        ors = list(by_name.get(name, []))
-        for tr in trs:
-            if not ors:
-                disagreements.append(Disagreement(name, "?", "row", "absent", "present",
-                                                  tr.line, "no trace events give this row"))
-                continue
-            best = min(ors, key=lambda r: len(_row_mismatch(o, r, tr, columns)))
-            ors.remove(best)
-            pairs.append((best, tr))
-    shown = {id(r) for r, _ in pairs}
-    # Rows the oracle has and the table does not: cut by row_limit when they sort at or below
-    # the table's last row; a disagreement otherwise.
-    limited = len(table.rows) < len(o.rows)
-    for r in o.sorted_rows(sort_by):
-        if id(r) not in shown and not limited:
-            disagreements.append(Disagreement(display_name(r.name), r.kind, "row", "present",
-                                              "absent", None, "the table has no such row"))
-    for r, tr in pairs:
-        for c, ov, tv in _row_mismatch(o, r, tr, columns):
-            disagreements.append(Disagreement(tr.name, r.kind, c, ov, tv, tr.line))
-    if table.self_cpu_total is not None:
-        v, res = table.self_cpu_total
-        if not _agree("t", o.self_cpu_total / 1000.0, v, res):
-            disagreements.append(Disagreement("(total)", "", "Self CPU time total",
-                                              o.self_cpu_total / 1000.0, v, None))
-    if table.self_cuda_total is not None:
-        v, res = table.self_cuda_total
-        if not _agree("t", o.self_cuda_total / 1000.0, v, res):
-            disagreements.append(Disagreement("(total)", "", "Self CUDA time total",
-                                              o.self_cuda_total / 1000.0, v, None))
-    return pairs, disagreements
-
-
-def check_files(trace_path, table_path, **kw):
-    o = derive(trace_path, **kw)
-    with open(table_path, encoding="utf-8") as f:
-        t = parse_table(f.read())
-    pairs, dis = compare(o, t)
-    return o, t, pairs, dis
-
-
 CORPORA = {
     "torch-h200-corpus": ["compile", "cuda_graph", "linear_fwd_bwd", "long_names", "memory_stack",
                           "nested_same_name", "tiny_ops_20k", "transformer_train_adamw",
@@ -855,25 +647,17 @@ def expectations(data_dir):
 
 
 def main(argv):
-    if len(argv) >= 2 and argv[1] == "--expectations":
+    if len(argv) >= 3 and argv[1] == "--expectations":
         # python3 key_averages.py --expectations tests/data > tests/torch_oracle/expected_findings.json
         print(json.dumps(expectations(argv[2]), indent=1, sort_keys=True))
         return 0
     if len(argv) < 2 or argv[1] in ("-h", "--help"):
         print(__doc__)
         return 2
-    o = derive(argv[1])
-    print(render(o))
+    import table_compare   # the table side: its CLI compares too (here, for the README's usage)
     if len(argv) > 2:
-        with open(argv[2], encoding="utf-8") as f:
-            t = parse_table(f.read())
-        pairs, dis = compare(o, t)
-        bad_rows = {(d.row, d.kind) for d in dis}
-        print("\n%d table rows, %d matched, %d disagreements in %d rows" %
-              (len(t.rows), len(pairs), len(dis), len(bad_rows)))
-        for d in dis:
-            print("  " + repr(d))
-        return 1 if dis else 0
+        return table_compare.main(argv)
+    print(table_compare.render(derive(argv[1])))
     return 0
 
 

@@ -14,9 +14,16 @@ shared with the validator). Every FAILED result of the validator is then one of:
                get wrong (cause overhead_double_count / annotation_span, key_averages.defects)
   false alarm  anything else
 
-and exit 2 on a table is a refusal. The oracle's own disagreements that the validator did not
-report (as a failure or a not-judged result on that row) are "missed". Exit status: 0 when
-there is no false alarm, refusal or miss; 1 otherwise; 77 (SKIPPED) without the binary.
+and exit 2 on a table is a refusal. The oracle derives each table for its call's options
+(table_text.parse_call of the meta.json text: sort key, row_limit, top_level_events_only, name
+and shape widths, header, group_by_input_shape, group_by_stack_n). The oracle's own
+disagreements that the validator did not report (as a failure or a not-judged result on that
+row) are "missed"; so are rows the oracle says PyTorch prints and the table lacks, unless the
+validator reported that name. What the oracle cannot judge (table_compare.NotJudged: stacks,
+overload names, FLOPs without flops in the trace, an async row the trace does not mark, a cut
+by an unknown sort value) is counted as "oracle did not judge" by reason, never as a
+disagreement or a miss. Exit status: 0 when there is no false alarm, refusal or miss; 1
+otherwise; 77 (SKIPPED) without the binary.
 """
 import json
 import os
@@ -28,6 +35,8 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import key_averages as ka  # noqa: E402
+import table_compare as tc  # noqa: E402
+import table_text as tt  # noqa: E402
 
 DEFECT_CAUSES = (ka.CAUSE_OVERHEAD, ka.CAUSE_SPAN)
 _LINE = re.compile(r"\.txt line (\d+)\b")
@@ -54,43 +63,44 @@ def exports(corpus):
             yield base, trace, os.path.join(corpus, "%s.%s.txt" % (base, t)), call
 
 
-def sort_key_of(call):
-    m = re.search(r"sort_by='(\w+)'", call or "")
-    return m.group(1) if m else "self_cuda_time_total"
-
-
 def oracle_view(trace, table_path, call, cache):
     """(rows with disagreements by table line, names the table lacks, total disagreements,
-    defect rows [(full name, cause)], parse error or None)."""
-    if trace not in cache:
+    defect rows [(full name, cause)], not-judged [(line or None, reason)], table-wide
+    disagreements (columns, header), parse error or None)."""
+    if cache.get("trace") != trace:
+        cache.clear()
+        cache["trace"] = trace
         try:
-            cache.clear()
-            cache[trace] = (ka.derive(trace), ka.defects_full(trace))
+            cache["events"] = ka.derive_events(trace)
+            cache["defects"] = ka.defects_full(trace)
         except Exception as e:  # an oracle that cannot read the trace judges nothing
-            cache[trace] = e
-    got = cache[trace]
-    if isinstance(got, Exception):
-        return set(), set(), False, [], "oracle: %s" % got
-    o, defects = got
-    with open(table_path, encoding="utf-8") as f:
-        text = f.read()
+            cache["error"] = e
+    if "error" in cache:
+        return set(), set(), False, [], [], [], "oracle: %s" % cache["error"]
+    defects = cache["defects"]
     try:
-        t = ka.parse_table(text)
+        opts = tt.parse_call(call)
+        with open(table_path, encoding="utf-8") as f:
+            t = tt.parse_table(f.read())
     except Exception as e:
-        return set(), set(), False, defects, "oracle: %s" % e
-    try:
-        _, dis = ka.compare(o, t, sort_key_of(call))
-    except TypeError:
-        _, dis = ka.compare(o, t)
+        return set(), set(), False, defects, [], [], "oracle: %s" % e
+    g = bool(opts.group_by_input_shape)
+    if ("oracle", g) not in cache:
+        cache[("oracle", g)] = ka.Oracle(ka.key_averages(cache["events"], g))
+    c = tc.compare(cache[("oracle", g)], t, opts)
+    dis = c.disagreements
     lines = {d.line for d in dis if d.line is not None}
     absent = {d.row for d in dis if d.column == "row" and d.line is None}
     totals = any(d.row == "(total)" for d in dis)
-    return lines, absent, totals, defects, None
+    others = [d for d in dis if d.line is None and d.column != "row" and d.row != "(total)"]
+    nj = [(n.line, n.reason) for n in c.not_judged]
+    return lines, absent, totals, defects, nj, others, None
 
 
 def judge(exe, corpora, quiet=False):
     res = {"pairs": 0, "refused": [], "confirmed": 0, "false_alarms": [], "not_judged": 0,
-           "passed": 0, "missed": [], "oracle_unreadable": []}
+           "passed": 0, "missed": [], "oracle_unreadable": [], "oracle_not_judged": {},
+           "oracle_table_disagreements": []}
     cache = {}
     with tempfile.TemporaryDirectory() as tmp:
         rep = os.path.join(tmp, "r.json")
@@ -106,9 +116,15 @@ def judge(exe, corpora, quiet=False):
                     continue
                 with open(rep) as f:
                     checks = json.load(f)["checks"]
-                lines, absent, totals, defects, err = oracle_view(trace, table, call, cache)
+                lines, absent, totals, defects, nj, others, err = oracle_view(trace, table, call,
+                                                                              cache)
                 if err:
                     res["oracle_unreadable"].append((tname, err))
+                for _, reason in nj:
+                    res["oracle_not_judged"][reason] = res["oracle_not_judged"].get(reason, 0) + 1
+                for d in others:
+                    res["oracle_table_disagreements"].append((tname, repr(d)[:200]))
+                nj_lines = {ln for ln, _ in nj if ln is not None}
                 with open(table, encoding="utf-8") as f:
                     tlines = f.read().splitlines()
                 reported_lines = set()
@@ -142,7 +158,12 @@ def judge(exe, corpora, quiet=False):
                     else:
                         res["false_alarms"].append((tname, c["check"], cause, c["subject"][:120],
                                                     c["message"][:200]))
-                for ln in sorted(lines - reported_lines):
+                reported_names = {_subject_name(c["subject"]) for c in checks
+                                  if c["status"] in ("failed", "not_run", "not_judged")}
+                for nm in sorted(absent):
+                    if not any(_same_name(nm, x) or _same_name(x, nm) for x in reported_names):
+                        res["missed"].append((tname, 0, "row absent from the table: " + nm))
+                for ln in sorted(lines - reported_lines - nj_lines):
                     res["missed"].append((tname, ln, tlines[ln - 1].strip()[:100]
                                           if 0 < ln <= len(tlines) else ""))
                 if not quiet:
@@ -151,6 +172,13 @@ def judge(exe, corpora, quiet=False):
     if not quiet:
         sys.stdout.write("\n")
     return res
+
+
+def _subject_name(subject):
+    """The quoted name in a check's subject ("... line 7 'cudaLaunchKernel' (cuda_runtime)")."""
+    if "'" not in subject:
+        return ""
+    return subject.split("'", 1)[1].rsplit("'", 1)[0]
 
 
 def _row_has(row_line, full_name):
@@ -177,8 +205,14 @@ def main(argv):
     r = judge(exe, corpora, quiet="--quiet" in argv)
     print("pairs %d: refused %d, validator failures confirmed by the oracle %d, false alarms %d, "
           "oracle disagreements missed %d; results passed %d, not judged %d; oracle could not "
-          "read %d" % (r["pairs"], len(r["refused"]), r["confirmed"], len(r["false_alarms"]),
-                       len(r["missed"]), r["passed"], r["not_judged"], len(r["oracle_unreadable"])))
+          "read %d, oracle did not judge %d" % (
+              r["pairs"], len(r["refused"]), r["confirmed"], len(r["false_alarms"]),
+              len(r["missed"]), r["passed"], r["not_judged"], len(r["oracle_unreadable"]),
+              sum(r["oracle_not_judged"].values())))
+    for reason, n in sorted(r["oracle_not_judged"].items()):
+        print("ORACLE DID NOT JUDGE %d: %s" % (n, reason))
+    for x in r["oracle_table_disagreements"][:20]:
+        print("ORACLE TABLE-WIDE %s: %s" % x)
     for x in r["refused"][:20]:
         print("REFUSED %s: %s" % x)
     for x in r["false_alarms"][:40]:

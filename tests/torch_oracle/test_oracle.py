@@ -31,6 +31,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
 import key_averages as ka  # noqa: E402
+import table_compare as tc  # noqa: E402
+import table_text as tt  # noqa: E402
 
 H200 = os.path.join(ROOT, "tests", "data", "torch-h200")
 SHARED = os.path.join(ROOT, "..", "shared", "reference", "torch-h200")
@@ -58,7 +60,9 @@ def _trace(d, w):
 
 
 def _check(d, w):
-    return ka.check_files(_trace(d, w), os.path.join(d, w + ".txt"))
+    """(oracle, table, pairs, disagreements) of one committed export (its call unknown)."""
+    o, t, c = tc.check_files(_trace(d, w), os.path.join(d, w + ".txt"))
+    return o, t, c.pairs, c.disagreements
 
 
 # ------------------------------------------------------------------------------------------
@@ -197,7 +201,7 @@ def test_cpu_memory_stack_columns_and_python_functions():
     # had they been rows, the table would disagree
     o2 = ka.Oracle(ka.key_averages(ka.build_events(ka._load_json(_trace(CPU, "memory_stack")),
                                                    include_python=True)))
-    assert ka.compare(o2, t)[1]
+    assert tc.compare(o2, t).disagreements
 
 
 def test_cpu_long_names_cut_at_52():
@@ -309,9 +313,9 @@ def test_rule_partial_overlap_is_not_nested():
 def test_formatting_and_parsing():
     assert ka.format_time(999.9994) == "999.999us" and ka.format_time(1000) == "1.000ms"
     assert ka.format_time(2.5e6) == "2.500s"
-    assert ka.parse_time("1.234ms") == (1234.0, 1.0)
-    assert ka.parse_share("12.34%")[0] == 12.34 and ka.parse_share("NaN") == (None, 0.0)
-    assert ka.parse_memory("-24.00 MB")[0] == -24 * 1024 * 1024
+    assert tt.parse_time("1.234ms") == (1234.0, 1.0)
+    assert tt.parse_share("12.34%")[0] == 12.34 and tt.parse_share("NaN") == (None, 0.0)
+    assert tt.parse_memory("-24.00 MB")[0] == -24 * 1024 * 1024
     assert ka.display_name("x" * 51) == "x" * 51
     assert ka.display_name("x" * 52) == "x" * 52 + "..."
     text = "\n".join([
@@ -321,7 +325,7 @@ def test_formatting_and_parsing():
         "  a b c       1.000us             2  ",
         "-------  ------------  ------------  ",
         "Self CPU time total: 1.000us", ""])
-    t = ka.parse_table(text)
+    t = tt.parse_table(text)
     assert t.columns == ["Name", "Self CPU", "# of Calls"]
     assert t.rows[0].name == "a b c" and t.rows[0].cells["# of Calls"] == "2"
     assert t.self_cpu_total == (1.0, 0.001)
@@ -335,8 +339,204 @@ def test_a_changed_table_value_is_found():
     bad = text.replace("150.255us", "150.256us")
     assert bad != text
     o = ka.derive(os.path.join(H200, "64_bf16_addmm.json"))
-    _, dis = ka.compare(o, ka.parse_table(bad))
+    dis = tc.compare(o, tt.parse_table(bad)).disagreements
     assert [(d.row, d.column) for d in dis] == [("aten::addmm", "Self CPU")], dis
+
+
+# ------------------------------------------------------------------------------------------
+# Table options on the generated matrix (tests/data/torch-matrix/corpus, PyTorch 2.11, H200)
+# and on PyTorch 2.15's CPU tables (data/cpu-tables, every option of table() on a CPU run)
+# ------------------------------------------------------------------------------------------
+
+MATRIX = os.path.join(ROOT, "tests", "data", "torch-matrix", "corpus")
+CPU_TABLES = os.path.join(HERE, "data", "cpu-tables")
+
+
+def _matrix(export, table):
+    """(oracle, parsed table, options, comparison) of one matrix export's table."""
+    with open(os.path.join(MATRIX, export + ".meta.json")) as f:
+        meta = json.load(f)
+    opts = tt.parse_call(meta["tables"][table])
+    o = ka.derive(_trace(MATRIX, export), group_by_input_shapes=opts.group_by_input_shape)
+    with open(os.path.join(MATRIX, "%s.%s.txt" % (export, table)), encoding="utf-8") as f:
+        t = tt.parse_table(f.read())
+    return o, t, opts, tc.compare(o, t, opts)
+
+
+def test_parse_call_reads_every_option():
+    o = tt.parse_call("prof.key_averages(group_by_input_shape=True, group_by_stack_n=5).table("
+                      "sort_by='self_cpu_time_total', row_limit=25, max_shapes_column_width=40, "
+                      "max_name_column_width=30, header='h', top_level_events_only=True, "
+                      "time_unit='ms')")
+    assert (o.group_by_input_shape, o.group_by_stack_n, o.sort_by, o.row_limit) == \
+        (True, 5, "self_cpu_time_total", 25)
+    assert (o.max_shapes_column_width, o.max_name_column_width, o.header) == (40, 30, "h")
+    assert o.top_level_events_only and o.time_unit == "ms"
+    d = tt.parse_call("prof.key_averages().table()")
+    assert (d.sort_by, d.row_limit, d.max_name_column_width, d.max_shapes_column_width) == \
+        (None, 100, 55, 80)
+
+
+def test_matrix_every_table_agrees():
+    # all 431 (trace, table) pairs: every row PyTorch prints for the call's options is there,
+    # no other, every cell and both totals agree; the oracle leaves out only the FLOPs column
+    # (the 2.11 trace carries no flops)
+    pairs = tables = 0
+    for f in sorted(os.listdir(MATRIX)):
+        if not f.endswith(".meta.json"):
+            continue
+        export = f[:-len(".meta.json")]
+        with open(os.path.join(MATRIX, f)) as fh:
+            names = sorted(json.load(fh)["tables"])
+        evs = ka.derive_events(_trace(MATRIX, export))
+        oracles = {g: ka.Oracle(ka.key_averages(evs, g)) for g in (False, True)}
+        with open(os.path.join(MATRIX, f)) as fh:
+            calls = json.load(fh)["tables"]
+        for name in names:
+            opts = tt.parse_call(calls[name])
+            with open(os.path.join(MATRIX, "%s.%s.txt" % (export, name)), encoding="utf-8") as fh:
+                t = tt.parse_table(fh.read())
+            c = tc.compare(oracles[bool(opts.group_by_input_shape)], t, opts)
+            assert c.disagreements == [], (export, name, c.disagreements[:4])
+            assert len(c.pairs) == len(t.rows) > 0, (export, name)
+            assert all(n.reason == tc.NJ_FLOPS for n in c.not_judged), (export, name)
+            assert bool(c.not_judged) == any("FLOPs" in col for col in t.columns)
+            pairs += len(c.pairs)
+            tables += 1
+    assert (tables, pairs) == (431, 16057), (tables, pairs)
+
+
+def test_matrix_name_width_30_and_80():
+    # P6: names of width - 3 characters or more print as their first width - 3 and "..."
+    o, t, opts, c = _matrix("cnn_amp.mem_stack", "t_cpu_w30_header")
+    assert c.disagreements == [] and opts.max_name_column_width == 30
+    cut = [tr.name for tr in t.rows if tr.name.endswith("...")]
+    assert cut and all(len(n) == 30 for n in cut), cut[:3]
+    assert tt.display_name("x" * 27, 30) == "x" * 27 + "..." and tt.display_name("x" * 26, 30) == "x" * 26
+    # the same table read with the default width: its cut names match no row
+    assert tc.compare(o, t, tt.Options(sort_by="cpu_time_total", row_limit=-1)).disagreements
+    # the header line is checked: without it the table disagrees
+    assert "crossbench torch matrix" in t.preamble
+    t.preamble = []
+    assert [d.row for d in tc.compare(o, t, opts).disagreements] == ["(header)"]
+    o, t, opts, c = _matrix("cnn_amp.mem_stack", "t_selfcpu_w80")
+    assert c.disagreements == [] and max(len(tr.name) for tr in t.rows) > 55
+
+
+def test_matrix_top_level_events_only():
+    # P6: a row is printed when its FIRST event (P5 FunctionEventAvg.add) has no CPU parent;
+    # the percentages stay over the totals of every row, printed or not
+    o, t, opts, c = _matrix("cnn_amp.mem_stack", "t_count_top")
+    assert c.disagreements == [] and tc.TOP_LEVEL_LINE in t.preamble
+    top = [r for r in o.rows if r.top_level]
+    assert len(t.rows) == len(top) < len(o.rows), (len(t.rows), len(top), len(o.rows))
+    assert {r.name for r, _ in c.pairs} == {r.name for r in top}
+    # totals over the printed rows only would change every share
+    part = ka.Oracle(top)
+    assert part.self_cpu_total < o.self_cpu_total
+    assert tc.compare(part, t, opts).disagreements
+    # without the option every nested row would be missing from the table
+    plain = tt.Options(sort_by="count", row_limit=-1)
+    assert any(d.table == "absent" for d in tc.compare(o, t, plain).disagreements)
+
+
+def test_matrix_row_limit_and_sort_keys():
+    # row_limit counts printed rows after a stable descending sort; rows tied with the last
+    # printed one may be on either side of the cut
+    o, t, opts, c = _matrix("cnn_amp.mem_stack", "t_cudatotal10")
+    assert c.disagreements == [] and len(t.rows) == 10
+    shown = tc.shown_rows(o, opts)
+    assert sum(1 for v in shown.values() if v == "must") <= 10 <= \
+        sum(1 for v in shown.values() if v != "not")
+    o, t, opts, c = _matrix("cnn_amp.mem_stack", "t_cudamem")
+    assert c.disagreements == [] and opts.sort_by == "self_cuda_memory_usage"
+    mem = [tt.table_cell("Self CUDA Mem", tr.cells["Self CUDA Mem"])[0] for tr in t.rows]
+    assert mem == sorted(mem, reverse=True)
+    # a printed row that the cut would drop is found: the table with its last row swapped
+    o, t, opts, c = _matrix("cnn_amp.mem_stack", "t_shapes_w40")
+    low = min((r for r in o.rows if tc.shown_rows(o, opts)[id(r)] == "not"), key=lambda r: r.self_cpu)
+    t.rows[-1].name = low.name
+    t.rows[-1].cells["Input Shapes"] = tt.shapes_text(low.shapes)[:40]
+    assert any(d.column == "row" for d in tc.compare(o, t, opts).disagreements)
+
+
+def test_matrix_group_by_input_shape():
+    # P5: rows keyed by (name, str(input shapes)); a TensorList input is [] in shapes();
+    # the cell is str(shapes)[:min(longest + 4, max_shapes_column_width)]
+    o, t, opts, c = _matrix("cnn_amp.mem_stack", "t_shapes")
+    assert c.disagreements == [] and len(c.pairs) == len(t.rows) == len(o.rows)
+    conv = [tr for tr in t.rows if tr.name == "aten::conv2d"]
+    assert len(conv) == 2 and conv[0].cells["Input Shapes"] != conv[1].cells["Input Shapes"]
+    amp = [tr for tr in t.rows if tr.name.startswith("aten::_amp_foreach_non_finite")]
+    assert [tr.cells["Input Shapes"] for tr in amp] == ["[[], [], []]"]
+    assert ka.input_shapes({"Input Dims": [[[2, 3], [4]], [], [5]]}) == [[], [], [5]]
+    o2, t2, opts2, c2 = _matrix("cnn_amp.mem_stack", "t_shapes_w40")
+    assert c2.disagreements == [] and opts2.max_shapes_column_width == 40
+    assert max(len(tr.cells["Input Shapes"]) for tr in t2.rows) == 40
+    # grouped by name alone the table's rows disagree
+    flat = ka.derive(_trace(MATRIX, "cnn_amp.mem_stack"))
+    assert tc.compare(flat, t, opts).disagreements
+
+
+def test_matrix_group_by_stack_n():
+    # no Source Location column: every event's stack was empty (P6's has_stack is over all
+    # rows), so the grouping is by name and the table is judged
+    o, t, opts, c = _matrix("cnn_amp.mem_stack", "t_stack5")
+    assert opts.group_by_stack_n == 5 and "Source Location" not in t.columns
+    assert c.disagreements == [] and len(c.pairs) == len(t.rows)
+    # with a Source Location column the grouping needs stacks the trace lacks: not judged
+    t.columns = t.columns + ["Source Location"]
+    c = tc.compare(o, t, opts)
+    assert c.disagreements == [] and len(c.not_judged) == len(t.rows)
+    assert {n.reason for n in c.not_judged} == {tc.NJ_STACK}
+
+
+def test_matrix_async_collectives():
+    # C1: nccl:* record functions are async: Self CPU 0, CPU total % printed as 0, no parent,
+    # so record_param_comms keeps their time as Self CPU
+    o, t, opts, c = _matrix("collectives.shapes", "t_selfcuda")
+    assert c.disagreements == []
+    rows = [tr for tr in t.rows if tr.name.startswith("nccl:")]
+    assert len(rows) == 2 and all(tr.cells["CPU total %"] == "0" for tr in rows)
+    assert all(r.is_async for r, tr in c.pairs if r.name.startswith("nccl:"))
+    saved = ka.is_async_event
+    try:
+        ka.is_async_event = lambda cat, name: False
+        o2 = ka.derive(_trace(MATRIX, "collectives.shapes"))
+    finally:
+        ka.is_async_event = saved
+    c2 = tc.compare(o2, t, opts)
+    assert {d.row for d in c2.disagreements} >= {"record_param_comms"}
+    assert {n.reason for n in c2.not_judged} == {tc.NJ_ASYNC}
+
+
+def test_matrix_flops_column_not_judged():
+    o, t, opts, c = _matrix("memset_copy.flops_modules", "t_flops")
+    assert any(col.endswith("FLOPs") for col in t.columns) and opts.sort_by == "flops"
+    assert c.disagreements == [] and [n.reason for n in c.not_judged] == [tc.NJ_FLOPS]
+    assert o.sort_value("flops") is None
+
+
+def test_cpu_tables_every_option_without_stacks():
+    # PyTorch 2.15 (CPU) printed every table() option; the profiles without with_stack agree
+    # row by row: sort keys incl. cpu_time / memory / flops with row_limit, unsorted row_limit,
+    # top_level_events_only, name widths 10/30/80, header, time_unit ms / s, group_by_input_shape
+    with open(os.path.join(CPU_TABLES, "index.json")) as f:
+        idx = json.load(f)["tables"]
+    n = 0
+    for e in idx:
+        if e["trace"].split(".")[0] in ("stack", "all"):
+            continue   # 2.15's with_stack CPU profile: see README (Not modelled)
+        opts = tt.options_from_kwargs(e["key_averages"], e["table_kwargs"])
+        o = ka.derive(os.path.join(CPU_TABLES, e["trace"]),
+                      group_by_input_shapes=bool(opts.group_by_input_shape))
+        with open(os.path.join(CPU_TABLES, e["table"]), encoding="utf-8") as f:
+            t = tt.parse_table(f.read())
+        c = tc.compare(o, t, opts)
+        assert c.disagreements == [], (e["table"], c.disagreements[:3])
+        assert len(c.pairs) == len(t.rows)
+        n += 1
+    assert n == 57, n
 
 
 def _main():
