@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <limits>
 #include <string>
 
 namespace xb {
@@ -53,6 +54,86 @@ SampleStats compute_stats(std::vector<double> samples) {
   std::sort(dev.begin(), dev.end());
   st.mad = quantile_sorted(dev, 0.5);
   return st;
+}
+
+double normal_quantile(double p) {
+  if (!(p > 0 && p < 1)) throw std::invalid_argument("normal quantile: p must be in (0, 1)");
+  // Phi(x) = erfc(-x / sqrt 2) / 2 is increasing: bisect on [-40, 40] (Phi is 0 or 1 beyond).
+  double lo = -40, hi = 40;
+  while (hi - lo > 1e-12) {
+    const double mid = 0.5 * (lo + hi);
+    (0.5 * std::erfc(-mid / std::sqrt(2.0)) < p ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+double student_t_quantile(double p, double dof) {
+  if (!(p > 0 && p < 1)) throw std::invalid_argument("t quantile: p must be in (0, 1)");
+  if (!(dof >= 4)) throw std::invalid_argument("t quantile: needs at least 4 degrees of freedom");
+  const double z = normal_quantile(p);
+  const double z2 = z * z, z3 = z2 * z, z5 = z3 * z2, z7 = z5 * z2, z9 = z7 * z2;
+  const double g1 = (z3 + z) / 4;
+  const double g2 = (5 * z5 + 16 * z3 + 3 * z) / 96;
+  const double g3 = (3 * z7 + 19 * z5 + 17 * z3 - 15 * z) / 384;
+  const double g4 = (79 * z9 + 776 * z7 + 1482 * z5 - 1920 * z3 - 945 * z) / 92160;
+  return z + g1 / dof + g2 / (dof * dof) + g3 / (dof * dof * dof) + g4 / (dof * dof * dof * dof);
+}
+
+double MedianInterval::half_width() const {
+  if (!bounded) return std::numeric_limits<double>::infinity();
+  const double w = std::max(median - low, high - median);
+  if (median == 0) return w == 0 ? 0 : std::numeric_limits<double>::infinity();
+  return w / std::fabs(median);
+}
+
+MedianInterval median_interval(const std::vector<double>& samples, double confidence) {
+  if (samples.empty()) throw std::invalid_argument("median interval of an empty sample set");
+  if (!(confidence > 0 && confidence < 1)) throw std::invalid_argument("median interval: confidence must be in (0, 1)");
+  for (double s : samples) {
+    if (!std::isfinite(s)) throw std::invalid_argument("median interval of a non-finite sample");
+  }
+  std::vector<double> sorted = samples;
+  std::sort(sorted.begin(), sorted.end());
+  MedianInterval r;
+  r.count = samples.size();
+  r.confidence = confidence;
+  r.median = quantile_sorted(sorted, 0.5);
+  const double n = static_cast<double>(r.count);
+  const double alpha = 1 - confidence;
+  const double independent_sd = std::sqrt(n) / 2;  // sd of Binomial(n, 1/2)
+  double h = normal_quantile(1 - alpha / 2) * independent_sd;
+  r.effective_samples = n;
+  // Batch means of the indicator [x < median] (1/2 at a tie), batches in time order.
+  constexpr std::size_t kMaxBatches = 20, kMinBatch = 5, kMinBatches = 5;
+  const std::size_t k = std::min(kMaxBatches, r.count / kMinBatch);
+  if (k >= kMinBatches) {
+    r.batches = k;
+    std::vector<double> means(k);
+    for (std::size_t j = 0; j < k; ++j) {
+      const std::size_t begin = j * r.count / k, end = (j + 1) * r.count / k;
+      double below = 0;
+      for (std::size_t i = begin; i < end; ++i) below += samples[i] < r.median ? 1.0 : samples[i] == r.median ? 0.5 : 0.0;
+      means[j] = below / static_cast<double>(end - begin);
+    }
+    double mean = 0;
+    for (double m : means) mean += m;
+    mean /= static_cast<double>(k);
+    double ss = 0;
+    for (double m : means) ss += (m - mean) * (m - mean);
+    const double kd = static_cast<double>(k);
+    const double batch_sd = n * std::sqrt(ss / (kd - 1)) / std::sqrt(kd);  // sd of the count below
+    h = std::max(h, student_t_quantile(1 - alpha / 2, kd - 1) * batch_sd);
+    const double inflation = std::max(1.0, (batch_sd * batch_sd) / (independent_sd * independent_sd));
+    r.effective_samples = n / inflation;
+  }
+  // Symmetric ranks, continuity-corrected: P(B <= l - 1) <= alpha / 2 for B ~ N(n/2, sd) (at h's
+  // independent value these are the exact binomial ranks for n = 10, 20 and 100: x(2)..x(9),
+  // x(6)..x(15), x(40)..x(61)).
+  const double l = std::floor(n / 2 + 0.5 - h), u = n + 1 - l;
+  r.bounded = l >= 1 && u <= n;
+  r.low = r.bounded ? sorted[static_cast<std::size_t>(l) - 1] : sorted.front();
+  r.high = r.bounded ? sorted[static_cast<std::size_t>(u) - 1] : sorted.back();
+  return r;
 }
 
 SampleStats compute_stats(const std::vector<std::int64_t>& samples) {

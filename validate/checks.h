@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "profiler/stats.h"
 #include "profiler/units.h"
 #include "validate/model.h"
 #include "validate/validator.h"
@@ -27,6 +28,24 @@ using json = nlohmann::json;
 std::string num(double d);
 /// ns as microseconds with three decimals ("591.005 us"), fractional ns kept.
 std::string us(double ns);
+
+/// event_vs_cupti's verdict on one fixture, judged on its paired per-call differences alone
+/// (d_i = event_i - CUPTI_i per step, in step order), whatever the spread of the samples themselves:
+/// - Failed: the median of |d_i| is above `tolerance_ns`;
+/// - Noisy ("not claimed"): the median is within, but the pairs are unstable: the median's
+///   distribution-free interval of the d_i at `confidence` (profiler/stats.h median_interval,
+///   widened for drift; with too few pairs to bound it, the range of all d_i) reaches beyond
+///   +-tolerance_ns;
+/// - Passed (claimed): otherwise.
+/// The one rule of "not claimed": the validator, summary.md and the console all report this.
+struct PairedVerdict {
+  CheckStatus status = CheckStatus::Passed;
+  MedianInterval diff;     ///< interval of the median of d_i, ns
+  double abs_median = 0;   ///< median |d_i|, ns
+  std::string reason;      ///< why not claimed or failed, one phrase; "" when claimed
+};
+/// Throws std::invalid_argument for no differences or a non-finite one.
+PairedVerdict judge_pairs(const std::vector<double>& diffs_ns, double tolerance_ns, double confidence = 0.95);
 
 // ---------------------------------------------------------------------------------------------
 // Collecting results
@@ -51,7 +70,7 @@ class CheckLog {
   void note(std::string subject, std::string message) {
     add(CheckStatus::Passed, std::move(subject), "", "", "note: " + std::move(message));
   }
-  /// The check ran, but on samples that missed their noise target: reported, not passed.
+  /// The check ran, but its evidence is unstable (the reason in `message`): reported, not claimed.
   void noisy(std::string subject, std::string message) {
     add(CheckStatus::Noisy, std::move(subject), "", "", std::move(message));
   }

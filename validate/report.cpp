@@ -450,7 +450,7 @@ void print_summary(const ValidationReport& report, std::ostream& out) {
     }
   }
 
-  // Noisy results: ran, within or outside tolerance, but on samples that missed their noise target.
+  // Noisy results: ran, within tolerance, but on unstable evidence (judge_pairs).
   std::string noisy;
   std::size_t n_noisy = 0;
   for (const auto& r : report.checks)
@@ -458,7 +458,7 @@ void print_summary(const ValidationReport& report, std::ostream& out) {
       ++n_noisy;
       noisy += (noisy.empty() ? "" : ", ") + (r.subject.empty() ? r.check : r.subject);
     }
-  if (n_noisy > 0) wrapped("- noisy, not claimed (the fixture missed its noise target): ", noisy);
+  if (n_noisy > 0) wrapped("- noisy, not claimed (the paired event - CUPTI differences are unstable; validation.json gives the interval): ", noisy);
 
   // Checks that passed; not-run results by check and reason.
   std::string passed_list;

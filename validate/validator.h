@@ -85,7 +85,7 @@ enum class CheckStatus {
   Passed,  ///< the check ran and the files agree
   Failed,  ///< the check ran and found a disagreement
   NotRun,  ///< the check could not run (no data for it); never counted as passed
-  Noisy,   ///< the check ran on a fixture whose noise target was not met: neither passed nor failed
+  Noisy,   ///< the check ran, but its evidence is unstable (event_vs_cupti: the paired differences): not claimed
   /// The input holds a construct the model does not cover (named in the message, "not judged:
   /// <what>"): neither passed nor failed, counted apart in the verdict.
   NotJudged,

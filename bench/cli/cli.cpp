@@ -237,6 +237,7 @@ bool parse_command_line(CLI::App& app, int argc, const char* const* argv, std::s
 
 std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv, const std::string& footer) {
   BenchOptions opt;
+  for (int i = 0; i < argc; ++i) opt.command += (i == 0 ? "" : " ") + std::string(argv[i]);
   // Google Benchmark's own flags pass through untouched.
   std::vector<const char*> ours{argv[0]};
   for (int i = 1; i < argc; ++i) {
@@ -270,11 +271,12 @@ std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv, 
                  "cold: L2 flushed before each sample, which then calls each input copy (up to 16) once");
   app.add_option("--batch", opt.batch, "hot mode: launches per sample (default: auto, ~0.5 ms of GPU time)");
   app.add_option("--max-noise", opt.max_noise_pct,
-                 "stop sampling once the samples' relative standard deviation is at most this, percent (default 0.5)");
+                 "stop sampling once the median is known to within this, percent: the half-width of its 95% "
+                 "distribution-free interval, widened for drift (default 0.5; docs/metrics.md)");
   app.add_option("--min-samples", opt.min_samples, "stopping rule: at least this many samples (default 10)");
   app.add_option("--min-time", opt.min_time_s, "stopping rule: at least this many seconds of sampling (default 0.5)");
   app.add_option("--max-time", opt.max_time_s,
-                 "stopping rule: at most this many seconds per fixture; the output says when the noise target was not met (default 3)");
+                 "stopping rule: at most this many seconds per fixture; the output says when the precision target was not met (default 3)");
   app.add_flag("--no-blocking", "enqueue samples without the blocking kernel (the launch gap then falls inside the event interval)");
   app.add_flag("--graph", opt.graph,
                "graph mode: capture each fixture's sample (the batch in hot mode, the call in cold mode) into a "

@@ -14,6 +14,7 @@
 
 #include "bench/core/device.h"
 #include "bench/core/interrupt.h"
+#include "bench/core/noise_causes.h"
 #include "kernels/blocking.h"
 #include "kernels/copy.h"
 #include "kernels/cuda_check.h"
@@ -147,15 +148,26 @@ void run_fixture(benchmark::State& state, BenchContext& ctx, const BenchmarkDef&
     // TFLOP/s = flops / (median_ns * 1e-9 s) / 1e12 = flops / median_ns / 1e3; GB/s = bytes / ns.
     state.counters["median_us"] = st.median / 1e3;
     state.counters["rsd_pct"] = st.rsd() * 100;
+    // The half-width of the median's interval, percent (-1: too few samples to bound it).
+    const MedianInterval ci = median_interval(t.samples_ns, t.confidence);
+    state.counters["median_ci_pct"] = ci.bounded ? ci.half_width() * 100 : -1.0;
     state.counters["samples"] = static_cast<double>(st.count);
     state.counters["launches_per_sample"] = t.launches_per_sample;
     state.counters["TFLOP/s"] = info.flops / st.median / 1e3;
     state.counters["GB/s"] = info.bytes / st.median;
     state.counters["noisy"] = m.converged ? 0 : 1;
     state.counters["throttled"] = (t.gpu_before.throttled || t.gpu_after.throttled) ? 1 : 0;
+    const std::string known = ci.bounded ? fmt::format("+-{:.3f}%", ci.half_width() * 100) : "unbounded";
     if (!m.converged) {
-      std::cerr << fmt::format("bench: note: {} noise target {:.2f}% not met after {:.1f} s (RSD {:.2f}%, {} samples)\n",
-                               name, t.max_noise * 100, t.sampling_s, st.rsd() * 100, st.count);
+      std::cerr << fmt::format("bench: note: {} median not known to {:.2f}% after {:.1f} s (median {} at {:.0f}%, "
+                               "RSD {:.2f}%, {} samples, {:.0f} effective): {}\n",
+                               name, t.max_noise * 100, t.sampling_s, known, ci.confidence * 100, st.rsd() * 100,
+                               st.count, ci.effective_samples, noise_causes(t).text());
+    } else if (st.rsd() > t.max_noise) {
+      // Converged on the median although the samples spread: say why they spread.
+      std::cerr << fmt::format("bench: note: {} samples spread {:.2f}% RSD ({}); median known to {} at {:.0f}% "
+                               "from {} samples\n",
+                               name, st.rsd() * 100, noise_causes(t).text(), known, ci.confidence * 100, st.count);
     }
     if (t.cold_start) {
       std::cerr << fmt::format("bench: note: {} is cold: not warmed up, and its first samples ran {:+.1f}% off "

@@ -51,6 +51,11 @@ FixtureTiming parse_fixture_timing(const json& j, const std::string& w) {
   t.launches_per_sample = rj::get_int(j, "launches_per_sample", w);
   t.rotation = rj::get_int(j, "rotation", w);
   t.max_noise = rj::get_double(j, "max_noise", w);
+  // Optional: absent in sessions recorded before the median's interval stopped sampling (RSD rule).
+  if (j.contains("confidence")) {
+    t.confidence = rj::get_double(j, "confidence", w);
+    if (!(t.confidence > 0 && t.confidence < 1)) rj::fail(w, "timing confidence must be in (0, 1)");
+  }
   t.min_samples = rj::get_int(j, "min_samples", w);
   t.min_time_s = rj::get_double(j, "min_time_s", w);
   t.max_time_s = rj::get_double(j, "max_time_s", w);
@@ -143,7 +148,7 @@ json gpu_meta_json(const GpuMeta& g) {
 }
 
 json fixture_timing_json(const FixtureTiming& t) {
-  for (double v : {t.max_noise, t.min_time_s, t.max_time_s, t.sampling_s, t.early_slowdown}) check_finite(v, "fixture timing");
+  for (double v : {t.max_noise, t.confidence, t.min_time_s, t.max_time_s, t.sampling_s, t.early_slowdown}) check_finite(v, "fixture timing");
   for (double v : t.samples_ns) check_finite(v, "fixture timing sample");
   json j{{"mode", t.mode},
          {"blocking", t.blocking},
@@ -162,6 +167,7 @@ json fixture_timing_json(const FixtureTiming& t) {
          {"gpu_before", gpu_sample_json(t.gpu_before)},
          {"gpu_after", gpu_sample_json(t.gpu_after)}};
   if (t.graph) j["graph"] = true;  // optional key: absent means eager launches
+  if (t.confidence > 0) j["confidence"] = t.confidence;  // optional key: absent means the RSD rule
   return j;
 }
 
@@ -188,6 +194,18 @@ void attach_gpu_meta(SessionMeta& meta, const GpuMeta& gpu) {
 }
 
 FixtureBlock fixture_block(const FixtureInfo& fixture) { return FixtureBlock{fixture.name, compact(fixture_json(fixture))}; }
+
+void attach_command(SessionMeta& meta, const std::string& command) {
+  set_metadata(meta, kRunMetadataKey, compact(json{{"command", command}}));
+}
+
+std::string read_command(const SessionMeta& meta) {
+  const MetadataBlock* block = find_metadata(meta, kRunMetadataKey);
+  if (block == nullptr) return "";
+  const json j = block_json(block->json, "meta.run");
+  if (!j.is_object()) rj::fail("meta", "key \"run\" must be an object");
+  return rj::get_string(j, "command", "meta.run");
+}
 
 GpuMeta read_gpu_meta(const SessionMeta& meta) {
   const MetadataBlock* block = find_metadata(meta, kGpuMetadataKey);

@@ -52,10 +52,14 @@ struct FixtureTiming {
   bool graph = false;            ///< each sample replayed a CUDA graph of its calls (bench --graph)
   int launches_per_sample = 1;   ///< hot mode: calls between the events; cold mode: 1
   int rotation = 1;              ///< cold mode: input copies used in turn (1 = no rotation)
-  double max_noise = 0;          ///< stopping rule's target relative standard deviation, fraction
+  /// Stopping rule's target, a fraction: the half-width of the median's interval at `confidence`
+  /// (profiler/stats.h median_interval); in sessions recorded before that rule (confidence 0), the
+  /// samples' relative standard deviation.
+  double max_noise = 0;
+  double confidence = 0;         ///< level of the median's interval (0.95); 0: recorded before, RSD rule
   int min_samples = 0;
   double min_time_s = 0, max_time_s = 0;
-  std::string stop;              ///< "converged" or "timed out" (noise target not met)
+  std::string stop;              ///< "converged" or "timed out" (precision target not met)
   double sampling_s = 0;         ///< wall time spent sampling
   std::vector<double> samples_ns;  ///< every sample, per call (event interval / launches), in order
   bool warmed_up = false;        ///< --warmup ran and reached a steady state
@@ -83,6 +87,17 @@ struct FixtureInfo {
 
 /// The metadata key the GPU's facts go under: raw_session.json's "meta.gpu", the traces' "gpu".
 inline constexpr const char* kGpuMetadataKey = "gpu";
+
+/// The metadata key of the run's own facts: {"command": the bench command line as given}.
+inline constexpr const char* kRunMetadataKey = "run";
+
+/// Attaches the command line that recorded the session (metadata block "run"), so that a replay
+/// can say which command it replays.
+void attach_command(SessionMeta& meta, const std::string& command);
+
+/// The command line attach_command recorded; "" when the session has none (recorded before
+/// 2026-12-03, or by a client that does not say). Throws InputError for a malformed block.
+std::string read_command(const SessionMeta& meta);
 
 /// Attaches `gpu` to the session as metadata block "gpu" (replacing one already there). Throws
 /// std::invalid_argument for a non-finite power (JSON has no NaN/Inf).

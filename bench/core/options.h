@@ -31,7 +31,10 @@ struct BenchOptions {
   int active_steps = 20;        ///< schedule: recorded steps (ProfilerStep#N)
   std::string mode = "hot";     ///< "hot": back-to-back launches per sample; "cold": L2 flushed before each sample
   int batch = 0;                ///< hot mode: launches per sample (0 = enough for ~kHotBatchTargetNs of GPU time)
-  double max_noise_pct = 0.5;   ///< stopping rule: target relative standard deviation of the samples, percent
+  /// The command line as given (argv joined with spaces), recorded in raw_session.json's meta "run"
+  /// so that a replay can name the command it replays.
+  std::string command;
+  double max_noise_pct = 0.5;   ///< stopping rule: target half-width of the median's 95% interval, percent
   int min_samples = 10;         ///< stopping rule: at least this many samples
   double min_time_s = 0.5;      ///< stopping rule: at least this many seconds of sampling
   double max_time_s = 3.0;      ///< stopping rule: at most this many seconds of sampling per fixture

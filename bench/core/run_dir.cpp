@@ -19,6 +19,7 @@
 
 #include "bench/core/harness_json.h"
 #include "bench/core/harness_records.h"
+#include "bench/core/noise_causes.h"
 #include "bench/core/options.h"
 #include "profiler/atomic_file.h"
 #include "profiler/event_model.h"
@@ -161,11 +162,21 @@ void write_events_json(const RawSession& raw, std::ostream& out) {
     if (!f.timing.mode.empty() && !f.timing.samples_ns.empty()) {
       // Statistics of every sample (per call, ns), computed here from the raw samples.
       const SampleStats st = compute_stats(f.timing.samples_ns);
+      const MedianInterval ci = fixture_median_interval(f.timing);
       fj["stats"] = {{"count", st.count}, {"median_ns", st.median}, {"min_ns", st.min},   {"max_ns", st.max},
                      {"mean_ns", st.mean},  {"stddev_ns", st.stddev}, {"mad_ns", st.mad}, {"q1_ns", st.q1},
-                     {"q3_ns", st.q3},      {"rsd", st.rsd()}};
+                     {"q3_ns", st.q3},      {"rsd", st.rsd()},
+                     {"median_ci", {{"confidence", ci.confidence}, {"low_ns", ci.low}, {"high_ns", ci.high},
+                                    {"bounded", ci.bounded},
+                                    // JSON has no infinity: an unbounded interval's half-width is null.
+                                    {"half_width", ci.bounded ? nlohmann::json(ci.half_width()) : nlohmann::json()},
+                                    {"batches", ci.batches}, {"effective_samples", ci.effective_samples}}}};
+      fj["stop_rule"] = f.timing.confidence > 0 ? "median_ci" : "rsd";
       fj["noisy"] = f.timing.stop != "converged";
       fj["throttled"] = f.timing.gpu_before.throttled || f.timing.gpu_after.throttled;
+      const NoiseCauses nc = noise_causes(f.timing);
+      fj["noise_causes"] = {{"nvml_read", nc.read}, {"throttle_reasons", nc.reasons}, {"causes", nc.causes},
+                            {"text", nc.text()}};
     }
     fixtures.push_back(std::move(fj));
   }
@@ -173,14 +184,26 @@ void write_events_json(const RawSession& raw, std::ostream& out) {
   out << doc.dump(1) << '\n';
 }
 
+MedianInterval fixture_median_interval(const FixtureTiming& t) {
+  return median_interval(t.samples_ns, t.confidence > 0 ? t.confidence : 0.95);
+}
+
 namespace {
 
-void write_summary(const RawSession& raw, const ValidationReport& report, std::ostream& out) {
+void write_summary(const RawSession& raw, const ValidationReport& report, const fs::path& replayed_from, std::ostream& out) {
   const Session session = build_session(raw);
   const std::vector<StepMetrics> steps = step_metrics(session);
   const std::string gpu = raw.meta.devices.empty() ? "unknown GPU" : raw.meta.devices[0].name;
   const std::string uuid = read_gpu_meta(raw.meta).uuid;
   out << "# crossbench run\n\n";
+  if (!replayed_from.empty()) {
+    const std::string command = read_command(raw.meta);
+    out << fmt::format("- **replay** of `{}` (bench --replay: every file regenerated from the recorded session, "
+                       "no GPU ran; benchmark.json only a live run writes), recorded by {}\n",
+                       replayed_from.string(),
+                       command.empty() ? std::string("a command the session does not name (recorded before 2026-12-03)")
+                                       : "`" + command + "`");
+  }
   out << fmt::format("- GPU: {}{}\n- recorded: {}\n- CUDA driver {}, runtime {}, CUPTI {}, cuBLAS {}\n",
                      gpu, uuid.empty() ? "" : " (" + uuid + ")", raw.meta.created_utc,
                      raw.meta.cuda_driver_version, raw.meta.cuda_runtime_version, raw.meta.cupti_version,
@@ -188,9 +211,11 @@ void write_summary(const RawSession& raw, const ValidationReport& report, std::o
   out << fmt::format("- schedule: wait {}, warmup {}, active {}; dropped records: {}\n\n",
                      raw.meta.schedule_wait, raw.meta.schedule_warmup, raw.meta.schedule_active,
                      raw.meta.dropped_records);
-  out << "| fixture | verified (rel. error) | samples | noise (RSD) | noise target met | cudaEvent per call (us) | "
-         "CUPTI span per call (us) | event - span (us) | CUPTI kernel sum per call (us) | TFLOP/s | GB/s |\n";
-  out << "| --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+  out << "| fixture | verified (rel. error) | samples | spread (RSD) | median known to | precision target met | "
+         "cudaEvent per call (us) | CUPTI span per call (us) | event - span (us) | CUPTI kernel sum per call (us) | "
+         "TFLOP/s | GB/s |\n";
+  out << "| --- | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+  std::vector<std::string> spread_notes;
   for (const FixtureInfo& f : read_fixtures(raw)) {
     std::vector<double> ev, span, sum;
     for (const StepMetrics& m : step_metrics_of(steps, f.name)) {
@@ -204,18 +229,34 @@ void write_summary(const RawSession& raw, const ValidationReport& report, std::o
     const double gbps = kernel_ns > 0 ? f.bytes / kernel_ns : 0.0;          // byte/ns = GB/s
     // A fixture that failed or was abandoned before sampling has no samples (and no noise).
     const std::size_t samples = f.timing.samples_ns.size();
-    const std::string noise =
-        samples == 0 ? "-" : fmt::format("{:.2f}%", compute_stats(f.timing.samples_ns).rsd() * 100);
+    const double rsd = samples == 0 ? 0.0 : compute_stats(f.timing.samples_ns).rsd();
+    const std::string noise = samples == 0 ? "-" : fmt::format("{:.2f}%", rsd * 100);
+    std::string known = "-";
+    if (samples > 0) {
+      const MedianInterval ci = fixture_median_interval(f.timing);
+      known = ci.bounded ? fmt::format("+-{:.3f}% ({:.0f}%)", ci.half_width() * 100, ci.confidence * 100)
+                         : fmt::format("unbounded ({:.0f}%)", ci.confidence * 100);
+    }
     const std::string met = f.timing.stop.empty() || samples == 0 ? "-"
                             : f.timing.stop == "converged"        ? "yes"
                                                                   : "NO (" + f.timing.stop + ")";
-    out << fmt::format("| {} | {} ({:.2e}) | {} | {} | {} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.1f} | {:.1f} |\n",
-                       f.name, f.verified ? "yes" : "NO", f.max_rel_error, samples, noise, met,
+    // Why the samples spread: named for every fixture that spread beyond its target or timed out.
+    if (samples > 0 && (rsd > f.timing.max_noise || f.timing.stop != "converged")) {
+      spread_notes.push_back(fmt::format("- {}: RSD {:.2f}%: {}", f.name, rsd * 100, noise_causes(f.timing).text()));
+    }
+    out << fmt::format("| {} | {} ({:.2e}) | {} | {} | {} | {} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.1f} | {:.1f} |\n",
+                       f.name, f.verified ? "yes" : "NO", f.max_rel_error, samples, noise, known, met,
                        event_ns / 1e3, span_ns / 1e3, (event_ns - span_ns) / 1e3, kernel_ns / 1e3, tflops, gbps);
   }
+  if (!spread_notes.empty()) {
+    out << "\nWhy the samples spread (NVML clock-event reasons and clocks before and after sampling):\n\n";
+    for (const std::string& n : spread_notes) out << n << "\n";
+  }
   out << "\nPer call: each recorded step's figure divided by the calls it made (hot mode queues a batch\n"
-         "back to back), median over the recorded steps. Samples and noise: every sample of the stopping\n"
-         "rule (docs/metrics.md). cudaEvent: the event interval. CUPTI span: first device activity start to\n"
+         "back to back), median over the recorded steps. Samples, spread and \"median known to\": every\n"
+         "sample of the stopping rule; the last is the half-width of the median's distribution-free\n"
+         "interval at the stated level, widened for drift, which the stopping rule holds to --max-noise\n"
+         "(docs/metrics.md, \"Stopping rule\"). cudaEvent: the event interval. CUPTI span: first device activity start to\n"
          "last end in the step; \"event - span\" is the quantity the event_vs_cupti check bounds (the time\n"
          "from the start event to the first activity and from the last to the stop event). CUPTI kernel\n"
          "sum: the activities' own durations (gaps between calls excluded); TFLOP/s and GB/s use it.\n";
@@ -231,11 +272,11 @@ void write_run_outputs(const RawSession& raw, const fs::path& dir) {
   write_file_atomic(dir / "events.json", [&](std::ostream& o) { write_events_json(raw, o); });
 }
 
-int validate_and_report(const fs::path& dir, std::ostream& out) {
+int validate_and_report(const fs::path& dir, std::ostream& out, const fs::path& replayed_from) {
   const ValidationReport report = validate_run_dir(dir);
   write_report_json(report, dir / "validation.json");
   const RawSession raw = read_recorded_session(dir / "raw_session.json");
-  write_file_atomic(dir / "summary.md", [&](std::ostream& o) { write_summary(raw, report, o); });
+  write_file_atomic(dir / "summary.md", [&](std::ostream& o) { write_summary(raw, report, replayed_from, o); });
   print_summary(report, out);
   return report.passed() ? 0 : 1;
 }
@@ -252,7 +293,7 @@ int replay_session(const fs::path& file, const fs::path& dir, std::ostream& out)
   write_run_outputs(raw, dir);
   release_run_dir(dir);
   out << "replayed " << file.string() << " into " << dir.string() << "\n";
-  return validate_and_report(dir, out);
+  return validate_and_report(dir, out, file);
 }
 
 }  // namespace xb

@@ -7,7 +7,9 @@
 #include <ostream>
 #include <string>
 
+#include "bench/core/harness_records.h"
 #include "profiler/raw_records.h"
+#include "profiler/stats.h"
 
 namespace xb {
 
@@ -63,13 +65,21 @@ class RunDirClaim {
 /// each atomically. Throws std::runtime_error (from write_file_atomic) on I/O failure.
 void write_run_outputs(const RawSession& raw, const std::filesystem::path& dir);
 
+/// The median's interval of a fixture's samples (profiler/stats.h median_interval) at the level its
+/// stopping rule used; 95% for sessions recorded before that rule (confidence 0). Throws
+/// std::invalid_argument when it has no samples.
+MedianInterval fixture_median_interval(const FixtureTiming& t);
+
 /// Writes events.json (per-iteration cudaEvent times per fixture, with medians).
 void write_events_json(const RawSession& raw, std::ostream& out);
 
 /// Validates the files in `dir` (validate/validator.h), writes validation.json and summary.md,
 /// prints the summary to `out`. Returns 0 when every check that ran passed, else 1.
+/// `replayed_from`: the raw session a replay read (summary.md then says the folder is a replay, of
+/// that file and of the command that recorded it); empty for a live run.
 /// Throws InputError when the folder's files are unusable.
-int validate_and_report(const std::filesystem::path& dir, std::ostream& out);
+int validate_and_report(const std::filesystem::path& dir, std::ostream& out,
+                        const std::filesystem::path& replayed_from = {});
 
 /// `bench --replay FILE`: reads a raw session and regenerates every output in `dir`
 /// (created as create_run_dir does), then validates. Returns the exit code (0 or 1).

@@ -1,6 +1,7 @@
 // The stopping rule (see stopping_rule.h).
 #include "bench/core/stopping_rule.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -12,27 +13,24 @@ StoppingRule::StoppingRule(Config config) : config_(config) {
     throw std::invalid_argument("stopping rule: need 0 <= min_time_s <= max_time_s");
   }
   if (!(config_.max_noise > 0)) throw std::invalid_argument("stopping rule: max_noise must be positive");
-}
-
-double StoppingRule::rsd() const {
-  if (count_ < 2 || mean_ == 0) return 0;
-  return std::sqrt(m2_ / static_cast<double>(count_ - 1)) / std::fabs(mean_);
+  if (!(config_.confidence > 0 && config_.confidence < 1)) {
+    throw std::invalid_argument("stopping rule: confidence must be in (0, 1)");
+  }
 }
 
 StoppingRule::State StoppingRule::add(double sample, double elapsed_s) {
   if (!std::isfinite(sample)) throw std::invalid_argument("stopping rule: non-finite sample");
   if (state_ != State::Continue) return state_;
-  ++count_;
-  const double delta = sample - mean_;
-  mean_ += delta / static_cast<double>(count_);
-  m2_ += delta * (sample - mean_);
-  if (count_ >= static_cast<std::size_t>(config_.min_samples) && elapsed_s >= config_.min_time_s &&
-      rsd() <= config_.max_noise) {
-    state_ = State::Converged;
-  } else {
-    tick(elapsed_s);
+  samples_.push_back(sample);
+  const std::size_t n = samples_.size();
+  if (n >= static_cast<std::size_t>(config_.min_samples) && elapsed_s >= config_.min_time_s && n >= next_check_) {
+    next_check_ = n + std::max<std::size_t>(1, n / 20);
+    if (interval().half_width() <= config_.max_noise) {
+      state_ = State::Converged;
+      return state_;
+    }
   }
-  return state_;
+  return tick(elapsed_s);
 }
 
 StoppingRule::State StoppingRule::tick(double elapsed_s) {

@@ -270,12 +270,15 @@ GateResult gate_fixture(const FixtureRecord& now, const FixtureRecord* baseline,
   std::vector<std::string> why;
   if (now.stop != "converged") {
     r.noisy = true;
-    why.push_back(fmt::format("noise target {:.2f}% not met (RSD {:.2f}%, stop: {})", now.max_noise * 100,
+    const MedianInterval ci = median_interval(now.samples_ns);
+    why.push_back(fmt::format("precision target {:.2f}% not met (median known to {}, RSD {:.2f}%, stop: {})",
+                              now.max_noise * 100,
+                              ci.bounded ? fmt::format("+-{:.3f}% at 95%", ci.half_width() * 100) : "no bound at 95%",
                               r.now_rsd * 100, now.stop.empty() ? "unknown" : now.stop));
   }
   if (baseline != nullptr && baseline->stop != "converged") {
     r.noisy = true;
-    why.push_back(fmt::format("the baseline missed its noise target {:.2f}% (RSD {:.2f}%)", baseline->max_noise * 100,
+    why.push_back(fmt::format("the baseline missed its precision target {:.2f}% (RSD {:.2f}%)", baseline->max_noise * 100,
                               r.baseline_rsd * 100));
   }
   const ThrottleCheck th = check_throttle(now, baseline, rules);

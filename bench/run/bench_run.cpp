@@ -218,6 +218,7 @@ int run_bench(const BenchOptions& opt, const BenchPlan& plan, const char* argv0)
   raw.meta.created_utc = utc_time("%Y-%m-%dT%H:%M:%SZ");
   raw.meta.cublas_version = static_cast<int>(cublasLtGetVersion());
   gpu_meta.fill(raw.meta);
+  if (!opt.command.empty()) attach_command(raw.meta, opt.command);
   // No benchmark::Shutdown(): it deletes the custom context (AddCustomContext above, once per
   // process) without forgetting the pointer, so the next run in this process would print freed
   // memory into benchmark.json and delete it again. The map lives until the process ends.

@@ -316,7 +316,7 @@ TEST(Gate, NoisyIsInconclusiveNeverPass) {
   GateResult r = gate_fixture(now, &base, kH200, GateRules{});
   EXPECT_TRUE(r.noisy);
   EXPECT_EQ(r.verdict, Verdict::Inconclusive);
-  EXPECT_NE(r.reason.find("noise target 0.50% not met"), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find("precision target 0.50% not met (median known to"), std::string::npos) << r.reason;
   // A noisy baseline too.
   FixtureRecord noisy_base = base;
   noisy_base.stop = "timed out";

@@ -11,12 +11,14 @@
 #include <map>
 #include <sstream>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "bench/core/harness_records.h"
 #include "bench/core/run_dir.h"
 #include "profiler/event_model.h"
 #include "profiler/session_io.h"
+#include "profiler/stats.h"
 #include "profiler/units.h"
 #include "validate/validator.h"
 
@@ -127,8 +129,11 @@ TEST(ReplayH200, SummaryFiguresArePerCall) {
   for (const FixtureInfo& f : read_fixtures(raw)) {
     ASSERT_TRUE(rows.count(f.name)) << f.name;
     const std::vector<std::string>& r = rows[f.name];
-    // fixture, verified, samples, noise, target met, event, span, event - span, kernel sum, TFLOP/s, GB/s
-    ASSERT_EQ(r.size(), 11u) << f.name;
+    // fixture, verified, samples, spread, median known to, target met, event, span, event - span,
+    // kernel sum, TFLOP/s, GB/s
+    ASSERT_EQ(r.size(), 12u) << f.name;
+    const MedianInterval ci = median_interval(f.timing.samples_ns);  // the session predates the level: 95%
+    EXPECT_EQ(r[4], ci.bounded ? fmt::format("+-{:.3f}% (95%)", ci.half_width() * 100) : "unbounded (95%)") << f.name;
     std::vector<double> per_call;
     int launches = 0;
     for (const StepTiming& t : raw.event_timings) {
@@ -141,18 +146,26 @@ TEST(ReplayH200, SummaryFiguresArePerCall) {
     std::sort(per_call.begin(), per_call.end());
     const std::size_t n = per_call.size();
     const double event_us = (n % 2 ? per_call[n / 2] : (per_call[n / 2 - 1] + per_call[n / 2]) / 2) / 1e3;
-    const double shown_event_us = std::stod(r[5]), span_us = std::stod(r[6]), cupti_us = std::stod(r[8]);
+    const double shown_event_us = std::stod(r[6]), span_us = std::stod(r[7]), cupti_us = std::stod(r[9]);
     EXPECT_NEAR(shown_event_us, event_us, 0.0006) << f.name;
-    EXPECT_NEAR(std::stod(r[7]), shown_event_us - span_us, 0.0011) << f.name;
+    EXPECT_NEAR(std::stod(r[8]), shown_event_us - span_us, 0.0011) << f.name;
     EXPECT_GT(cupti_us, 0) << f.name;
     EXPECT_LE(cupti_us, span_us + 0.0005) << f.name << ": the activities' own time per call within their span";
     EXPECT_LE(span_us, shown_event_us) << f.name << ": device span per call within the event interval per call";
     EXPECT_EQ(std::stoul(r[2]), f.timing.samples_ns.size()) << f.name;
-    EXPECT_NEAR(std::stod(r[9]), f.flops / (cupti_us * 1e3) / 1e3, 0.06 + 1e-3 * std::stod(r[9])) << f.name;
-    EXPECT_NEAR(std::stod(r[10]), f.bytes / (cupti_us * 1e3), 0.06 + 1e-3 * std::stod(r[10])) << f.name;
+    EXPECT_NEAR(std::stod(r[10]), f.flops / (cupti_us * 1e3) / 1e3, 0.06 + 1e-3 * std::stod(r[10])) << f.name;
+    EXPECT_NEAR(std::stod(r[11]), f.bytes / (cupti_us * 1e3), 0.06 + 1e-3 * std::stod(r[11])) << f.name;
     ++checked;
   }
   EXPECT_EQ(checked, 8);
+  // A replay says so, and of what: the recording command when the session has one (meta.run).
+  std::ifstream again(dir / "summary.md");
+  const std::string text((std::istreambuf_iterator<char>(again)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("- **replay** of `" + std::string(kSession) + "`"), std::string::npos) << text;
+  const std::string command = read_command(raw.meta);
+  EXPECT_NE(text.find(command.empty() ? std::string("recorded by a command the session does not name")
+                                      : "recorded by `" + command + "`"),
+            std::string::npos) << text;
   fs::remove_all(dir);
 }
 
