@@ -77,8 +77,12 @@ ValidationReport run_all(Model& m, const ValidateOptions& opts) {
       "per call); CUPTI span of a step = first device activity start to last device activity end among activities "
       "whose External id is the step's ProfilerStep range or a range nested in it; a fixture that missed its noise "
       "target is reported noisy, not passed; cold-mode fixtures (one launch per sample) get {} ns more for the GPU "
-      "front end's launch and completion latency, which the event interval holds and the kernel span does not",
-      opts.event_abs_tol_ns, num(opts.event_rel_tol), opts.event_cold_allowance_ns);
+      "front end's launch and completion latency, which the event interval holds and the kernel span does not; "
+      "fixtures whose launch synchronizes with the device (timing.sync, sampled without the blocking kernel) get "
+      "the same {} ns per step and the host's launch time outside the step's device activities (from the step's "
+      "start to the end of the first activity's launch call, and from the last activity's end to the end of its "
+      "host range; median over steps, per call)",
+      opts.event_abs_tol_ns, num(opts.event_rel_tol), opts.event_cold_allowance_ns, opts.event_cold_allowance_ns);
   report.tolerances[checks::kModelVsCounters] = fmt::format(
       "memory-bound fixtures (model intensity <= {} FLOP/B) whose model bytes exceed the L2: DRAM bytes read + "
       "written within {}% of the model; compute-bound fixtures (model intensity >= {} FLOP/B): FLOPs (SASS "
