@@ -48,7 +48,10 @@ class FakeDevice : public SampleDevice {
     order.push_back("flush");
     if (on_flush) on_flush();
   }
-  void record_start() override { order.push_back("start"); }
+  void record_start() override {
+    order.push_back("start");
+    calls_in_sample = 0;  // also where no hold came first (a synchronizing launch's sample)
+  }
   void record_stop() override { order.push_back("stop"); }
   void delay(std::int64_t) override {}
   std::int64_t release_and_wait_ns() override {
@@ -203,7 +206,10 @@ TEST(Measure, ColdModeFlushesBeforeTheStartEventAndRotatesInstances) {
   EXPECT_EQ(outside, r.dev.flushes);
   EXPECT_EQ(r.dev.order, (std::vector<std::string>{"hold", "flush", "start", "stop", "release"}));
   for (int c : r.dev.calls_per_sample) EXPECT_EQ(c, 3);
-  for (int c : counts) EXPECT_EQ(c, r.dev.samples);
+  // Besides the samples: each instance's setup call, and the first instance's detection call.
+  EXPECT_EQ(counts[0], r.dev.samples + 2);
+  EXPECT_EQ(counts[1], r.dev.samples + 1);
+  EXPECT_EQ(counts[2], r.dev.samples + 1);
 }
 
 TEST(Measure, ColdModeWithOneInstanceIsOneCallPerSample) {
@@ -212,7 +218,7 @@ TEST(Measure, ColdModeWithOneInstanceIsOneCallPerSample) {
   int count = 0;
   const Measurement m = measure({r.launch(&count)}, *r.prof, r.dev, "k", "xb::k", r.cfg);
   EXPECT_EQ(m.timing.launches_per_sample, 1);
-  EXPECT_EQ(count, r.dev.samples);
+  EXPECT_EQ(count, r.dev.samples + 2);  // + the setup call and the detection's
   EXPECT_EQ(r.dev.flushes, r.dev.samples);
 }
 
@@ -225,7 +231,7 @@ TEST(Measure, GraphModeCapturesOncePerInstanceAndReplaysOncePerSample) {
   EXPECT_TRUE(m.timing.graph);
   EXPECT_EQ(m.timing.launches_per_sample, 4);
   EXPECT_EQ(r.dev.captures, 1);
-  EXPECT_EQ(count, 4);  // the calls run only while captured
+  EXPECT_EQ(count, 2 + 4);  // the setup and detection calls, then the calls run only while captured
   EXPECT_EQ(r.dev.replays, r.dev.samples);
   EXPECT_EQ(r.dev.drops, 1);
   for (int c : r.dev.calls_per_sample) EXPECT_EQ(c, 4);
@@ -268,8 +274,8 @@ TEST(Measure, GraphModeColdCapturesOneCallOfEachCopyAndFlushesOutsideTheGraph) {
   EXPECT_TRUE(m.timing.graph);
   EXPECT_EQ(m.timing.launches_per_sample, 2);
   EXPECT_EQ(r.dev.captures, 1);  // one graph: a call of each instance
-  EXPECT_EQ(counts[0], 1);
-  EXPECT_EQ(counts[1], 1);
+  EXPECT_EQ(counts[0], 2 + 1);  // setup and detection calls, then one captured call
+  EXPECT_EQ(counts[1], 1 + 1);
   EXPECT_EQ(r.dev.replays, r.dev.samples);
   EXPECT_EQ(r.dev.flushes, r.dev.samples);
   EXPECT_EQ(r.dev.order, (std::vector<std::string>{"hold", "flush", "start", "stop", "release"}));
@@ -454,7 +460,7 @@ TEST(Measure, AFailingLaunchGivesTheStreamBackAndClosesTheStep) {
   };
   EXPECT_THROW(measure({bad}, *r.prof, r.dev, "k", "xb::k", r.cfg), std::runtime_error);
   EXPECT_EQ(r.dev.abandons, 1);
-  EXPECT_EQ(r.dev.holds, r.dev.releases + 1);
+  EXPECT_EQ(r.dev.holds, r.dev.releases + 2);  // the detection's hold and the failed sample's
   EXPECT_TRUE(r.src->stack.empty());  // every range closed, the step ended
   EXPECT_NO_THROW(r.prof->stop());
 }
@@ -464,7 +470,7 @@ TEST(Measure, InterruptCheckStopsBeforeTheNextSample) {
   r.cfg.batch = 1;
   int checks = 0;
   r.cfg.check_interrupt = [&] {
-    if (++checks == 5) throw std::runtime_error("interrupted");
+    if (++checks == 7) throw std::runtime_error("interrupted");  // 2 checks: the setup call, the detection
   };
   EXPECT_THROW(measure({r.launch()}, *r.prof, r.dev, "k", "xb::k", r.cfg), std::runtime_error);
   EXPECT_EQ(r.dev.samples, 4);
