@@ -16,10 +16,17 @@ namespace xb::vd {
 
 namespace {
 
+/// The device activities of one step: first start, last end, and which activities they are
+/// (event indices in the view).
+struct StepSpan {
+  std::int64_t first = 0, second = 0;  ///< first start, last end, ns
+  std::uint32_t first_event = kNone, last_event = kNone;
+};
+
 /// Per step range (event index in A): first start and last end of the device activities under
 /// it. `is_step(range)` names the step ranges.
 template <class IsStep>
-std::unordered_map<std::uint32_t, std::pair<std::int64_t, std::int64_t>> step_spans(const View& v, IsStep&& is_step) {
+std::unordered_map<std::uint32_t, StepSpan> step_spans(const View& v, IsStep&& is_step) {
   std::vector<std::uint32_t> step_of(v.t->events.size(), kNone - 1);  // kNone - 1 = not yet known
   auto find = [&](std::uint32_t r) {
     std::vector<std::uint32_t> chain;
@@ -39,9 +46,9 @@ std::unordered_map<std::uint32_t, std::pair<std::int64_t, std::int64_t>> step_sp
     for (auto c : chain) step_of[c] = result;
     return result;
   };
-  std::unordered_map<std::uint32_t, std::pair<std::int64_t, std::int64_t>> spans;
+  std::unordered_map<std::uint32_t, StepSpan> spans;
   std::uint32_t last_r = kNone;
-  std::pair<std::int64_t, std::int64_t>* span = nullptr;
+  StepSpan* span = nullptr;
   for (std::uint32_t i : v.dev) {
     const TraceEvent& a = v.ev(i);
     const std::uint32_t r = attributed_range(v, a);
@@ -49,13 +56,38 @@ std::unordered_map<std::uint32_t, std::pair<std::int64_t, std::int64_t>> step_sp
     if (r != last_r) {
       last_r = r;
       const std::uint32_t s = find(r);
-      span = s == kNone ? nullptr : &spans.emplace(s, std::make_pair(a.start_ns, a.end_ns())).first->second;
+      span = s == kNone ? nullptr : &spans.emplace(s, StepSpan{a.start_ns, a.end_ns(), i, i}).first->second;
     }
     if (!span) continue;
-    span->first = std::min(span->first, a.start_ns);
-    span->second = std::max(span->second, a.end_ns());
+    if (a.start_ns < span->first) {
+      span->first = a.start_ns;
+      span->first_event = i;
+    }
+    if (a.end_ns() > span->second) {
+      span->second = a.end_ns();
+      span->last_event = i;
+    }
   }
   return spans;
+}
+
+/// A synchronizing launch's step (no blocking kernel): the time the GPU idles inside the event
+/// interval while the host works, from the trace's own host and device timestamps (one clock):
+/// before the first device activity, from the step range's start (just before the start event
+/// is recorded) to the end of the API call that launched that activity; after the last one, from
+/// its end to the end of the host range it was launched in (the call returns, then the stop
+/// event is recorded). Either part is 0 when the trace lacks the call or the range.
+double sync_host_gap_ns(const View& v, std::uint32_t step_range, const StepSpan& span) {
+  double gap = 0;
+  if (span.first_event != kNone) {
+    const std::uint32_t api = v.api_corr.first(v.ev(span.first_event).correlation);
+    if (api != kNone) gap += static_cast<double>(std::max<std::int64_t>(0, v.ev(api).end_ns() - v.ev(step_range).start_ns));
+  }
+  if (span.last_event != kNone) {
+    const std::uint32_t range = attributed_range(v, v.ev(span.last_event));
+    if (range != kNone) gap += static_cast<double>(std::max<std::int64_t>(0, v.ev(range).end_ns() - span.second));
+  }
+  return gap;
 }
 
 }  // namespace
@@ -107,7 +139,7 @@ void check_event_vs_cupti(const Model& m, const ValidateOptions& opts, CheckLog&
     const EventRun& run = *cand[0];
     const auto spans = step_spans(A, [&](std::uint32_t r) { return is_profiler_step(m.names.str(A.ev(r).name)); });
     std::vector<std::int64_t> cupti;
-    for (const auto& [s, sp] : spans) cupti.push_back(sp.second - sp.first);
+    for (const auto& [s, sp] : spans) cupti.push_back(sp.second - sp.first);  // StepSpan: last end - first start
     const double cu = median_of(cupti);
     const std::string subject = fmt::format("{} n={}", run.op, run.n);
     report.figures[checks::kEventVsCupti] = {{"workload", subject},
@@ -141,7 +173,7 @@ void check_event_vs_cupti(const Model& m, const ValidateOptions& opts, CheckLog&
     // start to last device end) of the activities launched inside that same step, both divided by
     // the step's launches (per call).
     std::vector<std::int64_t> event_ns;
-    std::vector<double> event_call, cupti_call, diff_call;
+    std::vector<double> event_call, cupti_call, diff_call, sync_gap_call;
     bool usable = true;
     for (const auto& s : f.steps) {
       const std::string subject = fmt::format("{} step {}", f.name, s.step);
@@ -169,6 +201,7 @@ void check_event_vs_cupti(const Model& m, const ValidateOptions& opts, CheckLog&
       event_call.push_back(e);
       cupti_call.push_back(c);
       diff_call.push_back(e - c);
+      if (!f.sync.empty()) sync_gap_call.push_back(sync_host_gap_ns(A, r, sp->second) / n);
     }
     const double ev_med = median_of(event_ns);
     if (f.has_median && f.median_ns != ev_med)
@@ -179,10 +212,16 @@ void check_event_vs_cupti(const Model& m, const ValidateOptions& opts, CheckLog&
     // A cold step keeps the event pair's fixed cost whole, spread over its calls (one call: files
     // before the batched cold samples of 2026-12-01, or a benchmark with one instance).
     const bool cold = f.mode == "cold";
-    const double cold_allowance =
-        cold ? static_cast<double>(opts.event_cold_allowance_ns) / std::max(1, f.steps.front().launches) : 0.0;
-    const double tol =
-        std::max(static_cast<double>(opts.event_abs_tol_ns), opts.event_rel_tol * es.median) + cold_allowance;
+    // A synchronizing launch's step (no blocking kernel): the GPU idles while the host launches,
+    // so the event interval also holds the host's time before the first and after the last device
+    // activity (sync_host_gap_ns, median per call) and the idle GPU's front-end latency
+    // (event_cold_allowance_ns per step, as a cold step).
+    const bool sync = !f.sync.empty();
+    const double sync_gap = sync ? compute_stats(sync_gap_call).median : 0.0;
+    const double latency_allowance =
+        (cold || sync) ? static_cast<double>(opts.event_cold_allowance_ns) / std::max(1, f.steps.front().launches) : 0.0;
+    const double tol = std::max(static_cast<double>(opts.event_abs_tol_ns), opts.event_rel_tol * es.median) +
+                       latency_allowance + sync_gap;
     const PairedVerdict verdict = judge_pairs(diff_call, tol);
     const double abs_med = verdict.abs_median;
     const MedianInterval& di = verdict.diff;
@@ -194,9 +233,14 @@ void check_event_vs_cupti(const Model& m, const ValidateOptions& opts, CheckLog&
         num(es.median), num(cs.median), num(ds.median), di.confidence * 100, num(di.low), num(di.high),
         di.bounded ? "" : ", too few pairs to bound it: their range", num(ds.q1), num(ds.q3), num(ds.min), num(ds.max),
         num(abs_med), es.median > 0 ? 100.0 * abs_med / es.median : 0.0, num(tol),
-        cold ? fmt::format(" (cold mode: includes the {} ns per-sample allowance over {} calls, {} ns)",
-                           opts.event_cold_allowance_ns, f.steps.front().launches, num(cold_allowance))
-             : "",
+        sync ? fmt::format(" (the launch synchronizes, {}: no blocking kernel; includes the {} ns per-sample front-end "
+                           "allowance over {} calls, {} ns, and the host's launch time outside the device activities, "
+                           "median {} ns per call)",
+                           f.sync, opts.event_cold_allowance_ns, f.steps.front().launches, num(latency_allowance),
+                           num(sync_gap))
+        : cold ? fmt::format(" (cold mode: includes the {} ns per-sample allowance over {} calls, {} ns)",
+                             opts.event_cold_allowance_ns, f.steps.front().launches, num(latency_allowance))
+               : "",
         f.stop == "timed out" ? "; the fixture's median missed its precision target (stopping rule timed out), which "
                                 "does not bear on this paired check"
                               : "");
@@ -215,6 +259,8 @@ void check_event_vs_cupti(const Model& m, const ValidateOptions& opts, CheckLog&
                    {"noisy", verdict.status == CheckStatus::Noisy},
                    {"reason", verdict.reason},
                    {"fixture_timed_out", f.stop == "timed out"},
+                   {"sync", f.sync.empty() ? json(nullptr) : json(f.sync)},
+                   {"sync_host_gap_ns", sync_gap},
                    {"throttled", f.throttled}});
     if (verdict.status == CheckStatus::Failed)
       log.fail(f.name, fmt::format("median |event - CUPTI| per call within {} ns", num(tol)),

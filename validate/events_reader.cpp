@@ -94,6 +94,10 @@ EventsData parse_per_step(json& doc, const std::string& label, const Bad& bad) {
       };
       fix.mode = text("mode");
       fix.stop = text("stop");
+      if (auto y = t->find("sync"); y != t->end()) {
+        if (!y->is_string() || (*y != "declared" && *y != "detected")) bad(where + "timing.\"sync\" is not \"declared\" or \"detected\"");
+        fix.sync = y->get<std::string>();
+      }
       for (const char* g : {"gpu_before", "gpu_after"}) {
         if (auto s = t->find(g); s != t->end() && s->is_object()) {
           if (auto th = s->find("throttled"); th != s->end() && th->is_boolean() && th->get<bool>()) fix.throttled = true;

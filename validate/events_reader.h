@@ -34,6 +34,9 @@ struct EventFixture {
   std::string mode;            ///< "hot", "cold", or "" (no timing block)
   std::string stop;            ///< stopping rule's end: "converged" or "timed out" (noise target missed)
   bool throttled = false;      ///< NVML showed a throttle reason before or after sampling
+  /// timing.sync: "declared" or "detected" when the launch synchronizes with the device (sampled
+  /// without the blocking kernel), "" otherwise.
+  std::string sync;
   std::string error;           ///< the fixture failed in the bench ("" when it ran)
   std::vector<EventStep> steps;
 };

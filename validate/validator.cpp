@@ -79,8 +79,12 @@ ValidationReport run_all(Model& m, const ValidateOptions& opts) {
       "alone, whatever the spread of the samples: claimed when the 95% distribution-free interval of the median "
       "event - CUPTI difference (widened for drift; with too few pairs, their range) lies within the tolerance, "
       "else reported noisy (not claimed, with the interval); cold-mode fixtures (one launch per sample) get {} ns more for the GPU "
-      "front end's launch and completion latency, which the event interval holds and the kernel span does not",
-      opts.event_abs_tol_ns, num(opts.event_rel_tol), opts.event_cold_allowance_ns);
+      "front end's launch and completion latency, which the event interval holds and the kernel span does not; "
+      "fixtures whose launch synchronizes with the device (timing.sync, sampled without the blocking kernel) get "
+      "the same {} ns per step and the host's launch time outside the step's device activities (from the step's "
+      "start to the end of the first activity's launch call, and from the last activity's end to the end of its "
+      "host range; median over steps, per call)",
+      opts.event_abs_tol_ns, num(opts.event_rel_tol), opts.event_cold_allowance_ns, opts.event_cold_allowance_ns);
   report.tolerances[checks::kModelVsCounters] = fmt::format(
       "memory-bound fixtures (model intensity <= {} FLOP/B) whose model bytes exceed the L2: DRAM bytes read + "
       "written within {}% of the model; compute-bound fixtures (model intensity >= {} FLOP/B): FLOPs (SASS "

@@ -23,7 +23,9 @@ class CudaSampleDevice final : public SampleDevice {
 
   bool blocking() const override { return blocking_ != nullptr; }
   void hold() override {
-    if (blocking_ != nullptr) blocking_->block(stream_);
+    if (blocking_ == nullptr) return;
+    blocking_->block(stream_);
+    held_ = true;
   }
   void flush_l2() override {
     if (flush_ == nullptr) throw std::logic_error("cold-mode sample without an L2 flush buffer");
@@ -33,18 +35,28 @@ class CudaSampleDevice final : public SampleDevice {
   void record_stop() override { stop_.record(stream_); }
   void delay(std::int64_t ns) override { enqueue_spin_delay(stream_, ns); }
   std::int64_t release_and_wait_ns() override {
-    if (blocking_ != nullptr) blocking_->release();
+    const bool held = held_;
+    release();
     stop_.synchronize();
-    if (blocking_ != nullptr && blocking_->timed_out()) {
+    held_ = false;
+    if (held && blocking_->timed_out()) {
       throw std::runtime_error("blocking kernel timed out before the host released it");
     }
     const auto ns = static_cast<std::int64_t>(std::llround(static_cast<double>(stop_.elapsed_ms_since(start_)) * 1e6));
     if (ns <= 0) throw std::runtime_error("non-positive cudaEvent interval (" + std::to_string(ns) + " ns)");
     return ns;
   }
+  void release() noexcept override {
+    if (blocking_ != nullptr) blocking_->release();  // a store to host-mapped memory: any thread
+  }
+  void synchronize() override {
+    XB_CUDA(cudaStreamSynchronize(stream_));
+    held_ = false;
+  }
   void abandon() noexcept override {
-    if (blocking_ != nullptr) blocking_->release();
+    release();
     XB_CUDA_NOTHROW(cudaStreamSynchronize(stream_));
+    held_ = false;
   }
   ~CudaSampleDevice() override { drop_graphs(); }
 
@@ -88,6 +100,7 @@ class CudaSampleDevice final : public SampleDevice {
   cudaStream_t stream_;
   BlockingKernel* blocking_;
   const DeviceBuffer* flush_;
+  bool held_ = false;  ///< a blocking kernel of hold() may still be pending
   Event start_, stop_;
   std::vector<cudaGraphExec_t> graphs_;
 };

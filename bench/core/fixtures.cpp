@@ -133,6 +133,7 @@ void run_fixture(benchmark::State& state, BenchContext& ctx, const BenchmarkDef&
     MeasureConfig cfg = ctx.measure;
     if (const auto own = ctx.stopping_by_fixture.find(name); own != ctx.stopping_by_fixture.end()) cfg.stopping = own->second;
     if (const auto delay = ctx.delay_ns_by_fixture.find(name); delay != ctx.delay_ns_by_fixture.end()) cfg.delay_ns = delay->second;
+    cfg.sync = def.sync;
     Measurement m;
     for (auto _ : state) {
       m = measure(launches, *ctx.profiler, *ctx.device, name, "xb::" + p.op, cfg);
@@ -141,6 +142,12 @@ void run_fixture(benchmark::State& state, BenchContext& ctx, const BenchmarkDef&
     info.timing = m.timing;
     const FixtureTiming& t = info.timing;
     const SampleStats& st = m.stats;
+    if (!t.sync.empty()) {
+      std::cerr << fmt::format("bench: note: {} synchronizes with the device in its launch ({}): timed without the "
+                               "blocking kernel, so its times include the host's launch overhead{}\n",
+                               name, t.sync == "declared" ? "declared .sync()" : "detected: the call waited for the blocking kernel",
+                               t.sync == "declared" ? "" : " (declare .sync() to skip the detection)");
+    }
     if (cfg.warmup) {
       state.counters["warmup_s"] = m.warmup_s;
       if (!t.warmed_up) std::cerr << fmt::format("bench: note: {} not steady after {:.1f} s of warm-up\n", name, m.warmup_s);
@@ -153,6 +160,9 @@ void run_fixture(benchmark::State& state, BenchContext& ctx, const BenchmarkDef&
     state.counters["median_ci_pct"] = ci.bounded ? ci.half_width() * 100 : -1.0;
     state.counters["samples"] = static_cast<double>(st.count);
     state.counters["launches_per_sample"] = t.launches_per_sample;
+    state.counters[kCallsCounter] = static_cast<double>(m.calls);
+    state.counters[kCpuPerCallCounter] = m.calls > 0 ? m.sampling_cpu_s * 1e6 / static_cast<double>(m.calls) : 0.0;
+    state.counters["sync"] = t.sync.empty() ? 0 : 1;
     state.counters["TFLOP/s"] = info.flops / st.median / 1e3;
     state.counters["GB/s"] = info.bytes / st.median;
     state.counters["noisy"] = m.converged ? 0 : 1;

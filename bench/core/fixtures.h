@@ -81,6 +81,13 @@ Measurement measure_copy(cudaStream_t stream, std::size_t bytes, CopyPath path, 
 /// bounds any achievable rate from above (docs/metrics.md). Throws what measure_copy throws.
 CopyBandwidth measure_copy_bandwidth(cudaStream_t stream);
 
+/// Google Benchmark counters every fixture sets besides its figures (benchmark.json; the console
+/// reporter, bench/run/console_reporter.h, shows them as its Iterations and CPU columns): the calls
+/// timed (samples x calls per sample) and the host CPU time per timed call, us. Google Benchmark's
+/// own iteration count is 1 and its CPU time the whole measurement's (measure() runs once).
+inline constexpr const char* kCallsCounter = "calls";
+inline constexpr const char* kCpuPerCallCounter = "cpu_us_per_call";
+
 /// Registers one benchmark per fixture, in the given order. Throws std::invalid_argument for an
 /// unregistered op.
 void register_fixtures(const std::vector<FixtureSpec>& fixtures, BenchContext& context);

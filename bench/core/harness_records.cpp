@@ -48,6 +48,10 @@ FixtureTiming parse_fixture_timing(const json& j, const std::string& w) {
   if (t.mode != "hot" && t.mode != "cold") rj::fail(w, "timing mode must be \"hot\" or \"cold\", not \"" + t.mode + "\"");
   t.blocking = rj::get_bool(j, "blocking", w);
   if (j.contains("graph")) t.graph = rj::get_bool(j, "graph", w);  // optional: false before graph mode
+  if (j.contains("sync")) {  // optional: absent for launches that do not synchronize
+    t.sync = rj::get_string(j, "sync", w);
+    if (t.sync != "declared" && t.sync != "detected") rj::fail(w, "timing sync must be \"declared\" or \"detected\", not \"" + t.sync + "\"");
+  }
   t.launches_per_sample = rj::get_int(j, "launches_per_sample", w);
   t.rotation = rj::get_int(j, "rotation", w);
   t.max_noise = rj::get_double(j, "max_noise", w);
@@ -168,6 +172,7 @@ json fixture_timing_json(const FixtureTiming& t) {
          {"gpu_after", gpu_sample_json(t.gpu_after)}};
   if (t.graph) j["graph"] = true;  // optional key: absent means eager launches
   if (t.confidence > 0) j["confidence"] = t.confidence;  // optional key: absent means the RSD rule
+  if (!t.sync.empty()) j["sync"] = t.sync;  // optional key: absent means the launch does not synchronize
   return j;
 }
 

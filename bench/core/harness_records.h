@@ -50,6 +50,9 @@ struct FixtureTiming {
   std::string mode;              ///< "hot" or "cold"; empty in sessions recorded before timing modes
   bool blocking = true;          ///< samples were queued behind the blocking kernel
   bool graph = false;            ///< each sample replayed a CUDA graph of its calls (bench --graph)
+  /// The launch synchronizes with the device: "declared" (.sync(), sync=True), "detected"
+  /// (measure.h launch_synchronizes), "" (it does not). Sampled without the blocking kernel then.
+  std::string sync;
   int launches_per_sample = 1;   ///< hot mode: calls between the events; cold mode: 1
   int rotation = 1;              ///< cold mode: input copies used in turn (1 = no rotation)
   /// Stopping rule's target, a fraction: the half-width of the median's interval at `confidence`

@@ -4,9 +4,13 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <ctime>
 #include <cmath>
+#include <condition_variable>
 #include <limits>
+#include <mutex>
 #include <stdexcept>
+#include <thread>
 
 #include "bench/core/sampling.h"
 
@@ -15,6 +19,14 @@ namespace xb {
 Seconds steady_seconds() {
   return [] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  };
+}
+
+Seconds thread_cpu_seconds() {
+  return [] {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
   };
 }
 
@@ -27,7 +39,7 @@ void SampleDevice::replay(int) { throw std::logic_error("this device cannot repl
 TimedCall timed_sample(const std::function<void()>& launch, Profiler& prof, SampleDevice& dev,
                        const std::string& annotation, const std::string& op_name, const SampleSpec& spec) {
   if (spec.launches < 1) throw std::invalid_argument("timed_sample: launches must be at least 1");
-  dev.hold();
+  if (!spec.sync) dev.hold();  // a synchronizing launch would wait for the hold: none
   std::uint64_t step = 0;
   std::int64_t ns = 0;
   try {
@@ -73,6 +85,42 @@ TimedCall timed_sample(const std::function<void()>& launch, Profiler& prof, Samp
   }
   prof.end_step();
   return {ns, step != 0};
+}
+
+bool launch_synchronizes(const std::function<void()>& launch, SampleDevice& dev, double wait_s) {
+  dev.hold();
+  std::mutex m;
+  std::condition_variable cv;
+  bool returned = false, released = false;
+  // The watchdog, not the launch, runs on the second thread: the launch stays on the caller's
+  // thread (a Python callable needs the GIL its caller holds; CUDA's thread-local capture and
+  // context state stay the same as in every sample).
+  std::thread watchdog([&] {
+    std::unique_lock<std::mutex> lock(m);
+    if (!cv.wait_for(lock, std::chrono::duration<double>(wait_s), [&] { return returned; })) {
+      released = true;
+      dev.release();
+    }
+  });
+  const auto finish = [&] {
+    {
+      std::lock_guard<std::mutex> lock(m);
+      returned = true;
+    }
+    cv.notify_all();
+    watchdog.join();
+  };
+  try {
+    launch();
+  } catch (...) {
+    finish();
+    dev.abandon();
+    throw;
+  }
+  finish();
+  dev.release();
+  dev.synchronize();
+  return released;
 }
 
 bool gpu_settled(const GpuClockSample& g, double power_limit_w) {
@@ -138,7 +186,31 @@ Measurement measure(const std::vector<std::function<void()>>& launches, Profiler
   Measurement m;
   FixtureTiming& t = m.timing;
   t.mode = cfg.mode;
-  t.blocking = dev.blocking();
+  // Setup calls: every copy once, unblocked, then the stream synchronized. One-time work (cuBLAS
+  // workspaces and handles, lazy module loading, autotuning, allocator growth) happens here, not
+  // behind the blocking kernel, where a first call that synchronizes would stall. The last call's
+  // host time (the first may be the slow one) scales the detection's wait.
+  double call_host_s = 0;
+  for (const auto& launch : launches) {
+    interrupt();
+    const double c0 = cfg.now();
+    launch();
+    dev.synchronize();
+    call_host_s = cfg.now() - c0;
+  }
+  if (cfg.sync) {
+    t.sync = "declared";
+  } else if (cfg.detect_sync && dev.blocking()) {
+    interrupt();
+    const double wait_s = std::max(kSyncDetectMinWaitS, kSyncDetectWaitFactor * call_host_s);
+    if (launch_synchronizes(launches.front(), dev, wait_s)) t.sync = "detected";
+  }
+  if (!t.sync.empty() && cfg.graph) {
+    throw std::invalid_argument(fmt::format("its launch synchronizes with the device ({}), and a synchronizing call "
+                                            "cannot be captured into a CUDA graph: run it without --graph",
+                                            t.sync == "declared" ? "declared .sync()" : "detected"));
+  }
+  t.blocking = dev.blocking() && t.sync.empty();
   t.rotation = static_cast<int>(launches.size());
   t.max_noise = cfg.stopping.max_noise;
   t.confidence = cfg.stopping.confidence;
@@ -149,6 +221,7 @@ Measurement measure(const std::vector<std::function<void()>>& launches, Profiler
   const bool cold = cfg.mode == "cold";
   spec.flush = cold;
   spec.delay_ns = cfg.delay_ns;
+  spec.sync = !t.sync.empty();
   // Cold mode: one flush, then every instance once (sampling.h, kColdCallsPerSample), through one
   // function that takes the next instance on each call.
   std::size_t next_instance = 0;
@@ -212,6 +285,7 @@ Measurement measure(const std::vector<std::function<void()>>& launches, Profiler
   prof.begin_fixture(cfg.schedule);
   StoppingRule rule(cfg.stopping);
   const double t0 = cfg.now();
+  const double cpu0 = cfg.cpu_now ? cfg.cpu_now() : 0.0;
   const int scheduled = cfg.schedule.total();
   for (std::size_t i = 0;; ++i) {
     interrupt();
@@ -222,6 +296,8 @@ Measurement measure(const std::vector<std::function<void()>>& launches, Profiler
     if (rule.state() != StoppingRule::State::Continue && static_cast<int>(i + 1) >= scheduled) break;
   }
   t.sampling_s = cfg.now() - t0;
+  m.sampling_cpu_s = cfg.cpu_now ? cfg.cpu_now() - cpu0 : 0.0;
+  m.calls = static_cast<std::int64_t>(t.samples_ns.size()) * spec.launches;
   t.gpu_after = read_gpu(cfg);
   t.stop = to_string(rule.state());
   m.stats = compute_stats(t.samples_ns);

@@ -28,7 +28,8 @@ class BlockingKernel;
 class DeviceBuffer;
 
 /// What one sample needs from the device, in the order the core calls it:
-/// hold, [flush_l2], record_start, (calls), record_stop, release_and_wait_ns.
+/// hold, [flush_l2], record_start, (calls), record_stop, release_and_wait_ns. A sample of a
+/// synchronizing launch (SampleSpec::sync) skips hold.
 class SampleDevice {
  public:
   virtual ~SampleDevice() = default;
@@ -42,9 +43,14 @@ class SampleDevice {
   virtual void record_stop() = 0;
   /// A known delay of `ns` on the stream (a spin kernel: bench --slow-fixture).
   virtual void delay(std::int64_t ns) = 0;
-  /// Releases the hold, waits for the stop event and returns the start-stop interval, ns.
+  /// Releases the hold (if any), waits for the stop event and returns the start-stop interval, ns.
   /// Throws std::runtime_error when the blocking kernel timed out or the interval is not positive.
   virtual std::int64_t release_and_wait_ns() = 0;
+  /// Releases the hold without waiting for anything. Safe to call from another thread while the
+  /// sampling thread is inside a launch (launch_synchronizes' watchdog); never throws.
+  virtual void release() noexcept = 0;
+  /// Waits until everything queued on the stream has run. Throws std::runtime_error (CudaError).
+  virtual void synchronize() = 0;
   /// Gives the stream back after a failure (never throws).
   virtual void abandon() noexcept = 0;
 
@@ -74,6 +80,9 @@ struct SampleSpec {
   /// Graph mode: `launch` replays one CUDA graph that holds all `launches` calls (and their
   /// delays): it is called once, in one `op_name` CPU op range; `launches` still counts calls.
   bool graph = false;
+  /// The launch synchronizes with the device (MeasureConfig::sync, or launch_synchronizes found
+  /// it): no blocking kernel holds the stream, so the interval also holds the host's launch time.
+  bool sync = false;
 };
 
 /// Result of one timed sample.
@@ -90,10 +99,30 @@ struct TimedCall {
 TimedCall timed_sample(const std::function<void()>& launch, Profiler& prof, SampleDevice& dev,
                        const std::string& annotation, const std::string& op_name, const SampleSpec& spec);
 
+/// Whether `launch` synchronizes with the device: the stream is held (dev.hold()), `launch` runs on
+/// this thread, and a watchdog thread releases the hold if `launch` has not returned after
+/// `wait_s` seconds. A launch that returns while the hold is in place enqueued without waiting
+/// for the device (false); one that returned only after the watchdog's release waited for the
+/// blocking kernel, so it synchronizes (true). The stream is synchronized before it returns, and
+/// given back (dev.abandon()) before anything `launch` throws leaves. A launch slower than
+/// `wait_s` on the host without synchronizing is taken for a synchronizing one: measure() waits
+/// kSyncDetectWaitFactor times a call's unblocked host time, at least kSyncDetectMinWaitS.
+/// nvbench declares such benchmarks with exec_tag::sync and checks nothing; this finds the ones
+/// not declared, instead of letting the blocking kernel time out (10 s) on every sample.
+bool launch_synchronizes(const std::function<void()>& launch, SampleDevice& dev, double wait_s);
+
+/// launch_synchronizes' wait: this many times the host time of an unblocked call...
+constexpr double kSyncDetectWaitFactor = 10;
+/// ... and at least this long, s (well above the host time of an asynchronous launch: 2 to 20 us).
+constexpr double kSyncDetectMinWaitS = 0.05;
+
 /// Seconds on a monotonic clock; the core's only time source (a fake in the CPU tests).
 using Seconds = std::function<double()>;
 /// std::chrono::steady_clock in seconds.
 Seconds steady_seconds();
+/// The calling thread's CPU time in seconds (CLOCK_THREAD_CPUTIME_ID; Google Benchmark's CPU
+/// column measures the same clock).
+Seconds thread_cpu_seconds();
 
 /// Warm-up budget: unrecorded samples in windows of at least `window_s` (and 3 samples), until two
 /// window medians differ by at most `tolerance` after at least `min_s` and the GPU's power state
@@ -114,6 +143,12 @@ struct MeasureConfig {
   /// before the warm-up, outside every profiler step; each sample then replays it with one
   /// cudaGraphLaunch inside the op range. Hold, flush, events and the stopping rule are unchanged.
   bool graph = false;
+  /// The launch is declared to synchronize with the device (BenchmarkDef::sync; nvbench's
+  /// exec_tag::sync): sampled without the blocking kernel, no detection. Graph mode refuses it.
+  bool sync = false;
+  /// Without `sync`, and with a blocking device: find out with launch_synchronizes (after the
+  /// setup calls), and sample a synchronizing launch as if declared. Off: no detection.
+  bool detect_sync = true;
   bool warmup = false;             ///< warm up until steady before anything is recorded
   WarmupConfig warmup_config;
   Schedule schedule;               ///< wait / warmup / active profiler steps, at least
@@ -123,6 +158,7 @@ struct MeasureConfig {
   double power_limit_w = 0;        ///< NVML enforced power limit, W (0 = unknown)
   std::function<void()> check_interrupt;     ///< called before every sample; throws to stop
   Seconds now = steady_seconds();  ///< the clock of the budgets above
+  Seconds cpu_now = thread_cpu_seconds();  ///< the clock of Measurement::sampling_cpu_s
 };
 
 /// What measure() found.
@@ -131,11 +167,22 @@ struct Measurement {
   SampleStats stats;          ///< of timing.samples_ns (per call)
   double warmup_s = 0;        ///< wall time of the warm-up (0 without --warmup)
   bool converged = false;     ///< the noise target was met
+  /// Host CPU time of the sampling loop (recorded samples only), s: the harness's own work per
+  /// sample (event records, ranges) and CUDA's waits for the stop event, which spin by default.
+  double sampling_cpu_s = 0;
+  /// Calls timed in the sampling loop: samples x calls per sample.
+  std::int64_t calls = 0;
 };
 
 /// Measures one fixture: `launches[i]` enqueues one call of rotation copy i (one copy in hot
-/// mode; cold mode uses them in turn). Records its steps in `prof` under `annotation` >
-/// `op_name`. Throws what timed_sample throws, and what `check_interrupt` throws.
+/// mode; cold mode uses them in turn). First every copy's setup call: one call each, unblocked,
+/// then the stream synchronized (one-time work: workspaces, module loading, autotuning, outside
+/// any blocked sample and any step). Then, unless cfg.sync declares it, whether the launch
+/// synchronizes (launch_synchronizes; timing.sync says "declared" or "detected"); such a fixture is
+/// sampled without the blocking kernel (timing.blocking false). Records its steps in `prof` under
+/// `annotation` > `op_name`. Throws std::invalid_argument for graph mode with a synchronizing
+/// launch (a synchronizing call cannot be captured), what timed_sample throws, and what
+/// `check_interrupt` throws.
 Measurement measure(const std::vector<std::function<void()>>& launches, Profiler& prof, SampleDevice& dev,
                     const std::string& annotation, const std::string& op_name, const MeasureConfig& cfg);
 

@@ -73,6 +73,10 @@ Registration& Registration::rotation(int n) {
   registry().at(index_).rotation = n;
   return *this;
 }
+Registration& Registration::sync(bool on) {
+  registry().at(index_).sync = on;
+  return *this;
+}
 const BenchmarkDef& Registration::def() const { return registry().at(index_); }
 
 }  // namespace xb

@@ -16,6 +16,7 @@
 #include "bench/core/gpu_meta.h"
 #include "bench/core/interrupt.h"
 #include "bench/core/run_dir.h"
+#include "bench/run/console_reporter.h"
 #include "kernels/blocking.h"
 #include "kernels/cuda_check.h"
 #include "kernels/cuda_raii.h"
@@ -95,6 +96,14 @@ int run_bench(const BenchOptions& opt, const BenchPlan& plan, const char* argv0)
   // Everything that needs no GPU first (the plan, the folder, the flags), so that a bad input is
   // reported as such on any machine; then the device.
   check_plan(plan);
+  if (opt.graph) {
+    for (const FixtureSpec& f : plan.fixtures) {
+      const BenchmarkDef* def = find_benchmark(f.op);
+      if (def != nullptr && def->sync) {
+        throw UsageError("--graph: " + f.op + " declares .sync(), and a synchronizing call cannot be captured into a CUDA graph");
+      }
+    }
+  }
   check_run_dir(dir);
 
   // Google Benchmark: the user's --benchmark_* flags, plus JSON output into the run folder
@@ -182,21 +191,28 @@ int run_bench(const BenchOptions& opt, const BenchPlan& plan, const char* argv0)
   // The GPU in benchmark.json's context, beside Google Benchmark's host facts (tools/compare.py
   // and other readers of that file then know what it ran on). Once per process: Google Benchmark
   // keeps the context across runs and warns about a key added twice (bench qualify runs twice).
-  static bool context_added = false;
-  if (!context_added) {
-    context_added = true;
+  // The GPU's facts: benchmark.json's context (once per process: Google Benchmark keeps the
+  // context across runs and warns about a key added twice; bench qualify runs twice) and the
+  // first lines of the console (ConsoleReporter).
+  std::vector<std::pair<std::string, std::string>> gpu_context;
+  {
     const GpuStaticInfo info = gpu_meta.nvml().static_info();
     cudaDeviceProp prop{};
     XB_CUDA(cudaGetDeviceProperties(&prop, device));
-    benchmark::AddCustomContext("gpu_name", prop.name);
-    benchmark::AddCustomContext("gpu_uuid", info.uuid.empty() ? "unknown (" + info.source + ")" : info.uuid);
-    // Which board of the node (the UUID says which board, the bus id where it sits): with --devices
-    // each device's benchmark.json names its own.
-    benchmark::AddCustomContext("gpu_pci_bus_id", info.pci_bus_id.empty() ? "unknown" : info.pci_bus_id);
-    benchmark::AddCustomContext("gpu_driver", info.driver_version.empty() ? "unknown" : info.driver_version);
-    benchmark::AddCustomContext("gpu_sm_clock_max_mhz", std::to_string(info.sm_clock_max_mhz));
-    benchmark::AddCustomContext("gpu_mem_clock_max_mhz", std::to_string(info.mem_clock_max_mhz));
-    benchmark::AddCustomContext("gpu_power_limit_w", fmt::format("{:.0f}", info.power_limit_w));
+    gpu_context = {{"gpu_name", prop.name},
+                   {"gpu_uuid", info.uuid.empty() ? "unknown (" + info.source + ")" : info.uuid},
+                   // Which board of the node (the UUID says which board, the bus id where it sits):
+                   // with --devices each device's benchmark.json names its own.
+                   {"gpu_pci_bus_id", info.pci_bus_id.empty() ? "unknown" : info.pci_bus_id},
+                   {"gpu_driver", info.driver_version.empty() ? "unknown" : info.driver_version},
+                   {"gpu_sm_clock_max_mhz", std::to_string(info.sm_clock_max_mhz)},
+                   {"gpu_mem_clock_max_mhz", std::to_string(info.mem_clock_max_mhz)},
+                   {"gpu_power_limit_w", fmt::format("{:.0f}", info.power_limit_w)}};
+  }
+  static bool context_added = false;
+  if (!context_added) {
+    context_added = true;
+    for (const auto& [key, value] : gpu_context) benchmark::AddCustomContext(key, value);
   }
   const ClearRegistrations clear_registrations;
   register_fixtures(plan.fixtures, ctx);
@@ -212,7 +228,14 @@ int run_bench(const BenchOptions& opt, const BenchPlan& plan, const char* argv0)
   // bench qualify with two modes) used the freed reporter: "free(): invalid pointer" or a
   // segfault in FindBenchmarks, right after opening --benchmark_out. The static one still
   // honours --benchmark_format and --benchmark_color; the file reporter is made per run.
-  benchmark::RunSpecifiedBenchmarks(benchmark::CreateDefaultDisplayReporter());
+  // bench's own console table (console_reporter.h: no DEBUG line from the system's library,
+  // per-call CPU and calls timed, plain counters) unless --benchmark_format asks for json or csv.
+  bool gb_console = true;
+  for (const std::string& a : opt.benchmark_args) {
+    if (a.rfind("--benchmark_format=", 0) == 0) gb_console = a == "--benchmark_format=console";
+  }
+  ConsoleReporter console(gpu_context);
+  benchmark::RunSpecifiedBenchmarks(gb_console ? &console : benchmark::CreateDefaultDisplayReporter());
   XB_CUDA(cudaDeviceSynchronize());
   RawSession raw = profiler.stop();
   raw.meta.created_utc = utc_time("%Y-%m-%dT%H:%M:%SZ");

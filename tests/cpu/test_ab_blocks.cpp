@@ -44,6 +44,8 @@ class QueueDevice : public SampleDevice {
     return overhead_ns + queued_ns;
   }
   void abandon() noexcept override { ++abandons; }
+  void release() noexcept override {}
+  void synchronize() override {}
 };
 
 struct Rig {

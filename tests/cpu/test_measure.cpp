@@ -4,7 +4,9 @@
 // handling and that the recorded session validates its own step metrics.
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <functional>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -37,6 +39,8 @@ class FakeDevice : public SampleDevice {
     ++holds;
     order = {"hold"};
     calls_in_sample = 0;
+    std::lock_guard<std::mutex> lock(hold_mutex);
+    held = true;
   }
   std::function<void()> on_flush;
   void flush_l2() override {
@@ -44,7 +48,10 @@ class FakeDevice : public SampleDevice {
     order.push_back("flush");
     if (on_flush) on_flush();
   }
-  void record_start() override { order.push_back("start"); }
+  void record_start() override {
+    order.push_back("start");
+    calls_in_sample = 0;  // also where no hold came first (a synchronizing launch's sample)
+  }
   void record_stop() override { order.push_back("stop"); }
   void delay(std::int64_t) override {}
   std::int64_t release_and_wait_ns() override {
@@ -57,6 +64,21 @@ class FakeDevice : public SampleDevice {
     return ns;
   }
   void abandon() noexcept override { ++abandons; }
+  // launch_synchronizes: a "synchronizing" launch (Rig::sync_launch) waits until the hold is
+  // released; released counts release() calls from any thread.
+  std::mutex hold_mutex;
+  std::condition_variable hold_cv;
+  bool held = false;
+  int synchronizes = 0, released = 0;
+  void release() noexcept override {
+    {
+      std::lock_guard<std::mutex> lock(hold_mutex);
+      held = false;
+      ++released;
+    }
+    hold_cv.notify_all();
+  }
+  void synchronize() override { ++synchronizes; }
 
   // Graph mode: a capture counts the calls it sees (Rig::launch records nothing while capturing,
   // as a real capture runs nothing); a replay records one cudaGraphLaunch and its kernels.
@@ -184,7 +206,10 @@ TEST(Measure, ColdModeFlushesBeforeTheStartEventAndRotatesInstances) {
   EXPECT_EQ(outside, r.dev.flushes);
   EXPECT_EQ(r.dev.order, (std::vector<std::string>{"hold", "flush", "start", "stop", "release"}));
   for (int c : r.dev.calls_per_sample) EXPECT_EQ(c, 3);
-  for (int c : counts) EXPECT_EQ(c, r.dev.samples);
+  // Besides the samples: each instance's setup call, and the first instance's detection call.
+  EXPECT_EQ(counts[0], r.dev.samples + 2);
+  EXPECT_EQ(counts[1], r.dev.samples + 1);
+  EXPECT_EQ(counts[2], r.dev.samples + 1);
 }
 
 TEST(Measure, ColdModeWithOneInstanceIsOneCallPerSample) {
@@ -193,7 +218,7 @@ TEST(Measure, ColdModeWithOneInstanceIsOneCallPerSample) {
   int count = 0;
   const Measurement m = measure({r.launch(&count)}, *r.prof, r.dev, "k", "xb::k", r.cfg);
   EXPECT_EQ(m.timing.launches_per_sample, 1);
-  EXPECT_EQ(count, r.dev.samples);
+  EXPECT_EQ(count, r.dev.samples + 2);  // + the setup call and the detection's
   EXPECT_EQ(r.dev.flushes, r.dev.samples);
 }
 
@@ -206,7 +231,7 @@ TEST(Measure, GraphModeCapturesOncePerInstanceAndReplaysOncePerSample) {
   EXPECT_TRUE(m.timing.graph);
   EXPECT_EQ(m.timing.launches_per_sample, 4);
   EXPECT_EQ(r.dev.captures, 1);
-  EXPECT_EQ(count, 4);  // the calls run only while captured
+  EXPECT_EQ(count, 2 + 4);  // the setup and detection calls, then the calls run only while captured
   EXPECT_EQ(r.dev.replays, r.dev.samples);
   EXPECT_EQ(r.dev.drops, 1);
   for (int c : r.dev.calls_per_sample) EXPECT_EQ(c, 4);
@@ -249,8 +274,8 @@ TEST(Measure, GraphModeColdCapturesOneCallOfEachCopyAndFlushesOutsideTheGraph) {
   EXPECT_TRUE(m.timing.graph);
   EXPECT_EQ(m.timing.launches_per_sample, 2);
   EXPECT_EQ(r.dev.captures, 1);  // one graph: a call of each instance
-  EXPECT_EQ(counts[0], 1);
-  EXPECT_EQ(counts[1], 1);
+  EXPECT_EQ(counts[0], 2 + 1);  // setup and detection calls, then one captured call
+  EXPECT_EQ(counts[1], 1 + 1);
   EXPECT_EQ(r.dev.replays, r.dev.samples);
   EXPECT_EQ(r.dev.flushes, r.dev.samples);
   EXPECT_EQ(r.dev.order, (std::vector<std::string>{"hold", "flush", "start", "stop", "release"}));
@@ -293,11 +318,92 @@ TEST(Measure, GraphModeDropsItsGraphsWhenASampleFailsAndNeedsACapableDevice) {
     void delay(std::int64_t) override {}
     std::int64_t release_and_wait_ns() override { return 1000; }
     void abandon() noexcept override {}
+    void release() noexcept override {}
+    void synchronize() override {}
   } eager;
   Rig q;
   q.cfg.batch = 1;
   q.cfg.graph = true;
   EXPECT_THROW(measure({q.launch()}, *q.prof, eager, "k", "xb::k", q.cfg), std::logic_error);
+}
+
+/// A launch that synchronizes with the device: it waits while the fake device's hold is in place.
+std::function<void()> sync_launch(Rig& r, int* count = nullptr) {
+  return [&r, count] {
+    std::unique_lock<std::mutex> lock(r.dev.hold_mutex);
+    r.dev.hold_cv.wait(lock, [&] { return !r.dev.held; });
+    r.src->launch("kernel");
+    ++r.dev.calls_in_sample;
+    if (count != nullptr) ++*count;
+  };
+}
+
+TEST(Measure, LaunchSynchronizesTellsAWaitingLaunchFromAnAsynchronousOne) {
+  Rig r;
+  EXPECT_FALSE(launch_synchronizes(r.launch(), r.dev, 5.0));  // returns at once: no 5 s wait
+  EXPECT_EQ(r.dev.released, 1);  // released after the launch returned
+  EXPECT_EQ(r.dev.synchronizes, 1);
+  int calls = 0;
+  EXPECT_TRUE(launch_synchronizes(sync_launch(r, &calls), r.dev, 0.01));
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(r.dev.released, 3);  // the watchdog's release, then the one after the launch
+  EXPECT_EQ(r.dev.synchronizes, 2);
+  EXPECT_THROW(launch_synchronizes([] { throw std::runtime_error("launch failed"); }, r.dev, 5.0), std::runtime_error);
+  EXPECT_EQ(r.dev.abandons, 1);  // the stream given back
+}
+
+TEST(Measure, SetupCallsRunEveryInstanceUnblockedBeforeAnySample) {
+  Rig r;
+  r.cfg.mode = "cold";
+  std::vector<std::string> log;
+  std::vector<std::function<void()>> launches;
+  for (int i = 0; i < 3; ++i) {
+    launches.push_back([&r, &log, i] {
+      log.push_back(std::string(r.dev.held ? "held " : "free ") + std::to_string(i));
+      ++r.dev.calls_in_sample;
+    });
+  }
+  const Measurement m = measure(launches, *r.prof, r.dev, "k", "xb::k", r.cfg);
+  ASSERT_GE(log.size(), 4u);
+  EXPECT_EQ((std::vector<std::string>(log.begin(), log.begin() + 4)),
+            (std::vector<std::string>{"free 0", "free 1", "free 2", "held 0"}));  // setup, then the detection
+  EXPECT_GE(r.dev.synchronizes, 2);  // after the setup calls and after the detection
+  EXPECT_TRUE(m.timing.sync.empty());
+  EXPECT_TRUE(m.timing.blocking);
+}
+
+TEST(Measure, ADetectedSynchronizingLaunchIsSampledWithoutTheBlockingKernel) {
+  Rig r;
+  r.cfg.batch = 2;
+  const Measurement m = measure({sync_launch(r)}, *r.prof, r.dev, "k", "xb::k", r.cfg);
+  EXPECT_EQ(m.timing.sync, "detected");
+  EXPECT_FALSE(m.timing.blocking);
+  EXPECT_EQ(r.dev.holds, 1);  // the detection's only: no sample held the stream
+  EXPECT_GE(m.timing.samples_ns.size(), 10u);
+  for (int c : r.dev.calls_per_sample) EXPECT_EQ(c, 2);
+  EXPECT_EQ(m.calls, static_cast<std::int64_t>(m.timing.samples_ns.size()) * 2);
+}
+
+TEST(Measure, ADeclaredSynchronizingLaunchIsNeverHeldAndGraphModeRefusesIt) {
+  Rig r;
+  r.cfg.batch = 1;
+  r.cfg.sync = true;
+  const Measurement m = measure({sync_launch(r)}, *r.prof, r.dev, "k", "xb::k", r.cfg);
+  EXPECT_EQ(m.timing.sync, "declared");
+  EXPECT_FALSE(m.timing.blocking);
+  EXPECT_EQ(r.dev.holds, 0);
+
+  Rig g;
+  g.cfg.batch = 1;
+  g.cfg.graph = true;
+  try {
+    measure({sync_launch(g)}, *g.prof, g.dev, "k", "xb::k", g.cfg);
+    FAIL() << "graph mode took a synchronizing launch";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot be captured into a CUDA graph"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("detected"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(g.dev.captures, 0);
 }
 
 TEST(Measure, NoisySamplesStopAtMaxTimeAndSayTheTargetWasMissed) {
@@ -354,7 +460,7 @@ TEST(Measure, AFailingLaunchGivesTheStreamBackAndClosesTheStep) {
   };
   EXPECT_THROW(measure({bad}, *r.prof, r.dev, "k", "xb::k", r.cfg), std::runtime_error);
   EXPECT_EQ(r.dev.abandons, 1);
-  EXPECT_EQ(r.dev.holds, r.dev.releases + 1);
+  EXPECT_EQ(r.dev.holds, r.dev.releases + 2);  // the detection's hold and the failed sample's
   EXPECT_TRUE(r.src->stack.empty());  // every range closed, the step ended
   EXPECT_NO_THROW(r.prof->stop());
 }
@@ -364,7 +470,7 @@ TEST(Measure, InterruptCheckStopsBeforeTheNextSample) {
   r.cfg.batch = 1;
   int checks = 0;
   r.cfg.check_interrupt = [&] {
-    if (++checks == 5) throw std::runtime_error("interrupted");
+    if (++checks == 7) throw std::runtime_error("interrupted");  // 2 checks: the setup call, the detection
   };
   EXPECT_THROW(measure({r.launch()}, *r.prof, r.dev, "k", "xb::k", r.cfg), std::runtime_error);
   EXPECT_EQ(r.dev.samples, 4);

@@ -70,6 +70,19 @@ x, y = (torch.randn(64, 64, device=dev, dtype=bf16) for _ in range(2))
 r = crossbench.bench(lambda: torch.matmul(x, y), name="torch_matmul", dtype="bf16", size=64, flops=2 * 64 ** 3, **FAST)
 check_run(r, "torch.matmul bf16 64")
 
+# A callable that synchronizes (.item() copies to the host and waits): detected and timed without
+# the blocking kernel (issue 30), and the same declared with sync=True; both validate.
+s_in = torch.randn(1 << 20, device=dev)
+r = crossbench.bench(lambda: torch.sum(s_in).item(), name="sum_item", size=1 << 20, **FAST)
+check(r.sync == "detected", f"a synchronizing callable is detected (timing.sync {r.sync!r})")
+check_run(r, "torch.sum(...).item() detected")
+detected_ns = r.event_ns
+r = crossbench.bench(lambda: torch.sum(s_in).item(), name="sum_item_declared", size=1 << 20, sync=True, **FAST)
+check(r.sync == "declared", f"sync=True declares it (timing.sync {r.sync!r})")
+check_run(r, "torch.sum(...).item() declared")
+check(abs(r.event_ns / detected_ns - 1) < 0.1,
+      f"declared {r.event_ns:.0f} ns vs detected {detected_ns:.0f} ns per call within 10%")
+
 # Cold mode with three copies of the inputs: the callables are the rotation.
 copies = [(torch.randn(1024, 1024, device=dev, dtype=bf16), torch.randn(1024, 1024, device=dev, dtype=bf16))
           for _ in range(3)]

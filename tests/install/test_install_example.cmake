@@ -1,7 +1,8 @@
 # ctest install_example (label cpu): `cmake --install` of this build into a fresh prefix, then
-# examples/benchmark_my_kernel configured and built against it (find_package(crossbench),
-# crossbench::profiler), with no GPU needed; the installed bench and validate also run (a replay
-# of the recorded H200 session and a validation of the committed H200 run folder).
+# examples/benchmark_my_kernel, examples/cublas_legacy_sgemm and examples/malloc_in_launch
+# configured and built against it (find_package(crossbench), crossbench::bench), with no GPU
+# needed; the installed bench and validate also run (a replay of the recorded H200 session and a
+# validation of the committed H200 run folder).
 #
 # cmake -DBUILD_DIR=... -DSOURCE_DIR=... -DWORK_DIR=... -DGENERATOR=... -DCXX_COMPILER=...
 #       -DCUDA_COMPILER=... -DCUDA_ARCHITECTURES=... -P test_install_example.cmake
@@ -58,6 +59,20 @@ run("build examples/benchmark_my_kernel" ${CMAKE_COMMAND} --build ${WORK_DIR}/ex
 if(NOT EXISTS ${WORK_DIR}/example/saxpy)
   message(FATAL_ERROR "install_example: the example executable was not built")
 endif()
+# The two examples whose launch synchronizes (issue 30): cuBLAS's handle API, cudaMalloc/cudaFree.
+foreach(example cublas_legacy_sgemm:sgemm malloc_in_launch:malloc_scale)
+  string(REPLACE ":" ";" parts ${example})
+  list(GET parts 0 dir)
+  list(GET parts 1 exe)
+  run("configure examples/${dir} against the installed package"
+    ${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/${dir} -B ${WORK_DIR}/${dir} -G ${GENERATOR}
+    -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_CXX_COMPILER=${CXX_COMPILER}
+    -DCMAKE_CUDA_COMPILER=${CUDA_COMPILER} "-DCMAKE_CUDA_ARCHITECTURES=${CUDA_ARCHITECTURES}")
+  run("build examples/${dir}" ${CMAKE_COMMAND} --build ${WORK_DIR}/${dir})
+  if(NOT EXISTS ${WORK_DIR}/${dir}/${exe})
+    message(FATAL_ERROR "install_example: examples/${dir} did not build ${exe}")
+  endif()
+endforeach()
 
 run("installed bin/validate on results/h200/2026-11-29-e2e" MAY_FAIL_VALIDATION
   ${prefix}/bin/validate ${SOURCE_DIR}/results/h200/2026-11-29-e2e --report ${WORK_DIR}/validation.json)
