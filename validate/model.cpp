@@ -135,6 +135,7 @@ void build_parents(View& v, const View* other) {
   std::vector<std::uint32_t> stack;
   for (std::uint32_t i : sorted) {
     const TraceEvent& r = v.ev(i);
+    if (v.is_async(i)) continue;  // no parent, never a parent
     while (!stack.empty() && (v.ev(stack.back()).lane != r.lane || v.ev(stack.back()).end_ns() < r.end_ns())) stack.pop_back();
     v.parent[i] = stack.empty() ? kNone : stack.back();
     stack.push_back(i);
@@ -189,7 +190,8 @@ Derived derive(const View& v, NameTable& names) {
   // Ranges per lane by start, to find the innermost range around a time.
   std::vector<std::uint32_t> by_start;
   if (kineto && (!v.ovh.empty() || !v.api.empty())) {
-    by_start = v.rng;
+    for (std::uint32_t i : v.rng)
+      if (!v.is_async(i)) by_start.push_back(i);
     std::sort(by_start.begin(), by_start.end(), [&](std::uint32_t a, std::uint32_t b) {
       const TraceEvent &x = v.ev(a), &y = v.ev(b);
       if (x.lane != y.lane) return x.lane < y.lane;
@@ -553,7 +555,7 @@ Derived derive(const View& v, NameTable& names) {
       Expected& e = d.rows[rk];
       ++e.calls;
       e.cpu_total += r.dur_ns;
-      e.self_cpu += std::max<std::int64_t>(0, r.dur_ns - child[k]);  // clamped, as crossbench's table
+      if (!v.is_async(i)) e.self_cpu += std::max<std::int64_t>(0, r.dur_ns - child[k]);  // clamped, as crossbench's table
       e.self_cuda += self_cuda[k];
       e.cuda_total += cuda_total[k];
     }
@@ -701,6 +703,11 @@ void prepare(Model& m) {
     Phase p("index");
     for (std::size_t i = 0; i < m.traces.size(); ++i) index_view(m.views[i], m.traces[i]);
   }
+  // Async rows of a PyTorch text table (CPU total % printed as the integer 0) name the trace's
+  // async ranges.
+  if (m.table && !m.table->json && !m.views.empty() && m.views[0].t->format.empty())
+    for (const TableRowData& r : m.table->rows)
+      if (r.cpu_total_pct.async_zero && !r.cut) m.views[0].async_names.insert(m.names.intern(r.name));
   {
     Phase p("parents");
     for (std::size_t i = 0; i < m.views.size(); ++i) {

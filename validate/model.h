@@ -154,6 +154,13 @@ struct View {
   IdIndex dev_corr, api_corr, rng_ext, xcorr;             // xcorr: correlation -> index in t->ext_corr
   std::vector<std::uint32_t> parent;                      // per event: parent range's event index (ranges)
   std::string parent_source;
+  /// Name ids of async ranges (PyTorch's is_async: start and end on different threads, e.g. the
+  /// nccl:* events the NCCL watchdog ends). The trace does not say which they are; the table does
+  /// (its CPU total % of an async row is the integer 0). An async range has no parent and no
+  /// children, Self CPU 0 and CPU total its duration (profiler_util.py _populate_cpu_children,
+  /// FunctionEvent.self_cpu_time_total).
+  std::set<std::uint32_t> async_names;
+  bool is_async(std::uint32_t i) const { return !async_names.empty() && async_names.count(ev(i).name) != 0; }
 
   const TraceEvent& ev(std::uint32_t i) const { return t->events[i]; }
   const std::string& file() const { return t->file; }

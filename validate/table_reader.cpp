@@ -407,6 +407,7 @@ TableData parse_text(std::string_view text, const std::string& label) {
           p.nan = true;
         } else if (v == "0") {
           // _build_table's CPU total % of an async event is the integer 0, printed "0".
+          p.async_zero = true;
         } else {
           double x = 0;
           int dec = 0;

@@ -31,6 +31,7 @@ struct TablePct {
   double pct = 0;
   double res = 0;
   bool nan = false;  ///< PyTorch prints "NaN" when the column's total is 0
+  bool async_zero = false;  ///< the integer "0": PyTorch's CPU total % of an async event (no value)
 };
 
 /// One table row. Columns a table does not have stay 0 (see TableData::has_*).
