@@ -7,7 +7,7 @@ PyTorch's and the difference, from the probe's reports; and the two kernels' SAS
   add_ncu_compare.py opcodes NAME=FILE [NAME=FILE ...]     # opcode counts per kernel, side by side
 
 compare: each --raw is `ncu --import REPORT --page raw --csv --print-units base` of one ncu run of
-scripts/add_ncu_probe.py (several runs with different sections: their columns are joined kernel by
+tools/lab/add_ncu_probe.py (several runs with different sections: their columns are joined kernel by
 kernel, the kernel names must agree). The kernels, in ncu's ID order (launch order), are assigned
 to the manifest's blocks (each side's K calls per size), checked by count and by side (our add
 kernels, PyTorch's elementwise kernel). Per block the value of a metric is the mean over its calls
@@ -206,7 +206,7 @@ def compare(manifest, raws, diff_limit, top, replay="application"):
     k = manifest["calls"]
     md = [f"# Nsight Compute: crossbench's add against PyTorch's {manifest.get('torch', '')}, "
           f"{manifest['dtype']}, {manifest.get('gpu', '')}\n",
-          f"scripts/add_ncu_probe.py under ncu ({replay} replay, --cache-control none --clock-control none): "
+          f"tools/lab/add_ncu_probe.py under ncu ({replay} replay, --cache-control none --clock-control none): "
           f"per size, each side's {k} back-to-back calls, same inputs, one process; each value the mean over a "
           f"side's calls but the first ({max(k - 1, 1)} kernels). diff %: ours against PyTorch's, in % of PyTorch's. "
           f"Reports: {', '.join(os.path.basename(p) for p in raws)}.\n"]

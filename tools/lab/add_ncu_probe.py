@@ -3,7 +3,7 @@
 same inputs, each launched K times back to back between cudaProfilerStart and cudaProfilerStop.
 
   ncu --replay-mode application --profile-from-start off ... \\
-    python3 scripts/add_ncu_probe.py --shim build-h200/libxb_add_shim.so --manifest DIR/probe.json \\
+    python3 tools/lab/add_ncu_probe.py --shim build-h200/libxb_add_shim.so --manifest DIR/probe.json \\
       [--sizes 256,16384] [--dtype bf16] [--calls 5] [--configs v1/t128/default,v1/t128/default/lean]
 
 Per n (in --sizes order): inputs a, b drawn as add_vs_torch.py draws them (vs_torch.rand: fp32 in
@@ -15,7 +15,7 @@ b, out=) K times, per n. Nothing else runs in the range, and the sequence is the
 run, so application replay (the process run once per metric pass, no memory save and restore
 around a kernel: each kernel finds the L2 as the kernel before it left it) can match the kernels
 pass to pass (--app-replay-match grid --app-replay-mode strict). The first call of each block
-follows another side's kernel; scripts/add_ncu_compare.py averages the other K - 1.
+follows another side's kernel; tools/lab/add_ncu_compare.py averages the other K - 1.
 
 Writes --manifest (JSON, whole, before the profiled range; the same in every replay pass): the
 blocks in launch order [{label, side, n, dtype, calls}] that add_ncu_compare.py assigns ncu's

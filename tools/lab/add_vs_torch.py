@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """crossbench's add kernel against PyTorch's, launched the same way from one Python loop (issue 19).
 
-  python3 scripts/add_vs_torch.py --shim build-h200/libxb_add_shim.so --out DIR
+  python3 tools/lab/add_vs_torch.py --shim build-h200/libxb_add_shim.so --out DIR
       [--rounds 3] [--candidates v1/t128/default,v2/t256/default,...] [--sizes 64,...] [--dtypes bf16,...]
       [--patterns eager,graph[,isolated]] [--calls 100] [--warmup-calls 10] [--swap-outputs]
 
@@ -279,7 +279,7 @@ def markdown(meta, rows, classes, mismatches, placement_rows=None):
     shipped = sorted(set(meta["shipped_configs"].values()))
     md = [f"# crossbench add vs PyTorch {meta['torch']} on {meta['gpu']}, {meta['utc']}\n",
           f"Per-call kernel time (CUPTI, one torch.profiler session per round), median over {meta['rounds']} "
-          f"interleaved rounds (scripts/add_vs_torch.py). Both sides launched from the same Python loop on one "
+          f"interleaved rounds (tools/lab/add_vs_torch.py). Both sides launched from the same Python loop on one "
           f"torch stream, same inputs: eager = one launch per iteration; graph = {meta['calls']} launches captured "
           f"into one CUDA graph and replayed; isolated = a synchronize after each launch. crossbench = bench's add_launch_config ({', '.join(shipped)}); "
           f"{'outputs swapped in rounds 2, 3 (mod 4), the table after the gaps; ' if meta.get('swap_outputs') else ''}"

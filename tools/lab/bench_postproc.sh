@@ -6,6 +6,6 @@
 # Arguments go to postproc_bench: [--sizes N,N,...] [--repeat R] [--cpu C] [--dir DIR].
 # Source: tests/perf/postproc_bench.cpp (tests/perf/CMakeLists.txt builds it into the top of the build folder).
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 source scripts/setup.sh
 exec "${XB_BUILD_DIR:-build}/postproc_bench" "$@"

@@ -5,6 +5,6 @@
 # Arguments go to validate_bench: [--kernels N] [--repeat R] [--dir DIR] [--keep].
 # Source: tests/perf/validate_bench.cpp (tests/perf/CMakeLists.txt builds it into the top of the build folder).
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 source scripts/setup.sh
 exec "${XB_BUILD_DIR:-build}/validate_bench" "$@"

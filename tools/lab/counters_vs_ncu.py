@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """crossbench's counter pass (counters.json) against Nsight Compute, per call (issue 18).
 
-    python3 scripts/counters_vs_ncu.py [--fresh FRESH_DIR] SWEEP_DIR NCU_DIR "LABEL"
+    python3 tools/lab/counters_vs_ncu.py [--fresh FRESH_DIR] SWEEP_DIR NCU_DIR "LABEL"
 
 NCU_DIR holds one CSV per fixture, <op>_<dtype>_<n>.csv, from `ncu --csv --print-units base
 --metrics ...` on the ncu probe (tests/gpu/test_counters_gpu.cpp, CounterProbeOneCallForNsightCompute:
@@ -9,10 +9,10 @@ one unprofiled call, then 2K back-to-back calls between cudaProfilerStart/Stop).
 counters.json (bench sweep --counters: the counter pass after the sweep's timing pass). FRESH_DIR,
 when given, holds <op>_<dtype>_<n>/counters.json per fixture: crossbench's counter pass on that
 fixture alone in a fresh process, run right before ncu's probe of it (CounterPassProbeInAFreshProcess;
-scripts/h200_counters.sh), so both passes find the GPU in the same state. Beside a CSV or a fresh
+tools/lab/h200_counters.sh), so both passes find the GPU in the same state. Beside a CSV or a fresh
 folder, <op>_<dtype>_<n>.gpu.csv (optional) holds the GPU's state around that run: lines
 "before|during|after, <SM clock MHz>, <power W>[, <temperature C>]" (nvidia-smi
---query-gpu=clocks.sm,power.draw,temperature.gpu; scripts/h200_counters.sh samples every 250 ms).
+--query-gpu=clocks.sm,power.draw,temperature.gpu; tools/lab/h200_counters.sh samples every 250 ms).
 LABEL says how ncu replayed (application or kernel replay) and heads the output.
 
 Tables: with --fresh, first the fresh-process pass against ncu (the fair comparison), then the

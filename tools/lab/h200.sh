@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Run on the H200 machine through the device tool (from the repository root):
-#   bash scripts/h200.sh [--sweep]
+#   bash tools/lab/h200.sh [--sweep]
 # Builds there, runs the GPU tests (ctest label `gpu`), the main job (`bench --size 64,4096
 # --warmup`) and a small recording (the CPU tests' replay fixture); with --sweep also
-# scripts/h200_sweep.sh (calibration, sweep, plots). Everything lands in one tarball, $OUT/h200.tar.gz (the device
+# tools/lab/h200_sweep.sh (calibration, sweep, plots). Everything lands in one tarball, $OUT/h200.tar.gz (the device
 # tool brings back at most 8 files), plus $OUT/summary.txt.
 source "$(dirname "${BASH_SOURCE[0]}")/h200_common.sh" || exit 1
 h200_workdir /tmp/xb-h200 logs
@@ -11,13 +11,10 @@ sweep=0
 for a in "$@"; do
   case "$a" in --sweep) sweep=1 ;; *) echo "h200.sh: unknown option $a"; exit 2 ;; esac
 done
-{
-  date -u +%Y-%m-%dT%H:%M:%SZ
-  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv
-  nvcc --version | tail -1
-} 2>&1 | tee "$W/logs/machine.txt"
+h200_machine "$W/logs/machine.txt"
+cat "$W/logs/machine.txt"
 
-h200_build "$W/logs/build.log" 50 || { cp "$W/logs/build.log" "$OUT/"; exit 1; }
+h200_build_or_exit "$W/logs/build.log" 50
 echo "build ok"
 
 ctest --test-dir build-h200 -L gpu --output-on-failure > "$W/logs/gpu_tests.log" 2>&1
@@ -33,7 +30,7 @@ tail -25 "$W/logs/main.log"
 echo "small exit: $?" | tee -a "$W/logs/small.log"
 
 if [ $sweep -eq 1 ]; then
-  OUT="$W/sweep-out" bash scripts/h200_sweep.sh 2>&1 | tail -60
+  OUT="$W/sweep-out" bash tools/lab/h200_sweep.sh 2>&1 | tail -60
 fi
 
 tar -czf "$OUT/h200.tar.gz" -C "$W" .

@@ -1,29 +1,19 @@
 #!/usr/bin/env bash
 # Issue 15 (one measuring core, a public measuring API) on the H200 machine, through the device
 # tool, in two calls that share the warm machine's build-h200:
-#   bash scripts/h200_core.sh core      build, GPU tests, bench --size 64,4096 --warmup (timed),
+#   bash tools/lab/h200_core.sh core      build, GPU tests, bench --size 64,4096 --warmup (timed),
 #                                       bench sweep --size 64:16384:x2
-#   bash scripts/h200_core.sh user      install, the example (a user's saxpy against the installed
+#   bash tools/lab/h200_core.sh user      install, the example (a user's saxpy against the installed
 #                                       package) hot and cold, validated; the other commands through
 #                                       the core (ab, tune-add, calibrate, cold bench, overhead);
 #                                       XB_TORCH_CORPUS=1 also records the PyTorch corpus (issue 16)
 # Each writes logs and one results tarball into $OUT (at most 8 files come back), and ends with a
 # short table of the acceptance checks.
 source "$(dirname "${BASH_SOURCE[0]}")/h200_common.sh" || exit 1
-export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda-13.0}
 what=${1:-core}
 h200_workdir "/tmp/xb-core-$what"
-t0=$(date +%s)
-phase() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
-check() { printf '%-72s %s\n' "$1" "$2" | tee -a "$OUT/checks.txt"; }
 
-{
-  date -u +%Y-%m-%dT%H:%M:%SZ
-  git log -1 --format='commit %H %s' 2>/dev/null
-  nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw \
-    --format=csv 2>&1
-  nvcc --version 2>&1 | tail -1
-} > "$OUT/machine.txt"
+h200_machine "$OUT/machine.txt"
 
 phase "build"
 if ! h200_build "$OUT/build.log" 40; then
@@ -102,7 +92,7 @@ if [ "$what" = user ]; then
   fi
   if [ "${XB_TORCH_CORPUS:-0}" = 1 ]; then
     phase "PyTorch corpus (issue 16)"
-    timeout 300 python3 scripts/record_torch_corpus.py "$W/torch" > "$OUT/torch_corpus.log" 2>&1
+    timeout 300 python3 tools/lab/record_torch_corpus.py "$W/torch" > "$OUT/torch_corpus.log" 2>&1
     check "record_torch_corpus.py" "exit $?"
   fi
   tar czf "$OUT/user-results.tar.gz" --exclude='raw_session.json' --exclude='full.json' --exclude='trace_only.json' \

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 18 (hardware counters as a third witness) on the H200 machine, through the device tool:
-#   bash scripts/h200_counters.sh
+#   bash tools/lab/h200_counters.sh
 # Builds build-h200; says whether GPU performance counters are open to this user; runs the counter
 # GPU tests (every CUPTI call's result and each metric accepted or rejected are logged); a sweep of
 # add and matmul bf16 at every power of two 64..16384 with --counters (modeled vs counted bytes and
@@ -9,7 +9,7 @@
 # pass on that fixture alone in a fresh process (CounterPassProbeInAFreshProcess: no timing pass
 # before it) right before Nsight Compute's probe of it, the GPU's SM clock, power and temperature
 # recorded before, during (every 250 ms) and after each (nvidia-smi; <fixture>.gpu.csv), and the
-# comparison (scripts/counters_vs_ncu.py --fresh): the fresh-process pass against ncu first (the
+# comparison (tools/lab/counters_vs_ncu.py --fresh): the fresh-process pass against ncu first (the
 # fair comparison: both passes find the GPU in the same state, which the kernel durations and
 # clocks show), the sweep's pass against ncu second (for reference: it runs after the sweep's
 # timing pass, at other clocks). Medians of the K per-call values are compared within 2%, each
@@ -43,9 +43,7 @@
 # the probes, for reference, time allowing. Aims at under 5 minutes after the build: a
 # probe pair does not start 215 s after the build, and none runs past 290 s.
 source "$(dirname "${BASH_SOURCE[0]}")/h200_common.sh" || exit 1
-export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda-13.0}
 h200_workdir /tmp/xb-counters ncu ncu-kernel-replay fresh fresh-no-idle ncu-no-idle
-check() { printf '%-64s %s\n' "$1" "$2" | tee -a "$OUT/checks.txt"; }
 SIZES=${XB_COUNTER_SIZES:-64,128,256,512,1024,2048,4096,8192,16384}
 {
   date -u +%Y-%m-%dT%H:%M:%SZ
@@ -56,7 +54,7 @@ SIZES=${XB_COUNTER_SIZES:-64,128,256,512,1024,2048,4096,8192,16384}
   command -v ncu && ncu --version | tail -1
 } > "$OUT/machine.txt" 2>&1
 cat "$OUT/machine.txt"
-h200_build "$OUT/build.log" 40 || { echo "build failed"; exit 1; }
+h200_build_or_exit "$OUT/build.log" 40
 BUILT=$SECONDS  # the time limits below count from here (a cold build is not the counters' time)
 echo "build: ${BUILT} s"
 B=build-h200
@@ -187,7 +185,7 @@ for p in $PROBES; do
   fresh "$p" "$W/fresh" "$IDLE_MS"
   probe application "$p" "$W/ncu"
 done
-python3 scripts/counters_vs_ncu.py --fresh "$W/fresh" "$W/sweep" "$W/ncu" \
+python3 tools/lab/counters_vs_ncu.py --fresh "$W/fresh" "$W/sweep" "$W/ncu" \
   "ncu --replay-mode application (each pass relaunches the probe process; no memory save/restore)" > "$OUT/counters_vs_ncu.txt" 2>&1
 check "counters vs ncu, fresh process, application replay (2%, medians)" "$(tail -1 "$OUT/counters_vs_ncu.txt")"
 check "counters vs ncu, the sweep's pass, for reference" "$(grep '^sweep vs ncu:' "$OUT/counters_vs_ncu.txt")"
@@ -197,7 +195,7 @@ M=matmul/bf16/16384
 if [ -f "$W/ncu/matmul_bf16_16384.csv" ] && ! late 250 30; then
   fresh "$M" "$W/fresh-no-idle" 0
   cp "$W/ncu/matmul_bf16_16384.csv" "$W/ncu/matmul_bf16_16384.gpu.csv" "$W/ncu-no-idle/"
-  python3 scripts/counters_vs_ncu.py --fresh "$W/fresh-no-idle" "$W/sweep" "$W/ncu-no-idle" \
+  python3 tools/lab/counters_vs_ncu.py --fresh "$W/fresh-no-idle" "$W/sweep" "$W/ncu-no-idle" \
     "$M, the fresh-process pass with no idle between its replay passes (bench's spacing), for reference" \
     > "$W/counters_vs_ncu_no_idle.txt" 2>&1
   check "counters vs ncu, $M fresh process without idle" "$(tail -1 "$W/counters_vs_ncu_no_idle.txt")"
@@ -210,7 +208,7 @@ if [ "${XB_NCU_KERNEL_REPLAY:-0}" = 1 ]; then
     probe kernel "$p" "$W/ncu-kernel-replay"
   done
   if ls "$W/ncu-kernel-replay/"*.csv > /dev/null 2>&1; then
-    python3 scripts/counters_vs_ncu.py "$W/sweep" "$W/ncu-kernel-replay" \
+    python3 tools/lab/counters_vs_ncu.py "$W/sweep" "$W/ncu-kernel-replay" \
       "ncu --replay-mode kernel (for reference: memory saved and restored around every pass of each kernel)" \
       > "$W/counters_vs_ncu_kernel_replay.txt" 2>&1
     check "crossbench counters vs ncu, kernel replay (2%, medians)" "$(tail -1 "$W/counters_vs_ncu_kernel_replay.txt")"

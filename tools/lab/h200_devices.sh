@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 21 (several GPUs) on the single H200, through the device tool:
-#   bash scripts/h200_devices.sh
+#   bash tools/lab/h200_devices.sh
 # Builds build-h200, then on the one GPU:
 # 1. bench --devices 0 --size 64,4096 --warmup        -> $W/dev0   (expect exit 0)
 # 2. bench --devices all --size 64,4096 --warmup      -> $W/devall (expect exit 0, the same layout)
@@ -13,10 +13,8 @@
 # folders without their traces) and $OUT/machine.txt. About 2 to 3 minutes with the build.
 source "$(dirname "${BASH_SOURCE[0]}")/h200_common.sh" || exit 1
 h200_workdir /tmp/xb-devices logs
-check() { printf '%-72s %s\n' "$1" "$2" | tee -a "$OUT/checks.txt"; }
-{ date -u +%Y-%m-%dT%H:%M:%SZ; nvidia-smi --query-gpu=index,name,uuid,pci.bus_id,driver_version,clocks.sm,clocks.max.sm --format=csv; } \
-  > "$OUT/machine.txt" 2>&1
-h200_build "$W/logs/build.log" 40 || { cp "$W/logs/build.log" "$OUT/"; exit 1; }
+h200_machine "$OUT/machine.txt"
+h200_build_or_exit "$W/logs/build.log" 40
 B=build-h200/bench
 timeout 150 $B --devices 0 --size 64,4096 --warmup --out "$W/dev0" > "$W/logs/dev0.log" 2>&1
 check "bench --devices 0 --size 64,4096 --warmup" "exit $? (expected 0)"

@@ -1,22 +1,22 @@
 #!/usr/bin/env bash
 # The session's closing H200 evidence in one device call (build once, the gpu label once):
-#   bash scripts/h200_final.sh
+#   bash tools/lab/h200_final.sh
 # = h200_core.sh core (build, ctest -L gpu, bench --size 64,4096 --warmup, the sweep),
 #   h200_core.sh user with XB_SKIP_CMDS=1 (the installed-package saxpy, hot and cold),
 #   h200_graph.sh with XB_SKIP_GPU_TESTS=1 (eager vs --graph, counts, a small graph session),
 #   scripts/check_torch_profile.py (the Python one-call check on a real torch.profiler run).
 # Everything lands in $OUT/final.tar.gz, with $OUT/checks.txt on top.
 set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
+cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 top=${OUT:-/tmp/xb-out}
 mkdir -p "$top"
 for part in core user graph; do
   export OUT=$top/$part
   mkdir -p "$OUT"
   case $part in
-    core) bash scripts/h200_core.sh core ;;
-    user) XB_SKIP_CMDS=1 bash scripts/h200_core.sh user ;;
-    graph) XB_SKIP_GPU_TESTS=1 bash scripts/h200_graph.sh ;;
+    core) bash tools/lab/h200_core.sh core ;;
+    user) XB_SKIP_CMDS=1 bash tools/lab/h200_core.sh user ;;
+    graph) XB_SKIP_GPU_TESTS=1 bash tools/lab/h200_graph.sh ;;
   esac > "$OUT/console.log" 2>&1
   cat "$OUT/checks.txt" >> "$top/checks.txt" 2>/dev/null
 done

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Gate the H200 check suite against the committed baseline (results/baselines/h200.json):
 # unchanged build (expect 0), one fixture slowed by 10 us (expect 1, only that fixture), a baseline
-# naming another GPU (expect 2); then compute-sanitizer (scripts/h200_sanitize.sh). Everything in
+# naming another GPU (expect 2); then compute-sanitizer (tools/lab/h200_sanitize.sh). Everything in
 # one tarball, $OUT/gate.tar.gz, plus $OUT/gate_checks.md. Run through the device tool.
 source "$(dirname "${BASH_SOURCE[0]}")/h200_common.sh" || exit 1
 h200_workdir /tmp/xb-gate logs sanitize
@@ -29,7 +29,7 @@ print(f"  - {sys.argv[1].split('/')[-2]}: " + ", ".join(f"{f['key']} {f['verdict
 PY
   for r in "$W/$d"/run-*; do rm -f "$r/raw_session.json" "$r/trace_only.json" "$r/full.json"; done
 done
-OUT="$W/sanitize" XB_SAN_TIMEOUT=20 timeout 100 bash scripts/h200_sanitize.sh > "$W/logs/sanitize.log" 2>&1
+OUT="$W/sanitize" XB_SAN_TIMEOUT=20 timeout 100 bash tools/lab/h200_sanitize.sh > "$W/logs/sanitize.log" 2>&1
 echo "- compute-sanitizer: exit $?" >> "$C"; sed 's/^/  - /' "$W/sanitize/sanitize-verdict.txt" >> "$C"
 cp "$C" "$OUT/"
 tar -czf "$OUT/gate.tar.gz" -C "$W" .

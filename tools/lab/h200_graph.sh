@@ -1,19 +1,17 @@
 #!/usr/bin/env bash
 # Issue 17 (CUDA graph mode) on the H200 machine, through the device tool:
-#   bash scripts/h200_graph.sh
+#   bash tools/lab/h200_graph.sh
 # Builds build-h200, runs the graph GPU tests and the whole gpu label, bench eager and --graph
 # (matmul, add, addmm at 64 and 4096, --warmup) with validation, counts kernels / graph launches
 # in the table and both traces, runs a user's saxpy (installed package) with --graph, and records
 # a small graph session (add, 64) for the CPU replay test. $OUT: checks.txt, graph_counts.txt,
 # logs and graph-results.tar.gz.
 source "$(dirname "${BASH_SOURCE[0]}")/h200_common.sh" || exit 1
-export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda-13.0}
 h200_workdir /tmp/xb-graph
-check() { printf '%-60s %s\n' "$1" "$2" | tee -a "$OUT/checks.txt"; }
-{ date -u +%Y-%m-%dT%H:%M:%SZ; nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm --format=csv; } > "$OUT/machine.txt" 2>&1
-h200_build "$OUT/build.log" 40 || { echo "build failed"; exit 1; }
+h200_machine "$OUT/machine.txt"
+h200_build_or_exit "$OUT/build.log" 40
 B=build-h200
-if [ "${XB_SKIP_GPU_TESTS:-0}" != 1 ]; then  # scripts/h200_final.sh runs the gpu label once for all
+if [ "${XB_SKIP_GPU_TESTS:-0}" != 1 ]; then  # tools/lab/h200_final.sh runs the gpu label once for all
   timeout 120 $B/tests/xb_gpu_tests --gtest_filter='*GraphMode*' > "$W/graph_gpu_tests.txt" 2>&1
   check "xb_gpu_tests *GraphMode*" "exit $?, $(grep -E 'PASSED|FAILED' "$W/graph_gpu_tests.txt" | head -2 | tr '\n' ' ')"
   timeout 300 ctest --test-dir $B -L gpu --output-on-failure > "$W/ctest_gpu.txt" 2>&1

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 20 (crossbench from Python) on the H200 machine, through the device tool:
-#   bash scripts/h200_python.sh
+#   bash tools/lab/h200_python.sh
 # 1. pip-installs the package from bench/python into $W/site (scikit-build-core and nanobind are
 #    already in the H200's python3; no network: --no-build-isolation --no-deps; --target, since
 #    Ubuntu 24.04's system Python refuses plain installs, PEP 668) and, at the same time, builds
@@ -8,7 +8,7 @@
 # 2. runs the GPU test tests/gpu/test_python_gpu.py against the installed package (torch add and
 #    matmul, a Triton kernel, cold-mode rotation, a torch.cuda.Stream, the callable's exception,
 #    torch.profiler beside it);
-# 3. runs scripts/py_side_by_side.py (crossbench, do_bench, torch.utils.benchmark.Timer, a naive
+# 3. runs tools/lab/py_side_by_side.py (crossbench, do_bench, torch.utils.benchmark.Timer, a naive
 #    event pair, CUPTI's kernel time as the reference; "done when" per row).
 # A step that crashes (exit 134 SIGABRT, 135 SIGBUS, 139 SIGSEGV) runs once more for its native
 # stack, every thread: under gdb where it exists, else with a backtrace handler preloaded
@@ -18,9 +18,7 @@
 # crash), python-results.tar.gz (logs and the run folders without their traces).
 # XB_PY_ROUNDS=N sets the side-by-side rounds (3).
 source "$(dirname "${BASH_SOURCE[0]}")/h200_common.sh" || exit 1
-export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda-13.0}
 h200_workdir /tmp/xb-python site
-check() { printf '%-60s %s\n' "$1" "$2" | tee -a "$OUT/checks.txt"; }
 # native_trace NAME SECONDS CMD...: CMD again, for the native stack of its crash, into
 # $OUT/crash_NAME.txt (first line: the tool used).
 native_trace() {
@@ -95,10 +93,10 @@ crashed "$rc" && native_trace gpu_test 90 python3 -u tests/gpu/test_python_gpu.p
 
 # 3. Side by side.
 export PYTHONPATH="$W/site"
-timeout 130 python3 -u scripts/py_side_by_side.py --out "$W/side" --rounds "${XB_PY_ROUNDS:-3}" > "$W/side_by_side.log" 2>&1
+timeout 130 python3 -u tools/lab/py_side_by_side.py --out "$W/side" --rounds "${XB_PY_ROUNDS:-3}" > "$W/side_by_side.log" 2>&1
 rc=$?
-check "scripts/py_side_by_side.py (exit 0: every done-when row agrees)" "exit $rc"
-crashed "$rc" && rm -rf "$W/side-crash" && native_trace side_by_side 60 python3 -u scripts/py_side_by_side.py --out "$W/side-crash" --rounds 1
+check "tools/lab/py_side_by_side.py (exit 0: every done-when row agrees)" "exit $rc"
+crashed "$rc" && rm -rf "$W/side-crash" && native_trace side_by_side 60 python3 -u tools/lab/py_side_by_side.py --out "$W/side-crash" --rounds 1
 cp "$W/side/side_by_side.md" "$W/side/side_by_side.json" "$OUT/" 2>/dev/null
 tar czf "$OUT/python-results.tar.gz" --exclude='full.json' --exclude='trace_only.json' --exclude='raw_session.json' \
   -C "$W" machine.txt pip_install.log validate_build.log side_by_side.log side 2>/dev/null

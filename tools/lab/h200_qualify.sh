@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 6's evidence on the H200 (run through the device tool, from the repository root):
-#   bash scripts/h200_qualify.sh
+#   bash tools/lab/h200_qualify.sh
 # 1. builds in build-h200 and runs the spin-delay GPU tests (kernels/spin_delay.h);
 # 2. records the H200 baseline: `bench qualify --suite results/suites/release.json
 #    --update-baseline` -> results/baselines/h200.json (32 fixtures, about 2 minutes);
@@ -25,8 +25,8 @@ BASELINE=results/baselines/h200.json
 CHECKS="$W/qualify_checks.md"
 t_start=$(date +%s)
 
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw,power.limit --format=csv > "$W/logs/machine.txt" 2>&1
-h200_build "$W/logs/build.log" 40 || { cp "$W/logs/build.log" "$OUT/"; exit 1; }
+h200_machine "$W/logs/machine.txt"
+h200_build_or_exit "$W/logs/build.log" 40
 echo "build ok ($(( $(date +%s) - t_start )) s)"
 B=./build-h200/bench
 ./build-h200/xb_gpu_tests --gtest_filter='SpinDelay.*' > "$W/logs/spin_delay_tests.log" 2>&1

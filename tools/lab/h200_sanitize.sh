@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Run on the H200 machine through the device tool (from the repository root), after or instead of
-# scripts/h200.sh:
-#   bash scripts/h200_sanitize.sh
+# tools/lab/h200.sh:
+#   bash tools/lab/h200_sanitize.sh
 # Runs NVIDIA compute-sanitizer (CUDA 13.0) with --tool memcheck and --tool racecheck on
 #   - the kernel tests of xb_gpu_tests (tests/gpu/test_kernels.cpp: every workload against its
 #     host reference, the add kernel's vector/tail/unaligned spans, random fill, the GEMM owner),
 #   - a small bench run: --size 64,256 --op add,matmul,addmm,addmm_bias1d --active-steps 2.
-# Builds build-h200 first when it is missing (scripts/setup.sh, as scripts/h200.sh does).
+# Builds build-h200 first when it is missing (scripts/setup.sh, as tools/lab/h200.sh does).
 # Writes into $OUT (default /tmp/xb-out): one log per tool and target (sanitize-<tool>-<target>.log)
 # and sanitize-verdict.txt, one line per tool and target:
 #   memcheck kernels: CLEAN (0 errors; 95 tests passed) 41 s

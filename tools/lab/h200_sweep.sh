@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 5 on the H200 machine (run from the repository root through the device tool):
-#   bash scripts/h200_sweep.sh
+#   bash tools/lab/h200_sweep.sh
 # Builds into build-h200, runs `bench calibrate` (copy and GEMM ceilings per dtype), the sweep of
 # matmul, add, addmm and addmm_bias1d over 64:16384:x2 in bf16 against those ceilings, makes the
 # plots, and puts into $OUT (at most 8 files come back):
@@ -12,17 +12,10 @@
 # calibration about 10 s, sweep about 1 min (host verification of the 8192 and 16384 GEMMs is
 # most of it), plots about 10 s.
 source "$(dirname "${BASH_SOURCE[0]}")/h200_common.sh" || exit 1
-export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda-13.0}
 h200_workdir /tmp/xb-issue5
-t0=$(date +%s)
-phase() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
 
-{
-  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw \
-    --format=csv 2>&1
-  nvcc --version 2>&1 | tail -1
-  python3 -c "import matplotlib; print('matplotlib', matplotlib.__version__)" 2>&1
-} > "$OUT/machine.txt"
+h200_machine "$OUT/machine.txt"
+python3 -c "import matplotlib; print('matplotlib', matplotlib.__version__)" >> "$OUT/machine.txt" 2>&1
 
 phase "build"
 if ! h200_build "$OUT/build.log" 40; then

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Issue 4's evidence on the H200 (run through the device tool, from the repository root):
-#   bash scripts/h200_timing.sh
+#   bash tools/lab/h200_timing.sh
 # Builds in build-h200, runs the GPU tests, then hot and cold runs of every op at 64..8192 bf16
 # with the blocking kernel on and off, two back-to-back 4096 runs with and without --warmup, and a
-# small recording (the CPU tests' replay fixture). Tables: scripts/timing_report.py.
+# small recording (the CPU tests' replay fixture). Tables: tools/lab/timing_report.py.
 # Everything lands in $OUT/timing.tar.gz plus $OUT/timing_report.md.
 source "$(dirname "${BASH_SOURCE[0]}")/h200_common.sh" || exit 1
 h200_workdir /tmp/xb-timing logs runs
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv > "$W/logs/machine.txt" 2>&1
-h200_build "$W/logs/build.log" 40 || { cp "$W/logs/build.log" "$OUT/"; exit 1; }
+h200_machine "$W/logs/machine.txt"
+h200_build_or_exit "$W/logs/build.log" 40
 echo "build ok"
 B=./build-h200/bench
 if [ "${XB_SKIP_GPU_TESTS:-0}" != 1 ]; then
@@ -35,7 +35,7 @@ run nowarm-2 --size 4096
 [ "${XB_SKIP_SMALL:-0}" = 1 ] || run small --size 64,256 --wait-steps 1 --warmup-steps 1 --active-steps 3 --min-time 0.05 --max-time 0.5 --batch 8
 copy=$(grep -o "copy [0-9]* GB/s" "$W/logs/cold-on.log" | grep -o "[0-9]*" | head -1)
 l2=$(grep -o "L2 [0-9]* MiB" "$W/logs/cold-on.log" | grep -o "[0-9]*" | head -1)
-python3 scripts/timing_report.py --hot-on "$W/runs/hot-on" --hot-off "$W/runs/hot-off" \
+python3 tools/lab/timing_report.py --hot-on "$W/runs/hot-on" --hot-off "$W/runs/hot-off" \
   --cold-on "$W/runs/cold-on" --cold-off "$W/runs/cold-off" --repeat "$W/runs/warm-1" "$W/runs/warm-2" \
   --nowarm "$W/runs/nowarm-1" "$W/runs/nowarm-2" --l2-mib "${l2:-0}" --copy-gbps "${copy:-0}" \
   > "$OUT/timing_report.md" 2> "$W/logs/report.err"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issues 8 and 9's evidence with other tools on the H200 (run through the device tool, from the
-# repository root):   bash scripts/h200_tools.sh
+# repository root):   bash tools/lab/h200_tools.sh
 # Builds in build-h200, runs the GPU tests (ctest label gpu: interrupts at random points, NVTX both
 # ways, the copy kernel, 1000 sessions, dropped records), keeps the NVTX test's recorded session,
 # then runs bench under Nsight Systems (CUPTI already taken: bench must say so, and event-only
@@ -10,8 +10,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/h200_common.sh" || exit 1
 h200_workdir /tmp/xb-tools logs nvtx nsys ncu runs
 S="$OUT/tools_summary.txt"
 : > "$S"
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv > "$W/logs/machine.txt" 2>&1
-h200_build "$W/logs/build.log" 40 || { cp "$W/logs/build.log" "$OUT/"; exit 1; }
+h200_machine "$W/logs/machine.txt"
+h200_build_or_exit "$W/logs/build.log" 40
 echo "build ok" | tee -a "$S"
 B=./build-h200/bench
 SMALL=(--op add --size 64 --wait-steps 1 --warmup-steps 0 --active-steps 3 --min-samples 3 --min-time 0.01 --max-time 0.2 --batch 1)

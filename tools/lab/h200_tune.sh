@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # Where the add kernel and the profiler's host cost stand on the H200 (through the device tool,
 # from the repository root):
-#   bash scripts/h200_tune.sh
+#   bash tools/lab/h200_tune.sh
 # Builds in build-h200, runs the add kernel's GPU tests (every configuration bit-exact), then
 # `bench tune-add` (every add configuration timed with CUPTI), PyTorch's add timed the same way as
-# scripts/vs_torch.py does (kernel records, after a warm-up), and `bench overhead --breakdown`
+# tools/lab/vs_torch.py does (kernel records, after a warm-up), and `bench overhead --breakdown`
 # (what each CUPTI activity kind costs per launch). Results: $OUT/tune.tar.gz, $OUT/summary.txt.
 source "$(dirname "${BASH_SOURCE[0]}")/h200_common.sh" || exit 1
 h200_workdir /tmp/xb-tune logs
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu,power.draw --format=csv > "$W/logs/machine.txt" 2>&1
+h200_machine "$W/logs/machine.txt"
 t0=$(date +%s)
-h200_build "$W/logs/build.log" 40 || { cp "$W/logs/build.log" "$OUT/"; exit 1; }
+h200_build_or_exit "$W/logs/build.log" 40
 echo "build ok ($(( $(date +%s) - t0 )) s)"
 ./build-h200/tests/xb_gpu_tests --gtest_filter='*AddKernel*:*AddTuning*:*AddZero*' > "$W/logs/add_tests.log" 2>&1
 echo "add kernel tests exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$W/logs/add_tests.log" | head -3 | tr '\n' ' ')"
@@ -18,7 +18,7 @@ echo "add kernel tests exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$W/logs/add_te
 echo "tune-add exit $?"; grep -E "^fastest" "$W/tune_add.md"
 python3 - "$W/torch_add.json" > "$W/logs/torch_add.log" 2>&1 <<'PY'
 import json, sys
-sys.path.insert(0, "scripts")
+sys.path.insert(0, "tools/lab")
 import vs_torch
 rows = []
 for d in ("bf16", "fp16", "fp32"):

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """The same PyTorch and Triton callables through crossbench.bench, triton.testing.do_bench and
 torch.utils.benchmark.Timer (and a naive cudaEvent pair per call), with CUPTI's kernel time as the
-reference column (issue 20). On the H200: bash scripts/h200_python.sh.
+reference column (issue 20). On the H200: bash tools/lab/h200_python.sh.
 
-  python3 scripts/py_side_by_side.py --out DIR [--rounds 3]      # needs crossbench importable
+  python3 tools/lab/py_side_by_side.py --out DIR [--rounds 3]      # needs crossbench importable
 
 Workloads: torch.add bf16 at 64^2, 1024^2, 4096^2; torch.matmul bf16 at 64 and 4096; a small
 Triton add kernel (bf16, 1024^2) when triton is installed. Inputs drawn once, random. The tools
@@ -170,7 +170,7 @@ def main():
                      f"{us(r['timer_ns'])}{ratio(r['timer_ns'], ref)} | {us(r['naive_events_ns'])}{ratio(r['naive_events_ns'], ref)} |")
     gpu = torch.cuda.get_device_name()
     head = (f"Side by side on {gpu}, PyTorch {torch.__version__}, Triton {triton.__version__ if triton else 'not installed'}, "
-            f"bf16, medians over {args.rounds} interleaved rounds (scripts/py_side_by_side.py). Ratios are to the "
+            f"bf16, medians over {args.rounds} interleaved rounds (tools/lab/py_side_by_side.py). Ratios are to the "
             f"CUPTI kernel time. crossbench validated {sum(r['validated_rounds'] for r in rows)} of "
             f"{sum(r['rounds'] for r in rows)} runs.")
     done = [r for r in rows if r["workload"] in DONE_WHEN]

@@ -2,7 +2,7 @@
 """Records a corpus of PyTorch's own profiler exports of ordinary work (issue 16).
 
 Usage:
-  python3 scripts/record_torch_corpus.py OUT_DIR [--only a,b,...] [--cpu] [--tiny-ops N]
+  python3 tools/lab/record_torch_corpus.py OUT_DIR [--only a,b,...] [--cpu] [--tiny-ops N]
                                          [--list]
 
 For each workload W it writes

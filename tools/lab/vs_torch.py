@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """crossbench against PyTorch on one GPU, side by side (issue 7), measured the same way for both.
 
-  python3 scripts/vs_torch.py --bench build-h200/bench --out DIR
+  python3 tools/lab/vs_torch.py --bench build-h200/bench --out DIR
 
 - Kernels: per-call device time and the main kernel's median from each profiler's own kernel
   records (PyTorch: torch.profiler's Chrome trace; crossbench: its table.json), random inputs in
