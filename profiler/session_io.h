@@ -6,14 +6,10 @@
 #include <stdexcept>
 #include <string>
 
+#include "profiler/errors.h"  // InputError, thrown by the readers below
 #include "profiler/raw_records.h"
 
 namespace xb {
-
-/// Unusable input (missing file, not JSON, wrong shape). Callers map it to exit code 2.
-struct InputError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 /// Serializes a session (streamed, one record per line): only the fields each record kind
 /// carries are written; ExternalCorrelation records have no start_ns/end_ns. The client's metadata
