@@ -19,7 +19,7 @@ install(TARGETS bench validate RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 # crossbench::bench is a static library whose parts (the harness core, the kernels, the
 # validator) are exported beside it for its link line; only bench/core/api.h is a public header.
-install(TARGETS xb_model xb_cupti xb_harness xb_bench_core xb_kernels xb_validate EXPORT crossbenchTargets
+install(TARGETS xb_model xb_cupti xb_harness xb_bench_core xb_kernels xb_validate xb_cli_style EXPORT crossbenchTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 # The public headers are where they live: include/crossbench. No CUDA or CUPTI header beyond
