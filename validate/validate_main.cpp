@@ -63,9 +63,13 @@ std::string not_a_run_folder(const fs::path& dir) {
   return what;
 }
 
-/// The report as JSON without its creation time: two validations of the same files compare equal.
+/// The report as JSON without its creation time (crossbench.created_utc) and the folder's name as
+/// given (run_dir: "out/run" and "./out/run" are one folder): two validations of the same files
+/// compare equal.
 nlohmann::json comparable(nlohmann::json doc) {
-  if (doc.is_object() && doc.contains("meta") && doc["meta"].is_object()) doc["meta"].erase("created_utc");
+  if (!doc.is_object()) return doc;
+  if (doc.contains("crossbench") && doc["crossbench"].is_object()) doc["crossbench"].erase("created_utc");
+  doc.erase("run_dir");
   return doc;
 }
 

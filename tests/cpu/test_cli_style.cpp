@@ -4,12 +4,14 @@
 // folder; a run folder's validation.json never replaced silently. No GPU needed.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -142,7 +144,8 @@ TEST_F(ValidateFolder, ARunFoldersValidationIsNeverReplacedSilently) {
   }
   const fs::path report = run / "validation.json";
   const std::string written = read(report);
-  // The same validation again: the file is left as it is (not even its creation time changes).
+  // The same validation again, a second later (another creation time): the file is left as it is.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
   {
     const auto [code, text] = run_command(validate + " " + run.string());
     EXPECT_TRUE(code == 0 || code == 1) << text;
