@@ -3,8 +3,10 @@
 #   lib/libcrossbench_profiler.a                   crossbench::profiler: the CUPTI collector, the NVTX mirror, and through
 #   lib/libcrossbench_profiler_core.a              crossbench::profiler_core the event model, table, exporters
 #   lib/libcrossbench_bench.a (+ its parts)        crossbench::bench: the measuring API and harness (xb::main)
-#   include/crossbench/profiler/*.h                included as "profiler/profiler.h"
-#   include/crossbench/bench/core/api.h            included as "bench/core/api.h" (the public measuring API)
+#   include/crossbench/                            the repository's include/crossbench as it is: the public
+#                                                  headers, included as "profiler/profiler.h" and
+#                                                  "bench/core/api.h" (the measuring API); every other header
+#                                                  is private (it lives beside its sources)
 #   lib/cmake/crossbench/                          the package: find_package(crossbench) finds CUDAToolkit,
 #                                                  nlohmann_json and fmt for the targets' link dependencies
 # examples/benchmark_my_kernel builds against it; ctest install_example (label cpu) proves that.
@@ -17,17 +19,12 @@ install(TARGETS bench validate RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 # crossbench::bench is a static library whose parts (the harness core, the kernels, the
 # validator) are exported beside it for its link line; only bench/core/api.h is a public header.
-install(TARGETS xb_model xb_cupti xb_harness xb_bench_core xb_kernels xb_validate EXPORT crossbenchTargets
+install(TARGETS xb_model xb_cupti xb_harness xb_bench_core xb_kernels xb_validate xb_cli_style EXPORT crossbenchTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-# The profiler's public headers; cupti_check.h and cupti_api.h (CUPTI headers), json_text.h (the exporters'
-# JSON writer), session_json.h (the files' shared JSON blocks) and strict_json.h (the strict readers) are
-# internal: nlohmann stays out of public headers, and so do the harness's types (bench/core/harness_records.h);
-# ctest installed_headers reads the installed headers for both.
-file(GLOB XB_PROFILER_HEADERS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/profiler/*.h)
-list(FILTER XB_PROFILER_HEADERS EXCLUDE REGEX "/(cupti_check|cupti_api|json_text|session_json|strict_json)\\.h$")
-install(FILES ${XB_PROFILER_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/crossbench/profiler)
-install(FILES ${PROJECT_SOURCE_DIR}/bench/core/api.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/crossbench/bench/core)
+# The public headers are where they live: include/crossbench. No CUDA or CUPTI header beyond
+# cuda_runtime_api.h, no nlohmann, no harness type; ctest installed_headers checks all three.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/crossbench DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
 install(EXPORT crossbenchTargets NAMESPACE crossbench:: DESTINATION ${XB_PACKAGE_DIR})
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/crossbenchConfig.cmake.in

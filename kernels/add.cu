@@ -36,7 +36,7 @@
 // Which configuration bench uses (add_launch_config, kAddSizeClasses): the lean kernel, 128
 // threads up to 256^2 elements, 256 threads above (capped at 6 blocks per SM above 3072^2: the
 // residency paragraph below). Evidence: results/h200/speed-2026-12-01/run7
-// (scripts/add_vs_torch.py, both kernels launched from one Python loop on one stream, 4
+// (tools/lab/add_vs_torch.py, both kernels launched from one Python loop on one stream, 4
 // interleaved rounds, eager and CUDA-graph launches, bf16/fp16/fp32, ratio to PyTorch's per-call
 // CUPTI kernel time): at 64^2 and 256^2 v1/t128/default/lean 0.94-0.98 (v1/t256/default, the
 // previous single choice, 1.01-1.06; t256/lean 0.96-1.01); at 1024^2 v1/t256/default/lean

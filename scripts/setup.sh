@@ -2,6 +2,7 @@
 # Installs missing Debian/Ubuntu packages and configures + builds crossbench into build/.
 # Sourced by scripts/run.sh and scripts/test.sh; usable alone: scripts/setup.sh
 # XB_BUILD_TARGETS: what to build (default: everything; scripts/run.sh builds bench and validate only).
+# XB_CMAKE_ARGS: more -D options for the first configure (e.g. -DXB_LAB=ON: the lab targets, tools/lab/README.md).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -53,7 +54,8 @@ done
 build_dir=${XB_BUILD_DIR:-build}
 jobs=${XB_JOBS:-$(nproc)}
 if [ ! -f "$build_dir/build.ninja" ]; then
-  cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release
+  # shellcheck disable=SC2086  # XB_CMAKE_ARGS: more -D options, space-separated (e.g. -DXB_LAB=ON)
+  cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release ${XB_CMAKE_ARGS:-}
 fi
 # shellcheck disable=SC2086  # a space-separated list of targets
 cmake --build "$build_dir" -j "$jobs" ${XB_BUILD_TARGETS:+--target $XB_BUILD_TARGETS}

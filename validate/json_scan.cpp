@@ -2,7 +2,7 @@
 #include "validate/json_scan.h"
 
 #include "profiler/json_text.h"
-#include "profiler/session_io.h"
+#include "profiler/errors.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>

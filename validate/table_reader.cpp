@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "profiler/session_io.h"
+#include "profiler/errors.h"
 #include "profiler/strict_json.h"
 #include "validate/json_scan.h"
 

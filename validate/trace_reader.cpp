@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "profiler/session_io.h"
+#include "profiler/errors.h"
 #include "validate/trace_scan.h"
 
 namespace xb {

@@ -1,4 +1,4 @@
-// validate RUN_DIR [--report FILE]
+// validate RUN_DIR [--report FILE] [--force]
 // validate --trace FILE [--trace FILE] [--table FILE] [--events FILE] [--report FILE] [--markdown FILE]
 //
 // Checks that a run folder's table, traces and event times agree, or that PyTorch profiler exports
@@ -8,8 +8,10 @@
 // the JSON report. Exit status: 0 every check that ran passed, 1 a check failed, 2 unusable input or usage
 // (one line on stderr naming the file and what is wrong).
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -17,7 +19,10 @@
 
 #include "profiler/atomic_file.h"
 #include "profiler/session_io.h"
+#include "validate/cli_style.h"
 #include "validate/validator.h"
+
+#include <nlohmann/json.hpp>
 
 namespace {
 
@@ -32,6 +37,40 @@ std::string one_line(std::string s) {
 int error(const std::string& what) {
   std::cerr << "validate: error: " << one_line(what) << '\n';
   return 2;
+}
+
+namespace fs = std::filesystem;
+
+/// Why RUN_DIR cannot be validated as a run folder, or empty when it is one: it must be a folder
+/// holding the files bench writes (table.json, trace_only.json, full.json, events.json).
+std::string not_a_run_folder(const fs::path& dir) {
+  if (!fs::exists(dir)) return "";  // validate_run_dir names the missing folder
+  if (!fs::is_directory(dir)) {
+    return dir.string() + " is a file, not a run folder (a PyTorch export? validate --trace FILE [--table FILE])";
+  }
+  std::string missing;
+  for (const char* name : {"table.json", "trace_only.json", "full.json", "events.json"}) {
+    if (!fs::exists(dir / name)) missing += std::string(missing.empty() ? "" : ", ") + name;
+  }
+  if (missing.empty()) return "";
+  std::string what = dir.string() + " is not a crossbench run folder (no " + missing + ")";
+  if (fs::exists(dir / "raw_session.json")) {
+    what += "; it holds a raw_session.json: bench --replay " + (dir / "raw_session.json").string() +
+            " --out NEW_DIR regenerates a run folder from it";
+  } else {
+    what += "; PyTorch exports are checked with validate --trace FILE [--table FILE]";
+  }
+  return what;
+}
+
+/// The report as JSON without its creation time (crossbench.created_utc) and the folder's name as
+/// given (run_dir: "out/run" and "./out/run" are one folder): two validations of the same files
+/// compare equal.
+nlohmann::json comparable(nlohmann::json doc) {
+  if (!doc.is_object()) return doc;
+  if (doc.contains("crossbench") && doc["crossbench"].is_object()) doc["crossbench"].erase("created_utc");
+  doc.erase("run_dir");
+  return doc;
 }
 
 }  // namespace
@@ -52,7 +91,11 @@ int main(int argc, char** argv) {
   app.add_option("--report", report_path, "where to write the JSON report (default RUN_DIR/validation.json; none for --trace)");
   app.add_option("--markdown", markdown_path, "also write a markdown section of the verdicts to this file");
   app.add_option("--title", title, "heading of the markdown section (default: the inputs)");
-  app.set_version_flag("--version", std::string("crossbench ") + XB_VERSION);
+  bool force = false;
+  app.add_flag("--force", force,
+               "rewrite RUN_DIR/validation.json even when it holds another verdict (a committed run folder's is "
+               "kept otherwise)");
+  xb::cli::apply_style(app, XB_VERSION);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -63,7 +106,7 @@ int main(int argc, char** argv) {
     return 0;
   } catch (const CLI::ParseError& e) {
     // Every real parse error is a usage error: one line, exit 2 (as bench's).
-    return error(e.what());
+    return error(xb::cli::parse_error_message(app, e, argc, argv));
   }
   if (run_dir.empty() == traces.empty()) {
     return error(run_dir.empty() ? "give a run folder (validate RUN_DIR) or --trace FILE (see --help)"
@@ -72,6 +115,11 @@ int main(int argc, char** argv) {
   if (!run_dir.empty() && (!table.empty() || !events.empty()))
     return error("--table and --events go with --trace; a run folder has its own");
   if (traces.size() > 2) return error("at most two --trace files (two exports of one session)");
+  if (force && run_dir.empty()) return error("--force goes with a run folder (it rewrites RUN_DIR/validation.json)");
+  if (!run_dir.empty()) {
+    const std::string why = not_a_run_folder(run_dir);
+    if (!why.empty()) return error(why);
+  }
 
   const bool writes_report = !run_dir.empty() || !report_path.empty();
   const std::filesystem::path report_dest = report_path.empty() ? std::filesystem::path(run_dir) : std::filesystem::path(report_path);
@@ -103,8 +151,31 @@ int main(int argc, char** argv) {
       in.events = events;
       report = xb::validate_files(in);
     }
+    // A run folder's validation.json (a committed one above all) is never replaced silently:
+    // the same verdict and findings leave it as it is; another one needs --force or --report.
+    bool unchanged = false;
+    if (writes_report && report_path.empty()) {
+      const fs::path existing = xb::report_json_path(report_dest);
+      if (fs::exists(existing)) {
+        std::ostringstream fresh;
+        xb::write_report_json(report, fresh);
+        nlohmann::json old_doc;
+        try {
+          old_doc = nlohmann::json::parse(xb::read_text_file(existing));
+        } catch (const std::exception&) {
+          old_doc = nullptr;  // unreadable: it differs
+        }
+        unchanged = comparable(old_doc) == comparable(nlohmann::json::parse(fresh.str()));
+        if (!unchanged && !force) {
+          return error(existing.string() + " holds another validation than this one (" + std::string(report.passed() ? "PASSED" : "FAILED") +
+                       "); --force rewrites it, --report FILE writes this one elsewhere");
+        }
+      }
+    }
     xb::print_summary(report, std::cout);
-    if (writes_report) {
+    if (unchanged) {
+      std::cout << "report: " << xb::report_json_path(report_dest).string() << " (unchanged: the same validation)\n";
+    } else if (writes_report) {
       const auto written = xb::write_report_json(report, report_dest);
       std::cout << "report: " << written.string() << '\n';
     }

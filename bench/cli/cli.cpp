@@ -1,5 +1,6 @@
 #include "bench/cli/cli.h"
 #include "bench/core/fixture_plan.h"
+#include "validate/cli_style.h"
 
 #include <CLI/CLI.hpp>
 
@@ -221,6 +222,7 @@ std::pair<std::string, double> parse_slow_fixture(const std::string& item) {
 }
 
 bool parse_command_line(CLI::App& app, int argc, const char* const* argv, std::string (*tidy)(std::string)) {
+  cli::apply_style(app, XB_VERSION);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -230,7 +232,8 @@ bool parse_command_line(CLI::App& app, int argc, const char* const* argv, std::s
     std::cout << e.what() << "\n";
     return false;
   } catch (const CLI::ParseError& e) {
-    throw UsageError(tidy != nullptr ? tidy(e.what()) : std::string(e.what()));
+    const std::string message = cli::parse_error_message(app, e, argc, argv);
+    throw UsageError(tidy != nullptr ? tidy(message) : message);
   }
   return true;
 }

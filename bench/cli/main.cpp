@@ -13,7 +13,9 @@
 #include "bench/run/bench_run.h"
 #include "bench/run/builtin_ops.h"
 #include "bench/sweep/sweep_run.h"
+#ifdef XB_LAB
 #include "bench/tune_add/tune_add.h"
+#endif
 
 using namespace xb;
 
@@ -31,7 +33,9 @@ constexpr Subcommand kSubcommands[] = {
     {"qualify", qualify_command, "release qualification of a suite against a stored baseline (docs/qualify.md)"},
     {"ab", ab_command, "two ops interleaved in one session: the paired ratio B / A"},
     {"overhead", overhead_command, "the profiler's cost per launch, against CUPTI alone and no profiler"},
+#ifdef XB_LAB  // the team's tuning command: -DXB_LAB=ON (tools/lab/README.md)
     {"tune-add", tune_add_command, "every configuration of the add kernel timed by CUPTI"},
+#endif
 };
 
 /// The subcommand that argv[1] names, or nullptr for the plain `bench`.

@@ -10,12 +10,9 @@
 #include <string>
 #include <vector>
 
-namespace xb {
+#include "profiler/errors.h"  // UsageError
 
-/// Bad command-line input; `bench` prints "bench: error: <what>" and exits with code 2.
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+namespace xb {
 
 /// Everything `bench` was asked to do.
 struct BenchOptions {

@@ -4,7 +4,7 @@
 // (bench/core/measure.h): what it measures is the HOST's wall time per launch under each profiler
 // mode, from the first enqueue to the end of a stream synchronize after the last (CUPTI's API
 // callbacks and activity records on the launching thread, the profiler's ranges and external
-// ids, the synchronize under CUPTI), measured as scripts/vs_torch.py measures PyTorch's profiler
+// ids, the synchronize under CUPTI), measured as tools/lab/vs_torch.py measures PyTorch's profiler
 // so that the two compare. The core measures the other thing, on purpose: a cudaEvent interval on
 // the device with the launches queued behind the blocking kernel, so that the host's launch path
 // stays outside it; the profiling cost this command is about would vanish from that interval

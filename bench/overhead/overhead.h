@@ -1,7 +1,7 @@
 // `bench overhead`: what recording with the CUPTI profiler costs the host. Wall time of a loop of
 // launches at a small size with the profiler off, with CUPTI activity collection only, and with
 // the full profiler (CUPTI plus a CPU-op range and external id per launch, as the fixtures
-// record them), measured the same way as scripts/vs_torch.py measures PyTorch's profiler.
+// record them), measured the same way as tools/lab/vs_torch.py measures PyTorch's profiler.
 #pragma once
 
 #include <string>

@@ -1,4 +1,4 @@
-"""A stand-in for torch and libxb_add_shim.so, just enough for scripts/add_vs_torch.py's main() to
+"""A stand-in for torch and libxb_add_shim.so, just enough for tools/lab/add_vs_torch.py's main() to
 run on a CPU (tests/cpu/test_add_vs_torch.py): tensors are Python lists, a CUDA graph records the
 calls made while it captures and replays them, and every add run while a profiler session is open
 leaves a kernel record (CUPTI's demangled names) that export_chrome_trace writes as PyTorch does.

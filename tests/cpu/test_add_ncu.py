@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""scripts/add_ncu_probe.py and scripts/add_ncu_compare.py on the CPU, without torch, ncu or a GPU
+"""tools/lab/add_ncu_probe.py and tools/lab/add_ncu_compare.py on the CPU, without torch, ncu or a GPU
 (issue 19).
 
 The probe on the fake torch and shim (tests/cpu/fake_torch_add.py): its manifest lists the blocks
@@ -23,7 +23,7 @@ import sys
 import tempfile
 
 ROOT = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, os.path.join(ROOT, "tools", "lab"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # fake_torch_add
 import fake_torch_add as ft  # noqa: E402
 

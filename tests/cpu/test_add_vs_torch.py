@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""scripts/add_vs_torch.py's bookkeeping on the CPU, without torch or a GPU (issue 19).
+"""tools/lab/add_vs_torch.py's bookkeeping on the CPU, without torch or a GPU (issue 19).
 
 Checked on synthetic kernel records (names as CUPTI demangles them on the H200): records go to
 their blocks in stream order whatever order they arrive in, warm-up blocks are dropped, the
@@ -23,7 +23,7 @@ import sys
 import tempfile
 
 ROOT = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, os.path.join(ROOT, "tools", "lab"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # fake_torch_add
 import add_vs_torch as avt  # noqa: E402
 

@@ -137,12 +137,14 @@ const std::vector<BadInput>& cases() {
       {"OverheadRepsZero", {"overhead", "--breakdown", "--reps", "0"}, {"--reps"}},
       {"OverheadUnknownOp", {"overhead", "--op", "conv"}, {"conv"}},
       {"OverheadSizeList", {"overhead", "--size", "64,128"}, {"'64,128'", "positive integer"}},
+#ifdef XB_LAB  // bench tune-add ships with -DXB_LAB=ON only
       {"TuneAddSizeZero", {"tune-add", "--size", "0"}, {"'0'"}},
       {"TuneAddUnknownDtype", {"tune-add", "--dtype", "int8"}, {"int8"}},
       {"TuneAddLaunchesZero", {"tune-add", "--launches", "0"}, {"--launches"}},
       {"TuneAddPassesTooMany", {"tune-add", "--passes", "101"}, {"--passes"}},
       {"TuneAddEmptyOut", {"tune-add", "--out", ""}, {"--out"}},
       {"TuneAddOutFolderMissing", {"tune-add", "--out", "{dir}/no/such.json"}, {"{dir}/no", "does not exist"}},
+#endif
       {"OverheadOutIsAFolder", {"overhead", "--out", "{dir}"}, {"{dir}", "is a folder"}},
       {"AbOneOp", {"ab", "--op", "matmul"}, {"--op", "two"}},
       {"AbNoOp", {"ab"}, {"--op"}},

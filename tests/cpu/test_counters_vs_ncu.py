@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""scripts/counters_vs_ncu.py (issue 18's Nsight Compute comparison) on the CPU.
+"""tools/lab/counters_vs_ncu.py (issue 18's Nsight Compute comparison) on the CPU.
 
 On the committed H200 evidence results/h200/counters-2026-12-01 (crossbench's sweep/counters.json
 against ncu's kernel-replay CSVs): per call, the medians of the last K of 2K kernels; DRAM bytes
@@ -32,7 +32,7 @@ import sys
 import tempfile
 
 ROOT = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SCRIPT = os.path.join(ROOT, "scripts", "counters_vs_ncu.py")
+SCRIPT = os.path.join(ROOT, "tools", "lab", "counters_vs_ncu.py")
 EVIDENCE = os.path.join(ROOT, "results", "h200", "counters-2026-12-01")
 RUN5 = os.path.join(EVIDENCE, "run5-b8f1904")
 failures = []
@@ -144,7 +144,7 @@ def ncu_copy(ncu, *fixtures):
 
 
 def gpu_csv(path, before, during, after):
-    """A .gpu.csv as scripts/h200_counters.sh writes it: '<phase>, MHz, W[, C]' per nvidia-smi sample."""
+    """A .gpu.csv as tools/lab/h200_counters.sh writes it: '<phase>, MHz, W[, C]' per nvidia-smi sample."""
     with open(path, "w") as o:
         for phase, samples in (("before", [before]), ("during", during), ("after", [after])):
             for x in samples:

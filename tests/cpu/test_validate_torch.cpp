@@ -1,7 +1,7 @@
 // PyTorch's own exports recorded on the H200 (tests/data/torch-h200): re-runs the validator on
 // all six workloads (trace, text table and summary.json each) and compares the verdict of every
 // check, and the subjects of its failures, with the committed report
-// (results/torch-h200-validation/<workload>.json, written by scripts/torch_validation.sh).
+// (results/torch-h200-validation/<workload>.json, written by tools/lab/torch_validation.sh).
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -42,7 +42,7 @@ TEST_P(TorchH200, VerdictsMatchTheCommittedReport) {
   const std::string w = GetParam();
   const auto r = validate(w);
   std::ifstream in(kReport / (w + ".json"));
-  ASSERT_TRUE(in) << "no committed report " << (kReport / (w + ".json")) << " (run scripts/torch_validation.sh)";
+  ASSERT_TRUE(in) << "no committed report " << (kReport / (w + ".json")) << " (run tools/lab/torch_validation.sh)";
   const json committed = json::parse(in);
   for (const auto& check : xb::all_checks()) {
     // A PyTorch export has no counter pass: reports committed before model_vs_counters existed

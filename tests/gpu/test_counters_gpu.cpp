@@ -6,7 +6,7 @@
 // directly, on K back-to-back add calls after K warm-up calls (the counter pass's steady state):
 // DRAM bytes per call, and the SASS pass's FADDs (n^2) or the one line saying why SASS FLOPs are
 // not counted (the H200's GH100 offers no per-opcode SASS metric). Skips without a device. Two
-// probes for the Nsight Compute comparison (scripts/h200_counters.sh), skipped without XB_PROBE:
+// probes for the Nsight Compute comparison (tools/lab/h200_counters.sh), skipped without XB_PROBE:
 // the calls ncu profiles, and crossbench's own counter pass on the same fixture in a fresh process.
 #include <gtest/gtest.h>
 
@@ -163,7 +163,7 @@ TEST_F(GpuTest, CuptiCounterCollectorCountsOneAddKernel) {
   }
 }
 
-// For Nsight Compute beside the counter pass (scripts/h200_counters.sh): with XB_PROBE=<op>/<dtype>/<n>
+// For Nsight Compute beside the counter pass (tools/lab/h200_counters.sh): with XB_PROBE=<op>/<dtype>/<n>
 // (a built-in op), one call outside the profiled region, then 2K back-to-back calls between
 // cudaProfilerStart and cudaProfilerStop (K = XB_PROBE_CALLS, default kCounterCalls), so that
 // `ncu --profile-from-start off --cache-control none` profiles every kernel of the K warm-up and K
@@ -188,7 +188,7 @@ TEST_F(GpuTest, CounterProbeOneCallForNsightCompute) {
 }
 
 // crossbench's own counter pass on the probe's fixture in a fresh process, for the Nsight Compute
-// comparison (scripts/h200_counters.sh runs it right before ncu's probe of the same fixture;
+// comparison (tools/lab/h200_counters.sh runs it right before ncu's probe of the same fixture;
 // docs/metrics.md, "Comparing with Nsight Compute"): with XB_PROBE=<op>/<dtype>/<n> (a built-in op)
 // and XB_PROBE_OUT=<dir>, run_counter_pass_on_gpu on that fixture alone, writing <dir>/counters.json.
 // No timing pass runs before it, so the GPU is in the state a fresh process finds it in, as in each

@@ -141,6 +141,7 @@ TEST_F(GpuTest, BenchTuneAddAndOverheadBreakdownWriteTheirFigures) {
   const auto dir = std::filesystem::temp_directory_path() / "xb_gpu_tune";
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
+#ifdef XB_LAB  // bench tune-add ships with -DXB_LAB=ON only
   {
     const auto [code, text] = xb::testing::run_command(std::string(XB_BENCH_EXE) +
                                   " tune-add --dtype fp16 --size 64,100 --launches 2 --passes 2 --out " +
@@ -162,6 +163,7 @@ TEST_F(GpuTest, BenchTuneAddAndOverheadBreakdownWriteTheirFigures) {
       }
     }
   }
+#endif
   {
     const auto [code, text] = xb::testing::run_command(std::string(XB_BENCH_EXE) +
                                   " overhead --breakdown --op add,matmul --reps 3 --launches 5 --out " +

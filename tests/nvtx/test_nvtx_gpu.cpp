@@ -145,7 +145,7 @@ TEST_F(GpuTest, UserNvtxRangesBecomeAnnotationsThatOwnTheirKernels) {
     EXPECT_NE(text.find("user_block"), std::string::npos) << file;
     EXPECT_NE(text.find("mylib::inner"), std::string::npos) << file;
   }
-  if (const char* keep = std::getenv("XB_NVTX_KEEP")) {  // evidence for results/ (scripts/h200.sh)
+  if (const char* keep = std::getenv("XB_NVTX_KEEP")) {  // evidence for results/ (tools/lab/h200.sh)
     std::filesystem::copy(dir, keep, std::filesystem::copy_options::recursive |
                                          std::filesystem::copy_options::overwrite_existing);
   }

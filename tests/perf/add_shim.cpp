@@ -1,6 +1,6 @@
 // libxb_add_shim.so: crossbench's add kernel (kernels/add.h) behind a C ABI, so that a Python
 // script can launch it through ctypes from the same loop, on the same torch stream and inside the
-// same torch.profiler session as PyTorch's add (scripts/add_vs_torch.py, issue 19). A developer
+// same torch.profiler session as PyTorch's add (tools/lab/add_vs_torch.py, issue 19). A developer
 // benchmark's tool, not part of the product: tests/perf/CMakeLists.txt builds it only when asked
 // (`cmake --build build --target xb_add_shim` -> build/libxb_add_shim.so).
 //

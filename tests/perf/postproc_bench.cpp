@@ -1,5 +1,5 @@
 // postproc_bench: speed of the profiler's post-processing (docs/performance.md; issue 7,
-// "Post-processing"; scripts/bench_postproc.sh). A benchmark, not a test: it reports figures.
+// "Post-processing"; tools/lab/bench_postproc.sh). A benchmark, not a test: it reports figures.
 //
 // For each size and repetition a fresh child process pinned to one CPU builds a synthetic session
 // (tests/perf/synthetic_session.h: per kernel an ExternalCorrelation record, its cudaLaunchKernel

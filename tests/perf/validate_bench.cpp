@@ -1,4 +1,4 @@
-// validate_bench: the validator's speed benchmark (docs/performance.md; scripts/bench_validate.sh).
+// validate_bench: the validator's speed benchmark (docs/performance.md; tools/lab/bench_validate.sh).
 //
 // Generates a synthetic session of N kernels with their launch calls, CPU ops and annotations
 // (ProfilerStep#k > user annotation > 10 CPU ops > 10 cudaLaunchKernel + kernel each, one step per

@@ -10,7 +10,7 @@ What the oracle finds, stated as assertions:
   precision, totals included; the GPU-span row of the annotation shows more Self CUDA than the
   device time launched under it (pytorch#130730) in 64_bf16_addmm (1391.03%), 4096_bf16_matmul
   (103.74%) and 4096_bf16_addmm (115.70%), and exactly the device time in the other three.
-- data/cpu-torch2.11 (PyTorch 2.11 CPU build, scripts/record_torch_corpus.py --cpu): every row
+- data/cpu-torch2.11 (PyTorch 2.11 CPU build, tools/lab/record_torch_corpus.py --cpu): every row
   agrees, with profile_memory/with_stack (memory columns, [memory] rows, python_function events
   that have no row), a wait/warmup/active schedule, names cut at 52 characters, and the nested
   same-name fold.

@@ -1,0 +1,112 @@
+// The house command-line style (validate/cli_style.h).
+#include "validate/cli_style.h"
+
+#include <algorithm>
+#include <memory>
+#include <sstream>
+#include <vector>
+
+namespace xb::cli {
+
+namespace {
+
+/// CLI11's help with a usage line that names every option, wrapped at 100 columns.
+class UsageFormatter : public CLI::Formatter {
+ public:
+  std::string make_usage(const CLI::App* app, std::string name) const override {
+    std::vector<std::string> items;
+    for (const CLI::Option* opt : app->get_options([](const CLI::Option* o) { return o->get_positional(); })) {
+      items.push_back(opt->get_name());
+    }
+    for (const CLI::Option* opt : app->get_options([](const CLI::Option* o) { return o->nonpositional(); })) {
+      std::string item = "[" + opt->get_name(false, true);
+      if (!opt->get_type_name().empty()) item += " " + opt->get_type_name();
+      items.push_back(item + "]");
+    }
+    std::ostringstream out;
+    std::string line = "Usage: " + name;
+    const std::size_t indent = line.size() + 1;
+    for (const std::string& item : items) {
+      if (line.size() + 1 + item.size() > 100 && line.size() > indent) {
+        out << line << "\n";
+        line = std::string(indent - 1, ' ');
+      }
+      line += " " + item;
+    }
+    out << line << "\n";
+    return out.str();
+  }
+};
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+/// The header's subject: "crossbench sweep: x" and "bench sweep: x" -> "x".
+std::string strip_subject(const std::string& description) {
+  for (const char* prefix : {"crossbench", "bench", "validate"}) {
+    const std::string p = prefix;
+    if (description.rfind(p, 0) != 0) continue;
+    const std::size_t colon = description.find(": ");
+    if (colon != std::string::npos && colon < 40) return description.substr(colon + 2);
+  }
+  return description;
+}
+
+}  // namespace
+
+void apply_style(CLI::App& app, const std::string& version) {
+  std::string what = strip_subject(app.get_description());
+  if (!what.empty()) what[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(what[0])));
+  app.description(app.get_name() + ": " + what);
+  app.formatter(std::make_shared<UsageFormatter>());
+  if (app.get_option_no_throw("--version") == nullptr) app.set_version_flag("--version", "crossbench " + version);
+}
+
+std::string nearest_option(const CLI::App& app, const std::string& arg) {
+  const std::string name = arg.substr(0, arg.find('='));
+  std::string best;
+  std::size_t best_distance = std::max<std::size_t>(2, name.size() / 3) + 1;
+  for (const CLI::Option* opt : app.get_options()) {
+    for (const std::string& lname : opt->get_lnames()) {
+      const std::string candidate = "--" + lname;
+      const std::size_t d = edit_distance(name, candidate);
+      if (d < best_distance) {
+        best_distance = d;
+        best = candidate;
+      }
+    }
+  }
+  return best;
+}
+
+std::string parse_error_message(const CLI::App& app, const CLI::ParseError& error, int argc,
+                                const char* const* argv) {
+  std::string message = error.what();
+  std::replace(message.begin(), message.end(), '\n', ' ');
+  if (dynamic_cast<const CLI::ExtrasError*>(&error) == nullptr) return message;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("-", 0) != 0 || arg == "-" || arg == "--") continue;
+    const std::string name = arg.substr(0, arg.find('='));
+    bool known = false;
+    for (const CLI::Option* opt : app.get_options()) known = known || opt->check_name(name);
+    if (known) continue;
+    const std::string near = nearest_option(app, name);
+    if (!near.empty()) return message + " (did you mean " + near + "?)";
+  }
+  return message;
+}
+
+}  // namespace xb::cli
