@@ -102,8 +102,8 @@ def run(cmd, cwd):
     return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, cwd=cwd)
 
 
-def command_lines(tmp):
-    """The ways to run validate's command line: the executable, and the package's two."""
+def command_lines():
+    """The package's ways to run validate's command line (python -m, and the console script when given)."""
     ways = [("python -m crossbench validate", [sys.executable, "-m", "crossbench", "validate"])]
     if CONSOLE:
         ways.append(("crossbench-validate", [CONSOLE]))
@@ -115,13 +115,14 @@ def main():
     check(had_torch or "torch" not in sys.modules, "importing crossbench imported torch")
     print("crossbench %s from %s" % (crossbench.__version__, os.path.dirname(crossbench.__file__)))
     if PKG == "installed":
-        check(not os.path.dirname(crossbench.__file__).startswith(ROOT + os.sep),
-              "the installed crossbench is imported from the source tree: %s" % crossbench.__file__)
+        check(os.path.abspath(crossbench.__file__).startswith(os.path.abspath(sys.prefix) + os.sep) and
+              not os.path.abspath(crossbench.__file__).startswith(os.path.join(ROOT, "bench") + os.sep),
+              "the installed crossbench is imported from %s, not from this python's prefix %s" % (crossbench.__file__, sys.prefix))
     else:
         os.environ["PYTHONPATH"] = os.path.abspath(PKG) + os.pathsep + os.environ.get("PYTHONPATH", "")
     expected = expected_causes()
     with tempfile.TemporaryDirectory() as tmp:
-        ways, env_note = command_lines(tmp)
+        ways, env_note = command_lines()
         for w in WORKLOADS:
             trace, table = corpus_trace(w), os.path.join(CORPUS, w + ".txt")
             args = ["--trace", trace, "--table", table]

@@ -102,11 +102,10 @@ def main():
         ldd = subprocess.run(["ldd", nocuda_validate], stdout=subprocess.PIPE, universal_newlines=True).stdout
         check("libcuda" not in ldd and "libcupti" not in ldd, "the CUDA-less validate links CUDA: " + ldd)
         n = 0
-        for trace in sorted(glob.glob(os.path.join(CORPUS, "*.json")) + glob.glob(os.path.join(CORPUS, "*.json.gz"))):
-            w = os.path.basename(trace).split(".")[0]
-            table = os.path.join(CORPUS, w + ".txt")
-            if not os.path.isfile(table):
-                continue  # summary.json and the .meta.json files are not exports
+        for table in sorted(glob.glob(os.path.join(CORPUS, "*.txt"))):
+            w = os.path.basename(table)[:-len(".txt")]
+            trace = os.path.join(CORPUS, w + ".json")
+            trace = trace if os.path.isfile(trace) else trace + ".gz"
             args = ["--trace", trace, "--table", table]
             a = subprocess.run([nocuda_validate] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
             e = subprocess.run([VALIDATE] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
