@@ -1,39 +1,13 @@
-// crossbench._core, the nanobind module behind crossbench.bench (bench/python/crossbench/__init__.py;
-// docs/python.md). It runs Python callables through the plain `bench` run itself (run_bench:
-// the sampling core, the CUPTI profiler, the run folder and its validation): each name is a
-// benchmark of the public API (bench/core/api.h) whose instances call a callable. Nothing here
-// knows PyTorch: the stream arrives as an integer (cudaStream_t) from the Python side.
-//
-// The callables run on the calling thread with the GIL held (run_bench is synchronous and Google
-// Benchmark runs a one-thread benchmark on the calling thread), between the blocking kernel's hold
-// and its release, exactly where a C++ benchmark's launch runs.
+// crossbench._core, the nanobind module behind the package crossbench (bench/python/crossbench;
+// docs/python.md): the check functions always, the bench functions where the CUDA toolkit was
+// found (XB_HAVE_BENCH, bench/python/CMakeLists.txt). `bench_unavailable` says why bench is absent.
 #include <nanobind/nanobind.h>
-#include <nanobind/stl/string.h>
-#include <nanobind/stl/vector.h>
 
-#include <cuda_runtime_api.h>
-
-#include <cstdint>
-#include <iostream>
-#include <map>
-#include <memory>
-#include <optional>
-#include <sstream>
-#include <stdexcept>
-#include <string>
-#include <vector>
-
-#include "bench/core/api.h"
-#include "bench/core/device.h"
-#include "bench/core/interrupt.h"
-#include "bench/core/options.h"
-#include "bench/run/bench_run.h"
-#include "kernels/cuda_check.h"
-#include "profiler/profiler.h"
-#include "profiler/session_io.h"
+#include "bench/python/functions.h"
 
 namespace nb = nanobind;
 
+<<<<<<< HEAD
 namespace xb {
 namespace {
 
@@ -207,9 +181,12 @@ nb::dict run(const RunArgs& a) {
 }  // namespace
 }  // namespace xb
 
+=======
+>>>>>>> i31-python
 NB_MODULE(_core, m) {
-  m.doc() = "crossbench's measuring core for Python callables (use crossbench.bench; docs/python.md)";
+  m.doc() = "crossbench's validator and measuring core for Python (use the package crossbench; docs/python.md)";
   m.attr("__version__") = XB_VERSION;  // the CMake project's VERSION (bench/python/CMakeLists.txt)
+<<<<<<< HEAD
   m.def(
       "run",
       [](std::vector<nb::object> callables, std::string name, std::string dtype, std::int64_t size,
@@ -255,4 +232,15 @@ NB_MODULE(_core, m) {
         return "";
       },
       "The one-line reason no CUDA device is usable, or '' when one is.");
+=======
+  xb::add_check_functions(m);
+#if XB_HAVE_BENCH
+  xb::add_bench_functions(m);
+  m.attr("bench_unavailable") = "";
+#else
+  m.attr("bench_unavailable") =
+      "crossbench.bench is not available: this crossbench was built without the CUDA toolkit (no nvcc found, or "
+      "XB_CUDA=OFF), so it only checks files; install the CUDA toolkit and reinstall crossbench to time GPU work";
+#endif
+>>>>>>> i31-python
 }

@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cmath>
 #include <iostream>
 #include <set>
@@ -81,6 +82,42 @@ struct ClearRegistrations {
   ~ClearRegistrations() { benchmark::ClearRegisteredBenchmarks(); }
 };
 
+/// True when the user's Google Benchmark flags ask for --benchmark_list_tests: the flag alone or
+/// with a value Google Benchmark reads as true (its IsTruthyFlagValue, benchmark 1.7 to 1.9: not
+/// "0", "f", "n", "false", "no", "off", any case; the last occurrence wins).
+bool lists_tests(const std::vector<std::string>& benchmark_args) {
+  const std::string flag = "--benchmark_list_tests";
+  bool on = false;
+  for (const std::string& a : benchmark_args) {
+    if (a == flag) {
+      on = true;
+    } else if (a.rfind(flag + "=", 0) == 0) {
+      std::string v = a.substr(flag.size() + 1);
+      for (char& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      on = !v.empty() && v != "0" && v != "f" && v != "n" && v != "false" && v != "no" && v != "off";
+    }
+  }
+  return on;
+}
+
+/// bench --benchmark_list_tests: Google Benchmark prints the names of the plan's fixtures (after
+/// --benchmark_filter) and runs nothing, so neither a GPU nor a run folder is needed: the fixtures
+/// are registered against an empty context that nothing calls.
+int list_fixtures(const BenchPlan& plan, const std::vector<std::string>& benchmark_args, const char* argv0) {
+  std::vector<std::string> gb_args{argv0 != nullptr ? argv0 : "bench"};
+  gb_args.insert(gb_args.end(), benchmark_args.begin(), benchmark_args.end());
+  std::vector<char*> gb_argv;
+  for (std::string& a : gb_args) gb_argv.push_back(a.data());
+  int gb_argc = static_cast<int>(gb_argv.size());
+  benchmark::Initialize(&gb_argc, gb_argv.data());
+  if (gb_argc > 1) throw UsageError(std::string("unrecognized Google Benchmark flag '") + gb_argv[1] + "'");
+  BenchContext unused;
+  const ClearRegistrations clear_registrations;
+  register_fixtures(plan.fixtures, unused);
+  benchmark::RunSpecifiedBenchmarks(benchmark::CreateDefaultDisplayReporter());
+  return 0;
+}
+
 }  // namespace
 
 BenchPlan plan_from_options(const BenchOptions& options) {
@@ -96,6 +133,7 @@ int run_bench(const BenchOptions& opt, const BenchPlan& plan, const char* argv0)
   // Everything that needs no GPU first (the plan, the folder, the flags), so that a bad input is
   // reported as such on any machine; then the device.
   check_plan(plan);
+<<<<<<< HEAD
   if (opt.graph) {
     for (const FixtureSpec& f : plan.fixtures) {
       const BenchmarkDef* def = find_benchmark(f.op);
@@ -104,6 +142,9 @@ int run_bench(const BenchOptions& opt, const BenchPlan& plan, const char* argv0)
       }
     }
   }
+=======
+  if (lists_tests(opt.benchmark_args)) return list_fixtures(plan, opt.benchmark_args, argv0);
+>>>>>>> i31-python
   check_run_dir(dir);
 
   // Google Benchmark: the user's --benchmark_* flags, plus JSON output into the run folder

@@ -47,11 +47,12 @@ check(crossbench.__version__ == cmake_version, f"__version__ {crossbench.__versi
 bench_version = subprocess.run([BENCH, "--version"], capture_output=True, text=True).stdout
 check(crossbench.__version__ in bench_version, f"__version__ {crossbench.__version__!r}, bench --version says {bench_version!r}")
 # __all__ is the public API, each name there; the standard-library modules the package uses are
-# private (_json, _os, ...), so the public namespace is __all__ and nothing else (but __future__'s
-# `annotations`, which cannot be renamed).
-check(crossbench.__all__ == ["bench", "Result", "device_error"], f"__all__ = {crossbench.__all__}")
+# private (_json, _os, ...) and so are its submodules (_bench, _check, _core), so the public
+# namespace is __all__ and nothing else.
+check(crossbench.__all__ == ["bench", "Result", "device_error", "check_files", "check_profile", "export_profile", "handler",
+                             "Verdict", "ValidateError"], f"__all__ = {crossbench.__all__}")
 check(all(hasattr(crossbench, n) for n in crossbench.__all__), "a name in __all__ is missing")
-public = {n for n in vars(crossbench) if not n.startswith("_")} - {"annotations"}
+public = {n for n in vars(crossbench) if not n.startswith("_")}
 check(public == set(crossbench.__all__), f"public names {sorted(public)} are not __all__")
 for mod in ("json", "os", "re", "sys", "tempfile", "dataclasses"):
     check(not hasattr(crossbench, mod), f"crossbench.{mod} is public")
@@ -84,14 +85,14 @@ def fake_torch(flag, state):
               cuda=NS(current_stream=lambda: NS(cuda_stream=1234)))
 
 
-check(crossbench._torch_profiler_recording(fake_torch(True, False)), "torch.profiler's flag is seen")
-check(crossbench._torch_profiler_recording(fake_torch(False, True)), "the profiler state is seen")
-check(not crossbench._torch_profiler_recording(fake_torch(False, False)), "no profiler: not recording")
-check(not crossbench._torch_profiler_recording(NS()), "a torch without those names: not recording")
-check(crossbench._stream_handle(None, fake_torch(False, False)) == 1234, "None: torch's current stream")
-check(crossbench._stream_handle(None, None) == 0, "None without torch: the legacy default stream")
-check(crossbench._stream_handle(NS(cuda_stream=77), None) == 77, "an object with .cuda_stream")
-check(crossbench._stream_handle(5, None) == 5, "an int")
+check(crossbench._bench._torch_profiler_recording(fake_torch(True, False)), "torch.profiler's flag is seen")
+check(crossbench._bench._torch_profiler_recording(fake_torch(False, True)), "the profiler state is seen")
+check(not crossbench._bench._torch_profiler_recording(fake_torch(False, False)), "no profiler: not recording")
+check(not crossbench._bench._torch_profiler_recording(NS()), "a torch without those names: not recording")
+check(crossbench._bench._stream_handle(None, fake_torch(False, False)) == 1234, "None: torch's current stream")
+check(crossbench._bench._stream_handle(None, None) == 0, "None without torch: the legacy default stream")
+check(crossbench._bench._stream_handle(NS(cuda_stream=77), None) == 77, "an object with .cuda_stream")
+check(crossbench._bench._stream_handle(5, None) == 5, "an int")
 
 reason = crossbench.device_error()
 if reason:
@@ -122,7 +123,7 @@ with tempfile.TemporaryDirectory(prefix="xb-py-replay-") as tmp:
     fx = next(f for f in events["fixtures"] if f["name"] == name)
     fig = next(g for g in validation["figures"]["event_vs_cupti"] if g["fixture"] == name)
     row = next(r for r in rows if r["name"] == "xb::add")
-    r = crossbench._read_result(run, name, "hot", True, "", "", 0.0, 3 * 64 * 64 * 2.0)
+    r = crossbench._bench._read_result(run, name, "hot", True, "", "", 0.0, 3 * 64 * 64 * 2.0)
     check(r.event_ns == fx["stats"]["median_ns"], f"event_ns {r.event_ns} != {fx['stats']['median_ns']}")
     check(r.cupti_ns == fig["cupti_median_ns"], f"cupti_ns {r.cupti_ns} != {fig['cupti_median_ns']}")
     check(r.cupti_kernel_ns == row["cuda_time_avg_ns"], f"cupti_kernel_ns {r.cupti_kernel_ns}")
@@ -136,13 +137,13 @@ with tempfile.TemporaryDirectory(prefix="xb-py-replay-") as tmp:
     line = str(r)
     check(line.startswith(f"{name} (hot): event ") and "\n" not in line and run in line, f"str(Result) = {line!r}")
     # Events only: no CUPTI figures, agreement not claimed.
-    e = crossbench._read_result(run, name, "hot", False, "CUPTI unavailable", "", 0.0, 0.0)
+    e = crossbench._bench._read_result(run, name, "hot", False, "CUPTI unavailable", "", 0.0, 0.0)
     check(e.cupti_kernel_ns is None and e.note == "CUPTI unavailable", "events-only result")
     # A failed fixture is an exception naming it and the folder.
     fx["error"] = "the callable raised ValueError: boom"
     json.dump(events, open(os.path.join(run, "events.json"), "w"))
     try:
-        crossbench._read_result(run, name, "hot", True, "", "", 0.0, 0.0)
+        crossbench._bench._read_result(run, name, "hot", True, "", "", 0.0, 0.0)
         failures.append("a failed fixture did not raise")
     except RuntimeError as err:
         check("boom" in str(err) and run in str(err), f"failed fixture: {err}")

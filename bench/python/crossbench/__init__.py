@@ -1,40 +1,35 @@
-"""crossbench from Python: time a PyTorch, Triton or any other callable that enqueues GPU work with
-crossbench's method, cross-checked by its CUPTI profiler (docs/python.md).
+"""crossbench from Python (docs/python.md).
+
+Check a PyTorch profile (no GPU, no CUDA toolkit, no torch import needed):
+
+    from crossbench import check_profile, check_files
+    v = check_profile(prof, "prof_check")          # a finished torch.profiler.profile
+    v = check_files("trace.json", "table.txt")     # files already exported
+    print(v.verdict, v.exit_code)                  # as `validate --trace trace.json --table table.txt`
+
+Time a PyTorch, Triton or any other callable that enqueues GPU work with crossbench's method,
+cross-checked by its CUPTI profiler (needs a GPU, and the CUDA toolkit when the package was built):
 
     import torch, crossbench
     a, b = (torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16) for _ in range(2))
     r = crossbench.bench(lambda: torch.add(a, b), name="add", dtype="bf16", size=4096, bytes=3 * a.nbytes)
     print(r)                      # add/bf16/4096: event 24.3 us, CUPTI 24.3 us, agree ...
-    r.event_us, r.cupti_us, r.agree, r.run_dir
 
-`bench` runs the same code as the `bench` command (bench/run/bench_run.cpp, through the module
-crossbench._core): the blocking kernel holds the stream while the start event, the calls and the
-stop event are queued, so the Python launch overhead stays outside the timed interval; hot mode
-batches calls per sample, cold mode flushes the L2 before each one-call sample; the noise-based
-stopping rule; the CUPTI profiler records the same samples and the validator checks the run
-folder. Times are per call, in ns (``*_ns``) with microsecond conveniences (``*_us``).
-
-This file never imports torch: it uses torch only when the caller already imported it (for the
-current stream and to see whether torch.profiler is recording).
+The command line: crossbench-validate (or python -m crossbench validate) takes validate's arguments.
+Importing crossbench never imports torch.
 """
-from __future__ import annotations
-
-import dataclasses as _dataclasses
-import json as _json
-import os as _os
-import re as _re
-import sys as _sys
-import tempfile as _tempfile
-
 from . import _core
+from ._bench import Result, bench, device_error
+from ._check import ValidateError, Verdict, check_files, check_profile, export_profile, handler
 
-# The public names (the standard-library modules this file uses are imported as _json, _os, ...,
-# so that they are not crossbench.json etc.).
-__all__ = ["bench", "Result", "device_error"]
+# The public names: the submodules (_bench, _check, _core) and what they import stay private.
+__all__ = ["bench", "Result", "device_error", "check_files", "check_profile", "export_profile", "handler", "Verdict",
+           "ValidateError"]
 
 #: crossbench's version: the CMake project's VERSION, compiled into _core (bench/python/CMakeLists.txt),
 #: the same string `bench --version` and `validate --version` print.
 __version__ = _core.__version__
+<<<<<<< HEAD
 
 _DTYPES = ("bf16", "fp16", "fp32")
 
@@ -250,3 +245,5 @@ def _read_result(run_dir, fixture, mode, cupti, note, log, flops, bytes_):
                   rotation=int(timing.get("rotation", 1)), flops=flops, bytes=bytes_,
                   passed=bool(validation["passed"]), verdict=validation.get("verdict", ""), run_dir=run_dir,
                   cupti=cupti, note=note, log=log, sync=timing.get("sync", ""))
+=======
+>>>>>>> i31-python

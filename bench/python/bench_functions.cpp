@@ -1,0 +1,256 @@
+// crossbench._core's bench functions, behind crossbench.bench (bench/python/crossbench/_bench.py;
+// docs/python.md); built only with the CUDA toolkit (module.cpp). It runs Python callables through the plain `bench` run itself (run_bench:
+// the sampling core, the CUPTI profiler, the run folder and its validation): each name is a
+// benchmark of the public API (bench/core/api.h) whose instances call a callable. Nothing here
+// knows PyTorch: the stream arrives as an integer (cudaStream_t) from the Python side.
+//
+// The callables run on the calling thread with the GIL held (run_bench is synchronous and Google
+// Benchmark runs a one-thread benchmark on the calling thread), between the blocking kernel's hold
+// and its release, exactly where a C++ benchmark's launch runs.
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bench/core/api.h"
+#include "bench/core/device.h"
+#include "bench/core/interrupt.h"
+#include "bench/core/options.h"
+#include "bench/python/functions.h"
+#include "bench/run/bench_run.h"
+#include "kernels/cuda_check.h"
+#include "profiler/profiler.h"
+#include "profiler/session_io.h"
+
+namespace nb = nanobind;
+
+namespace xb {
+namespace {
+
+/// The callables of the run in progress for one registered name, and its per-call figures.
+/// The registry keeps its entries for the life of the process, so each name is registered once and
+/// its factory finds the current callables here; they are dropped after every run (CallablesGuard),
+/// so no Python object outlives the run in C++ (nor the interpreter at exit).
+struct PyBenchmark {
+  std::size_t registry_index = 0;
+  std::vector<nb::object> callables;
+  std::size_t next = 0;   ///< the callable the next instance gets (cold mode: rotation)
+  double flops = 0;       ///< per call
+  double bytes = 0;       ///< per call
+  /// The first Python exception a callable raised during the run, re-raised after it.
+  std::optional<nb::python_error> error;
+};
+
+std::map<std::string, PyBenchmark>& py_benchmarks() {
+  static auto* benchmarks = new std::map<std::string, PyBenchmark>();  // never destroyed: see above
+  return *benchmarks;
+}
+
+/// Registers `name` once; later calls find the registration.
+PyBenchmark& benchmark_for(const std::string& name) {
+  auto& all = py_benchmarks();
+  if (auto it = all.find(name); it != all.end()) return it->second;
+  if (find_benchmark(name) != nullptr) throw nb::value_error(("name '" + name + "' is taken by a benchmark of this process").c_str());
+  Registration reg = register_benchmark(name, [name](const Point&, cudaStream_t) {
+    PyBenchmark& b = py_benchmarks().at(name);
+    nb::object fn = b.callables.at(b.next++ % b.callables.size());
+    Instance instance;
+    instance.launch = [fn, name](cudaStream_t) {
+      try {
+        fn();  // the result (e.g. a tensor) is dropped at once: its memory goes back to the caller's allocator
+      } catch (nb::python_error& e) {
+        PyBenchmark& owner = py_benchmarks().at(name);
+        if (!owner.error) owner.error.emplace(e);
+        throw std::runtime_error(std::string("the callable raised ") + e.what());
+      }
+    };
+    return instance;  // no verify: the files say "reference": false, `verified` is not run
+  });
+  reg.dtypes({"bf16", "fp16", "fp32"})
+      .flops([name](const Point&) { return py_benchmarks().at(name).flops; })
+      .bytes([name](const Point&) { return py_benchmarks().at(name).bytes; });
+  PyBenchmark& b = all[name];
+  b.registry_index = registered_benchmarks().size() - 1;  // register_benchmark appends
+  return b;
+}
+
+/// Drops the run's callables (and a stored exception) on every way out of run().
+struct CallablesGuard {
+  PyBenchmark& b;
+  ~CallablesGuard() {
+    b.callables.clear();
+    b.error.reset();
+    b.next = 0;
+  }
+};
+
+/// Puts back the caller's SIGINT/SIGTERM handlers (Python's) that run_bench replaced.
+struct InterruptGuard {
+  ~InterruptGuard() { restore_interrupt_handlers(); }
+};
+
+/// What run_bench prints to std::cout (Google Benchmark's table, the run folder, the validation
+/// summary) goes into `text` while it lives; std::cout's own buffer comes back at the end.
+struct CoutCapture {
+  std::ostringstream text;
+  std::streambuf* saved = std::cout.rdbuf(text.rdbuf());
+  ~CoutCapture() { std::cout.rdbuf(saved); }
+};
+
+/// Everything crossbench.bench passes down; the Python side has checked types and ranges.
+struct RunArgs {
+  std::vector<nb::object> callables;
+  std::string name, dtype, mode, out;
+  std::int64_t size = 1;
+  std::uintptr_t stream = 0;
+  bool warmup = true, cupti = true;
+  double flops = 0, bytes = 0;
+  int batch = 0, min_samples = 10, wait_steps = 1, warmup_steps = 2, active_steps = 20;
+  double max_noise_pct = 0.5, min_time_s = 0.5, max_time_s = 3.0;
+};
+
+/// Runs one fixture (name/dtype/size) of `a.callables` and returns {"exit_code", "run_dir",
+/// "cupti" (whether CUPTI recorded), "note" (why not, in one line, or ""), "log" (what bench
+/// prints: Google Benchmark's table, the validation summary)}. Raises RuntimeError
+/// "no CUDA device found (...)" without a usable GPU, ValueError for bad input, the callable's own
+/// exception when it raised, KeyboardInterrupt after Ctrl-C (the run folder is still written).
+nb::dict run(const RunArgs& a) {
+  if (a.callables.empty()) throw nb::value_error("no callable to time");
+  try {
+    require_cuda_device("crossbench.bench times GPU work");
+  } catch (const UsageError& e) {
+    throw std::runtime_error(e.what());
+  }
+  const auto stream = reinterpret_cast<cudaStream_t>(a.stream);
+  // One call of each callable, synchronized, before anything is timed: lazy loading, JIT
+  // compilation (Triton), allocator growth and library handles (cuBLAS workspaces) happen here,
+  // not behind the blocking kernel, where a synchronizing call would stall until its 10 s timeout.
+  for (const nb::object& fn : a.callables) fn();
+  XB_CUDA(cudaStreamSynchronize(stream));
+
+  PyBenchmark& b = benchmark_for(a.name);
+  const CallablesGuard guard{b};
+  b.callables = a.callables;
+  b.flops = a.flops;
+  b.bytes = a.bytes;
+  // Cold mode: the callables are the instances used in turn (one: no rotation, only the L2 flush).
+  Registration(b.registry_index).rotation(static_cast<int>(a.callables.size()));
+
+  BenchOptions opt;
+  opt.mode = a.mode;
+  opt.warmup = a.warmup;
+  opt.batch = a.batch;
+  opt.max_noise_pct = a.max_noise_pct;
+  opt.min_samples = a.min_samples;
+  opt.min_time_s = a.min_time_s;
+  opt.max_time_s = a.max_time_s;
+  opt.wait_steps = a.wait_steps;
+  opt.warmup_steps = a.warmup_steps;
+  opt.active_steps = a.active_steps;
+  opt.cupti = a.cupti;
+  opt.out = a.out;
+  BenchPlan plan;
+  plan.fixtures.push_back(FixtureSpec{a.name, a.dtype, a.size});
+  plan.stream = stream;
+
+  std::string note, log;
+  int code = 0;
+  {
+    const InterruptGuard restore;
+    CoutCapture capture;
+    struct KeepLog {  // the log also when run_bench throws
+      CoutCapture& c;
+      std::string& log;
+      ~KeepLog() { log = c.text.str(); }
+    } keep_log{capture, log};
+    try {
+      try {
+        code = run_bench(opt, plan, "crossbench");
+      } catch (const ProfilerError& e) {
+        // CUPTI refused before anything was written (another tool holds it, or no library): the
+        // same run with cudaEvents alone; the validation reports every CUPTI check as not run.
+        if (!opt.cupti) throw;
+        note = std::string("CUPTI unavailable (") + e.what() + "): timed with cudaEvents alone, the CUPTI checks not run";
+        opt.cupti = false;
+        code = run_bench(opt, plan, "crossbench");
+      }
+    } catch (const UsageError& e) {
+      throw nb::value_error(e.what());
+    } catch (const InputError& e) {
+      throw nb::value_error(e.what());
+    }
+    if (interrupt_signal() != 0) {
+      PyErr_SetNone(PyExc_KeyboardInterrupt);
+      throw nb::python_error();
+    }
+  }
+  if (b.error) throw nb::python_error(*b.error);
+  nb::dict result;
+  result["exit_code"] = code;
+  result["run_dir"] = opt.out.string();
+  result["cupti"] = opt.cupti;
+  result["note"] = note;
+  result["log"] = log;
+  return result;
+}
+
+}  // namespace
+
+void add_bench_functions(nb::module_& m) {
+  m.def(
+      "run",
+      [](std::vector<nb::object> callables, std::string name, std::string dtype, std::int64_t size,
+         std::uintptr_t stream, std::string mode, bool warmup, double flops, double bytes, std::string out, bool cupti,
+         int batch, double max_noise_pct, int min_samples, double min_time_s, double max_time_s, int wait_steps,
+         int warmup_steps, int active_steps) {
+        RunArgs a;
+        a.callables = std::move(callables);
+        a.name = std::move(name);
+        a.dtype = std::move(dtype);
+        a.size = size;
+        a.stream = stream;
+        a.mode = std::move(mode);
+        a.warmup = warmup;
+        a.flops = flops;
+        a.bytes = bytes;
+        a.out = std::move(out);
+        a.cupti = cupti;
+        a.batch = batch;
+        a.max_noise_pct = max_noise_pct;
+        a.min_samples = min_samples;
+        a.min_time_s = min_time_s;
+        a.max_time_s = max_time_s;
+        a.wait_steps = wait_steps;
+        a.warmup_steps = warmup_steps;
+        a.active_steps = active_steps;
+        return run(a);
+      },
+      nb::arg("callables"), nb::arg("name"), nb::arg("dtype"), nb::arg("size"), nb::arg("stream"), nb::arg("mode"),
+      nb::arg("warmup"), nb::arg("flops"), nb::arg("bytes"), nb::arg("out"), nb::arg("cupti"), nb::arg("batch"),
+      nb::arg("max_noise_pct"), nb::arg("min_samples"), nb::arg("min_time_s"), nb::arg("max_time_s"),
+      nb::arg("wait_steps"), nb::arg("warmup_steps"), nb::arg("active_steps"),
+      "Runs the callables as one fixture through bench's run; crossbench.bench is the documented entry point.");
+  m.def(
+      "device_error",
+      []() -> std::string {
+        try {
+          require_cuda_device("crossbench.bench times GPU work");
+        } catch (const UsageError& e) {
+          return e.what();
+        }
+        return "";
+      },
+      "The one-line reason no CUDA device is usable, or '' when one is.");
+}
+
+}  // namespace xb
