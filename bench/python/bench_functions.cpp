@@ -113,7 +113,7 @@ struct RunArgs {
   std::string name, dtype, mode, out;
   std::int64_t size = 1;
   std::uintptr_t stream = 0;
-  bool warmup = true, cupti = true;
+  bool warmup = true, cupti = true, sync = false;
   double flops = 0, bytes = 0;
   int batch = 0, min_samples = 10, wait_steps = 1, warmup_steps = 2, active_steps = 20;
   double max_noise_pct = 0.5, min_time_s = 0.5, max_time_s = 3.0;
@@ -132,11 +132,10 @@ nb::dict run(const RunArgs& a) {
     throw std::runtime_error(e.what());
   }
   const auto stream = reinterpret_cast<cudaStream_t>(a.stream);
-  // One call of each callable, synchronized, before anything is timed: lazy loading, JIT
-  // compilation (Triton), allocator growth and library handles (cuBLAS workspaces) happen here,
-  // not behind the blocking kernel, where a synchronizing call would stall until its 10 s timeout.
-  for (const nb::object& fn : a.callables) fn();
-  XB_CUDA(cudaStreamSynchronize(stream));
+  // No call of the callables here: the sampling core's setup calls (measure.h: each instance's
+  // first call unblocked, then the stream synchronized) do the one-time work (lazy loading, Triton's
+  // JIT, allocator growth, cuBLAS workspaces), and a callable that synchronizes is detected there
+  // or declared with sync=True.
 
   PyBenchmark& b = benchmark_for(a.name);
   const CallablesGuard guard{b};
@@ -144,7 +143,8 @@ nb::dict run(const RunArgs& a) {
   b.flops = a.flops;
   b.bytes = a.bytes;
   // Cold mode: the callables are the instances used in turn (one: no rotation, only the L2 flush).
-  Registration(b.registry_index).rotation(static_cast<int>(a.callables.size()));
+  // sync=True: the callables synchronize with the device (BenchmarkDef::sync).
+  Registration(b.registry_index).rotation(static_cast<int>(a.callables.size())).sync(a.sync);
 
   BenchOptions opt;
   opt.mode = a.mode;
@@ -212,7 +212,7 @@ void add_bench_functions(nb::module_& m) {
       [](std::vector<nb::object> callables, std::string name, std::string dtype, std::int64_t size,
          std::uintptr_t stream, std::string mode, bool warmup, double flops, double bytes, std::string out, bool cupti,
          int batch, double max_noise_pct, int min_samples, double min_time_s, double max_time_s, int wait_steps,
-         int warmup_steps, int active_steps) {
+         int warmup_steps, int active_steps, bool sync) {
         RunArgs a;
         a.callables = std::move(callables);
         a.name = std::move(name);
@@ -233,12 +233,13 @@ void add_bench_functions(nb::module_& m) {
         a.wait_steps = wait_steps;
         a.warmup_steps = warmup_steps;
         a.active_steps = active_steps;
+        a.sync = sync;
         return run(a);
       },
       nb::arg("callables"), nb::arg("name"), nb::arg("dtype"), nb::arg("size"), nb::arg("stream"), nb::arg("mode"),
       nb::arg("warmup"), nb::arg("flops"), nb::arg("bytes"), nb::arg("out"), nb::arg("cupti"), nb::arg("batch"),
       nb::arg("max_noise_pct"), nb::arg("min_samples"), nb::arg("min_time_s"), nb::arg("max_time_s"),
-      nb::arg("wait_steps"), nb::arg("warmup_steps"), nb::arg("active_steps"),
+      nb::arg("wait_steps"), nb::arg("warmup_steps"), nb::arg("active_steps"), nb::arg("sync"),
       "Runs the callables as one fixture through bench's run; crossbench.bench is the documented entry point.");
   m.def(
       "device_error",

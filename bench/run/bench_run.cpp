@@ -133,7 +133,7 @@ int run_bench(const BenchOptions& opt, const BenchPlan& plan, const char* argv0)
   // Everything that needs no GPU first (the plan, the folder, the flags), so that a bad input is
   // reported as such on any machine; then the device.
   check_plan(plan);
-<<<<<<< HEAD
+  if (lists_tests(opt.benchmark_args)) return list_fixtures(plan, opt.benchmark_args, argv0);
   if (opt.graph) {
     for (const FixtureSpec& f : plan.fixtures) {
       const BenchmarkDef* def = find_benchmark(f.op);
@@ -142,9 +142,6 @@ int run_bench(const BenchOptions& opt, const BenchPlan& plan, const char* argv0)
       }
     }
   }
-=======
-  if (lists_tests(opt.benchmark_args)) return list_fixtures(plan, opt.benchmark_args, argv0);
->>>>>>> i31-python
   check_run_dir(dir);
 
   // Google Benchmark: the user's --benchmark_* flags, plus JSON output into the run folder

@@ -56,6 +56,7 @@ class Result:
     cupti: bool               # CUPTI recorded (False: events only, see `note`)
     note: str                 # why CUPTI did not run, or why inputs were not rotated; "" otherwise
     log: str = ""             # what bench printed (Google Benchmark's table, the validation summary)
+    sync: str = ""            # "declared" / "detected": fn synchronizes, timed without the blocking kernel
 
     @property
     def event_us(self):
@@ -135,14 +136,18 @@ def _fixture_label(fn, name):
 
 def bench(fn, *, warmup=True, mode="hot", flops=0.0, bytes=0.0, stream=None, out=None, name=None,
           dtype="fp32", size=1, cupti=True, verbose=False, batch=0, max_noise_pct=0.5, min_samples=10,
-          min_time_s=0.5, max_time_s=3.0, wait_steps=1, warmup_steps=2, active_steps=20):
+          min_time_s=0.5, max_time_s=3.0, wait_steps=1, warmup_steps=2, active_steps=20, sync=False):
     """Times `fn` with crossbench's method and returns a Result.
 
-    fn: a callable that enqueues GPU work on the stream (and nothing else: no synchronization,
-        which would stall behind the blocking kernel), or a list of them: cold mode uses them in turn
-        (input rotation: give copies on separate inputs); hot mode uses the first. Called with no
-        arguments on this thread with the GIL held; its inputs are yours (never copied). Each is
-        called once (and the stream synchronized) before anything is timed.
+    fn: a callable that enqueues GPU work on the stream, or a list of them: cold mode uses them in
+        turn (input rotation: give copies on separate inputs); hot mode uses the first. Called with
+        no arguments on this thread with the GIL held; its inputs are yours (never copied). Each is
+        called once (and the stream synchronized) before anything is timed. A callable that
+        synchronizes with the device (e.g. .item(), .cpu(), an allocation that frees) is found on
+        its first blocked call and timed without the blocking kernel (its times then hold the
+        launch overhead; the run's events.json says timing.sync "detected").
+    sync: declares that fn synchronizes (nvbench's exec_tag::sync): timed without the blocking
+        kernel from the start, no detection (events.json: timing.sync "declared").
     warmup: run until steady (bench --warmup) before recording. mode: "hot" or "cold".
     flops, bytes: per call, for TFLOP/s and GB/s (and cold mode's copy-bandwidth check).
     stream: the stream fn enqueues on; None: torch.cuda.current_stream() (legacy default stream 0
@@ -188,7 +193,7 @@ def bench(fn, *, warmup=True, mode="hot", flops=0.0, bytes=0.0, stream=None, out
                 warmup=bool(warmup), flops=float(flops), bytes=float(bytes), out=_os.fspath(out), cupti=bool(cupti),
                 batch=int(batch), max_noise_pct=float(max_noise_pct), min_samples=int(min_samples),
                 min_time_s=float(min_time_s), max_time_s=float(max_time_s), wait_steps=int(wait_steps),
-                warmup_steps=int(warmup_steps), active_steps=int(active_steps))
+                warmup_steps=int(warmup_steps), active_steps=int(active_steps), sync=bool(sync))
     if torch is not None and hasattr(stream, "cuda_stream"):
         with torch.cuda.stream(stream):
             ran = _core.run(**args)
@@ -233,4 +238,4 @@ def _read_result(run_dir, fixture, mode, cupti, note, log, flops, bytes_):
                   samples=int(stats["count"]), calls_per_sample=int(timing["launches_per_sample"]),
                   rotation=int(timing.get("rotation", 1)), flops=flops, bytes=bytes_,
                   passed=bool(validation["passed"]), verdict=validation.get("verdict", ""), run_dir=run_dir,
-                  cupti=cupti, note=note, log=log)
+                  cupti=cupti, note=note, log=log, sync=timing.get("sync", ""))
