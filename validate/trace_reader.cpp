@@ -270,6 +270,7 @@ void Reader::commit(const RawEvent& e) {
       }
       return;
     }
+    if (ck == CatKind::Python) ++t_.python_functions;  // counted, not kept (with_stack)
     if (!used) return;
     if (!e.has_name) shape("missing \"name\"");
     if (!e.ts.present()) shape("missing \"ts\"");

@@ -123,6 +123,8 @@ struct TraceData {
   /// Compute capability per device id (major * 10 + minor), from Kineto's "deviceProperties"
   /// (computeMajor, computeMinor); empty when the trace has none.
   std::map<std::int64_t, int> compute_capability;
+  /// python_function events (torch.profiler with_stack): counted, not kept.
+  std::size_t python_functions = 0;
   bool has_ext_corr = false;  ///< the file has an "externalCorrelations" array
   /// externalCorrelations: (correlation, External id) pairs, in file order.
   std::vector<std::pair<std::uint64_t, std::uint64_t>> ext_corr;

@@ -31,7 +31,7 @@ struct ShapeError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-enum class CatKind : std::uint8_t { Used, Trace, Flow, Other };
+enum class CatKind : std::uint8_t { Used, Trace, Flow, Python, Other };
 
 /// s == text, for a literal: a compare of known length, which the compiler inlines (a
 /// string_view == would call memcmp with a run-time length).
@@ -62,6 +62,7 @@ inline bool cat_of(std::string_view s, TraceCat& out, CatKind& kind) {
       break;
     case 15:
       if (is(s, "user_annotation")) { out = TraceCat::UserAnnotation; return true; }
+      if (is(s, "python_function")) { kind = CatKind::Python; return false; }
       break;
     case 19:
       if (is(s, "gpu_user_annotation")) { out = TraceCat::GpuUserAnnotation; return true; }
