@@ -440,9 +440,17 @@ TEST_F(FileMode, RowsCutByRowLimitAreNotRunButMissingRowsFail) {
   for (const auto* c : r.results_of(xb::checks::kTableTotals))
     if (c->status == xb::CheckStatus::NotRun && c->subject == "sums over rows") sums_not_run = true;
   EXPECT_TRUE(sums_not_run) << text(r);
-  // A row that should be near the top (aten::op) cannot have been cut: it fails.
+  // Without aten::op, a row near the top by CUDA and CPU total: the table still has fewer rows
+  // than the trace has names, so row_limit under a key it does not show (flops, memory without
+  // its column, sort_by=None) could have cut it. Never failed on that alone: reported, not passed.
   const auto r2 = run(torch_like(names), torch_like_table(names, 2, false));
-  EXPECT_EQ(r2.status_of(xb::checks::kTableRows), xb::CheckStatus::Failed) << text(r2);
+  EXPECT_NE(r2.status_of(xb::checks::kTableRows), xb::CheckStatus::Failed) << text(r2);
+  bool reported = false;
+  for (const auto* c : r2.results_of(xb::checks::kTableRows))
+    if (c->status == xb::CheckStatus::NotRun && c->subject.find("aten::op") != std::string::npos &&
+        c->message.find("row_limit may have cut") != std::string::npos)
+      reported = true;
+  EXPECT_TRUE(reported) << text(r2);
 }
 
 TEST_F(FileMode, TableNumbersThatDisagreeWithTheTraceFail) {
