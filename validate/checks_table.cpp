@@ -442,21 +442,22 @@ void check_table_rows(const Model& m, CheckLog& log) {
     auto cmp = [&](const char* col, double found, double res, std::int64_t want, std::int64_t ovh = 0) {
       if (within(found, res, static_cast<double>(want))) return;
       if (um != m.derived.unmodelled.end()) {
-        log.not_judged(subject, fmt::format("{} = {} against {} from the trace: {}", col, print_time(found, res),
-                                            print_time(static_cast<double>(want), res), um->second));
+        log.not_judged(subject, fmt::format("{}: {} = {} against {} from the trace", um->second, col, print_time(found, res),
+                                            print_time(static_cast<double>(want), res)));
         return;
       }
       if (col == std::string("Self CPU") && m.A().t->python_functions > 0 && m.A().t->format.empty()) {
-        log.not_judged(subject, fmt::format("Self CPU = {} against {} from the trace, which has {} python_function events "
-                                            "(with_stack): PyTorch 2.11 leaves them out of the tree, later versions "
-                                            "nest ranges' time under them, and the trace does not say which made it",
+        log.not_judged(subject, fmt::format("a range's Self CPU in a trace with python_function events (with_stack; PyTorch "
+                                            "2.11 leaves them out of the tree, later versions nest ranges' time under "
+                                            "them, and the trace does not say which made it): Self CPU = {} against {} "
+                                            "from the trace, {} python_function events",
                                             print_time(found, res), print_time(static_cast<double>(want), res),
                                             m.A().t->python_functions));
         return;
       }
       if (!partial.empty() && found < static_cast<double>(want)) {
-        log.not_judged(subject, fmt::format("{} = {}, below the trace's {}: the grouped table is {}", col, print_time(found, res),
-                                         print_time(static_cast<double>(want), res), partial));
+        log.not_judged(subject, fmt::format("a group sum below the trace's in a grouped table that is {}: {} = {}, the trace's {}",
+                                            partial, col, print_time(found, res), print_time(static_cast<double>(want), res)));
         return;
       }
       if (ovh != 0 && within(found, res, static_cast<double>(want + ovh))) {
@@ -475,9 +476,10 @@ void check_table_rows(const Model& m, CheckLog& log) {
                fmt::format("the row's {} is not what the trace's events add up to", col));
     };
     if (r.calls < e.calls && !partial.empty())
-      log.not_judged(subject, fmt::format("# of Calls = {}, below the trace's {}: the grouped table is {}", r.calls, e.calls, partial));
+      log.not_judged(subject, fmt::format("a group sum below the trace's in a grouped table that is {}: # of Calls = {}, the "
+                                          "trace's {}", partial, r.calls, e.calls));
     else if (r.calls != e.calls && um != m.derived.unmodelled.end())
-      log.not_judged(subject, fmt::format("# of Calls = {} against {} events: {}", r.calls, e.calls, um->second));
+      log.not_judged(subject, fmt::format("{}: # of Calls = {} against {} events", um->second, r.calls, e.calls));
     else if (r.calls != e.calls)
       log.fail(subject, fmt::format("# of Calls = {} (events in {})", e.calls, m.A().file()), fmt::format("{}", r.calls),
                "the row's call count is not the number of events");

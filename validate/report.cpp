@@ -470,13 +470,14 @@ void print_summary(const ValidationReport& report, std::ostream& out) {
     }
   if (n_passed > 0) wrapped(fmt::format("- passed ({}): ", n_passed), passed_list);
   const CheckCounts c = report.counts();
-  if (c.not_run > 0) {
-    line(fmt::format("- not run ({} result{}; never counted as passed):", c.not_run, c.not_run == 1 ? "" : "s"));
+  // Results of one status per check, grouped by their reason (not_run_reason: the text up to the
+  // first ": ", quoted names elided), each with its count.
+  const auto by_reason = [&](CheckStatus status, const char* prefix) {
     for (const auto& name : all_checks()) {
       std::vector<std::pair<std::string, std::size_t>> reasons;
       for (const auto& r : report.checks) {
-        if (r.check != name || r.status != CheckStatus::NotRun) continue;
-        const std::string why = not_run_reason(r.message);
+        if (r.check != name || r.status != status) continue;
+        const std::string why = not_run_reason(r.message.rfind(prefix, 0) == 0 ? r.message.substr(std::strlen(prefix)) : r.message);
         auto it = std::find_if(reasons.begin(), reasons.end(), [&](const auto& p) { return p.first == why; });
         if (it == reasons.end()) reasons.emplace_back(why, 1);
         else ++it->second;
@@ -487,26 +488,15 @@ void print_summary(const ValidationReport& report, std::ostream& out) {
         s += (i ? "; " : "") + reasons[i].first + (reasons[i].second > 1 ? fmt::format(" ({}x)", reasons[i].second) : "");
       line(s);
     }
+  };
+  if (c.not_run > 0) {
+    line(fmt::format("- not run ({} result{}; never counted as passed):", c.not_run, c.not_run == 1 ? "" : "s"));
+    by_reason(CheckStatus::NotRun, "");
   }
-
   if (c.not_judged > 0) {
     line(fmt::format("- not judged ({} result{}: constructs the model does not cover; never counted as passed or failed):",
                      c.not_judged, c.not_judged == 1 ? "" : "s"));
-    for (const auto& name : all_checks()) {
-      std::vector<std::pair<std::string, std::size_t>> reasons;
-      for (const auto& r : report.checks) {
-        if (r.check != name || r.status != CheckStatus::NotJudged) continue;
-        const std::string why = r.message.rfind("not judged: ", 0) == 0 ? r.message.substr(12) : r.message;
-        auto it = std::find_if(reasons.begin(), reasons.end(), [&](const auto& p) { return p.first == why; });
-        if (it == reasons.end()) reasons.emplace_back(why, 1);
-        else ++it->second;
-      }
-      if (reasons.empty()) continue;
-      std::string s = "  - " + name + ": ";
-      for (std::size_t i = 0; i < reasons.size(); ++i)
-        s += (i ? "; " : "") + reasons[i].first + (reasons[i].second > 1 ? fmt::format(" ({}x)", reasons[i].second) : "");
-      line(s);
-    }
+    by_reason(CheckStatus::NotJudged, "not judged: ");
   }
 
   // Figures: event vs CUPTI per fixture, launch latency.
