@@ -2,7 +2,9 @@
 #   bin/bench, bin/validate                        (RPATH keeps the CUDA toolkit's library folders)
 #   lib/libcrossbench_profiler.a                   crossbench::profiler: the CUPTI collector, the NVTX mirror, and through
 #   lib/libcrossbench_profiler_core.a              crossbench::profiler_core the event model, table, exporters
-#   lib/libcrossbench_bench.a (+ its parts)        crossbench::bench: the measuring API and harness (xb::main)
+#   lib/libcrossbench_bench.a (+ its parts)        crossbench::bench: the measuring API and harness (xb::main):
+#                                                  the measuring core only; bench's commands (sweep, qualify,
+#                                                  --devices, calibrate, ab, overhead) are in bin/bench alone
 #   include/crossbench/                            the repository's include/crossbench as it is: the public
 #                                                  headers, included as "profiler/profiler.h" and
 #                                                  "bench/core/api.h" (the measuring API); every other header
@@ -19,6 +21,8 @@ install(TARGETS bench validate RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 # crossbench::bench is a static library whose parts (the harness core, the kernels, the
 # validator) are exported beside it for its link line; only bench/core/api.h is a public header.
+# The commands' libraries (xb_commands, xb_commands_core) are linked into bin/bench and not
+# installed: a user's benchmark links the measuring core.
 install(TARGETS xb_model xb_cupti xb_harness xb_bench_core xb_kernels xb_validate xb_cli_style EXPORT crossbenchTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})

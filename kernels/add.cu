@@ -62,6 +62,13 @@
 // v1/t256/default/lean/r6: with it every size from 64^2 to 16384^2 measured 0.95-0.999 of
 // PyTorch's in every dtype (run7; 4.41 TB/s at bf16 16384^2).
 //
+// What a build carries: bench's own add is the size classes' configurations (kAddSizeClasses:
+// the lean kernel with default hints at 128 and 256 threads, with its standard V = 1 fallback and
+// the scalar kernel for unaligned pointers); launch_add refuses every other configuration. The
+// tuning space's variants (add_tuning_space: V = 2 and 4, the other cache policies, the lean
+// kernel's plain policy), which exist for `bench tune-add` and the race with PyTorch's add
+// (tools/lab/), are instantiated only with -DXB_LAB=ON (XB_LAB defined).
+//
 // Resource use, nvcc 13.0 -O3 -arch=sm_90 -Xptxas -v (the Release build's flags), no stack, no
 // spills in any instantiation: V=1 22-30 registers (fp32 22-26, bf16/fp16 29-30); V=2 32;
 // V=4 59-62 (at most 1024 resident threads per SM, each with 8 loads in flight);
@@ -323,6 +330,7 @@ void dispatch_policy(const T* a, const T* b, T* out, std::int64_t count, cudaStr
   switch (config.cache) {
     case AddCachePolicy::Default:
       return launch_vectorized<T, V, AddCachePolicy::Default>(a, b, out, count, stream, config);
+#ifdef XB_LAB  // the tuning space's other policies (the top of this file)
     case AddCachePolicy::Streaming:
       return launch_vectorized<T, V, AddCachePolicy::Streaming>(a, b, out, count, stream, config);
     case AddCachePolicy::Prefetch256:
@@ -331,6 +339,8 @@ void dispatch_policy(const T* a, const T* b, T* out, std::int64_t count, cudaStr
       return launch_vectorized<T, V, AddCachePolicy::Prefetch256Streaming>(a, b, out, count, stream, config);
     case AddCachePolicy::Plain:
       return launch_vectorized<T, V, AddCachePolicy::Plain>(a, b, out, count, stream, config);
+#endif
+    default: break;
   }
   throw std::invalid_argument("launch_add: invalid cache policy");
 }
@@ -402,10 +412,12 @@ void launch_lean(const T* a, const T* b, T* out, std::int64_t count, cudaStream_
   const auto v = static_cast<unsigned int>(vectors);
   const auto tail = static_cast<unsigned int>(count % kPerVector);
   const auto g = static_cast<unsigned int>(blocks);
+#ifdef XB_LAB  // the lean kernel's plain policy: the tuning space's (the top of this file)
   if (config.cache == AddCachePolicy::Plain) {
     return launch_lean_policy<T, AddCachePolicy::Plain>(a, b, out, v, tail, g, stream, config.threads_per_block,
                                                         residency);
   }
+#endif
   launch_lean_policy<T, AddCachePolicy::Default>(a, b, out, v, tail, g, stream, config.threads_per_block, residency);
 }
 
@@ -423,8 +435,10 @@ void launch_typed(const void* a, const void* b, void* out, std::int64_t count,
     }
     switch (config.vectors_per_thread) {
       case 1: dispatch_policy<T, 1>(ta, tb, tout, count, stream, config); break;
+#ifdef XB_LAB  // V = 2 and 4: the tuning space's (the top of this file)
       case 2: dispatch_policy<T, 2>(ta, tb, tout, count, stream, config); break;
       case 4: dispatch_policy<T, 4>(ta, tb, tout, count, stream, config); break;
+#endif
       default: throw std::invalid_argument("launch_add: vectors_per_thread must be 1, 2 or 4");
     }
   } else {
@@ -502,6 +516,25 @@ constexpr bool valid_size_classes(const AddSizeClass (&table)[N]) {
 }
 static_assert(valid_size_classes(kAddSizeClasses),
               "kAddSizeClasses: rows in ascending max_count, the last kAnyCount, each a tuning-space choice");
+
+AddLaunchConfig config_of(const AddSizeClass& row, int max_blocks) {
+  AddLaunchConfig config;
+  config.max_blocks = max_blocks;
+  config.threads_per_block = row.threads_per_block;
+  config.vectors_per_thread = row.vectors_per_thread;
+  config.cache = row.cache;
+  config.kernel = row.kernel;
+  config.blocks_per_sm = row.blocks_per_sm;
+  return config;
+}
+
+// Whether `config` is a size class's (any max_blocks): what a build without XB_LAB instantiates.
+[[maybe_unused]] bool size_class_config(const AddLaunchConfig& config) {
+  return std::any_of(std::begin(kAddSizeClasses), std::end(kAddSizeClasses), [&](const AddSizeClass& c) {
+    return c.threads_per_block == config.threads_per_block && c.vectors_per_thread == config.vectors_per_thread &&
+           c.cache == config.cache && c.kernel == config.kernel && c.blocks_per_sm == config.blocks_per_sm;
+  });
+}
 
 // add_residency's arithmetic for one device: the SM's maximum shared memory and what the driver
 // reserves per block (cudaDevAttrReservedSharedMemoryPerBlock, 1 KB on sm_90).
@@ -626,16 +659,17 @@ AddLaunchConfig add_launch_config(DType dtype, std::int64_t count) {
   // The last row holds every count (kAnyCount, checked by the static_assert), so a row is found.
   const AddSizeClass* row = std::find_if(std::begin(kAddSizeClasses), std::end(kAddSizeClasses),
                                          [count](const AddSizeClass& c) { return count <= c.max_count; });
-  AddLaunchConfig config;
-  config.max_blocks = device_max_grid_x("add_launch_config");
-  config.threads_per_block = row->threads_per_block;
-  config.vectors_per_thread = row->vectors_per_thread;
-  config.cache = row->cache;
-  config.kernel = row->kernel;
-  config.blocks_per_sm = row->blocks_per_sm;
-  return config;
+  return config_of(*row, device_max_grid_x("add_launch_config"));
 }
 
+std::vector<AddLaunchConfig> add_size_class_configs() {
+  const int max_blocks = device_max_grid_x("add_size_class_configs");
+  std::vector<AddLaunchConfig> configs;
+  for (const AddSizeClass& row : kAddSizeClasses) configs.push_back(config_of(row, max_blocks));
+  return configs;
+}
+
+#ifdef XB_LAB
 std::vector<AddLaunchConfig> add_tuning_space() {
   const int max_blocks = device_max_grid_x("add_tuning_space");
   std::vector<AddLaunchConfig> space;
@@ -653,6 +687,7 @@ std::vector<AddLaunchConfig> add_tuning_space() {
   }
   return space;
 }
+#endif
 
 void launch_add(DType dtype, const void* a, const void* b, void* out, std::int64_t count,
                 cudaStream_t stream, const AddLaunchConfig& config) {
@@ -681,6 +716,13 @@ void launch_add(DType dtype, const void* a, const void* b, void* out, std::int64
     throw std::invalid_argument("launch_add: a residency cap (blocks_per_sm " + std::to_string(config.blocks_per_sm) +
                                 ") needs the lean kernel and a value >= 0");
   }
+#ifndef XB_LAB
+  if (!size_class_config(config)) {
+    throw std::invalid_argument("launch_add: " + to_string(config) +
+                                " is a configuration of the tuning space, built only with -DXB_LAB=ON; this build runs "
+                                "bench's size classes (add_size_class_configs)");
+  }
+#endif
   // Made once per launch, here, so that a cap add_residency refuses is refused on every path.
   const AddResidency residency =
       config.blocks_per_sm > 0 ? add_residency(config.blocks_per_sm, config.threads_per_block) : AddResidency{};

@@ -238,7 +238,13 @@ bool parse_command_line(CLI::App& app, int argc, const char* const* argv, std::s
   return true;
 }
 
-std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv, const std::string& footer) {
+bool has_devices_option(const std::vector<std::string>& args) {
+  return std::any_of(args.begin(), args.end(),
+                     [](const std::string& a) { return a == "--devices" || a.rfind("--devices=", 0) == 0; });
+}
+
+std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv, const std::string& footer,
+                                             bool devices_option) {
   BenchOptions opt;
   for (int i = 0; i < argc; ++i) opt.command += (i == 0 ? "" : " ") + std::string(argv[i]);
   // Google Benchmark's own flags pass through untouched.
@@ -294,12 +300,14 @@ std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv, 
                  "(op/dtype/size; a spin kernel after each call), to test a regression gate");
   app.add_option("--replay", replay,
                  "regenerate table, exports and validation from a raw_session.json (no GPU)");
-  // run_main hands a run with --devices to bench/devices/devices.h before this parser sees it;
-  // the option is here for --help.
+  // bench's main hands a run with --devices to bench/devices/devices.h before this parser sees
+  // it; the option is here for --help.
   std::string devices;
-  app.add_option("--devices", devices,
-                 "LIST|all: run on each device in its own process into OUT/device-N, validated, and compare the "
-                 "devices side by side (OUT/devices.md, devices.json)");
+  if (devices_option) {
+    app.add_option("--devices", devices,
+                   "LIST|all: run on each device in its own process into OUT/device-N, validated, and compare the "
+                   "devices side by side (OUT/devices.md, devices.json)");
+  }
   if (!parse_command_line(app, static_cast<int>(ours.size()), ours.data())) return std::nullopt;
   if (!sizes.empty()) {
     opt.sizes = parse_size_list(join_list(sizes));

@@ -62,9 +62,17 @@ std::pair<std::string, double> parse_slow_fixture(const std::string& item);
 bool parse_command_line(CLI::App& app, int argc, const char* const* argv,
                         std::string (*tidy)(std::string) = nullptr);
 
+/// Whether `args` (a command's arguments after its name) hold --devices ("--devices X" or
+/// "--devices=X"): the bench executable then runs the command once per device
+/// (bench/devices/devices.h); a program built on xb::main refuses it.
+bool has_devices_option(const std::vector<std::string>& args);
+
 /// Parses argv. Throws UsageError on any bad input (unknown flag, op, dtype, bad size, ...).
 /// Returns std::nullopt when --help or --version was printed. `footer` ends the help text (bench:
-/// its subcommands). The program's name in the help is argv[0]'s file name.
-std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv, const std::string& footer = "");
+/// its subcommands). The program's name in the help is argv[0]'s file name. `devices_option`: the
+/// help lists --devices (the bench executable, whose main takes --devices before this parser
+/// runs); without it --devices is an unknown option here.
+std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv, const std::string& footer = "",
+                                             bool devices_option = false);
 
 }  // namespace xb

@@ -62,12 +62,14 @@ std::string subcommand_help() {
 int main(int argc, char** argv) {
   register_builtin_ops();
   const Subcommand* sub = find_subcommand(argc, argv);
-  // --devices for sweep and qualify: bench SUB again per device (bench/devices/devices.h); the plain
-  // bench takes it in run_main.
-  if (sub != nullptr && (std::string(sub->name) == "sweep" || std::string(sub->name) == "qualify")) {
-    const std::vector<std::string> args(argv + 2, argv + argc);
+  // --devices for bench, sweep and qualify: this executable again per device, each a run of the
+  // command (bench/devices/devices.h). A program built on xb::main has no --devices (run_main).
+  if (sub == nullptr || std::string(sub->name) == "sweep" || std::string(sub->name) == "qualify") {
+    const std::vector<std::string> args(argv + (sub == nullptr ? 1 : 2), argv + argc);
     if (has_devices_option(args)) {
-      const DevicesCommand command = std::string(sub->name) == "sweep" ? DevicesCommand::Sweep : DevicesCommand::Qualify;
+      const DevicesCommand command = sub == nullptr                          ? DevicesCommand::Bench
+                                     : std::string(sub->name) == "sweep" ? DevicesCommand::Sweep
+                                                                         : DevicesCommand::Qualify;
       return run_command(argv[0], false, [&] {
         return run_on_devices(command, argv[0], args, cuda_device_count, spawn_runner(argv[0]), std::cout);
       });
@@ -75,6 +77,6 @@ int main(int argc, char** argv) {
   }
   // Only the plain bench has --no-cupti; subcommands that need CUPTI say what failed.
   return run_command(argv[0], sub == nullptr, [&] {
-    return sub != nullptr ? sub->run(argc - 1, argv + 1) : run_main(argc, argv, subcommand_help());
+    return sub != nullptr ? sub->run(argc - 1, argv + 1) : run_main(argc, argv, subcommand_help(), true);
   });
 }

@@ -99,11 +99,6 @@ std::optional<std::string> take_option(std::vector<std::string>& args, const std
   return value;
 }
 
-bool has_devices_option(const std::vector<std::string>& args) {
-  return std::any_of(args.begin(), args.end(),
-                     [](const std::string& a) { return a == "--devices" || a.rfind("--devices=", 0) == 0; });
-}
-
 std::string child_visible_devices(int index, const char* parent) {
   if (parent == nullptr) return std::to_string(index);
   const std::vector<std::string> entries = split_list(parent);

@@ -5,6 +5,9 @@
 // then the devices are compared side by side (devices.md, devices.json; device_compare.h) and, for
 // qualify, merged into one fleet report (aggregate.*; bench/qualify/qualify_aggregate.h).
 // Without --devices nothing changes. Plain C++ (POSIX); the device count comes from the caller.
+// A command of the bench executable (its commands library, bench/CMakeLists.txt): the comparison
+// is qualify's gate, so a program built on xb::main refuses --devices (bench/run/xb_main.cpp);
+// whether arguments hold --devices is has_devices_option (bench/cli/cli.h).
 //
 // Why sequential: devices of one node share the host's CPU, PCIe switches and power budget, so
 // running them at once would measure their contention, not each GPU.
@@ -77,9 +80,5 @@ ChildRunner spawn_runner(const std::string& program);
 /// inconclusive), 1 when a device is flagged or failed.
 int run_on_devices(DevicesCommand command, const std::string& program, std::vector<std::string> args,
                    const std::function<int()>& count_devices, const ChildRunner& runner, std::ostream& log);
-
-/// Whether `args` (a command's arguments after its name) hold --devices: the commands call
-/// run_on_devices then.
-bool has_devices_option(const std::vector<std::string>& args);
 
 }  // namespace xb

@@ -5,8 +5,6 @@
 
 #include "bench/cli/cli.h"
 #include "bench/core/api.h"
-#include "bench/core/device.h"
-#include "bench/devices/devices.h"
 #include "bench/core/run_dir.h"
 #include "bench/run/bench_run.h"
 #include "profiler/profiler.h"
@@ -34,13 +32,23 @@ int run_command(const char* argv0, bool cupti_hint, const std::function<int()>& 
   }
 }
 
-int run_main(int argc, char** argv, const std::string& help_footer) {
-  // --devices: this program again per device (bench/devices/devices.h), each a plain run.
-  const std::vector<std::string> args(argv + 1, argv + argc);
-  if (has_devices_option(args)) {
-    return run_on_devices(DevicesCommand::Bench, argv[0], args, cuda_device_count, spawn_runner(argv[0]), std::cout);
+int run_main(int argc, char** argv, const std::string& help_footer, bool bench_executable) {
+  if (!bench_executable) {
+    // A user's program links the measuring core (crossbench::bench) only: the commands, and
+    // --devices (whose side-by-side comparison is qualify's gate), live in the bench executable's
+    // commands library (bench/CMakeLists.txt).
+    const std::vector<std::string> args(argv + 1, argv + argc);
+    if (has_devices_option(args)) {
+      throw UsageError("--devices is an option of the bench executable (bench --devices LIST|all, docs/qualify.md); "
+                       "run this program once per device with CUDA_VISIBLE_DEVICES=N instead");
+    }
+    if (!args.empty() && !args.front().empty() && args.front()[0] != '-') {
+      throw UsageError("'" + args.front() + "' is not an option of this program, which takes bench's plain-run options "
+                       "(--help); commands (sweep, qualify, calibrate, ab, overhead) are commands of the bench "
+                       "executable (bench sweep --help, ...)");
+    }
   }
-  const auto opt = parse_bench_args(argc, argv, help_footer);
+  const auto opt = parse_bench_args(argc, argv, help_footer, bench_executable);
   if (!opt) return 0;
   return run_bench(*opt, plan_from_options(*opt), argv[0]);
 }

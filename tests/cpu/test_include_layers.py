@@ -14,6 +14,10 @@ The profiler's layers, by file stem (profiler/<stem>.h and .cpp):
   model      the event model and the step metrics (MODEL)
   exporters  the table, the trace exporters, the run's output files (EXPORTERS)
 
+Within bench/, the measuring core that a user's benchmark links (crossbench::bench: bench/core/,
+bench/run/, bench/cli/cli.*, include/crossbench/bench/) includes none of the commands' folders
+(COMMANDS: linked into the bench executable alone, bench/CMakeLists.txt).
+
 Usage: test_include_layers.py REPO_ROOT. Exit 0: no violation; 1: each violation listed
 (FILE:LINE: what); 2: bad usage.
 """
@@ -28,6 +32,9 @@ EXPORTERS = {"table", "trace_export", "outputs"}
 RANK = {"kernels": 0, "profiler/records": 1, "profiler/front end": 2, "profiler/model": 3, "profiler/exporters": 4,
         "validate": 5, "bench": 6}
 FOLDERS = ("kernels", "profiler", "validate", "bench")
+MEASURING_CORE = ("bench/core/", "bench/run/", "bench/cli/cli.", "include/crossbench/bench/")
+COMMANDS = ("bench/sweep/", "bench/qualify/", "bench/devices/", "bench/ab/", "bench/calibrate/", "bench/overhead/",
+            "bench/tune_add/")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 SOURCE = (".h", ".cuh", ".cpp", ".cu")
 
@@ -87,6 +94,8 @@ def check(root):
                 m = INCLUDE.match(line)
                 if not m:
                     continue
+                if src.replace(os.sep, "/").startswith(MEASURING_CORE) and m.group(1).startswith(COMMANDS):
+                    bad.append(f"{src}:{number}: the measuring core includes {m.group(1)}, a command's")
                 other = layer(m.group(1))
                 if other is None:
                     continue

@@ -153,20 +153,100 @@ void check_add_span(const AddSpan& s, AddLaunchConfig config) {
   }
 }
 
-// Spans up to 200k elements run under every configuration of the tuning space (vectors per
-// thread, block size, cache hints: the whole-chunk, partial-chunk, grid-stride and tail paths of
-// each; the lean kernel's four instantiations per shape: with and without the bounds check and
-// the tail, and its fallback when the grid is capped); longer ones under the configuration bench
-// picks for them.
+// The configurations a build carries: with -DXB_LAB=ON the whole tuning space, else bench's
+// size classes (kernels/add.h, add_size_class_configs).
+std::vector<AddLaunchConfig> built_add_configs() {
+#ifdef XB_LAB
+  return add_tuning_space();
+#else
+  return add_size_class_configs();
+#endif
+}
+
+// Spans up to 200k elements run under every configuration the build carries (the tuning space:
+// vectors per thread, block size, cache hints, the whole-chunk, partial-chunk, grid-stride and tail
+// paths of each; in both builds the lean kernel's four instantiations per shape: with and without
+// the bounds check and the tail, and its fallback to the standard V = 1 kernel when the grid is
+// capped); longer ones under the configuration bench picks for them.
 TEST_P(AddKernel, BitExactOnEveryElementAndWritesNothingElse) {
   const AddSpan s = GetParam();
   const AddLaunchConfig chosen = add_launch_config(s.dtype, s.count);
   EXPECT_GT(chosen.max_blocks, 0);
   EXPECT_EQ(chosen.threads_per_block % 32, 0);
   if (s.count > 200000) return check_add_span(s, chosen);
-  for (const AddLaunchConfig& config : add_tuning_space()) check_add_span(s, config);
+  for (const AddLaunchConfig& config : built_add_configs()) check_add_span(s, config);
 }
 
+// bench's configurations: one per size class, in ascending size, each what add_launch_config
+// gives inside its class.
+TEST_F(GpuTest, AddSizeClassConfigsAreWhatBenchPicks) {
+  const std::vector<AddLaunchConfig> classes = add_size_class_configs();
+  ASSERT_EQ(classes.size(), 3u);
+  EXPECT_EQ(to_string(classes[0]), "v1/t128/default/lean");
+  EXPECT_EQ(to_string(classes[1]), "v1/t256/default/lean");
+  EXPECT_EQ(to_string(classes[2]), "v1/t256/default/lean/r6");
+  const std::int64_t inside[] = {64 * 64, 1024 * 1024, 16384LL * 16384};
+  for (std::size_t i = 0; i < classes.size(); ++i) {
+    EXPECT_GT(classes[i].max_blocks, 0);
+    EXPECT_EQ(to_string(add_launch_config(DType::FP16, inside[i])), to_string(classes[i]));
+  }
+}
+
+// Configurations launch_add cannot run are refused on every path (vector, unaligned, count 0),
+// in both builds; without -DXB_LAB=ON so is every configuration of the tuning space that is not
+// a size class's (its kernels are not built).
+TEST_F(GpuTest, AddRefusesConfigurationsItCannotRun) {
+  Stream stream;
+  DeviceBuffer buf(4096);
+  const auto refused = [&](const AddLaunchConfig& c, const void* a = nullptr, std::int64_t count = 16) {
+    EXPECT_THROW(launch_add(DType::FP32, a != nullptr ? a : buf.get(), buf.get(), buf.get(), count, stream.get(), c),
+                 std::invalid_argument)
+        << to_string(c);
+  };
+  const AddLaunchConfig small = add_launch_config(DType::FP32, 64 * 64);
+  AddLaunchConfig bad = small;
+  bad.vectors_per_thread = 3;
+  refused(bad);
+  refused(bad, buf.get<char>() + 4);  // unaligned: the scalar kernel's path
+  refused(bad, nullptr, 0);
+  bad = small;
+  bad.threads_per_block = 1024;
+  refused(bad);
+  bad = small;
+  bad.kernel = AddKernelVariant::Standard;
+  bad.blocks_per_sm = 6;  // a residency cap needs the lean kernel
+  refused(bad);
+  // The lean kernel exists for v1, 128 or 256 threads, default or plain hints only; a residency
+  // cap >= 0 and within what add_residency can request.
+  const AddLaunchConfig lean = add_launch_config(DType::FP32, 4096LL * 4096);
+  ASSERT_EQ(lean.kernel, AddKernelVariant::Lean);
+  for (auto edit : {+[](AddLaunchConfig& c) { c.threads_per_block = 64; }, +[](AddLaunchConfig& c) { c.vectors_per_thread = 2; },
+                    +[](AddLaunchConfig& c) { c.cache = AddCachePolicy::Streaming; },
+                    +[](AddLaunchConfig& c) { c.blocks_per_sm = -1; },
+                    +[](AddLaunchConfig& c) { c.blocks_per_sm = 40; }}) {
+    bad = lean;
+    edit(bad);
+    refused(bad);
+  }
+#ifndef XB_LAB
+  // The tuning space's own configurations: a standard one, another policy, the lean plain one.
+  for (auto edit : {+[](AddLaunchConfig& c) { c.kernel = AddKernelVariant::Standard; },
+                    +[](AddLaunchConfig& c) { c.kernel = AddKernelVariant::Standard; c.vectors_per_thread = 2; },
+                    +[](AddLaunchConfig& c) { c.kernel = AddKernelVariant::Standard; c.cache = AddCachePolicy::Prefetch256; },
+                    +[](AddLaunchConfig& c) { c.cache = AddCachePolicy::Plain; }}) {
+    bad = small;
+    edit(bad);
+    try {
+      launch_add(DType::FP32, buf.get(), buf.get(), buf.get(), 16, stream.get(), bad);
+      ADD_FAILURE() << to_string(bad) << " ran in a build without -DXB_LAB=ON";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("XB_LAB"), std::string::npos) << e.what();
+    }
+  }
+#endif
+}
+
+#ifdef XB_LAB  // the tuning space is built with -DXB_LAB=ON only
 TEST_F(GpuTest, AddTuningSpaceIsEveryCombinationOnce) {
   const std::vector<AddLaunchConfig> space = add_tuning_space();
   std::set<std::string> names;
@@ -182,39 +262,15 @@ TEST_F(GpuTest, AddTuningSpaceIsEveryCombinationOnce) {
   }
   EXPECT_EQ(names.count("v1/t32/default"), 1u);
   EXPECT_EQ(names.count("v4/t512/prefetch256-streaming"), 1u);
-  AddLaunchConfig bad = space.front();
-  bad.vectors_per_thread = 3;
+  // Every configuration of the space runs (the bit-exact tests above check what each computes).
   Stream stream;
   DeviceBuffer buf(4096);
-  EXPECT_THROW(launch_add(DType::FP32, buf.get(), buf.get(), buf.get(), 16, stream.get(), bad),
-               std::invalid_argument);
-  bad = space.front();
-  bad.threads_per_block = 1024;
-  EXPECT_THROW(launch_add(DType::FP32, buf.get(), buf.get(), buf.get(), 16, stream.get(), bad),
-               std::invalid_argument);
-  // Checked on every path: unaligned pointers (the scalar kernel) and count 0 too.
-  bad = space.front();
-  bad.vectors_per_thread = 3;
-  EXPECT_THROW(launch_add(DType::FP32, buf.get<char>() + 4, buf.get(), buf.get(), 16, stream.get(), bad),
-               std::invalid_argument);
-  EXPECT_THROW(launch_add(DType::FP32, buf.get(), buf.get(), buf.get(), 0, stream.get(), bad), std::invalid_argument);
-  // The lean kernel exists for v1, 128 or 256 threads, default or plain hints only; a residency
-  // cap only on it, >= 0, and within what add_residency can request.
-  bad = space.front();
-  bad.blocks_per_sm = 6;
-  EXPECT_THROW(launch_add(DType::BF16, buf.get(), buf.get(), buf.get(), 16, stream.get(), bad), std::invalid_argument);
-  AddLaunchConfig lean = space.back();
-  ASSERT_EQ(lean.kernel, AddKernelVariant::Lean);
-  for (auto edit : {+[](AddLaunchConfig& c) { c.threads_per_block = 64; }, +[](AddLaunchConfig& c) { c.vectors_per_thread = 2; },
-                    +[](AddLaunchConfig& c) { c.cache = AddCachePolicy::Streaming; },
-                    +[](AddLaunchConfig& c) { c.blocks_per_sm = -1; },
-                    +[](AddLaunchConfig& c) { c.blocks_per_sm = 40; }}) {
-    bad = lean;
-    edit(bad);
-    EXPECT_THROW(launch_add(DType::BF16, buf.get(), buf.get(), buf.get(), 16, stream.get(), bad), std::invalid_argument)
-        << to_string(bad);
+  for (const AddLaunchConfig& c : space) {
+    EXPECT_NO_THROW(launch_add(DType::FP32, buf.get(), buf.get(), buf.get(), 16, stream.get(), c)) << to_string(c);
   }
+  stream.synchronize();
 }
+#endif
 
 // The residency cap holds on this GPU: the occupancy API, given the cap's dynamic shared memory
 // and carveout hint, lets exactly N blocks of the lean kernel share an SM (bench's class above

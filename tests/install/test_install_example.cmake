@@ -50,6 +50,16 @@ list(LENGTH libs nlibs)
 if(NOT config OR NOT nlibs EQUAL 2)
   message(FATAL_ERROR "install_example: package config (${config}) or libraries (${libs}) missing")
 endif()
+# The library a user links holds the measuring core only: no object of bench's commands (sweep,
+# qualify, --devices, calibrate, ab, overhead, tune-add) in any installed archive (member names
+# are plain text in an ar archive).
+file(GLOB_RECURSE archives ${prefix}/*.a)
+foreach(archive ${archives})
+  file(STRINGS ${archive} members REGEX "(^|[^a-z_])(sweep|sweep_run|roofline|qualify[a-z_]*|report_format|devices|device_compare|calibrate|overhead|ab|tune_add)\\.cpp\\.o")
+  if(members)
+    message(FATAL_ERROR "install_example: ${archive} holds the commands' objects: ${members}")
+  endif()
+endforeach()
 
 run("configure examples/benchmark_my_kernel against the installed package"
   ${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/benchmark_my_kernel -B ${WORK_DIR}/example -G ${GENERATOR}
@@ -59,6 +69,18 @@ run("build examples/benchmark_my_kernel" ${CMAKE_COMMAND} --build ${WORK_DIR}/ex
 if(NOT EXISTS ${WORK_DIR}/example/saxpy)
   message(FATAL_ERROR "install_example: the example executable was not built")
 endif()
+# A user's program takes the plain run's options; --devices and the commands are the bench
+# executable's, refused in one line (exit 2) before any GPU is touched.
+foreach(refused "--devices;0:--devices is an option of the bench executable" "sweep;--size;64:'sweep' is not an option of this program")
+  string(REPLACE ":" ";" parts "${refused}")
+  list(POP_BACK parts expected)
+  execute_process(COMMAND ${WORK_DIR}/example/saxpy ${parts} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  string(FIND "${err}" "${expected}" at)
+  if(NOT rc EQUAL 2 OR at EQUAL -1)
+    message(FATAL_ERROR "install_example: saxpy ${parts}: exit ${rc} (expected 2), stderr '${err}' (expected '${expected}')")
+  endif()
+  message(STATUS "ok: saxpy ${parts} refused: ${err}")
+endforeach()
 # The two examples whose launch synchronizes (issue 30): cuBLAS's handle API, cudaMalloc/cudaFree.
 foreach(example cublas_legacy_sgemm:sgemm malloc_in_launch:malloc_scale)
   string(REPLACE ":" ";" parts ${example})
