@@ -206,8 +206,7 @@ __device__ __forceinline__ void store16(uint4* p, uint4 v) {
 // remaining count % kPerVector elements, one per thread, by the lowest thread indices.
 template <typename T, int V, AddCachePolicy P>
 __global__ void __launch_bounds__(kAddMaxThreadsPerBlock)
-    add_vectorized_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
-                          std::int64_t count) {
+    add_vectorized_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out, std::int64_t count) {
   constexpr int kPerVector = kVectorBytes / static_cast<int>(sizeof(T));
   const std::int64_t vectors = count / kPerVector;
   const std::int64_t chunk = static_cast<std::int64_t>(blockDim.x) * V;
@@ -274,9 +273,8 @@ __global__ void __launch_bounds__(kAddMaxThreadsPerBlock)
 // count % kPerVector come from the host. Full: the grid has exactly `vectors` threads (no bounds
 // check); Tail: tail > 0 (the lowest `tail` threads add one element each after the vectors).
 template <typename T, int B, AddCachePolicy P, bool Full, bool Tail>
-__global__ void __launch_bounds__(B)
-    add_lean_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out, unsigned int vectors,
-                    unsigned int tail) {
+__global__ void __launch_bounds__(B) add_lean_kernel(const T* __restrict__ a, const T* __restrict__ b,
+                                                     T* __restrict__ out, unsigned int vectors, unsigned int tail) {
   const unsigned int i = blockIdx.x * static_cast<unsigned int>(B) + threadIdx.x;
   if (Full || i < vectors) {
     const uint4 va = load16<P>(reinterpret_cast<const uint4*>(a) + i);
@@ -295,8 +293,7 @@ __global__ void __launch_bounds__(B)
 // Any alignment: one element per thread per step.
 template <typename T>
 __global__ void __launch_bounds__(kAddMaxThreadsPerBlock)
-    add_scalar_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
-                      std::int64_t count) {
+    add_scalar_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out, std::int64_t count) {
   const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t i = first; i < count; i += stride) {
@@ -320,8 +317,8 @@ void launch_vectorized(const T* a, const T* b, T* out, std::int64_t count, cudaS
       return;
     }
   }
-  add_vectorized_kernel<T, V, P><<<grid, dim3(static_cast<unsigned int>(config.threads_per_block)), 0, stream>>>(
-      a, b, out, count);
+  add_vectorized_kernel<T, V, P>
+      <<<grid, dim3(static_cast<unsigned int>(config.threads_per_block)), 0, stream>>>(a, b, out, count);
 }
 
 template <typename T, int V>
@@ -340,7 +337,8 @@ void dispatch_policy(const T* a, const T* b, T* out, std::int64_t count, cudaStr
     case AddCachePolicy::Plain:
       return launch_vectorized<T, V, AddCachePolicy::Plain>(a, b, out, count, stream, config);
 #endif
-    default: break;
+    default:
+      break;
   }
   throw std::invalid_argument("launch_add: invalid cache policy");
 }
@@ -400,8 +398,8 @@ void launch_lean_policy(const T* a, const T* b, T* out, unsigned int vectors, un
 // standard V = 1 path. launch_add has checked the configuration (128/256 threads, default/plain)
 // and made its residency request (`residency`, launch_lean_instance).
 template <typename T>
-void launch_lean(const T* a, const T* b, T* out, std::int64_t count, cudaStream_t stream,
-                 const AddLaunchConfig& config, const AddResidency& residency) {
+void launch_lean(const T* a, const T* b, T* out, std::int64_t count, cudaStream_t stream, const AddLaunchConfig& config,
+                 const AddResidency& residency) {
   constexpr std::int64_t kPerVector = kVectorBytes / sizeof(T);
   const std::int64_t vectors = count / kPerVector;
   const std::int64_t threads = config.threads_per_block;
@@ -422,8 +420,8 @@ void launch_lean(const T* a, const T* b, T* out, std::int64_t count, cudaStream_
 }
 
 template <typename T>
-void launch_typed(const void* a, const void* b, void* out, std::int64_t count,
-                  cudaStream_t stream, const AddLaunchConfig& config, const AddResidency& residency) {
+void launch_typed(const void* a, const void* b, void* out, std::int64_t count, cudaStream_t stream,
+                  const AddLaunchConfig& config, const AddResidency& residency) {
   const auto* ta = static_cast<const T*>(a);
   const auto* tb = static_cast<const T*>(b);
   auto* tout = static_cast<T*>(out);
@@ -434,17 +432,24 @@ void launch_typed(const void* a, const void* b, void* out, std::int64_t count,
       return;
     }
     switch (config.vectors_per_thread) {
-      case 1: dispatch_policy<T, 1>(ta, tb, tout, count, stream, config); break;
+      case 1:
+        dispatch_policy<T, 1>(ta, tb, tout, count, stream, config);
+        break;
 #ifdef XB_LAB  // V = 2 and 4: the tuning space's (the top of this file)
-      case 2: dispatch_policy<T, 2>(ta, tb, tout, count, stream, config); break;
-      case 4: dispatch_policy<T, 4>(ta, tb, tout, count, stream, config); break;
+      case 2:
+        dispatch_policy<T, 2>(ta, tb, tout, count, stream, config);
+        break;
+      case 4:
+        dispatch_policy<T, 4>(ta, tb, tout, count, stream, config);
+        break;
 #endif
-      default: throw std::invalid_argument("launch_add: vectors_per_thread must be 1, 2 or 4");
+      default:
+        throw std::invalid_argument("launch_add: vectors_per_thread must be 1, 2 or 4");
     }
   } else {
     const dim3 grid(grid_for(count, config.threads_per_block, config.max_blocks));
-    add_scalar_kernel<T><<<grid, dim3(static_cast<unsigned int>(config.threads_per_block)), 0, stream>>>(
-        ta, tb, tout, count);
+    add_scalar_kernel<T>
+        <<<grid, dim3(static_cast<unsigned int>(config.threads_per_block)), 0, stream>>>(ta, tb, tout, count);
   }
   XB_CUDA_LAST();
 }
@@ -452,8 +457,8 @@ void launch_typed(const void* a, const void* b, void* out, std::int64_t count,
 constexpr int kThreadChoices[] = {32, 64, 128, 256, 512};
 constexpr int kVectorChoices[] = {1, 2, 4};
 constexpr AddCachePolicy kPolicyChoices[] = {AddCachePolicy::Default, AddCachePolicy::Streaming,
-                                             AddCachePolicy::Prefetch256,
-                                             AddCachePolicy::Prefetch256Streaming, AddCachePolicy::Plain};
+                                             AddCachePolicy::Prefetch256, AddCachePolicy::Prefetch256Streaming,
+                                             AddCachePolicy::Plain};
 
 // The lean kernel's instantiations (launch_lean_policy, launch_lean_shape).
 constexpr int kLeanThreadChoices[] = {128, 256};
@@ -479,12 +484,12 @@ constexpr bool one_of(const T (&choices)[N], T value) {
 // max_count, the last one kAnyCount (a per-dtype choice would need a table per dtype). The
 // static_assert below keeps every row inside the tuning space.
 struct AddSizeClass {
-  std::int64_t max_count;   ///< elements; the class holds counts up to this, after the row before
+  std::int64_t max_count;  ///< elements; the class holds counts up to this, after the row before
   int threads_per_block;
   int vectors_per_thread;
   AddCachePolicy cache;
   AddKernelVariant kernel;
-  int blocks_per_sm;        ///< 0 or the block size's lean_residency_cap
+  int blocks_per_sm;  ///< 0 or the block size's lean_residency_cap
 };
 constexpr std::int64_t kAnyCount = std::numeric_limits<std::int64_t>::max();
 constexpr AddSizeClass kAddSizeClasses[] = {
@@ -567,19 +572,26 @@ AddResidency residency_for(int blocks_per_sm, int threads_per_block, int max_sha
 
 const char* to_string(AddCachePolicy policy) {
   switch (policy) {
-    case AddCachePolicy::Default: return "default";
-    case AddCachePolicy::Streaming: return "streaming";
-    case AddCachePolicy::Prefetch256: return "prefetch256";
-    case AddCachePolicy::Prefetch256Streaming: return "prefetch256-streaming";
-    case AddCachePolicy::Plain: return "plain";
+    case AddCachePolicy::Default:
+      return "default";
+    case AddCachePolicy::Streaming:
+      return "streaming";
+    case AddCachePolicy::Prefetch256:
+      return "prefetch256";
+    case AddCachePolicy::Prefetch256Streaming:
+      return "prefetch256-streaming";
+    case AddCachePolicy::Plain:
+      return "plain";
   }
   return "invalid";
 }
 
 const char* to_string(AddKernelVariant variant) {
   switch (variant) {
-    case AddKernelVariant::Standard: return "standard";
-    case AddKernelVariant::Lean: return "lean";
+    case AddKernelVariant::Standard:
+      return "standard";
+    case AddKernelVariant::Lean:
+      return "lean";
   }
   return "invalid";
 }
@@ -644,9 +656,12 @@ int add_resident_blocks(DType dtype, const AddLaunchConfig& config) {
     throw std::invalid_argument("add_resident_blocks: " + to_string(config) + " is not a lean configuration");
   }
   switch (dtype) {
-    case DType::BF16: return resident_blocks_typed<__nv_bfloat16>(config);
-    case DType::FP16: return resident_blocks_typed<__half>(config);
-    case DType::FP32: return resident_blocks_typed<float>(config);
+    case DType::BF16:
+      return resident_blocks_typed<__nv_bfloat16>(config);
+    case DType::FP16:
+      return resident_blocks_typed<__half>(config);
+    case DType::FP32:
+      return resident_blocks_typed<float>(config);
   }
   throw std::invalid_argument("add_resident_blocks: invalid dtype");
 }
@@ -689,8 +704,8 @@ std::vector<AddLaunchConfig> add_tuning_space() {
 }
 #endif
 
-void launch_add(DType dtype, const void* a, const void* b, void* out, std::int64_t count,
-                cudaStream_t stream, const AddLaunchConfig& config) {
+void launch_add(DType dtype, const void* a, const void* b, void* out, std::int64_t count, cudaStream_t stream,
+                const AddLaunchConfig& config) {
   if (count < 0) throw std::invalid_argument("launch_add: count " + std::to_string(count) + " < 0");
   if (config.max_blocks < 1 || config.threads_per_block < 1) {
     throw std::invalid_argument("launch_add: config not initialized (call add_launch_config)");
@@ -706,8 +721,10 @@ void launch_add(DType dtype, const void* a, const void* b, void* out, std::int64
   if (config.kernel == AddKernelVariant::Lean) {
     if (config.vectors_per_thread != 1 || !one_of(kLeanThreadChoices, config.threads_per_block) ||
         !one_of(kLeanPolicyChoices, config.cache)) {
-      throw std::invalid_argument("launch_add: the lean kernel runs v1 with 128 or 256 threads and the default or plain "
-                                  "policy, not " + to_string(config));
+      throw std::invalid_argument(
+          "launch_add: the lean kernel runs v1 with 128 or 256 threads and the default or plain "
+          "policy, not " +
+          to_string(config));
     }
   } else if (config.kernel != AddKernelVariant::Standard) {
     throw std::invalid_argument("launch_add: invalid kernel variant");
@@ -728,9 +745,12 @@ void launch_add(DType dtype, const void* a, const void* b, void* out, std::int64
       config.blocks_per_sm > 0 ? add_residency(config.blocks_per_sm, config.threads_per_block) : AddResidency{};
   if (count == 0) return;
   switch (dtype) {
-    case DType::BF16: return launch_typed<__nv_bfloat16>(a, b, out, count, stream, config, residency);
-    case DType::FP16: return launch_typed<__half>(a, b, out, count, stream, config, residency);
-    case DType::FP32: return launch_typed<float>(a, b, out, count, stream, config, residency);
+    case DType::BF16:
+      return launch_typed<__nv_bfloat16>(a, b, out, count, stream, config, residency);
+    case DType::FP16:
+      return launch_typed<__half>(a, b, out, count, stream, config, residency);
+    case DType::FP32:
+      return launch_typed<float>(a, b, out, count, stream, config, residency);
   }
   throw std::invalid_argument("launch_add: invalid dtype");
 }

@@ -18,11 +18,11 @@ namespace xb {
 
 /// Cache hints of the add kernel's 16-byte loads and stores (PTX ISA 8.x, "ld" / "st"):
 enum class AddCachePolicy {
-  Default,      ///< ld.global.nc (read-only path), st.global (write-back)
-  Streaming,    ///< ld.global.cs / st.global.cs: evict-first, for data used once (__ldcs/__stcs)
-  Prefetch256,  ///< ld.global.nc.L2::256B: each miss fetches the whole 256-byte L2 line
+  Default,               ///< ld.global.nc (read-only path), st.global (write-back)
+  Streaming,             ///< ld.global.cs / st.global.cs: evict-first, for data used once (__ldcs/__stcs)
+  Prefetch256,           ///< ld.global.nc.L2::256B: each miss fetches the whole 256-byte L2 line
   Prefetch256Streaming,  ///< ld.global.nc.L1::no_allocate.L2::256B loads, st.global.cs stores
-  Plain,        ///< ld.global / st.global through L1 (no read-only path), as PyTorch's loads
+  Plain,                 ///< ld.global / st.global through L1 (no read-only path), as PyTorch's loads
 };
 
 /// "default", "streaming", "prefetch256", "prefetch256-streaming", "plain".
@@ -50,7 +50,7 @@ struct AddLaunchConfig {
   int max_blocks = 0;          ///< cap on blocks per launch (the device's grid x limit)
   int threads_per_block = 0;   ///< a multiple of 32 up to 512 (the tuning space: 32, 64, 128, 256, 512)
   int vectors_per_thread = 1;  ///< 1, 2 or 4 (vector path only)
-  AddCachePolicy cache = AddCachePolicy::Default;  ///< vector path only
+  AddCachePolicy cache = AddCachePolicy::Default;        ///< vector path only
   AddKernelVariant kernel = AddKernelVariant::Standard;  ///< vector path only
   int blocks_per_sm = 0;  ///< lean kernel only: > 0 caps the blocks resident per SM (add_residency); 0: as many as fit
 };
@@ -123,7 +123,7 @@ int add_resident_blocks(DType dtype, const AddLaunchConfig& config);
 /// launch would need more than max_blocks blocks or 32-bit indices past INT_MAX runs the
 /// standard V = 1 kernel instead (its grid-stride loop, no residency cap), as the standard flat
 /// kernel does.
-void launch_add(DType dtype, const void* a, const void* b, void* out, std::int64_t count,
-                cudaStream_t stream, const AddLaunchConfig& config);
+void launch_add(DType dtype, const void* a, const void* b, void* out, std::int64_t count, cudaStream_t stream,
+                const AddLaunchConfig& config);
 
 }  // namespace xb

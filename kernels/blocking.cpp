@@ -14,8 +14,7 @@ BlockingKernel::BlockingKernel()
   *static_cast<volatile int*>(timed_out_flag_.get()) = 0;
   std::atomic_thread_fence(std::memory_order_seq_cst);
   Stream warmup;
-  detail::launch_blocking_kernel(release_flag_.device_ptr<int>(),
-                                 timed_out_flag_.device_ptr<int>(), kDefaultTimeoutNs,
+  detail::launch_blocking_kernel(release_flag_.device_ptr<int>(), timed_out_flag_.device_ptr<int>(), kDefaultTimeoutNs,
                                  warmup.get());
   warmup.synchronize();
 }
@@ -33,8 +32,7 @@ BlockingKernel& BlockingKernel::operator=(BlockingKernel&& other) noexcept {
 
 void BlockingKernel::block(cudaStream_t stream, std::int64_t timeout_ns) {
   if (timeout_ns < 0) {
-    throw std::invalid_argument("BlockingKernel::block: timeout_ns " + std::to_string(timeout_ns) +
-                                " < 0");
+    throw std::invalid_argument("BlockingKernel::block: timeout_ns " + std::to_string(timeout_ns) + " < 0");
   }
   if (release_flag_.get() == nullptr) {
     throw std::logic_error("BlockingKernel::block on a moved-from object");
@@ -42,8 +40,8 @@ void BlockingKernel::block(cudaStream_t stream, std::int64_t timeout_ns) {
   *static_cast<volatile int*>(release_flag_.get()) = 0;
   *static_cast<volatile int*>(timed_out_flag_.get()) = 0;
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  detail::launch_blocking_kernel(release_flag_.device_ptr<int>(),
-                                 timed_out_flag_.device_ptr<int>(), timeout_ns, stream);
+  detail::launch_blocking_kernel(release_flag_.device_ptr<int>(), timed_out_flag_.device_ptr<int>(), timeout_ns,
+                                 stream);
 }
 
 void BlockingKernel::release() noexcept {

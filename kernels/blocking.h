@@ -51,15 +51,14 @@ class BlockingKernel {
   bool timed_out() const noexcept;
 
  private:
-  PinnedHostBuffer release_flag_;   // int: 0 = hold, 1 = released
-  PinnedHostBuffer timed_out_flag_; // int: written 1 by the device on timeout
+  PinnedHostBuffer release_flag_;    // int: 0 = hold, 1 = released
+  PinnedHostBuffer timed_out_flag_;  // int: written 1 by the device on timeout
 };
 
 namespace detail {
 /// Enqueues the 1-thread spinning kernel on `stream` (kernel in blocking.cu). `release_flag` and
 /// `timed_out_flag` are device addresses of host-mapped ints. Throws CudaError on launch failure.
-void launch_blocking_kernel(const int* release_flag, int* timed_out_flag, std::int64_t timeout_ns,
-                            cudaStream_t stream);
+void launch_blocking_kernel(const int* release_flag, int* timed_out_flag, std::int64_t timeout_ns, cudaStream_t stream);
 }  // namespace detail
 
 }  // namespace xb

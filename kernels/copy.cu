@@ -34,8 +34,7 @@ constexpr int kVectorBytes = 16;
 // Requires src, dst 16-byte aligned. Vectors [0, bytes / 16) in the grid-stride loop, then the
 // remaining bytes % 16 bytes, one per thread, by the lowest thread indices.
 __global__ void __launch_bounds__(kCopyThreadsPerBlock)
-    copy_vectorized_kernel(const unsigned char* __restrict__ src, unsigned char* __restrict__ dst,
-                           std::int64_t bytes) {
+    copy_vectorized_kernel(const unsigned char* __restrict__ src, unsigned char* __restrict__ dst, std::int64_t bytes) {
   const std::int64_t vectors = bytes / kVectorBytes;
   const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
@@ -52,8 +51,7 @@ __global__ void __launch_bounds__(kCopyThreadsPerBlock)
 
 // Any alignment: one byte per thread per step.
 __global__ void __launch_bounds__(kCopyThreadsPerBlock)
-    copy_bytes_kernel(const unsigned char* __restrict__ src, unsigned char* __restrict__ dst,
-                      std::int64_t bytes) {
+    copy_bytes_kernel(const unsigned char* __restrict__ src, unsigned char* __restrict__ dst, std::int64_t bytes) {
   const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t i = first; i < bytes; i += stride) {
@@ -63,8 +61,7 @@ __global__ void __launch_bounds__(kCopyThreadsPerBlock)
 
 }  // namespace
 
-void launch_copy(const void* src, void* dst, std::size_t bytes, cudaStream_t stream,
-                 int max_blocks) {
+void launch_copy(const void* src, void* dst, std::size_t bytes, cudaStream_t stream, int max_blocks) {
   if (max_blocks < 0) {
     throw std::invalid_argument("launch_copy: max_blocks " + std::to_string(max_blocks) + " < 0");
   }

@@ -19,7 +19,6 @@ namespace xb {
 /// every call); tests pass a small cap to exercise the loop. bytes == 0 launches nothing and makes
 /// no CUDA call. Throws CudaError if a query or the launch fails, std::invalid_argument for
 /// max_blocks < 0 or bytes above INT64_MAX.
-void launch_copy(const void* src, void* dst, std::size_t bytes, cudaStream_t stream,
-                 int max_blocks = 0);
+void launch_copy(const void* src, void* dst, std::size_t bytes, cudaStream_t stream, int max_blocks = 0);
 
 }  // namespace xb

@@ -29,74 +29,67 @@ class CublasError : public CudaError {
 namespace detail {
 
 /// "file:line: call failed: name: string".
-inline std::string format_api_failure(const char* file, int line, const char* call,
-                                      const char* name, const char* description) {
-  return std::string(file) + ":" + std::to_string(line) + ": " + call + " failed: " + name + ": " +
-         description;
+inline std::string format_api_failure(const char* file, int line, const char* call, const char* name,
+                                      const char* description) {
+  return std::string(file) + ":" + std::to_string(line) + ": " + call + " failed: " + name + ": " + description;
 }
 
-[[noreturn]] inline void throw_cuda_error(cudaError_t status, const char* call, const char* file,
-                                          int line) {
-  throw CudaError(format_api_failure(file, line, call, cudaGetErrorName(status),
-                                     cudaGetErrorString(status)));
+[[noreturn]] inline void throw_cuda_error(cudaError_t status, const char* call, const char* file, int line) {
+  throw CudaError(format_api_failure(file, line, call, cudaGetErrorName(status), cudaGetErrorString(status)));
 }
 
-[[noreturn]] inline void throw_cublas_error(cublasStatus_t status, const char* call,
-                                            const char* file, int line) {
-  throw CublasError(format_api_failure(file, line, call, cublasGetStatusName(status),
-                                       cublasGetStatusString(status)));
+[[noreturn]] inline void throw_cublas_error(cublasStatus_t status, const char* call, const char* file, int line) {
+  throw CublasError(format_api_failure(file, line, call, cublasGetStatusName(status), cublasGetStatusString(status)));
 }
 
-inline void report_cuda_error(cudaError_t status, const char* call, const char* file,
-                              int line) noexcept {
+inline void report_cuda_error(cudaError_t status, const char* call, const char* file, int line) noexcept {
   std::fprintf(stderr, "%s:%d: %s failed: %s: %s\n", file, line, call, cudaGetErrorName(status),
                cudaGetErrorString(status));
 }
 
-inline void report_cublas_error(cublasStatus_t status, const char* call, const char* file,
-                                int line) noexcept {
-  std::fprintf(stderr, "%s:%d: %s failed: %s: %s\n", file, line, call,
-               cublasGetStatusName(status), cublasGetStatusString(status));
+inline void report_cublas_error(cublasStatus_t status, const char* call, const char* file, int line) noexcept {
+  std::fprintf(stderr, "%s:%d: %s failed: %s: %s\n", file, line, call, cublasGetStatusName(status),
+               cublasGetStatusString(status));
 }
 
 }  // namespace detail
 }  // namespace xb
 
 /// Evaluates a cudaError_t-returning call; throws xb::CudaError unless it is cudaSuccess.
-#define XB_CUDA(call)                                                          \
-  do {                                                                         \
-    const cudaError_t xb_cuda_status_ = (call);                                \
-    if (xb_cuda_status_ != cudaSuccess) {                                      \
+#define XB_CUDA(call)                                                             \
+  do {                                                                            \
+    const cudaError_t xb_cuda_status_ = (call);                                   \
+    if (xb_cuda_status_ != cudaSuccess) {                                         \
       ::xb::detail::throw_cuda_error(xb_cuda_status_, #call, __FILE__, __LINE__); \
-    }                                                                          \
+    }                                                                             \
   } while (false)
 
 /// Evaluates a cublasStatus_t-returning call (cuBLAS or cuBLASLt); throws xb::CublasError unless
 /// it is CUBLAS_STATUS_SUCCESS.
-#define XB_CUBLAS(call)                                                          \
-  do {                                                                           \
-    const cublasStatus_t xb_cublas_status_ = (call);                             \
-    if (xb_cublas_status_ != CUBLAS_STATUS_SUCCESS) {                            \
+#define XB_CUBLAS(call)                                                               \
+  do {                                                                                \
+    const cublasStatus_t xb_cublas_status_ = (call);                                  \
+    if (xb_cublas_status_ != CUBLAS_STATUS_SUCCESS) {                                 \
       ::xb::detail::throw_cublas_error(xb_cublas_status_, #call, __FILE__, __LINE__); \
-    }                                                                            \
+    }                                                                                 \
   } while (false)
 
 /// For destructors and other noexcept paths: prints the failure to stderr, never throws.
-#define XB_CUDA_NOTHROW(call)                                                   \
-  do {                                                                          \
-    const cudaError_t xb_cuda_status_ = (call);                                 \
-    if (xb_cuda_status_ != cudaSuccess) {                                       \
+#define XB_CUDA_NOTHROW(call)                                                      \
+  do {                                                                             \
+    const cudaError_t xb_cuda_status_ = (call);                                    \
+    if (xb_cuda_status_ != cudaSuccess) {                                          \
       ::xb::detail::report_cuda_error(xb_cuda_status_, #call, __FILE__, __LINE__); \
-    }                                                                           \
+    }                                                                              \
   } while (false)
 
 /// cuBLAS/cuBLASLt counterpart of XB_CUDA_NOTHROW.
-#define XB_CUBLAS_NOTHROW(call)                                                   \
-  do {                                                                            \
-    const cublasStatus_t xb_cublas_status_ = (call);                              \
-    if (xb_cublas_status_ != CUBLAS_STATUS_SUCCESS) {                             \
+#define XB_CUBLAS_NOTHROW(call)                                                        \
+  do {                                                                                 \
+    const cublasStatus_t xb_cublas_status_ = (call);                                   \
+    if (xb_cublas_status_ != CUBLAS_STATUS_SUCCESS) {                                  \
       ::xb::detail::report_cublas_error(xb_cublas_status_, #call, __FILE__, __LINE__); \
-    }                                                                             \
+    }                                                                                  \
   } while (false)
 
 /// After a kernel launch (<<<...>>>): throws xb::CudaError if the launch failed

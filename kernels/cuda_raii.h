@@ -158,9 +158,7 @@ class Stream {
 class Event {
  public:
   /// Creates an event; `flags` as for cudaEventCreateWithFlags. Throws CudaError.
-  explicit Event(unsigned int flags = cudaEventDefault) {
-    XB_CUDA(cudaEventCreateWithFlags(&event_, flags));
-  }
+  explicit Event(unsigned int flags = cudaEventDefault) { XB_CUDA(cudaEventCreateWithFlags(&event_, flags)); }
   ~Event() { reset(); }
   Event(Event&& other) noexcept : event_(std::exchange(other.event_, nullptr)) {}
   Event& operator=(Event&& other) noexcept {
@@ -200,8 +198,7 @@ class CublasLtHandle {
   /// Throws CublasError (e.g. CUBLAS_STATUS_NOT_INITIALIZED when no device is usable).
   CublasLtHandle() { XB_CUBLAS(cublasLtCreate(&handle_)); }
   ~CublasLtHandle() { reset(); }
-  CublasLtHandle(CublasLtHandle&& other) noexcept
-      : handle_(std::exchange(other.handle_, nullptr)) {}
+  CublasLtHandle(CublasLtHandle&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
   CublasLtHandle& operator=(CublasLtHandle&& other) noexcept {
     if (this != &other) {
       reset();
@@ -296,8 +293,7 @@ class MatmulPreference {
   /// Throws CublasError.
   MatmulPreference() { XB_CUBLAS(cublasLtMatmulPreferenceCreate(&pref_)); }
   ~MatmulPreference() { reset(); }
-  MatmulPreference(MatmulPreference&& other) noexcept
-      : pref_(std::exchange(other.pref_, nullptr)) {}
+  MatmulPreference(MatmulPreference&& other) noexcept : pref_(std::exchange(other.pref_, nullptr)) {}
   MatmulPreference& operator=(MatmulPreference&& other) noexcept {
     if (this != &other) {
       reset();

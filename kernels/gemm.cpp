@@ -9,9 +9,8 @@ namespace xb {
 namespace {
 
 std::string describe(const GemmProblem& p) {
-  return std::string(to_string(p.dtype)) + " GEMM m=" + std::to_string(p.m) +
-         " n=" + std::to_string(p.n) + " k=" + std::to_string(p.k) +
-         " beta=" + std::to_string(p.beta) + (p.bias != nullptr ? " epilogue=bias" : "");
+  return std::string(to_string(p.dtype)) + " GEMM m=" + std::to_string(p.m) + " n=" + std::to_string(p.n) +
+         " k=" + std::to_string(p.k) + " beta=" + std::to_string(p.beta) + (p.bias != nullptr ? " epilogue=bias" : "");
 }
 
 const GemmProblem& validated(const GemmProblem& p) {
@@ -41,9 +40,12 @@ std::uint64_t u64(std::int64_t v) { return static_cast<std::uint64_t>(v); }
 
 cudaDataType_t cuda_data_type(DType dtype) {
   switch (dtype) {
-    case DType::BF16: return CUDA_R_16BF;
-    case DType::FP16: return CUDA_R_16F;
-    case DType::FP32: return CUDA_R_32F;
+    case DType::BF16:
+      return CUDA_R_16BF;
+    case DType::FP16:
+      return CUDA_R_16F;
+    case DType::FP32:
+      return CUDA_R_32F;
   }
   throw std::invalid_argument("cuda_data_type: invalid dtype");
 }
@@ -87,13 +89,12 @@ LtGemm::LtGemm(const GemmProblem& problem)
 
   cublasLtMatmulHeuristicResult_t result{};
   int returned = 0;
-  const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
-      handle_.get(), desc_.get(), layout_a_.get(), layout_b_.get(), layout_c_.get(),
-      layout_c_.get(), preference_.get(), 1, &result, &returned);
+  const cublasStatus_t status =
+      cublasLtMatmulAlgoGetHeuristic(handle_.get(), desc_.get(), layout_a_.get(), layout_b_.get(), layout_c_.get(),
+                                     layout_c_.get(), preference_.get(), 1, &result, &returned);
   if (status == CUBLAS_STATUS_NOT_SUPPORTED || (status == CUBLAS_STATUS_SUCCESS && returned == 0)) {
-    throw CublasError("cublasLtMatmulAlgoGetHeuristic returned no algorithm for " +
-                      describe(problem_) + " (workspace limit " +
-                      std::to_string(kGemmWorkspaceBytes) + " bytes)");
+    throw CublasError("cublasLtMatmulAlgoGetHeuristic returned no algorithm for " + describe(problem_) +
+                      " (workspace limit " + std::to_string(kGemmWorkspaceBytes) + " bytes)");
   }
   XB_CUBLAS(status);
   XB_CUBLAS(result.state);
@@ -103,10 +104,9 @@ LtGemm::LtGemm(const GemmProblem& problem)
 }
 
 void LtGemm::enqueue(cudaStream_t stream) const {
-  XB_CUBLAS(cublasLtMatmul(handle_.get(), desc_.get(), &alpha_, problem_.b, layout_a_.get(),
-                           problem_.a, layout_b_.get(), &beta_, problem_.out, layout_c_.get(),
-                           problem_.out, layout_c_.get(), &algo_, workspace_.get(),
-                           kGemmWorkspaceBytes, stream));
+  XB_CUBLAS(cublasLtMatmul(handle_.get(), desc_.get(), &alpha_, problem_.b, layout_a_.get(), problem_.a,
+                           layout_b_.get(), &beta_, problem_.out, layout_c_.get(), problem_.out, layout_c_.get(),
+                           &algo_, workspace_.get(), kGemmWorkspaceBytes, stream));
 }
 
 }  // namespace xb

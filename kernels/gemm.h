@@ -28,16 +28,16 @@ inline constexpr std::size_t kGemmWorkspaceBytes = 32u << 20;
 /// One GEMM problem on row-major, contiguous device operands:
 /// out[m,n] = a[m,k] x b[k,n] (+ beta * out) (+ bias[n] broadcast down the rows).
 struct GemmProblem {
-  DType dtype = DType::BF16;  ///< type of a, b, out and bias; accumulation in fp32
-  std::int64_t m = 0;         ///< rows of a and out
-  std::int64_t n = 0;         ///< columns of b and out
-  std::int64_t k = 0;         ///< columns of a = rows of b
-  const void* a = nullptr;    ///< device, m x k
-  const void* b = nullptr;    ///< device, k x n
-  void* out = nullptr;        ///< device, m x n; also C (read) when beta = 1
-  float beta = 0;             ///< 0: out = a b; 1: out = a b + out (C = D = out, in place)
-  const void* bias = nullptr; ///< optional device bias[n] (bias[j] added to column j of out) via
-                              ///< CUBLASLT_EPILOGUE_BIAS; nullptr: no epilogue
+  DType dtype = DType::BF16;   ///< type of a, b, out and bias; accumulation in fp32
+  std::int64_t m = 0;          ///< rows of a and out
+  std::int64_t n = 0;          ///< columns of b and out
+  std::int64_t k = 0;          ///< columns of a = rows of b
+  const void* a = nullptr;     ///< device, m x k
+  const void* b = nullptr;     ///< device, k x n
+  void* out = nullptr;         ///< device, m x n; also C (read) when beta = 1
+  float beta = 0;              ///< 0: out = a b; 1: out = a b + out (C = D = out, in place)
+  const void* bias = nullptr;  ///< optional device bias[n] (bias[j] added to column j of out) via
+                               ///< CUBLASLT_EPILOGUE_BIAS; nullptr: no epilogue
 };
 
 /// Owns a cuBLASLt handle, the matmul descriptor (compute CUBLAS_COMPUTE_32F, scale CUDA_R_32F:

@@ -149,9 +149,9 @@ Nvml::Nvml(const std::string& pci_bus_id, const std::string& library) : impl_(st
   m.find(m.init, "nvmlInit_v2");
   m.find(m.shutdown, "nvmlShutdown");
   m.find(m.by_pci, "nvmlDeviceGetHandleByPciBusId_v2");
-  for (const auto& [missing, symbol] : {std::pair{m.init == nullptr, "nvmlInit_v2"},
-                                        std::pair{m.shutdown == nullptr, "nvmlShutdown"},
-                                        std::pair{m.by_pci == nullptr, "nvmlDeviceGetHandleByPciBusId_v2"}}) {
+  for (const auto& [missing, symbol] :
+       {std::pair{m.init == nullptr, "nvmlInit_v2"}, std::pair{m.shutdown == nullptr, "nvmlShutdown"},
+        std::pair{m.by_pci == nullptr, "nvmlDeviceGetHandleByPciBusId_v2"}}) {
     if (missing) {
       m.status = "unavailable: " + library + " has no " + symbol;
       return;
@@ -208,9 +208,8 @@ const std::string& Nvml::status() const {
 
 GpuSnapshot Nvml::snapshot() const {
   GpuSnapshot s;
-  s.host_time_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                       std::chrono::system_clock::now().time_since_epoch())
-                       .count();
+  s.host_time_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   if (!available()) {
     s.error = status();
     return s;

@@ -61,16 +61,16 @@ struct GpuSnapshot {
 
 /// What does not change while a process runs. A value that could not be read is "" or -1.
 struct GpuStaticInfo {
-  std::string name;            ///< nvmlDeviceGetName, e.g. "NVIDIA H200"
-  std::string uuid;            ///< nvmlDeviceGetUUID, "GPU-xxxxxxxx-..."
-  std::string driver_version;  ///< nvmlSystemGetDriverVersion, e.g. "570.124.06"
-  std::string pci_bus_id;      ///< the PCI bus id the device was opened for
-  int cuda_driver_version = -1;   ///< nvmlSystemGetCudaDriverVersion(_v2), e.g. 13000 for 13.0
-  double power_limit_w = -1;      ///< nvmlDeviceGetEnforcedPowerLimit (mW) / 1000
-  int sm_clock_max_mhz = -1;      ///< nvmlDeviceGetMaxClockInfo(NVML_CLOCK_SM)
-  int mem_clock_max_mhz = -1;     ///< nvmlDeviceGetMaxClockInfo(NVML_CLOCK_MEM)
+  std::string name;                              ///< nvmlDeviceGetName, e.g. "NVIDIA H200"
+  std::string uuid;                              ///< nvmlDeviceGetUUID, "GPU-xxxxxxxx-..."
+  std::string driver_version;                    ///< nvmlSystemGetDriverVersion, e.g. "570.124.06"
+  std::string pci_bus_id;                        ///< the PCI bus id the device was opened for
+  int cuda_driver_version = -1;                  ///< nvmlSystemGetCudaDriverVersion(_v2), e.g. 13000 for 13.0
+  double power_limit_w = -1;                     ///< nvmlDeviceGetEnforcedPowerLimit (mW) / 1000
+  int sm_clock_max_mhz = -1;                     ///< nvmlDeviceGetMaxClockInfo(NVML_CLOCK_SM)
+  int mem_clock_max_mhz = -1;                    ///< nvmlDeviceGetMaxClockInfo(NVML_CLOCK_MEM)
   std::string source = "unavailable: not read";  ///< "nvml" or "unavailable: <why>" (= Nvml::status())
-  std::string error;  ///< "" when every value was read; else the calls that failed
+  std::string error;                             ///< "" when every value was read; else the calls that failed
 };
 
 /// NVML opened for one GPU. Non-copyable, movable. Every NVML return code is checked; a failure

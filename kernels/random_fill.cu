@@ -48,25 +48,25 @@ __global__ void __launch_bounds__(kFillThreadsPerBlock)
 template <typename T>
 void launch_typed(void* dst, std::int64_t count, std::uint64_t seed, cudaStream_t stream) {
   const std::int64_t needed = (count + kFillThreadsPerBlock - 1) / kFillThreadsPerBlock;
-  const unsigned int blocks =
-      needed < kFillMaxBlocks ? static_cast<unsigned int>(needed) : kFillMaxBlocks;
-  random_fill_kernel<T><<<blocks, kFillThreadsPerBlock, 0, stream>>>(static_cast<T*>(dst), count,
-                                                                    mix64(seed));
+  const unsigned int blocks = needed < kFillMaxBlocks ? static_cast<unsigned int>(needed) : kFillMaxBlocks;
+  random_fill_kernel<T><<<blocks, kFillThreadsPerBlock, 0, stream>>>(static_cast<T*>(dst), count, mix64(seed));
   XB_CUDA_LAST();
 }
 
 }  // namespace
 
-void launch_random_fill(DType dtype, void* dst, std::int64_t count, std::uint64_t seed,
-                        cudaStream_t stream) {
+void launch_random_fill(DType dtype, void* dst, std::int64_t count, std::uint64_t seed, cudaStream_t stream) {
   if (count < 0) {
     throw std::invalid_argument("launch_random_fill: count " + std::to_string(count) + " < 0");
   }
   if (count == 0) return;
   switch (dtype) {
-    case DType::BF16: return launch_typed<__nv_bfloat16>(dst, count, seed, stream);
-    case DType::FP16: return launch_typed<__half>(dst, count, seed, stream);
-    case DType::FP32: return launch_typed<float>(dst, count, seed, stream);
+    case DType::BF16:
+      return launch_typed<__nv_bfloat16>(dst, count, seed, stream);
+    case DType::FP16:
+      return launch_typed<__half>(dst, count, seed, stream);
+    case DType::FP32:
+      return launch_typed<float>(dst, count, seed, stream);
   }
   throw std::invalid_argument("launch_random_fill: invalid dtype");
 }

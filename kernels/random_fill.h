@@ -16,7 +16,6 @@ namespace xb {
 /// 2^-24. Values are multiples of 2^-23 in [-1, 1) (exactly 0 with probability 2^-24); bf16/fp16
 /// round toward zero, so they stay in [-1, 1). Use a different seed per tensor. Throws CudaError
 /// on launch failure, std::invalid_argument for count < 0.
-void launch_random_fill(DType dtype, void* dst, std::int64_t count, std::uint64_t seed,
-                        cudaStream_t stream);
+void launch_random_fill(DType dtype, void* dst, std::int64_t count, std::uint64_t seed, cudaStream_t stream);
 
 }  // namespace xb

@@ -44,11 +44,10 @@ double to_double(__half x) { return static_cast<double>(__half2float(x)); }
 double to_double(float x) { return static_cast<double>(x); }
 
 template <typename T>
-std::vector<double> copy_typed(const void* device, std::size_t offset_elements,
-                               std::size_t count) {
+std::vector<double> copy_typed(const void* device, std::size_t offset_elements, std::size_t count) {
   std::vector<T> raw(count);
-  XB_CUDA(cudaMemcpy(raw.data(), static_cast<const T*>(device) + offset_elements,
-                     count * sizeof(T), cudaMemcpyDeviceToHost));
+  XB_CUDA(cudaMemcpy(raw.data(), static_cast<const T*>(device) + offset_elements, count * sizeof(T),
+                     cudaMemcpyDeviceToHost));
   std::vector<double> out(count);
   for (std::size_t i = 0; i < count; ++i) out[i] = to_double(raw[i]);
   return out;
@@ -63,8 +62,8 @@ std::vector<double> gather_rows(const void* device, DType dtype, std::int64_t co
   while (i < rows.size()) {
     std::size_t j = i + 1;  // copy runs of consecutive rows in one call
     while (j < rows.size() && rows[j] == rows[j - 1] + 1) ++j;
-    const std::vector<double> part = copy_rows_to_host(
-        device, dtype, cols, rows[i], rows[i] + static_cast<std::int64_t>(j - i));
+    const std::vector<double> part =
+        copy_rows_to_host(device, dtype, cols, rows[i], rows[i] + static_cast<std::int64_t>(j - i));
     out.insert(out.end(), part.begin(), part.end());
     i = j;
   }
@@ -74,8 +73,7 @@ std::vector<double> gather_rows(const void* device, DType dtype, std::int64_t co
 bool needs_bias(Op op) { return op == Op::Addmm || op == Op::AddmmBias1d; }
 
 // fp64 reference of the checked rows, row-major [rows.size(), n].
-std::vector<double> reference_rows(Op op, DType dtype, std::int64_t n,
-                                   const WorkloadTensors& t,
+std::vector<double> reference_rows(Op op, DType dtype, std::int64_t n, const WorkloadTensors& t,
                                    const std::vector<std::int64_t>& rows) {
   const auto cols = static_cast<std::size_t>(n);
   std::vector<double> ref(rows.size() * cols, 0.0);
@@ -86,8 +84,8 @@ std::vector<double> reference_rows(Op op, DType dtype, std::int64_t n,
     return ref;
   }
   // ref[r, :] = sum_k A[r, k] B[k, :], streaming B in chunks of rows.
-  const std::int64_t chunk_rows = std::max<std::int64_t>(
-      1, static_cast<std::int64_t>(kHostChunkBytes / (cols * sizeof(double))));
+  const std::int64_t chunk_rows =
+      std::max<std::int64_t>(1, static_cast<std::int64_t>(kHostChunkBytes / (cols * sizeof(double))));
   for (std::int64_t k0 = 0; k0 < n; k0 += chunk_rows) {
     const std::int64_t k1 = std::min(n, k0 + chunk_rows);
     const std::vector<double> b = copy_rows_to_host(t.b, dtype, n, k0, k1);
@@ -122,8 +120,7 @@ std::string describe_rows(std::int64_t n, const std::vector<std::int64_t>& rows)
   if (static_cast<std::int64_t>(rows.size()) == n) {
     return "full check, " + std::to_string(n) + " x " + std::to_string(n) + " elements";
   }
-  std::string text = "sampled " + std::to_string(rows.size()) + " rows of " + std::to_string(n) +
-                     " (rows";
+  std::string text = "sampled " + std::to_string(rows.size()) + " rows of " + std::to_string(n) + " (rows";
   for (std::size_t i = 0; i < rows.size(); ++i) {
     text += (i == 0 ? " " : ", ") + std::to_string(rows[i]);
   }
@@ -136,15 +133,21 @@ double verification_tolerance(Op op, DType dtype) {
   // Derivation and sources: comment at the top of this file.
   if (op == Op::Add) {
     switch (dtype) {
-      case DType::BF16: return 4e-3;
-      case DType::FP16: return 1e-3;
-      case DType::FP32: return 1e-6;
+      case DType::BF16:
+        return 4e-3;
+      case DType::FP16:
+        return 1e-3;
+      case DType::FP32:
+        return 1e-6;
     }
   } else {
     switch (dtype) {
-      case DType::BF16: return 1e-2;
-      case DType::FP16: return 2e-3;
-      case DType::FP32: return 1e-4;
+      case DType::BF16:
+        return 1e-2;
+      case DType::FP16:
+        return 2e-3;
+      case DType::FP32:
+        return 1e-4;
     }
   }
   throw std::invalid_argument("verification_tolerance: invalid op or dtype");
@@ -162,29 +165,30 @@ std::vector<std::int64_t> verification_rows(std::int64_t n) {
   return rows;
 }
 
-std::vector<double> copy_rows_to_host(const void* device, DType dtype, std::int64_t cols,
-                                      std::int64_t row_begin, std::int64_t row_end) {
+std::vector<double> copy_rows_to_host(const void* device, DType dtype, std::int64_t cols, std::int64_t row_begin,
+                                      std::int64_t row_end) {
   if (device == nullptr || cols < 0 || row_begin < 0 || row_end < row_begin) {
     throw std::invalid_argument("copy_rows_to_host: bad arguments");
   }
   const auto offset = static_cast<std::size_t>(row_begin) * static_cast<std::size_t>(cols);
   const auto count = static_cast<std::size_t>(row_end - row_begin) * static_cast<std::size_t>(cols);
   switch (dtype) {
-    case DType::BF16: return copy_typed<__nv_bfloat16>(device, offset, count);
-    case DType::FP16: return copy_typed<__half>(device, offset, count);
-    case DType::FP32: return copy_typed<float>(device, offset, count);
+    case DType::BF16:
+      return copy_typed<__nv_bfloat16>(device, offset, count);
+    case DType::FP16:
+      return copy_typed<__half>(device, offset, count);
+    case DType::FP32:
+      return copy_typed<float>(device, offset, count);
   }
   throw std::invalid_argument("copy_rows_to_host: invalid dtype");
 }
 
-Verification verify_against_reference(Op op, DType dtype, std::int64_t n,
-                                      const WorkloadTensors& tensors, cudaStream_t stream,
-                                      const std::function<void()>& run) {
+Verification verify_against_reference(Op op, DType dtype, std::int64_t n, const WorkloadTensors& tensors,
+                                      cudaStream_t stream, const std::function<void()>& run) {
   if (n < 1) throw std::invalid_argument("verify_against_reference: n < 1");
   if (tensors.a == nullptr || tensors.b == nullptr || tensors.out == nullptr ||
       (needs_bias(op) && tensors.bias == nullptr)) {
-    throw std::invalid_argument(std::string("verify_against_reference: missing tensor for ") +
-                                to_string(op));
+    throw std::invalid_argument(std::string("verify_against_reference: missing tensor for ") + to_string(op));
   }
   const auto cols = static_cast<std::size_t>(n);
   XB_CUDA(cudaMemsetAsync(tensors.out, 0xFF, cols * cols * dtype_bytes(dtype), stream));
@@ -220,14 +224,13 @@ Verification verify_against_reference(Op op, DType dtype, std::int64_t n,
   v.checked_elements = static_cast<std::int64_t>(out.size());
   v.detail = describe_rows(n, rows);
   const auto where = [&](std::size_t i) {
-    return "[" + std::to_string(rows[i / cols]) + ", " + std::to_string(i % cols) +
-           "]: expected " + format_g(ref[i]) + ", found " + format_g(out[i]);
+    return "[" + std::to_string(rows[i / cols]) + ", " + std::to_string(i % cols) + "]: expected " + format_g(ref[i]) +
+           ", found " + format_g(out[i]);
   };
   if (non_finite > 0) {
     v.rel_error = std::numeric_limits<double>::quiet_NaN();
     v.passed = false;
-    v.detail += "; " + std::to_string(non_finite) + " non-finite outputs, first at " +
-                where(first_non_finite);
+    v.detail += "; " + std::to_string(non_finite) + " non-finite outputs, first at " + where(first_non_finite);
     return v;
   }
   // ||ref|| is 0 only for all-zero references (never with random inputs): then use the absolute

@@ -36,13 +36,12 @@ std::vector<std::int64_t> verification_rows(std::int64_t n);
 /// what was checked and where the largest error (or first non-finite value) is, with expected and
 /// found values. Host cost: 16 n^2 multiply-adds for sampled GEMMs (about 1-3 s at n = 16384).
 /// Throws CudaError on CUDA failure.
-Verification verify_against_reference(Op op, DType dtype, std::int64_t n,
-                                      const WorkloadTensors& tensors, cudaStream_t stream,
-                                      const std::function<void()>& run);
+Verification verify_against_reference(Op op, DType dtype, std::int64_t n, const WorkloadTensors& tensors,
+                                      cudaStream_t stream, const std::function<void()>& run);
 
 /// Copies rows [row_begin, row_end) of a device row-major [rows, cols] matrix of `dtype` to the
 /// host as double (exact: every bf16/fp16/fp32 value is a double). Synchronous. Throws CudaError.
-std::vector<double> copy_rows_to_host(const void* device, DType dtype, std::int64_t cols,
-                                      std::int64_t row_begin, std::int64_t row_end);
+std::vector<double> copy_rows_to_host(const void* device, DType dtype, std::int64_t cols, std::int64_t row_begin,
+                                      std::int64_t row_end);
 
 }  // namespace xb

@@ -14,8 +14,7 @@ namespace {
 
 __global__ void spin_delay_kernel(std::uint64_t delay_ns) {
   const std::uint64_t start = global_timer_ns();
-  while (global_timer_ns() - start < delay_ns) {
-  }
+  while (global_timer_ns() - start < delay_ns) {}
 }
 
 }  // namespace

@@ -27,8 +27,7 @@ std::size_t matrix_bytes(DType dtype, std::int64_t n) {
 }
 
 // A device tensor of `count` elements filled with uniform [-1, 1) values from `seed`.
-DeviceBuffer random_tensor(DType dtype, std::int64_t count, std::uint64_t seed,
-                           cudaStream_t stream) {
+DeviceBuffer random_tensor(DType dtype, std::int64_t count, std::uint64_t seed, cudaStream_t stream) {
   DeviceBuffer buffer(static_cast<std::size_t>(count) * dtype_bytes(dtype));
   launch_random_fill(dtype, buffer.get(), count, seed, stream);
   return buffer;
@@ -47,9 +46,7 @@ class AddWorkload final : public Workload {
     XB_CUDA(cudaStreamSynchronize(stream_));
   }
 
-  void enqueue() override {
-    launch_add(dtype(), a_.get(), b_.get(), out_.get(), n() * n(), stream_, config_);
-  }
+  void enqueue() override { launch_add(dtype(), a_.get(), b_.get(), out_.get(), n() * n(), stream_, config_); }
 
   Verification verify() override {
     WorkloadTensors t;
@@ -92,8 +89,7 @@ class GemmWorkload final : public Workload {
 
   void enqueue() override {
     if (op() == Op::Addmm) {
-      XB_CUDA(cudaMemcpyAsync(out_.get(), bias_.get(), bias_.bytes(), cudaMemcpyDeviceToDevice,
-                              stream_));
+      XB_CUDA(cudaMemcpyAsync(out_.get(), bias_.get(), bias_.bytes(), cudaMemcpyDeviceToDevice, stream_));
     }
     gemm_.enqueue(stream_);
   }
@@ -138,10 +134,13 @@ std::size_t workload_device_bytes(Op op, DType dtype, std::int64_t n) {
   if (n < 1) throw std::invalid_argument("workload_device_bytes: n " + std::to_string(n) + " < 1");
   const std::size_t mat = matrix_bytes(dtype, n);
   switch (op) {
-    case Op::Add: return 3 * mat;                                           // a, b, out
-    case Op::Matmul: return 3 * mat + kGemmWorkspaceBytes;                  // A, B, out
-    case Op::Addmm: return 4 * mat + kGemmWorkspaceBytes;                   // + bias[n,n]
-    case Op::AddmmBias1d:                                                   // + bias[n]
+    case Op::Add:
+      return 3 * mat;  // a, b, out
+    case Op::Matmul:
+      return 3 * mat + kGemmWorkspaceBytes;  // A, B, out
+    case Op::Addmm:
+      return 4 * mat + kGemmWorkspaceBytes;  // + bias[n,n]
+    case Op::AddmmBias1d:                    // + bias[n]
       return 3 * mat + static_cast<std::size_t>(n) * dtype_bytes(dtype) + kGemmWorkspaceBytes;
   }
   throw std::invalid_argument("workload_device_bytes: invalid op");

@@ -51,10 +51,10 @@ std::size_t workload_device_bytes(Op op, DType dtype, std::int64_t n);
 /// Result of checking a workload's output against a host fp64 reference.
 struct Verification {
   bool passed = false;
-  double rel_error = 0;   ///< ||out - ref||_2 / ||ref||_2 over the checked elements
-  double tolerance = 0;   ///< bound used for this dtype/op
+  double rel_error = 0;  ///< ||out - ref||_2 / ||ref||_2 over the checked elements
+  double tolerance = 0;  ///< bound used for this dtype/op
   std::int64_t checked_elements = 0;
-  std::string detail;     ///< e.g. "full check" or "sampled 16 rows"
+  std::string detail;  ///< e.g. "full check" or "sampled 16 rows"
 };
 
 /// One op x dtype x size with its device buffers, random inputs and library handles, all owned

@@ -19,8 +19,7 @@ namespace {
 std::filesystem::path temp_path_for(const std::filesystem::path& path) {
   static std::atomic<unsigned long> counter{0};
   std::filesystem::path tmp = path;
-  tmp += ".tmp." + std::to_string(static_cast<long>(::getpid())) + "." +
-         std::to_string(counter.fetch_add(1));
+  tmp += ".tmp." + std::to_string(static_cast<long>(::getpid())) + "." + std::to_string(counter.fetch_add(1));
   return tmp;
 }
 
@@ -31,14 +30,13 @@ void remove_quietly(const std::filesystem::path& path) {
 
 }  // namespace
 
-void write_file_atomic(const std::filesystem::path& path,
-                       const std::function<void(std::ostream&)>& writer) {
+void write_file_atomic(const std::filesystem::path& path, const std::function<void(std::ostream&)>& writer) {
   const std::filesystem::path tmp = temp_path_for(path);
   std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
   if (!out) {
     const int err = errno;
-    throw std::runtime_error("cannot write " + path.string() + ": cannot create temporary file " +
-                             tmp.string() + ": " + std::strerror(err));
+    throw std::runtime_error("cannot write " + path.string() + ": cannot create temporary file " + tmp.string() + ": " +
+                             std::strerror(err));
   }
   try {
     writer(out);
@@ -71,8 +69,8 @@ void probe_file_destination(const std::filesystem::path& path) {
     std::ofstream probe(tmp, std::ios::binary | std::ios::trunc);
     if (!probe) {
       const int err = errno;
-      throw std::runtime_error("cannot write " + path.string() + ": cannot create a file in its folder: " +
-                               std::strerror(err));
+      throw std::runtime_error("cannot write " + path.string() +
+                               ": cannot create a file in its folder: " + std::strerror(err));
     }
   }
   remove_quietly(tmp);

@@ -26,20 +26,25 @@ void require_finite(double v, const std::string& what) {
 
 const char* to_string(CounterQuantity q) {
   switch (q) {
-    case CounterQuantity::DramReadBytes: return "dram_read_bytes";
-    case CounterQuantity::DramWriteBytes: return "dram_write_bytes";
-    case CounterQuantity::SassFlops: return "sass_flops";
-    case CounterQuantity::TensorFlops: return "tensor_flops";
-    case CounterQuantity::SmThroughputPct: return "sm_throughput_pct";
-    case CounterQuantity::DramThroughputPct: return "dram_throughput_pct";
-    case CounterQuantity::DurationNs: return "duration_ns";
+    case CounterQuantity::DramReadBytes:
+      return "dram_read_bytes";
+    case CounterQuantity::DramWriteBytes:
+      return "dram_write_bytes";
+    case CounterQuantity::SassFlops:
+      return "sass_flops";
+    case CounterQuantity::TensorFlops:
+      return "tensor_flops";
+    case CounterQuantity::SmThroughputPct:
+      return "sm_throughput_pct";
+    case CounterQuantity::DramThroughputPct:
+      return "dram_throughput_pct";
+    case CounterQuantity::DurationNs:
+      return "duration_ns";
   }
   return "unknown";
 }
 
-const char* to_string(CounterSource s) {
-  return s == CounterSource::SassMetrics ? "sass_metrics" : "range_profiler";
-}
+const char* to_string(CounterSource s) { return s == CounterSource::SassMetrics ? "sass_metrics" : "range_profiler"; }
 
 const std::vector<CounterMetric>& counter_metrics() {
   using Q = CounterQuantity;
@@ -78,7 +83,8 @@ CounterFigures derive_figures(const FixtureCounters& fixture) {
     const auto it = fixture.sass.find(m.name);
     if (it == fixture.sass.end() || m.quantity != CounterQuantity::SassFlops) continue;
     if (!std::isfinite(it->second) || it->second < 0) {
-      throw std::invalid_argument("derive_figures: " + fixture.name + ": SASS " + m.name + " is negative or not finite");
+      throw std::invalid_argument("derive_figures: " + fixture.name + ": SASS " + m.name +
+                                  " is negative or not finite");
     }
     sass += it->second * m.weight;
   }
@@ -101,13 +107,27 @@ CounterFigures derive_figures(const std::vector<KernelCounters>& kernels, int ca
         throw std::invalid_argument("derive_figures: range " + k.range + ": " + m.name + " is negative or not finite");
       }
       switch (m.quantity) {
-        case CounterQuantity::DramReadBytes: f.dram_read_bytes += v; break;
-        case CounterQuantity::DramWriteBytes: f.dram_write_bytes += v; break;
-        case CounterQuantity::SassFlops: f.sass_flops += v * m.weight; break;
-        case CounterQuantity::TensorFlops: f.tensor_flops += v * m.weight; break;
-        case CounterQuantity::SmThroughputPct: sm = v; break;
-        case CounterQuantity::DramThroughputPct: dram = v; break;
-        case CounterQuantity::DurationNs: duration = v; break;
+        case CounterQuantity::DramReadBytes:
+          f.dram_read_bytes += v;
+          break;
+        case CounterQuantity::DramWriteBytes:
+          f.dram_write_bytes += v;
+          break;
+        case CounterQuantity::SassFlops:
+          f.sass_flops += v * m.weight;
+          break;
+        case CounterQuantity::TensorFlops:
+          f.tensor_flops += v * m.weight;
+          break;
+        case CounterQuantity::SmThroughputPct:
+          sm = v;
+          break;
+        case CounterQuantity::DramThroughputPct:
+          dram = v;
+          break;
+        case CounterQuantity::DurationNs:
+          duration = v;
+          break;
       }
     }
     f.duration_ns += duration;
@@ -144,11 +164,12 @@ void write_counters_json(const CounterSession& s, std::ostream& out) {
   // Which pass every number of this file comes from, said in the file itself.
   doc["pass"] = {{"name", "counters"},
                  {"separate_from_timing", true},
-                 {"note", "every number in this file comes from the counter pass (CUPTI range profiler on each "
-                          "fixture's `calls` back-to-back calls after as many unprofiled warm-up calls, the steady "
-                          "state of hot mode, replayed once per pass the metrics need; per_call = totals / calls; "
-                          "SASS instruction counts from SASS-patched calls of their own); none of it is in a timed "
-                          "sample; times in events.json, table.json and the traces come from the timing pass"}};
+                 {"note",
+                  "every number in this file comes from the counter pass (CUPTI range profiler on each "
+                  "fixture's `calls` back-to-back calls after as many unprofiled warm-up calls, the steady "
+                  "state of hot mode, replayed once per pass the metrics need; per_call = totals / calls; "
+                  "SASS instruction counts from SASS-patched calls of their own); none of it is in a timed "
+                  "sample; times in events.json, table.json and the traces come from the timing pass"}};
   doc["status"] = s.status;
   doc["reason"] = s.reason;
   doc["method"] = s.method;
@@ -158,8 +179,11 @@ void write_counters_json(const CounterSession& s, std::ostream& out) {
   doc["sass"] = {{"status", s.sass_status}, {"reason", s.sass_reason}};
   json metrics = json::array();
   for (const CounterMetric& m : counter_metrics()) {
-    json j = {{"name", m.name},           {"quantity", to_string(m.quantity)}, {"weight", m.weight},
-              {"essential", m.essential}, {"source", to_string(m.source)}};
+    json j = {{"name", m.name},
+              {"quantity", to_string(m.quantity)},
+              {"weight", m.weight},
+              {"essential", m.essential},
+              {"source", to_string(m.source)}};
     const auto rej = s.rejected.find(m.name);
     if (rej != s.rejected.end()) {
       j["accepted"] = false;
@@ -176,8 +200,9 @@ void write_counters_json(const CounterSession& s, std::ostream& out) {
   for (const FixtureCounters& f : s.fixtures) {
     require_finite(f.model_flops, f.name + " model flops");
     require_finite(f.model_bytes, f.name + " model bytes");
-    json j = {{"name", f.name}, {"op", f.op}, {"dtype", f.dtype}, {"size", f.size}, {"calls", f.calls},
-              {"model", {{"flops", f.model_flops}, {"bytes", f.model_bytes}}}, {"error", f.error}};
+    json j = {{"name", f.name},  {"op", f.op},       {"dtype", f.dtype},
+              {"size", f.size},  {"calls", f.calls}, {"model", {{"flops", f.model_flops}, {"bytes", f.model_bytes}}},
+              {"error", f.error}};
     json kernels = json::array();
     for (const KernelCounters& k : f.kernels) {
       json values = json::object();
@@ -196,11 +221,16 @@ void write_counters_json(const CounterSession& s, std::ostream& out) {
     j["sass"] = {{"values", std::move(sass)}, {"error", f.sass_error}};
     if (f.error.empty() && f.calls >= 1) {
       const CounterFigures c = derive_figures(f);
-      j["per_call"] = {{"dram_read_bytes", c.dram_read_bytes},   {"dram_write_bytes", c.dram_write_bytes},
-                       {"dram_bytes", c.dram_bytes},             {"sass_flops", c.sass_flops},
-                       {"tensor_flops", c.tensor_flops},         {"flops", c.flops},
-                       {"intensity", c.intensity()},             {"duration_ns", c.duration_ns},
-                       {"sm_throughput_pct", c.sm_throughput_pct}, {"dram_throughput_pct", c.dram_throughput_pct}};
+      j["per_call"] = {{"dram_read_bytes", c.dram_read_bytes},
+                       {"dram_write_bytes", c.dram_write_bytes},
+                       {"dram_bytes", c.dram_bytes},
+                       {"sass_flops", c.sass_flops},
+                       {"tensor_flops", c.tensor_flops},
+                       {"flops", c.flops},
+                       {"intensity", c.intensity()},
+                       {"duration_ns", c.duration_ns},
+                       {"sm_throughput_pct", c.sm_throughput_pct},
+                       {"dram_throughput_pct", c.dram_throughput_pct}};
     }
     fixtures.push_back(std::move(j));
   }
@@ -214,7 +244,9 @@ namespace {
 // counters.json's readers: strict_json.h's, with "counters: " in front of every path; numbers
 // here are counts, bytes and times, never negative.
 std::string in_counters(const std::string& where) { return "counters: " + where; }
-[[noreturn]] void bad(const std::string& where, const std::string& what) { strict_json::fail(in_counters(where), what); }
+[[noreturn]] void bad(const std::string& where, const std::string& what) {
+  strict_json::fail(in_counters(where), what);
+}
 const json& at(const json& obj, const char* key, const std::string& where) {
   return strict_json::need(obj, key, in_counters(where));
 }
@@ -245,7 +277,8 @@ CounterSession parse_counters_json(const std::string& text) {
   s.created_utc = get_string(meta, "created_utc", "crossbench");
   if (get_string(at(doc, "pass", "top level"), "name", "pass") != "counters") bad("pass.name", "is not \"counters\"");
   s.status = get_string(doc, "status", "top level");
-  if (s.status != "collected" && s.status != "unavailable") bad("status", "is neither \"collected\" nor \"unavailable\"");
+  if (s.status != "collected" && s.status != "unavailable")
+    bad("status", "is neither \"collected\" nor \"unavailable\"");
   s.reason = get_string(doc, "reason", "top level");
   s.method = get_string(doc, "method", "top level");
   s.library = get_string(doc, "library", "top level");
@@ -262,7 +295,8 @@ CounterSession parse_counters_json(const std::string& text) {
   if (doc.contains("sass")) {  // optional: files written before the SASS metrics pass lack it
     const json& sass = at(doc, "sass", "top level");
     s.sass_status = get_string(sass, "status", "sass");
-    if (s.sass_status != "counted" && s.sass_status != "not counted") bad("sass.status", "is neither \"counted\" nor \"not counted\"");
+    if (s.sass_status != "counted" && s.sass_status != "not counted")
+      bad("sass.status", "is neither \"counted\" nor \"not counted\"");
     s.sass_reason = get_string(sass, "reason", "sass");
   }
   const json& metrics = get_array(doc, "metrics", "top level");
@@ -300,14 +334,16 @@ CounterSession parse_counters_json(const std::string& text) {
       kc.range = get_string(kernels[k], "range", wk);
       const json& values = at(kernels[k], "values", wk);
       if (!values.is_object()) bad(wk + ".values", "not an object");
-      for (auto it = values.begin(); it != values.end(); ++it) kc.values[it.key()] = get_number(values, it.key().c_str(), wk + ".values");
+      for (auto it = values.begin(); it != values.end(); ++it)
+        kc.values[it.key()] = get_number(values, it.key().c_str(), wk + ".values");
       f.kernels.push_back(std::move(kc));
     }
     if (fj.contains("sass")) {
       const json& sass = at(fj, "sass", w);
       const json& values = at(sass, "values", w + ".sass");
       if (!values.is_object()) bad(w + ".sass.values", "not an object");
-      for (auto it = values.begin(); it != values.end(); ++it) f.sass[it.key()] = get_number(values, it.key().c_str(), w + ".sass.values");
+      for (auto it = values.begin(); it != values.end(); ++it)
+        f.sass[it.key()] = get_number(values, it.key().c_str(), w + ".sass.values");
       f.sass_error = get_string(sass, "error", w + ".sass");
     }
     s.fixtures.push_back(std::move(f));

@@ -13,14 +13,29 @@ namespace xb {
 
 /// Every CUPTI function crossbench calls. decltype(&::f) is unevaluated, so naming the functions
 /// here creates no link dependency on libcupti.
-#define XB_CUPTI_FUNCTIONS(X)                                                                       \
-  X(cuptiActivityDisable) X(cuptiActivityEnable) X(cuptiActivityEnableDriverApi)                    \
-  X(cuptiActivityEnableRuntimeApi) X(cuptiActivityFlushAll) X(cuptiActivityGetNextRecord)           \
-  X(cuptiActivityGetNumDroppedRecords) X(cuptiActivityPopExternalCorrelationId)                     \
-  X(cuptiActivityPushExternalCorrelationId) X(cuptiActivityRegisterCallbacks)                      \
-  X(cuptiActivityRegisterTimestampCallback) X(cuptiEnableDomain)                                   \
-  X(cuptiGetCallbackName) X(cuptiGetResultString) X(cuptiGetTimestamp) X(cuptiGetVersion)           \
-  X(cuptiSetThreadIdType) X(cuptiSubscribe) X(cuptiUnsubscribe)
+// An X-macro list, one function a line.
+// clang-format off
+#define XB_CUPTI_FUNCTIONS(X)               \
+  X(cuptiActivityDisable)                   \
+  X(cuptiActivityEnable)                    \
+  X(cuptiActivityEnableDriverApi)           \
+  X(cuptiActivityEnableRuntimeApi)          \
+  X(cuptiActivityFlushAll)                  \
+  X(cuptiActivityGetNextRecord)             \
+  X(cuptiActivityGetNumDroppedRecords)      \
+  X(cuptiActivityPopExternalCorrelationId)  \
+  X(cuptiActivityPushExternalCorrelationId) \
+  X(cuptiActivityRegisterCallbacks)         \
+  X(cuptiActivityRegisterTimestampCallback) \
+  X(cuptiEnableDomain)                      \
+  X(cuptiGetCallbackName)                   \
+  X(cuptiGetResultString)                   \
+  X(cuptiGetTimestamp)                      \
+  X(cuptiGetVersion)                        \
+  X(cuptiSetThreadIdType)                   \
+  X(cuptiSubscribe)                         \
+  X(cuptiUnsubscribe)
+// clang-format on
 
 /// The loaded CUPTI library's entry points (same names and signatures as in cupti.h).
 struct CuptiApi {
@@ -41,8 +56,8 @@ const CuptiApi& cupti();
 /// Resolves one name of a function-table X-macro (XB_CUPTI_FUNCTIONS and the counter pass's
 /// tables): `api.f` from the dlopen handle `lib`, a name not found appended to the string
 /// `missing`. Expands where those three are in scope, with <dlfcn.h> included.
-#define XB_CUPTI_RESOLVE(f)                                    \
-  api.f = reinterpret_cast<decltype(api.f)>(dlsym(lib, #f));   \
+#define XB_CUPTI_RESOLVE(f)                                  \
+  api.f = reinterpret_cast<decltype(api.f)>(dlsym(lib, #f)); \
   if (api.f == nullptr) missing += std::string(missing.empty() ? "" : ", ") + #f;
 
 /// The library cupti() loaded, opened again (RTLD_NOLOAD first) so that a further table of its

@@ -13,8 +13,7 @@
 namespace xb::detail {
 
 /// Builds "file:line: call failed: CUPTI_ERROR_X: description".
-inline std::string cupti_error_message(CUptiResult result, const char* call, const char* file,
-                                       int line) {
+inline std::string cupti_error_message(CUptiResult result, const char* call, const char* file, int line) {
   const char* text = nullptr;
   if (cupti().cuptiGetResultString(result, &text) != CUPTI_SUCCESS || text == nullptr) text = "unknown";
   return std::string(file) + ":" + std::to_string(line) + ": " + call + " failed: " + text;
@@ -22,11 +21,10 @@ inline std::string cupti_error_message(CUptiResult result, const char* call, con
 
 }  // namespace xb::detail
 
-#define XB_CUPTI(call)                                                                         \
-  do {                                                                                         \
-    const CUptiResult xb_cupti_result_ = (call);                                               \
-    if (xb_cupti_result_ != CUPTI_SUCCESS) {                                                   \
-      throw ::xb::ProfilerError(                                                               \
-          ::xb::detail::cupti_error_message(xb_cupti_result_, #call, __FILE__, __LINE__));     \
-    }                                                                                          \
+#define XB_CUPTI(call)                                                                                           \
+  do {                                                                                                           \
+    const CUptiResult xb_cupti_result_ = (call);                                                                 \
+    if (xb_cupti_result_ != CUPTI_SUCCESS) {                                                                     \
+      throw ::xb::ProfilerError(::xb::detail::cupti_error_message(xb_cupti_result_, #call, __FILE__, __LINE__)); \
+    }                                                                                                            \
   } while (0)

@@ -19,11 +19,11 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <iterator>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <string>
@@ -55,11 +55,11 @@ constexpr std::pair<CUpti_ActivityKind, unsigned> kKinds[] = {
 // The activity kinds RUNTIME and DRIVER are enabled first; these calls then turn single APIs off
 // (cuptiActivityEnableRuntimeApi/DriverApi; the kind must not be re-enabled afterwards).
 constexpr CUpti_CallbackId kQuietDriverApis[] = {
-    CUPTI_DRIVER_TRACE_CBID_cuKernelGetAttribute, CUPTI_DRIVER_TRACE_CBID_cuKernelGetName,
-    CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent,      CUPTI_DRIVER_TRACE_CBID_cuFuncGetAttribute,
-    CUPTI_DRIVER_TRACE_CBID_cuCtxGetDevice,       CUPTI_DRIVER_TRACE_CBID_cuDeviceGetAttribute,
-    CUPTI_DRIVER_TRACE_CBID_cuGetProcAddress_v2,  CUPTI_DRIVER_TRACE_CBID_cuStreamGetCaptureInfo_v2,
-    CUPTI_DRIVER_TRACE_CBID_cuFuncGetName,        CUPTI_DRIVER_TRACE_CBID_cuCtxGetId,
+    CUPTI_DRIVER_TRACE_CBID_cuKernelGetAttribute,  CUPTI_DRIVER_TRACE_CBID_cuKernelGetName,
+    CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent,       CUPTI_DRIVER_TRACE_CBID_cuFuncGetAttribute,
+    CUPTI_DRIVER_TRACE_CBID_cuCtxGetDevice,        CUPTI_DRIVER_TRACE_CBID_cuDeviceGetAttribute,
+    CUPTI_DRIVER_TRACE_CBID_cuGetProcAddress_v2,   CUPTI_DRIVER_TRACE_CBID_cuStreamGetCaptureInfo_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuFuncGetName,         CUPTI_DRIVER_TRACE_CBID_cuCtxGetId,
     CUPTI_DRIVER_TRACE_CBID_cuPointerGetAttribute, CUPTI_DRIVER_TRACE_CBID_cuLibraryGetKernel,
     CUPTI_DRIVER_TRACE_CBID_cuModuleGetFunction,
 };
@@ -146,8 +146,7 @@ class CuptiSource final : public ActivitySource {
     if (enabled_) {
       try {
         stop();
-      } catch (...) {
-      }
+      } catch (...) {}
     }
     unsubscribe();
     g_active.store(nullptr);
@@ -174,8 +173,8 @@ class CuptiSource final : public ActivitySource {
     // not once per process: CUPTI keeps one pair per process, and another client of the same
     // CUPTI copy (PyTorch's profiler, Kineto, registers its own at each start and may finalize
     // CUPTI when done) may have replaced ours since the last session (crossbench.bench, Python).
-    XB_CUPTI(cupti().cuptiActivityRegisterCallbacks(&CuptiSource::on_buffer_requested,
-                                                    &CuptiSource::on_buffer_completed));
+    XB_CUPTI(
+        cupti().cuptiActivityRegisterCallbacks(&CuptiSource::on_buffer_requested, &CuptiSource::on_buffer_completed));
     for (const auto& [kind, bit] : kKinds) {
       if ((kinds_ & bit) == 0) continue;
       const CUptiResult result = cupti().cuptiActivityEnable(kind);
@@ -183,8 +182,7 @@ class CuptiSource final : public ActivitySource {
         for (const auto& kind_bit : kKinds) cupti().cuptiActivityDisable(kind_bit.first);
         const char* text = nullptr;
         cupti().cuptiGetResultString(result, &text);
-        throw ProfilerError(std::string("cannot enable CUPTI activity collection (") +
-                            (text ? text : "unknown") +
+        throw ProfilerError(std::string("cannot enable CUPTI activity collection (") + (text ? text : "unknown") +
                             "); is another profiler such as Nsight Systems attached?");
       }
     }
@@ -307,8 +305,7 @@ class CuptiSource final : public ActivitySource {
   }
 
  private:
-  static void CUPTIAPI on_buffer_requested(uint8_t** buffer, size_t* size,
-                                           size_t* max_num_records) {
+  static void CUPTIAPI on_buffer_requested(uint8_t** buffer, size_t* size, size_t* max_num_records) {
     CuptiSource* self = g_active.load();
     *buffer = nullptr;
     *size = 0;
@@ -325,8 +322,8 @@ class CuptiSource final : public ActivitySource {
     *size = self->buffer_bytes_;
   }
 
-  static void CUPTIAPI on_buffer_completed(CUcontext context, uint32_t stream_id, uint8_t* buffer,
-                                           size_t /*size*/, size_t valid_size) {
+  static void CUPTIAPI on_buffer_completed(CUcontext context, uint32_t stream_id, uint8_t* buffer, size_t /*size*/,
+                                           size_t valid_size) {
     if (buffer == nullptr) return;
     {
       std::lock_guard<std::mutex> lock(g_buffers_mutex);
@@ -499,8 +496,7 @@ class CuptiSource final : public ActivitySource {
           r.process_id = a->processId;
           r.thread_id = a->threadId;
           r.return_value = static_cast<std::int32_t>(a->returnValue);
-          r.name = api_name(driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API,
-                            a->cbid);
+          r.name = api_name(driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API, a->cbid);
           break;
         }
         case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
@@ -628,8 +624,7 @@ const CuptiApi& cupti() {
   return loaded.first;
 }
 
-std::unique_ptr<ActivitySource> make_cupti_source(std::size_t buffer_bytes,
-                                                  std::size_t max_buffers, unsigned kinds) {
+std::unique_ptr<ActivitySource> make_cupti_source(std::size_t buffer_bytes, std::size_t max_buffers, unsigned kinds) {
   if (buffer_bytes < 4096) throw std::invalid_argument("CUPTI buffer must be at least 4 KiB");
   ensure_nvtx_injection();  // before the process's first NVTX call, whatever this session records
   return std::make_unique<CuptiSource>(buffer_bytes, max_buffers, kinds);

@@ -6,9 +6,9 @@
 // as Nsight Compute's --cache-control none on back-to-back launches does; kernel replay would save
 // and restore memory around each kernel and replay it alone); metric names are checked and evaluated with the
 // profiler host API (cupti_profiler_host.h). Then, after range profiling is disabled, the SASS
-// metrics pass (cupti_sass_metrics.h) counts the SASS FLOP instructions. Reference: CUPTI documentation, "CUPTI Range Profiling API" and
-// "CUPTI Profiler Host API"; the CUDA Toolkit headers named above. Why the range profiler and not
-// PM sampling: docs/metrics.md ("Hardware counters").
+// metrics pass (cupti_sass_metrics.h) counts the SASS FLOP instructions. Reference: CUPTI documentation, "CUPTI Range
+// Profiling API" and "CUPTI Profiler Host API"; the CUDA Toolkit headers named above. Why the range profiler and not PM
+// sampling: docs/metrics.md ("Hardware counters").
 //
 // libcupti is loaded at run time (profiler/cupti_api.h); these entry points are looked up in the
 // same library, separately, so that a libcupti without them still serves the activity profiler.
@@ -35,16 +35,33 @@
 namespace xb {
 namespace {
 
-#define XB_CUPTI_PROFILING_FUNCTIONS(X)                                                                  \
-  X(cuptiProfilerInitialize) X(cuptiProfilerDeInitialize) X(cuptiDeviceGetChipName)                      \
-  X(cuptiProfilerGetCounterAvailability) X(cuptiProfilerDeviceSupported) X(cuptiProfilerHostInitialize)   \
-  X(cuptiProfilerHostDeinitialize) X(cuptiProfilerHostGetMetricProperties)                               \
-  X(cuptiProfilerHostConfigAddMetrics) X(cuptiProfilerHostGetConfigImageSize)                            \
-  X(cuptiProfilerHostGetConfigImage) X(cuptiProfilerHostGetNumOfPasses)                                  \
-  X(cuptiProfilerHostEvaluateToGpuValues) X(cuptiProfilerHostGetRangeName) X(cuptiRangeProfilerEnable)    \
-  X(cuptiRangeProfilerDisable) X(cuptiRangeProfilerGetCounterDataSize)                                   \
-  X(cuptiRangeProfilerCounterDataImageInitialize) X(cuptiRangeProfilerSetConfig) X(cuptiRangeProfilerStart) \
-  X(cuptiRangeProfilerStop) X(cuptiRangeProfilerDecodeData) X(cuptiRangeProfilerGetCounterDataInfo)
+// An X-macro list, one function a line.
+// clang-format off
+#define XB_CUPTI_PROFILING_FUNCTIONS(X)           \
+  X(cuptiProfilerInitialize)                      \
+  X(cuptiProfilerDeInitialize)                    \
+  X(cuptiDeviceGetChipName)                       \
+  X(cuptiProfilerGetCounterAvailability)          \
+  X(cuptiProfilerDeviceSupported)                 \
+  X(cuptiProfilerHostInitialize)                  \
+  X(cuptiProfilerHostDeinitialize)                \
+  X(cuptiProfilerHostGetMetricProperties)         \
+  X(cuptiProfilerHostConfigAddMetrics)            \
+  X(cuptiProfilerHostGetConfigImageSize)          \
+  X(cuptiProfilerHostGetConfigImage)              \
+  X(cuptiProfilerHostGetNumOfPasses)              \
+  X(cuptiProfilerHostEvaluateToGpuValues)         \
+  X(cuptiProfilerHostGetRangeName)                \
+  X(cuptiRangeProfilerEnable)                     \
+  X(cuptiRangeProfilerDisable)                    \
+  X(cuptiRangeProfilerGetCounterDataSize)         \
+  X(cuptiRangeProfilerCounterDataImageInitialize) \
+  X(cuptiRangeProfilerSetConfig)                  \
+  X(cuptiRangeProfilerStart)                      \
+  X(cuptiRangeProfilerStop)                       \
+  X(cuptiRangeProfilerDecodeData)                 \
+  X(cuptiRangeProfilerGetCounterDataInfo)
+// clang-format on
 
 /// The profiling entry points of the loaded libcupti.
 struct ProfilingApi {
@@ -64,7 +81,8 @@ const ProfilingApi& profiling_api() {
     std::string missing;
     XB_CUPTI_PROFILING_FUNCTIONS(XB_CUPTI_RESOLVE)
     if (!missing.empty()) {
-      return {ProfilingApi{}, cupti().path + " has no range profiler (lacks " + missing + "; CUDA 12.6 or later needed)"};
+      return {ProfilingApi{},
+              cupti().path + " has no range profiler (lacks " + missing + "; CUDA 12.6 or later needed)"};
     }
     return {api, ""};
   }();
@@ -86,9 +104,11 @@ class CuptiCounterCollector final : public CounterCollector {
   }
   ~CuptiCounterCollector() override { teardown(); }
 
-  std::vector<KernelCounters> collect(const std::function<void()>& work, const std::function<void()>& before_pass) override {
+  std::vector<KernelCounters> collect(const std::function<void()>& work,
+                                      const std::function<void()>& before_pass) override {
     if (range_ == nullptr) throw ProfilerError("counter pass: range profiling already ended (prepare_sass)");
-    auto init = cupti_params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
+    auto init = cupti_params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(
+        CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
     init.pRangeProfilerObject = range_;
     init.counterDataSize = counter_data_.size();
     init.pCounterData = counter_data_.data();
@@ -134,18 +154,21 @@ class CuptiCounterCollector final : public CounterCollector {
       auto stop = cupti_params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
       stop.pRangeProfilerObject = range_;
       call(pass == 0 ? "cuptiRangeProfilerStop" : nullptr, api_.cuptiRangeProfilerStop(&stop));
-      if (sync != cudaSuccess) throw ProfilerError(std::string("counter pass: cudaDeviceSynchronize: ") + cudaGetErrorString(sync));
+      if (sync != cudaSuccess)
+        throw ProfilerError(std::string("counter pass: cudaDeviceSynchronize: ") + cudaGetErrorString(sync));
       all_submitted = stop.isAllPassSubmitted != 0;
     }
     note("user replay: " + std::to_string(pass) + " passes (config image: " + std::to_string(passes_) + ")");
-    auto decode = cupti_params<CUpti_RangeProfiler_DecodeData_Params>(CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
+    auto decode =
+        cupti_params<CUpti_RangeProfiler_DecodeData_Params>(CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
     decode.pRangeProfilerObject = range_;
     call("cuptiRangeProfilerDecodeData", api_.cuptiRangeProfilerDecodeData(&decode));
     if (decode.numOfRangeDropped > 0) {
       throw ProfilerError("counter pass: " + std::to_string(decode.numOfRangeDropped) + " kernels dropped (more than " +
                           std::to_string(kMaxRanges) + " kernels in one collection)");
     }
-    auto info = cupti_params<CUpti_RangeProfiler_GetCounterDataInfo_Params>(CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE);
+    auto info = cupti_params<CUpti_RangeProfiler_GetCounterDataInfo_Params>(
+        CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE);
     info.pCounterDataImage = counter_data_.data();
     info.counterDataImageSize = counter_data_.size();
     call("cuptiRangeProfilerGetCounterDataInfo", api_.cuptiRangeProfilerGetCounterDataInfo(&info));
@@ -153,7 +176,8 @@ class CuptiCounterCollector final : public CounterCollector {
     std::vector<double> values(metric_ptrs_.size());
     for (std::size_t r = 0; r < info.numTotalRanges; ++r) {
       KernelCounters k;
-      auto name = cupti_params<CUpti_Profiler_Host_GetRangeName_Params>(CUpti_Profiler_Host_GetRangeName_Params_STRUCT_SIZE);
+      auto name =
+          cupti_params<CUpti_Profiler_Host_GetRangeName_Params>(CUpti_Profiler_Host_GetRangeName_Params_STRUCT_SIZE);
       name.pCounterDataImage = counter_data_.data();
       name.counterDataImageSize = counter_data_.size();
       name.rangeIndex = r;
@@ -164,7 +188,8 @@ class CuptiCounterCollector final : public CounterCollector {
       } else {
         k.range = std::to_string(r);
       }
-      auto eval = cupti_params<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
+      auto eval = cupti_params<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(
+          CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
       eval.pHostObject = host_;
       eval.pCounterDataImage = counter_data_.data();
       eval.counterDataImageSize = counter_data_.size();
@@ -199,11 +224,12 @@ class CuptiCounterCollector final : public CounterCollector {
   }
 
   void describe(CounterSession& s) const override {
-    s.method = "CUPTI range profiler (cupti_range_profiler.h): auto range (one range per kernel launch), user "
-               "replay (per pass: the fixture's calls back to back after as many unprofiled warm-up calls, no L2 "
-               "flush: the steady state of hot mode; per call = totals / calls); metrics evaluated with the "
-               "profiler host API (cupti_profiler_host.h); SASS FLOP instructions from the SASS metrics API "
-               "(cupti_sass_metrics.h), the fixture's calls patched, after range profiling";
+    s.method =
+        "CUPTI range profiler (cupti_range_profiler.h): auto range (one range per kernel launch), user "
+        "replay (per pass: the fixture's calls back to back after as many unprofiled warm-up calls, no L2 "
+        "flush: the steady state of hot mode; per call = totals / calls); metrics evaluated with the "
+        "profiler host API (cupti_profiler_host.h); SASS FLOP instructions from the SASS metrics API "
+        "(cupti_sass_metrics.h), the fixture's calls patched, after range profiling";
     s.library = cupti().path;
     s.chip = chip_;
     s.passes = passes_;
@@ -236,10 +262,11 @@ class CuptiCounterCollector final : public CounterCollector {
     note(std::string(what) + " -> " + (r == CUPTI_SUCCESS ? "CUPTI_SUCCESS" : result_name(r)));
     if (r == CUPTI_SUCCESS) return;
     if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) {
-      throw ProfilerError(std::string("hardware counters unavailable: ") + what +
-                          " returned CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: the driver restricts GPU performance counters "
-                          "to admin users (run as root, or load nvidia with NVreg_RestrictProfilingToAdminUsers=0; "
-                          "https://developer.nvidia.com/ERR_NVGPUCTRPERM)");
+      throw ProfilerError(
+          std::string("hardware counters unavailable: ") + what +
+          " returned CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: the driver restricts GPU performance counters "
+          "to admin users (run as root, or load nvidia with NVreg_RestrictProfilingToAdminUsers=0; "
+          "https://developer.nvidia.com/ERR_NVGPUCTRPERM)");
     }
     throw ProfilerError(std::string("hardware counters unavailable: ") + what + " failed: " + result_name(r));
   }
@@ -280,7 +307,8 @@ class CuptiCounterCollector final : public CounterCollector {
     call("cuptiDeviceGetChipName", api_.cuptiDeviceGetChipName(&chip));
     chip_ = chip.pChipName != nullptr ? chip.pChipName : "";
     note("chip " + chip_);
-    auto avail = cupti_params<CUpti_Profiler_GetCounterAvailability_Params>(CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE);
+    auto avail = cupti_params<CUpti_Profiler_GetCounterAvailability_Params>(
+        CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE);
     avail.ctx = ctx;
     call("cuptiProfilerGetCounterAvailability (size)", api_.cuptiProfilerGetCounterAvailability(&avail));
     availability_.assign(avail.counterAvailabilityImageSize, 0);
@@ -293,16 +321,19 @@ class CuptiCounterCollector final : public CounterCollector {
     call("cuptiProfilerHostInitialize", api_.cuptiProfilerHostInitialize(&host));
     host_ = host.pHostObject;
     add_metrics();
-    auto size = cupti_params<CUpti_Profiler_Host_GetConfigImageSize_Params>(CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
+    auto size = cupti_params<CUpti_Profiler_Host_GetConfigImageSize_Params>(
+        CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
     size.pHostObject = host_;
     call("cuptiProfilerHostGetConfigImageSize", api_.cuptiProfilerHostGetConfigImageSize(&size));
     config_.assign(size.configImageSize, 0);
-    auto image = cupti_params<CUpti_Profiler_Host_GetConfigImage_Params>(CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
+    auto image =
+        cupti_params<CUpti_Profiler_Host_GetConfigImage_Params>(CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
     image.pHostObject = host_;
     image.configImageSize = config_.size();
     image.pConfigImage = config_.data();
     call("cuptiProfilerHostGetConfigImage", api_.cuptiProfilerHostGetConfigImage(&image));
-    auto passes = cupti_params<CUpti_Profiler_Host_GetNumOfPasses_Params>(CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
+    auto passes =
+        cupti_params<CUpti_Profiler_Host_GetNumOfPasses_Params>(CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
     passes.configImageSize = config_.size();
     passes.pConfigImage = config_.data();
     call("cuptiProfilerHostGetNumOfPasses", api_.cuptiProfilerHostGetNumOfPasses(&passes));
@@ -312,7 +343,8 @@ class CuptiCounterCollector final : public CounterCollector {
     enable.ctx = ctx;
     call("cuptiRangeProfilerEnable", api_.cuptiRangeProfilerEnable(&enable));
     range_ = enable.pRangeProfilerObject;
-    auto data = cupti_params<CUpti_RangeProfiler_GetCounterDataSize_Params>(CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
+    auto data = cupti_params<CUpti_RangeProfiler_GetCounterDataSize_Params>(
+        CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
     data.pRangeProfilerObject = range_;
     data.pMetricNames = metric_ptrs_.data();
     data.numMetrics = metric_ptrs_.size();
@@ -327,7 +359,8 @@ class CuptiCounterCollector final : public CounterCollector {
     for (const CounterMetric& m : counter_metrics()) {
       if (m.source != CounterSource::RangeProfiler) continue;
       const std::string base = m.name.substr(0, m.name.find('.'));
-      auto props = cupti_params<CUpti_Profiler_Host_GetMetricProperties_Params>(CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE);
+      auto props = cupti_params<CUpti_Profiler_Host_GetMetricProperties_Params>(
+          CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE);
       props.pHostObject = host_;
       props.pMetricName = base.c_str();
       const CUptiResult pr = api_.cuptiProfilerHostGetMetricProperties(&props);
@@ -337,7 +370,8 @@ class CuptiCounterCollector final : public CounterCollector {
         continue;
       }
       const char* name = m.name.c_str();
-      auto add = cupti_params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
+      auto add = cupti_params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(
+          CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
       add.pHostObject = host_;
       add.ppMetricNames = &name;
       add.numMetrics = 1;
@@ -355,7 +389,8 @@ class CuptiCounterCollector final : public CounterCollector {
     for (const CounterMetric& m : counter_metrics()) {
       if (m.essential && rejected_.count(m.name) != 0) missing += (missing.empty() ? "" : ", ") + m.name;
     }
-    if (!missing.empty()) throw ProfilerError("hardware counters unavailable: CUPTI refused the essential metrics " + missing);
+    if (!missing.empty())
+      throw ProfilerError("hardware counters unavailable: CUPTI refused the essential metrics " + missing);
     for (const std::string& a : accepted_) metric_ptrs_.push_back(a.c_str());
   }
 
@@ -373,7 +408,8 @@ class CuptiCounterCollector final : public CounterCollector {
     sass_.reset();
     disable_range_profiler();
     if (host_ != nullptr) {
-      auto p = cupti_params<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
+      auto p =
+          cupti_params<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
       p.pHostObject = host_;
       api_.cuptiProfilerHostDeinitialize(&p);
       host_ = nullptr;
@@ -407,7 +443,8 @@ class CuptiCounterCollector final : public CounterCollector {
 
 std::string cupti_result_name(CUptiResult r) {
   const char* text = nullptr;
-  if (cupti().cuptiGetResultString(r, &text) != CUPTI_SUCCESS || text == nullptr) return "CUPTI error " + std::to_string(r);
+  if (cupti().cuptiGetResultString(r, &text) != CUPTI_SUCCESS || text == nullptr)
+    return "CUPTI error " + std::to_string(r);
   return text;
 }
 

@@ -19,11 +19,20 @@
 namespace xb {
 namespace {
 
-#define XB_CUPTI_SASS_FUNCTIONS(X)                                                                        \
-  X(cuptiProfilerDeviceSupported) X(cuptiSassMetricsGetNumOfMetrics) X(cuptiSassMetricsGetMetrics)         \
-  X(cuptiSassMetricsGetProperties) X(cuptiSassMetricsSetConfig) X(cuptiSassMetricsUnsetConfig)             \
-  X(cuptiSassMetricsEnable) X(cuptiSassMetricsDisable) X(cuptiSassMetricsGetDataProperties)                \
+// An X-macro list, one function a line.
+// clang-format off
+#define XB_CUPTI_SASS_FUNCTIONS(X)     \
+  X(cuptiProfilerDeviceSupported)      \
+  X(cuptiSassMetricsGetNumOfMetrics)   \
+  X(cuptiSassMetricsGetMetrics)        \
+  X(cuptiSassMetricsGetProperties)     \
+  X(cuptiSassMetricsSetConfig)         \
+  X(cuptiSassMetricsUnsetConfig)       \
+  X(cuptiSassMetricsEnable)            \
+  X(cuptiSassMetricsDisable)           \
+  X(cuptiSassMetricsGetDataProperties) \
   X(cuptiSassMetricsFlushData)
+// clang-format on
 
 struct SassApi {
 #define XB_CUPTI_POINTER(f) decltype(&::f) f = nullptr;
@@ -51,7 +60,8 @@ const SassApi& sass_api() {
 
 void SassMetricsPass::call(const char* what, CUptiResult r) const {
   note_(std::string(what) + " -> " + (r == CUPTI_SUCCESS ? "CUPTI_SUCCESS" : cupti_result_name(r)));
-  if (r != CUPTI_SUCCESS) throw ProfilerError(std::string("SASS metrics: ") + what + " failed: " + cupti_result_name(r));
+  if (r != CUPTI_SUCCESS)
+    throw ProfilerError(std::string("SASS metrics: ") + what + " failed: " + cupti_result_name(r));
 }
 
 SassMetricsPass::SassMetricsPass(int device, CUcontext ctx, const std::string& chip,
@@ -67,7 +77,8 @@ SassMetricsPass::SassMetricsPass(int device, CUcontext ctx, const std::string& c
                         " does not support them (support level " + std::to_string(sup.isSupported) + ")");
   }
   // The chip's list, logged: what to use when a name of ours is refused.
-  auto num = cupti_params<CUpti_SassMetrics_GetNumOfMetrics_Params>(CUpti_SassMetrics_GetNumOfMetrics_Params_STRUCT_SIZE);
+  auto num =
+      cupti_params<CUpti_SassMetrics_GetNumOfMetrics_Params>(CUpti_SassMetrics_GetNumOfMetrics_Params_STRUCT_SIZE);
   num.pChipName = chip.c_str();
   if (api.cuptiSassMetricsGetNumOfMetrics(&num) == CUPTI_SUCCESS && num.numOfMetrics > 0) {
     std::vector<CUpti_SassMetrics_MetricDetails> list(num.numOfMetrics);
@@ -77,7 +88,8 @@ SassMetricsPass::SassMetricsPass(int device, CUcontext ctx, const std::string& c
     get.pMetricsList = list.data();
     if (api.cuptiSassMetricsGetMetrics(&get) == CUPTI_SUCCESS) {
       std::string names;
-      for (const auto& m : list) names += std::string(names.empty() ? "" : ", ") + (m.pMetricName ? m.pMetricName : "?");
+      for (const auto& m : list)
+        names += std::string(names.empty() ? "" : ", ") + (m.pMetricName ? m.pMetricName : "?");
       note_("SASS metrics of " + chip + " (" + std::to_string(list.size()) + "): " + names);
     }
   }
@@ -85,7 +97,8 @@ SassMetricsPass::SassMetricsPass(int device, CUcontext ctx, const std::string& c
   for (const CounterMetric& m : counter_metrics()) {
     if (m.source != CounterSource::SassMetrics) continue;
     const std::string base = m.name.substr(0, m.name.find('.'));
-    auto props = cupti_params<CUpti_SassMetrics_GetProperties_Params>(CUpti_SassMetrics_GetProperties_Params_STRUCT_SIZE);
+    auto props =
+        cupti_params<CUpti_SassMetrics_GetProperties_Params>(CUpti_SassMetrics_GetProperties_Params_STRUCT_SIZE);
     props.pChipName = chip.c_str();
     props.pMetricName = base.c_str();
     const CUptiResult r = api.cuptiSassMetricsGetProperties(&props);
@@ -138,8 +151,10 @@ std::map<std::string, double> SassMetricsPass::collect(const std::function<void(
   try {
     work();
     const cudaError_t sync = cudaDeviceSynchronize();
-    if (sync != cudaSuccess) throw ProfilerError(std::string("SASS metrics: cudaDeviceSynchronize: ") + cudaGetErrorString(sync));
-    auto props = cupti_params<CUpti_SassMetricsGetDataProperties_Params>(CUpti_SassMetricsGetDataProperties_Params_STRUCT_SIZE);
+    if (sync != cudaSuccess)
+      throw ProfilerError(std::string("SASS metrics: cudaDeviceSynchronize: ") + cudaGetErrorString(sync));
+    auto props =
+        cupti_params<CUpti_SassMetricsGetDataProperties_Params>(CUpti_SassMetricsGetDataProperties_Params_STRUCT_SIZE);
     props.ctx = ctx_;
     call("cuptiSassMetricsGetDataProperties", api.cuptiSassMetricsGetDataProperties(&props));
     note_("SASS records " + std::to_string(props.numOfPatchedInstructionRecords) + ", instances " +
@@ -172,7 +187,8 @@ std::map<std::string, double> SassMetricsPass::collect(const std::function<void(
     throw;
   }
   const CUptiResult off = disable();
-  if (off != CUPTI_SUCCESS) throw ProfilerError("SASS metrics: cuptiSassMetricsDisable failed: " + cupti_result_name(off));
+  if (off != CUPTI_SUCCESS)
+    throw ProfilerError("SASS metrics: cuptiSassMetricsDisable failed: " + cupti_result_name(off));
   return totals;
 }
 

@@ -5,9 +5,9 @@
 // cupti_counters.cpp and cupti_sass_metrics.cpp.
 #pragma once
 
-#include <cstdint>
 #include <cuda.h>
 #include <cupti.h>
+#include <cstdint>
 
 #include <functional>
 #include <map>
@@ -50,8 +50,8 @@ class SassMetricsPass {
   int device_;
   CUcontext ctx_;
   bool configured_ = false;
-  std::vector<std::string> accepted_;                 // counter_metrics() names, in order
-  std::map<std::uint64_t, std::string> id_to_name_;   // SASS metric id -> accepted name
+  std::vector<std::string> accepted_;                // counter_metrics() names, in order
+  std::map<std::uint64_t, std::string> id_to_name_;  // SASS metric id -> accepted name
   std::map<std::string, std::string> rejected_;
 };
 

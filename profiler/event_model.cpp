@@ -23,8 +23,8 @@ constexpr std::uint32_t kExternalKindCustom0 = 3;
 
 void check_interval(std::int64_t start_ns, std::int64_t end_ns, const char* what, std::size_t index) {
   if (end_ns < start_ns) {
-    throw std::invalid_argument(fmt::format("build_session: {}[{}] ends before it starts ({} < {} ns)",
-                                            what, index, end_ns, start_ns));
+    throw std::invalid_argument(
+        fmt::format("build_session: {}[{}] ends before it starts ({} < {} ns)", what, index, end_ns, start_ns));
   }
 }
 
@@ -103,7 +103,8 @@ void fill_external(const std::vector<RawRecord>& records, CorrSlots<ExtSlot>& ex
     if (r.kind != RawKind::ExternalCorrelation) continue;
     ExtSlot& e = ext[r.correlation_id];
     const bool custom0 = r.external_kind == kExternalKindCustom0;
-    if (e.state == 0 || (custom0 && e.state == 1)) e = ExtSlot{r.external_id, static_cast<std::uint8_t>(custom0 ? 2 : 1)};
+    if (e.state == 0 || (custom0 && e.state == 1))
+      e = ExtSlot{r.external_id, static_cast<std::uint8_t>(custom0 ? 2 : 1)};
   }
 }
 
@@ -123,9 +124,12 @@ void sort_if_needed(std::vector<T>& v, Less less) {
 
 const char* trace_category(DeviceActivityKind kind) {
   switch (kind) {
-    case DeviceActivityKind::Kernel: return "kernel";
-    case DeviceActivityKind::Memcpy: return "gpu_memcpy";
-    case DeviceActivityKind::Memset: return "gpu_memset";
+    case DeviceActivityKind::Kernel:
+      return "kernel";
+    case DeviceActivityKind::Memcpy:
+      return "gpu_memcpy";
+    case DeviceActivityKind::Memset:
+      return "gpu_memset";
   }
   return "unknown";
 }
@@ -147,8 +151,7 @@ const std::string& DemangleCache::get(const std::string& mangled) {
 std::string demangle(const std::string& name) {
   if (name.size() < 2 || name[0] != '_' || name[1] != 'Z') return name;
   int status = 0;
-  std::unique_ptr<char, void (*)(void*)> out(abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status),
-                                             std::free);
+  std::unique_ptr<char, void (*)(void*)> out(abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status), std::free);
   if (status != 0 || !out) return name;
   return std::string(out.get());
 }
@@ -156,28 +159,44 @@ std::string demangle(const std::string& name) {
 std::string memcpy_name(std::uint32_t copy_kind) {
   // CUpti_ActivityMemcpyKind; PyTorch/Kineto spell them "Memcpy <Kind> (<src> -> <dst>)".
   switch (copy_kind) {
-    case 1: return "Memcpy HtoD (Host -> Device)";
-    case 2: return "Memcpy DtoH (Device -> Host)";
-    case 3: return "Memcpy HtoA (Host -> Array)";
-    case 4: return "Memcpy AtoH (Array -> Host)";
-    case 5: return "Memcpy AtoA (Array -> Array)";
-    case 6: return "Memcpy AtoD (Array -> Device)";
-    case 7: return "Memcpy DtoA (Device -> Array)";
-    case 8: return "Memcpy DtoD (Device -> Device)";
-    case 9: return "Memcpy HtoH (Host -> Host)";
-    case 10: return "Memcpy PtoP (Device -> Device)";
-    default: return "Memcpy Unknown";
+    case 1:
+      return "Memcpy HtoD (Host -> Device)";
+    case 2:
+      return "Memcpy DtoH (Device -> Host)";
+    case 3:
+      return "Memcpy HtoA (Host -> Array)";
+    case 4:
+      return "Memcpy AtoH (Array -> Host)";
+    case 5:
+      return "Memcpy AtoA (Array -> Array)";
+    case 6:
+      return "Memcpy AtoD (Array -> Device)";
+    case 7:
+      return "Memcpy DtoA (Device -> Array)";
+    case 8:
+      return "Memcpy DtoD (Device -> Device)";
+    case 9:
+      return "Memcpy HtoH (Host -> Host)";
+    case 10:
+      return "Memcpy PtoP (Device -> Device)";
+    default:
+      return "Memcpy Unknown";
   }
 }
 
 std::string sync_name(std::uint32_t sync_type) {
   // CUpti_ActivitySynchronizationType.
   switch (sync_type) {
-    case 1: return "Event Synchronize";
-    case 2: return "Stream Wait Event";
-    case 3: return "Stream Synchronize";
-    case 4: return "Context Synchronize";
-    default: return "Unknown Synchronize";
+    case 1:
+      return "Event Synchronize";
+    case 2:
+      return "Stream Wait Event";
+    case 3:
+      return "Stream Synchronize";
+    case 4:
+      return "Context Synchronize";
+    default:
+      return "Unknown Synchronize";
   }
 }
 

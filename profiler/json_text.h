@@ -212,8 +212,8 @@ class JsonOut {
         while (i + 16 <= s.size()) {
           const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.data() + i));
           // Signed compare: bytes >= 0x80 count as < 0x20 too.
-          const __m128i stop = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
-                                            _mm_cmplt_epi8(v, space));
+          const __m128i stop =
+              _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)), _mm_cmplt_epi8(v, space));
           _mm_storeu_si128(reinterpret_cast<__m128i*>(p), v);
           const int mask = _mm_movemask_epi8(stop);
           if (mask != 0) {
@@ -259,13 +259,27 @@ class JsonOut {
       }
       *p++ = '\\';
       switch (c) {
-        case '"': *p++ = '"'; break;
-        case '\\': *p++ = '\\'; break;
-        case '\n': *p++ = 'n'; break;
-        case '\r': *p++ = 'r'; break;
-        case '\t': *p++ = 't'; break;
-        case '\b': *p++ = 'b'; break;
-        case '\f': *p++ = 'f'; break;
+        case '"':
+          *p++ = '"';
+          break;
+        case '\\':
+          *p++ = '\\';
+          break;
+        case '\n':
+          *p++ = 'n';
+          break;
+        case '\r':
+          *p++ = 'r';
+          break;
+        case '\t':
+          *p++ = 't';
+          break;
+        case '\b':
+          *p++ = 'b';
+          break;
+        case '\f':
+          *p++ = 'f';
+          break;
         default: {
           static constexpr char kHex[] = "0123456789abcdef";
           p[0] = 'u';
@@ -356,8 +370,8 @@ class JsonOut {
     constexpr std::uint64_t ones = 0x0101010101010101ull;
     constexpr std::uint64_t highs = 0x8080808080808080ull;
     const auto has_zero = [](std::uint64_t x) { return (x - ones) & ~x & highs; };
-    const std::uint64_t high = w & highs;                              // bytes >= 0x80
-    const std::uint64_t control = (w - ones * 0x20) & ~w & highs;      // bytes < 0x20 (valid when no high bit)
+    const std::uint64_t high = w & highs;                          // bytes >= 0x80
+    const std::uint64_t control = (w - ones * 0x20) & ~w & highs;  // bytes < 0x20 (valid when no high bit)
     const std::uint64_t quote = has_zero(w ^ (ones * static_cast<unsigned char>('"')));
     const std::uint64_t backslash = has_zero(w ^ (ones * static_cast<unsigned char>('\\')));
     return (high | control | quote | backslash) == 0;

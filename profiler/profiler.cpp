@@ -37,8 +37,8 @@ ScheduleFilter filter_to_windows(std::vector<RawRecord> records,
   std::sort(windows.begin(), windows.end());
   auto inside = [&](std::int64_t t) {
     // Last window starting at or before t.
-    auto it = std::upper_bound(windows.begin(), windows.end(),
-                               std::make_pair(t, std::numeric_limits<std::int64_t>::max()));
+    auto it =
+        std::upper_bound(windows.begin(), windows.end(), std::make_pair(t, std::numeric_limits<std::int64_t>::max()));
     return it != windows.begin() && t <= std::prev(it)->second;
   };
   std::unordered_set<std::uint32_t> kept_correlations;
@@ -222,13 +222,11 @@ std::uint64_t Profiler::begin_step() {
   ++fixture_step_;
   ++step_number_;
   in_step_ = true;
-  step_active_ = started_ && fixture_step_ >= schedule_.wait + schedule_.warmup &&
-                 fixture_step_ < schedule_.total();
+  step_active_ = started_ && fixture_step_ >= schedule_.wait + schedule_.warmup && fixture_step_ < schedule_.total();
   step_range_ = 0;
   if (step_active_) {
     reserve_ranges();
-    step_range_ = begin_range("ProfilerStep#" + std::to_string(step_number_),
-                              RangeCategory::UserAnnotation);
+    step_range_ = begin_range("ProfilerStep#" + std::to_string(step_number_), RangeCategory::UserAnnotation);
   }
   return step_range_;
 }
@@ -280,8 +278,7 @@ std::uint64_t Profiler::begin_range(const std::string& name, RangeCategory categ
 void Profiler::end_range(std::uint64_t id) {
   if (id == 0) return;
   if (open_.empty() || open_.back().id != id) {
-    throw std::logic_error("Profiler::end_range: range " + std::to_string(id) +
-                           " is not the innermost open range");
+    throw std::logic_error("Profiler::end_range: range " + std::to_string(id) + " is not the innermost open range");
   }
   if (mirror_) mirror_->pop();
   source_->exit_range();

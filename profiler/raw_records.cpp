@@ -11,20 +11,31 @@ namespace xb {
 
 const char* to_string(RawKind kind) {
   switch (kind) {
-    case RawKind::Kernel: return "kernel";
-    case RawKind::Memcpy: return "memcpy";
-    case RawKind::Memset: return "memset";
-    case RawKind::Runtime: return "runtime";
-    case RawKind::Driver: return "driver";
-    case RawKind::Synchronization: return "synchronization";
-    case RawKind::ExternalCorrelation: return "external_correlation";
+    case RawKind::Kernel:
+      return "kernel";
+    case RawKind::Memcpy:
+      return "memcpy";
+    case RawKind::Memset:
+      return "memset";
+    case RawKind::Runtime:
+      return "runtime";
+    case RawKind::Driver:
+      return "driver";
+    case RawKind::Synchronization:
+      return "synchronization";
+    case RawKind::ExternalCorrelation:
+      return "external_correlation";
   }
   return "unknown";
 }
 
 RawKind raw_kind_from_string(const std::string& name) {
-  static constexpr RawKind kAll[] = {RawKind::Kernel,  RawKind::Memcpy,          RawKind::Memset,
-                                     RawKind::Runtime, RawKind::Driver,          RawKind::Synchronization,
+  static constexpr RawKind kAll[] = {RawKind::Kernel,
+                                     RawKind::Memcpy,
+                                     RawKind::Memset,
+                                     RawKind::Runtime,
+                                     RawKind::Driver,
+                                     RawKind::Synchronization,
                                      RawKind::ExternalCorrelation};
   for (RawKind kind : kAll) {
     if (name == to_string(kind)) return kind;
@@ -34,8 +45,10 @@ RawKind raw_kind_from_string(const std::string& name) {
 
 const char* to_string(RangeCategory category) {
   switch (category) {
-    case RangeCategory::UserAnnotation: return "user_annotation";
-    case RangeCategory::CpuOp: return "cpu_op";
+    case RangeCategory::UserAnnotation:
+      return "user_annotation";
+    case RangeCategory::CpuOp:
+      return "cpu_op";
   }
   return "unknown";
 }
@@ -49,12 +62,30 @@ RangeCategory range_category_from_string(const std::string& name) {
 std::string metadata_key_error(const std::string& key) {
   // raw_session.json's "meta" keys (session_write.cpp) and a trace's top-level keys
   // (trace_export.cpp): a block may take neither, so no file gets a key twice.
-  static const char* const kReserved[] = {
-      "tool", "created_utc", "window_start_ns", "window_end_ns", "dropped_records", "discarded_by_schedule",
-      "cuda_driver_version", "cuda_runtime_version", "cupti_version", "cublas_version", "activity_source",
-      "process_id", "schedule_wait", "schedule_warmup", "schedule_active", "devices", "schemaVersion",
-      "crossbench", "deviceProperties", "distributedInfo", "displayTimeUnit", "baseTimeNanoseconds",
-      "traceEvents", "externalCorrelations"};
+  static const char* const kReserved[] = {"tool",
+                                          "created_utc",
+                                          "window_start_ns",
+                                          "window_end_ns",
+                                          "dropped_records",
+                                          "discarded_by_schedule",
+                                          "cuda_driver_version",
+                                          "cuda_runtime_version",
+                                          "cupti_version",
+                                          "cublas_version",
+                                          "activity_source",
+                                          "process_id",
+                                          "schedule_wait",
+                                          "schedule_warmup",
+                                          "schedule_active",
+                                          "devices",
+                                          "schemaVersion",
+                                          "crossbench",
+                                          "deviceProperties",
+                                          "distributedInfo",
+                                          "displayTimeUnit",
+                                          "baseTimeNanoseconds",
+                                          "traceEvents",
+                                          "externalCorrelations"};
   if (key.empty()) return "metadata key is empty";
   for (const char* reserved : kReserved) {
     if (key == reserved) return "metadata key \"" + key + "\" is one the profiler writes itself";

@@ -3,17 +3,17 @@
 #include "profiler/session_io.h"
 #include "profiler/session_json.h"
 
+#include <cerrno>
 #include <cmath>
 #include <cstddef>
-#include <fstream>
-#include <unordered_map>
-#include <unordered_set>
-#include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <limits>
 #include <sstream>
 #include <string_view>
 #include <type_traits>
+#include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -38,9 +38,7 @@ using nlohmann::json;
 struct Loc {
   std::string_view name;
   std::ptrdiff_t index = -1;
-  std::string str() const {
-    return index < 0 ? std::string(name) : fmt::format("{}[{}]", name, index);
-  }
+  std::string str() const { return index < 0 ? std::string(name) : fmt::format("{}[{}]", name, index); }
 };
 
 [[noreturn]] void fail(const Loc& where, const std::string& what) {
@@ -241,10 +239,22 @@ DeviceInfo parse_device(const json& j, const Loc& w) {
 }
 
 /// The keys of raw_session.json's "meta" that the profiler writes (session_write.cpp).
-const std::unordered_set<std::string> kMetaKeys = {
-    "tool", "created_utc", "window_start_ns", "window_end_ns", "dropped_records", "discarded_by_schedule",
-    "cuda_driver_version", "cuda_runtime_version", "cupti_version", "cublas_version", "activity_source",
-    "process_id", "schedule_wait", "schedule_warmup", "schedule_active", "devices"};
+const std::unordered_set<std::string> kMetaKeys = {"tool",
+                                                   "created_utc",
+                                                   "window_start_ns",
+                                                   "window_end_ns",
+                                                   "dropped_records",
+                                                   "discarded_by_schedule",
+                                                   "cuda_driver_version",
+                                                   "cuda_runtime_version",
+                                                   "cupti_version",
+                                                   "cublas_version",
+                                                   "activity_source",
+                                                   "process_id",
+                                                   "schedule_wait",
+                                                   "schedule_warmup",
+                                                   "schedule_active",
+                                                   "devices"};
 
 SessionMeta parse_meta(const json& j) {
   const Loc w{"meta"};
@@ -308,7 +318,8 @@ RawRecord parse_record(const Obj& j, const Loc& w) {
       r.stream_id = get_int<std::uint32_t>(j, "stream_id", w);
       // Optional (sessions before graph mode have neither): CUDA graph node and graph ids.
       if (r.kind != RawKind::Synchronization) {
-        if (const auto* v = j.find("graph_node_id")) r.graph_node_id = to_int<std::uint64_t>(*v, w, What{"graph_node_id"});
+        if (const auto* v = j.find("graph_node_id"))
+          r.graph_node_id = to_int<std::uint64_t>(*v, w, What{"graph_node_id"});
         if (const auto* v = j.find("graph_id")) r.graph_id = to_int<std::uint32_t>(*v, w, What{"graph_id"});
       }
       break;
@@ -398,7 +409,9 @@ class SessionSax : public nlohmann::json_sax<json> {
   std::vector<RawRecord> records;
   std::vector<HostRange> ranges;
 
-  bool null() override { return scalar([](FlatValue&) {}, [] { return json(nullptr); }); }
+  bool null() override {
+    return scalar([](FlatValue&) {}, [] { return json(nullptr); });
+  }
   bool boolean(bool v) override {
     return scalar(
         [&](FlatValue& f) {
@@ -455,7 +468,7 @@ class SessionSax : public nlohmann::json_sax<json> {
       if (flat_depth_ == 0) {
         object_.clear();
       } else if (flat_depth_ == 1) {
-        current_array_ = &object_.add(key_);  // content collected like an array's, but the type
+        current_array_ = &object_.add(key_);             // content collected like an array's, but the type
         current_array_->type = FlatValue::Type::Object;  // stays Object, so every accessor rejects it
       } else if (flat_depth_ == 2) {
         current_array_->nested = true;
@@ -563,8 +576,7 @@ class SessionSax : public nlohmann::json_sax<json> {
   }
 
   [[noreturn]] void element_not_object() const {
-    fail(Loc{flat_ == Flat::Records ? "records" : "ranges", static_cast<std::ptrdiff_t>(index_)},
-         "must be an object");
+    fail(Loc{flat_ == Flat::Records ? "records" : "ranges", static_cast<std::ptrdiff_t>(index_)}, "must be an object");
   }
 
   void finish_element() {
@@ -591,7 +603,9 @@ class SessionSax : public nlohmann::json_sax<json> {
 namespace raw_session_json {
 // The accessors above with the object named by a string (Loc keeps a view of it for the call).
 void fail(const std::string& where, const std::string& what) { xb::fail(Loc{where}, what); }
-const json& require(const json& obj, const char* key, const std::string& where) { return xb::require(obj, key, Loc{where}); }
+const json& require(const json& obj, const char* key, const std::string& where) {
+  return xb::require(obj, key, Loc{where});
+}
 const json& require_object(const json& obj, const char* key, const std::string& where) {
   return xb::require_object(obj, key, Loc{where});
 }
@@ -603,7 +617,9 @@ bool get_bool(const json& obj, const char* key, const std::string& where) { retu
 double get_double(const json& obj, const char* key, const std::string& where) {
   return xb::get_double(obj, key, Loc{where});
 }
-int get_int(const json& obj, const char* key, const std::string& where) { return xb::get_int<int>(obj, key, Loc{where}); }
+int get_int(const json& obj, const char* key, const std::string& where) {
+  return xb::get_int<int>(obj, key, Loc{where});
+}
 std::int64_t get_int64(const json& obj, const char* key, const std::string& where) {
   return xb::get_int<std::int64_t>(obj, key, Loc{where});
 }
@@ -652,8 +668,7 @@ RawSession parse_raw_session(const std::string& text) {
 void check_raw_session(const RawSession& s) {
   const auto bad = [](const std::string& what) { throw InputError("raw_session: " + what); };
   if (s.meta.window_end_ns < s.meta.window_start_ns) {
-    bad(fmt::format("meta: window ends before it starts ({} < {} ns)", s.meta.window_end_ns,
-                    s.meta.window_start_ns));
+    bad(fmt::format("meta: window ends before it starts ({} < {} ns)", s.meta.window_end_ns, s.meta.window_start_ns));
   }
   // Times beyond 2^62 ns (146 years) are no recording's, and the validator's trace reader refuses
   // them (validate/trace_reader.cpp): a session holding one could be replayed but its outputs not
@@ -669,8 +684,8 @@ void check_raw_session(const RawSession& s) {
     const RawRecord& r = s.records[i];
     if (r.kind == RawKind::ExternalCorrelation) continue;
     if (r.start_ns < 0 || r.end_ns < r.start_ns || r.end_ns > kMaxTimestampNs) {
-      bad(fmt::format("records[{}]: timestamps start {} ns, end {} ns (need 0 <= start <= end <= 2^62)", i,
-                      r.start_ns, r.end_ns));
+      bad(fmt::format("records[{}]: timestamps start {} ns, end {} ns (need 0 <= start <= end <= 2^62)", i, r.start_ns,
+                      r.end_ns));
     }
   }
   std::unordered_map<std::uint64_t, std::uint64_t> parent_of;
@@ -679,8 +694,8 @@ void check_raw_session(const RawSession& s) {
     if (r.id == 0) bad(fmt::format("ranges[{}]: id 0 (ids start at 1)", i));
     if (!parent_of.emplace(r.id, r.parent_id).second) bad(fmt::format("ranges[{}]: duplicate id {}", i, r.id));
     if (r.start_ns < 0 || r.end_ns < r.start_ns || r.end_ns > kMaxTimestampNs) {
-      bad(fmt::format("ranges[{}]: timestamps start {} ns, end {} ns (need 0 <= start <= end <= 2^62)", i,
-                      r.start_ns, r.end_ns));
+      bad(fmt::format("ranges[{}]: timestamps start {} ns, end {} ns (need 0 <= start <= end <= 2^62)", i, r.start_ns,
+                      r.end_ns));
     }
   }
   for (const auto& [id, parent] : parent_of) {

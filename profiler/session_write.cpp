@@ -171,20 +171,20 @@ void write_range(detail::JsonOut& o, const HostRange& r) {
 }  // namespace
 
 json meta_block(const SessionMeta& meta, const std::string& format) {
-  return json{{"format", format},
-              {"version", 1},
-              {"created_utc", meta.created_utc},
-              {"dropped_records", meta.dropped_records},
-              {"discarded_by_schedule", meta.discarded_by_schedule},
-              {"window_start_ns", meta.window_start_ns},
-              {"window_end_ns", meta.window_end_ns},
-              {"cuda_driver_version", meta.cuda_driver_version},
-              {"cuda_runtime_version", meta.cuda_runtime_version},
-              {"cupti_version", meta.cupti_version},
-              {"cublas_version", meta.cublas_version},
-              {"activity_source", meta.activity_source},
-              {"schedule",
-               {{"wait", meta.schedule_wait}, {"warmup", meta.schedule_warmup}, {"active", meta.schedule_active}}}};
+  return json{
+      {"format", format},
+      {"version", 1},
+      {"created_utc", meta.created_utc},
+      {"dropped_records", meta.dropped_records},
+      {"discarded_by_schedule", meta.discarded_by_schedule},
+      {"window_start_ns", meta.window_start_ns},
+      {"window_end_ns", meta.window_end_ns},
+      {"cuda_driver_version", meta.cuda_driver_version},
+      {"cuda_runtime_version", meta.cuda_runtime_version},
+      {"cupti_version", meta.cupti_version},
+      {"cublas_version", meta.cublas_version},
+      {"activity_source", meta.activity_source},
+      {"schedule", {{"wait", meta.schedule_wait}, {"warmup", meta.schedule_warmup}, {"active", meta.schedule_active}}}};
 }
 
 void write_raw_session(const RawSession& session, std::ostream& out) {

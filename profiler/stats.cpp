@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <stdexcept>
 #include <limits>
+#include <stdexcept>
 #include <string>
 
 namespace xb {
@@ -23,8 +23,7 @@ double median_of(std::vector<std::int64_t> values) {
   std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid), values.end());
   const std::int64_t upper = values[mid];
   if (values.size() % 2 == 1) return static_cast<double>(upper);
-  const std::int64_t lower =
-      *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid));
+  const std::int64_t lower = *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid));
   // Mean without overflow: lower + (upper - lower) / 2, exact to .5.
   return static_cast<double>(lower) + static_cast<double>(upper - lower) / 2.0;
 }
@@ -112,7 +111,8 @@ MedianInterval median_interval(const std::vector<double>& samples, double confid
     for (std::size_t j = 0; j < k; ++j) {
       const std::size_t begin = j * r.count / k, end = (j + 1) * r.count / k;
       double below = 0;
-      for (std::size_t i = begin; i < end; ++i) below += samples[i] < r.median ? 1.0 : samples[i] == r.median ? 0.5 : 0.0;
+      for (std::size_t i = begin; i < end; ++i)
+        below += samples[i] < r.median ? 1.0 : samples[i] == r.median ? 0.5 : 0.0;
       means[j] = below / static_cast<double>(end - begin);
     }
     double mean = 0;

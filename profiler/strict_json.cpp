@@ -25,9 +25,7 @@ std::string one_line(std::string text) {
 }
 
 /// Quotes a value read from the input for a message (cut, one line).
-std::string quote_input(const std::string& s) {
-  return "'" + (s.size() > 60 ? s.substr(0, 57) + "..." : s) + "'";
-}
+std::string quote_input(const std::string& s) { return "'" + (s.size() > 60 ? s.substr(0, 57) + "..." : s) + "'"; }
 
 std::string parse_error_text(const json::exception& e, std::size_t input_size) {
   const auto* pe = dynamic_cast<const json::parse_error*>(&e);

@@ -189,8 +189,8 @@ Table build_table(const Session& session) {
 
 void write_table_text(const Table& table, std::ostream& out) {
   static constexpr const char* kHeaders[] = {
-      "Self CPU %", "Self CPU",   "CPU total %",   "CPU total",  "CPU time avg", "Self CUDA", "Self CUDA %",
-      "CUDA total", "CUDA time avg", "# of Calls", "Median",     "Min",          "Max"};
+      "Self CPU %", "Self CPU",      "CPU total %", "CPU total", "CPU time avg", "Self CUDA", "Self CUDA %",
+      "CUDA total", "CUDA time avg", "# of Calls",  "Median",    "Min",          "Max"};
   constexpr std::size_t kColumns = sizeof(kHeaders) / sizeof(kHeaders[0]);
 
   std::vector<std::string> names;
@@ -232,8 +232,9 @@ void write_table_text(const Table& table, std::ostream& out) {
   fmt::format_to(out_it, "Self CPU time total: {}\n", us_text(table.self_cpu_total_ns));
   fmt::format_to(out_it, "Self CUDA time total: {}\n", us_text(table.self_cuda_total_ns));
   // Median, Min and Max are crossbench's columns (PyTorch's table has none): say what they measure.
-  fmt::format_to(out_it, "Median, Min, Max: one call's own duration: host time on CPU rows (ops, annotations, "
-                         "API calls), device time on kernel, memcpy and memset rows\n");
+  fmt::format_to(out_it,
+                 "Median, Min, Max: one call's own duration: host time on CPU rows (ops, annotations, "
+                 "API calls), device time on kernel, memcpy and memset rows\n");
   out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
 }
 

@@ -76,7 +76,8 @@ class TraceWriter {
   /// Writes everything up to and including `"traceEvents": [`.
   void begin(const SessionMeta& meta, const char* format, bool distributed_info) {
     for (const MetadataBlock& b : meta.metadata) {
-      if (const std::string error = metadata_key_error(b.key); !error.empty()) throw std::invalid_argument("trace: " + error);
+      if (const std::string error = metadata_key_error(b.key); !error.empty())
+        throw std::invalid_argument("trace: " + error);
       if (!nlohmann::json::accept(b.json)) throw std::invalid_argument("trace: metadata \"" + b.key + "\" is not JSON");
     }
     o_.lit("{\"schemaVersion\": 1,\n\"crossbench\": ");
@@ -330,7 +331,9 @@ void write_trace_only(const RawSession& raw, std::ostream& out) {
       case RawKind::Kernel:
       case RawKind::Memcpy:
       case RawKind::Memset: {
-        const char* cat = r.kind == RawKind::Kernel ? "kernel" : r.kind == RawKind::Memcpy ? "gpu_memcpy" : "gpu_memset";
+        const char* cat = r.kind == RawKind::Kernel   ? "kernel"
+                          : r.kind == RawKind::Memcpy ? "gpu_memcpy"
+                                                      : "gpu_memset";
         const std::string* name = &memset_text;
         if (r.kind == RawKind::Kernel) {
           name = &names.get(r.name);

@@ -40,9 +40,9 @@ std::string us(double ns);
 /// The one rule of "not claimed": the validator, summary.md and the console all report this.
 struct PairedVerdict {
   CheckStatus status = CheckStatus::Passed;
-  MedianInterval diff;     ///< interval of the median of d_i, ns
-  double abs_median = 0;   ///< median |d_i|, ns
-  std::string reason;      ///< why not claimed or failed, one phrase; "" when claimed
+  MedianInterval diff;    ///< interval of the median of d_i, ns
+  double abs_median = 0;  ///< median |d_i|, ns
+  std::string reason;     ///< why not claimed or failed, one phrase; "" when claimed
 };
 /// Throws std::invalid_argument for no differences or a non-finite one.
 PairedVerdict judge_pairs(const std::vector<double>& diffs_ns, double tolerance_ns, double confidence = 0.95);
@@ -129,7 +129,6 @@ inline std::string describe(const Model& m, const View& v, const TraceEvent& e) 
 inline bool within(double a, double res_a, double b, double res_b = 0) {
   return std::fabs(a - b) <= (res_a + res_b) / 2.0 + 1e-6;
 }
-
 
 /// The traces in the order the checks list them: trace_only before full when both are
 /// crossbench's (the historical order), else as given.

@@ -67,26 +67,30 @@ void check_annotation_span(const Model& m, const ValidateOptions& opts, CheckLog
       if (!mt.matched || !tb.has_cuda) continue;
       const TableRowData& r = tb.rows[i];
       const std::string where = tb.where(r);
-      const Derived::Annot an = mt.key.second < m.derived.annot.size() ? m.derived.annot[mt.key.second] : Derived::Annot{};
+      const Derived::Annot an =
+          mt.key.second < m.derived.annot.size() ? m.derived.annot[mt.key.second] : Derived::Annot{};
       if (mt.key.first == TraceCat::GpuUserAnnotation) {
         ++rows;
         const double t = r.self_cuda.ns;
         const double k = static_cast<double>(an.inner_kernels);
-        const std::string spans_text = fmt::format(
-            "its {} GPU spans (first kernel start to last kernel end per call and stream) sum to {}", an.n_inner, us(static_cast<double>(an.inner_spans)));
+        const std::string spans_text =
+            fmt::format("its {} GPU spans (first kernel start to last kernel end per call and stream) sum to {}",
+                        an.n_inner, us(static_cast<double>(an.inner_spans)));
         if (within(t, r.self_cuda.res_ns, k)) {
-          log.pass(where, fmt::format("note: Self CUDA {} equals the device time under the annotation ({}): {}, with no "
-                                      "gaps between its kernels; the row still counts a GPU span as Self CUDA, so it "
-                                      "double-counts the kernel rows (pytorch#130730)",
-                                      us(t), us(k), spans_text));
+          log.pass(where,
+                   fmt::format("note: Self CUDA {} equals the device time under the annotation ({}): {}, with no "
+                               "gaps between its kernels; the row still counts a GPU span as Self CUDA, so it "
+                               "double-counts the kernel rows (pytorch#130730)",
+                               us(t), us(k), spans_text));
         } else if (t > k) {
-          log.fail(where, fmt::format("Self CUDA <= the device time under the annotation, {}", us(k)),
-                   fmt::format("Self CUDA {} ({}% of the Self CUDA total)", us(t),
-                               tb.self_cuda_total.ns > 0 ? fmt::format("{:.2f}", 100.0 * t / tb.self_cuda_total.ns) : "-"),
-                   fmt::format("annotation GPU span counted as kernel time (pytorch#130730): {}; the kernels, memcpys and "
-                               "memsets under it take {}; the row overcounts by {} ({:.2f}%)",
-                               spans_text, us(k), us(t - k), k > 0 ? 100.0 * (t - k) / k : 0.0),
-                   causes::kAnnotationSpan);
+          log.fail(
+              where, fmt::format("Self CUDA <= the device time under the annotation, {}", us(k)),
+              fmt::format("Self CUDA {} ({}% of the Self CUDA total)", us(t),
+                          tb.self_cuda_total.ns > 0 ? fmt::format("{:.2f}", 100.0 * t / tb.self_cuda_total.ns) : "-"),
+              fmt::format("annotation GPU span counted as kernel time (pytorch#130730): {}; the kernels, memcpys and "
+                          "memsets under it take {}; the row overcounts by {} ({:.2f}%)",
+                          spans_text, us(k), us(t - k), k > 0 ? 100.0 * (t - k) / k : 0.0),
+              causes::kAnnotationSpan);
         } else {
           log.fail(where, fmt::format("Self CUDA = the device time under the annotation, {}", us(k)), us(t),
                    "the annotation's device row is below the device time under it");
@@ -98,12 +102,14 @@ void check_annotation_span(const Model& m, const ValidateOptions& opts, CheckLog
         if (t > s + r.self_cuda.res_ns / 2 + 1e-6) {
           const bool is_span = within(t, r.self_cuda.res_ns, static_cast<double>(an.spans)) ||
                                within(t, r.self_cuda.res_ns, static_cast<double>(an.inner_spans));
-          log.fail(where, fmt::format("Self CUDA = device time launched directly in the annotation, {}", us(s)), us(t),
-                   is_span ? fmt::format("annotation counted as kernel time: the row's Self CUDA is its GPU span (first "
-                                         "kernel start to last kernel end, {}), not the time of the kernels under it ({}); "
-                                         "overcounted by {}",
-                                         us(t), us(static_cast<double>(an.kernels)), us(t - s))
-                           : fmt::format("the annotation's Self CUDA exceeds the device time launched in it by {}", us(t - s)));
+          log.fail(
+              where, fmt::format("Self CUDA = device time launched directly in the annotation, {}", us(s)), us(t),
+              is_span
+                  ? fmt::format("annotation counted as kernel time: the row's Self CUDA is its GPU span (first "
+                                "kernel start to last kernel end, {}), not the time of the kernels under it ({}); "
+                                "overcounted by {}",
+                                us(t), us(static_cast<double>(an.kernels)), us(t - s))
+                  : fmt::format("the annotation's Self CUDA exceeds the device time launched in it by {}", us(t - s)));
         }
       }
     }
@@ -128,7 +134,8 @@ void check_annotation_span(const Model& m, const ValidateOptions& opts, CheckLog
       for (std::uint32_t i : v.api) {
         const TraceEvent& a = v.ev(i);
         if (v.dev_corr.count(a.correlation))
-          launches.push_back({a.start_ns, a.end_ns(), a.has(TraceEvent::kHasExternal) && a.external_id ? api_range(v, a) : kNone});
+          launches.push_back(
+              {a.start_ns, a.end_ns(), a.has(TraceEvent::kHasExternal) && a.external_id ? api_range(v, a) : kNone});
       }
     const auto unlinked_under = [&](std::uint32_t r) {
       const TraceEvent& x = v.ev(r);
@@ -147,8 +154,8 @@ void check_annotation_span(const Model& m, const ValidateOptions& opts, CheckLog
     for (std::uint32_t i : v.span) {
       const TraceEvent& s = v.ev(i);
       ++spans;
-      const std::string subject = fmt::format("{}: gpu_user_annotation '{}' (External id {}) on {}", v.file(), m.names.str(s.name),
-                                              s.external_id, v.t->lanes[s.lane].describe());
+      const std::string subject = fmt::format("{}: gpu_user_annotation '{}' (External id {}) on {}", v.file(),
+                                              m.names.str(s.name), s.external_id, v.t->lanes[s.lane].describe());
       const std::uint32_t r = s.external_id ? v.rng_ext.first(s.external_id) : kNone;
       if (r == kNone || v.ev(r).cat != TraceCat::UserAnnotation) {
         log.fail(subject, "a user_annotation range with this External id", "none", "GPU span of no annotation");
@@ -160,7 +167,8 @@ void check_annotation_span(const Model& m, const ValidateOptions& opts, CheckLog
       for (const auto* map : {&km.subtree, &km.inner}) {
         auto it = map->find(key);
         if (it == map->end()) continue;
-        const std::int64_t dev = std::max(std::llabs(s.start_ns - it->second.first), std::llabs(s.end_ns() - it->second.second));
+        const std::int64_t dev =
+            std::max(std::llabs(s.start_ns - it->second.first), std::llabs(s.end_ns() - it->second.second));
         if (dev < best) {
           best = dev;
           want = it->second;
@@ -177,18 +185,21 @@ void check_annotation_span(const Model& m, const ValidateOptions& opts, CheckLog
       }
       max_dev = std::max(max_dev, best);
       if (best > opts.span_tol_ns)
-        log.fail(subject, fmt::format("span {} to {} (first start to last end of its device work) +- {} ns", ts_text(v, want.first),
-                                      ts_text(v, want.second), opts.span_tol_ns),
+        log.fail(subject,
+                 fmt::format("span {} to {} (first start to last end of its device work) +- {} ns",
+                             ts_text(v, want.first), ts_text(v, want.second), opts.span_tol_ns),
                  fmt::format("span {} to {} ({} ns off)", ts_text(v, s.start_ns), ts_text(v, s.end_ns()), best),
                  "the GPU span does not cover exactly the device work under its annotation");
     }
     if (max_dev > 0 && max_dev <= opts.span_tol_ns)
-      log.note(v.file(), fmt::format("gpu_user_annotation spans are up to {} ns off the first start / last end of their "
-                                     "device work (rounding in the exporter)",
-                                     max_dev));
+      log.note(v.file(),
+               fmt::format("gpu_user_annotation spans are up to {} ns off the first start / last end of their "
+                           "device work (rounding in the exporter)",
+                           max_dev));
   }
   if (rows == 0 && spans == 0)
-    return log.not_run("", "no annotation GPU spans: no gpu_user_annotation events and no annotation row with device time");
+    return log.not_run("",
+                       "no annotation GPU spans: no gpu_user_annotation events and no annotation row with device time");
   log.pass_if_clean(fmt::format("{} annotation rows, {} GPU span events", rows, spans),
                     "no annotation row shows more device time than the kernels under it; every GPU span covers exactly "
                     "its annotation's device work");
@@ -221,12 +232,13 @@ void check_attribution(const Model& m, CheckLog& log) {
     // Launch and host range in A, through the correlation id only.
     const auto nA = A.api_corr.count(c);
     if (nA != 1)
-      log.fail(subject(), launch_text(A), fmt::format("{}", nA), fmt::format("cuda_runtime/cuda_driver events with this correlation in {}", A.file()));
+      log.fail(subject(), launch_text(A), fmt::format("{}", nA),
+               fmt::format("cuda_runtime/cuda_driver events with this correlation in {}", A.file()));
     bool knownA = false, ambA = false;
     std::uint64_t xA = corr_ext(A, c, knownA, ambA);
     if (ambA)
-      log.fail(subject(), fmt::format("one External id per correlation in {} externalCorrelations", A.file()), "several",
-               "ambiguous external correlation");
+      log.fail(subject(), fmt::format("one External id per correlation in {} externalCorrelations", A.file()),
+               "several", "ambiguous external correlation");
     if (!knownA && d.has(TraceEvent::kHasExternal)) xA = d.external_id;
     if (knownA && d.has(TraceEvent::kHasExternal) && d.external_id != xA) {
       const std::uint32_t l = A.api_corr.only(c);
@@ -250,36 +262,40 @@ void check_attribution(const Model& m, CheckLog& log) {
     } else {
       const TraceEvent& e = B->ev(j);
       const TraceLane &la = A.t->lanes[d.lane], &lb = B->t->lanes[e.lane];
-      if (e.cat != d.cat || e.name != d.name || e.start_ns != d.start_ns || e.dur_ns != d.dur_ns || la.pid != lb.pid || la.tid != lb.tid)
+      if (e.cat != d.cat || e.name != d.name || e.start_ns != d.start_ns || e.dur_ns != d.dur_ns || la.pid != lb.pid ||
+          la.tid != lb.tid)
         log.fail(subject(), B->file() + ": " + describe(m, *B, e), A.file() + ": " + describe(m, A, d),
                  "the same correlation id names different device activities");
     }
     const auto nB = B->api_corr.count(c);
     if (nB != 1)
-      log.fail(subject(), launch_text(*B), fmt::format("{}", nB), fmt::format("cuda_runtime/cuda_driver events with this correlation in {}", B->file()));
+      log.fail(subject(), launch_text(*B), fmt::format("{}", nB),
+               fmt::format("cuda_runtime/cuda_driver events with this correlation in {}", B->file()));
     const std::uint32_t lA = A.api_corr.only(c), lB = B->api_corr.only(c);
     if (lA != kNone && lB != kNone) {
       const TraceEvent &x = A.ev(lA), &y = B->ev(lB);
       if (x.name != y.name || x.cat != y.cat || x.start_ns != y.start_ns || x.dur_ns != y.dur_ns)
-        log.fail(subject(), "launch in " + B->file() + ": " + describe(m, *B, y), "launch in " + A.file() + ": " + describe(m, A, x),
+        log.fail(subject(), "launch in " + B->file() + ": " + describe(m, *B, y),
+                 "launch in " + A.file() + ": " + describe(m, A, x),
                  "the two traces attribute the activity to different launch calls");
     }
     bool knownB = false, ambB = false;
     std::uint64_t xB = corr_ext(*B, c, knownB, ambB);
     if (ambB)
-      log.fail(subject(), fmt::format("one External id per correlation in {} externalCorrelations", B->file()), "several",
-               "ambiguous external correlation");
+      log.fail(subject(), fmt::format("one External id per correlation in {} externalCorrelations", B->file()),
+               "several", "ambiguous external correlation");
     if (!knownB && j != kNone && B->ev(j).has(TraceEvent::kHasExternal)) xB = B->ev(j).external_id;
     if (knownB && j != kNone && B->ev(j).has(TraceEvent::kHasExternal) && B->ev(j).external_id != xB)
       log.fail(subject(), fmt::format("External id {} (the activity's, {})", B->ev(j).external_id, B->file()),
                fmt::format("External id {} (its launch's, {})", xB, B->file()),
                fmt::format("{}: a device activity and its launch call name different host ranges", B->file()));
     if (xA != xB)
-      log.fail(subject(), fmt::format("External id {} ({})", xB, B->file()), fmt::format("External id {} ({})", xA, A.file()),
+      log.fail(subject(), fmt::format("External id {} ({})", xB, B->file()),
+               fmt::format("External id {} ({})", xA, A.file()),
                "the two traces attribute the activity to different host ranges");
     if (xB != 0 && !B->rng.empty() && B->rng_ext.count(xB) == 0)
-      log.fail(subject(), fmt::format("a user_annotation/cpu_op event with External id {} in {}", xB, B->file()), "none",
-               "External id names no host range");
+      log.fail(subject(), fmt::format("a user_annotation/cpu_op event with External id {} in {}", xB, B->file()),
+               "none", "External id names no host range");
   }
   if (B) {
     for (std::uint32_t j : B->dev) {
@@ -329,29 +345,32 @@ void check_flows(const Model& m, CheckLog& log) {
       const auto ns = s_idx.count(c), nf = f_idx.count(c);
       if (l == kNone) {
         if (ns + nf > 0)
-          log.fail(subject(), "no ac2g flow (the activity has no single launch call)", fmt::format("{} \"s\" and {} \"f\"", ns, nf),
-                   "flow for an activity without a launch");
+          log.fail(subject(), "no ac2g flow (the activity has no single launch call)",
+                   fmt::format("{} \"s\" and {} \"f\"", ns, nf), "flow for an activity without a launch");
         continue;
       }
       const TraceEvent& launch = v.ev(l);
       const bool graph = graph_launch(m, v, c);
       if (ns != 1 || (graph ? nf != v.dev_corr.count(c) : nf != 1))
-        log.fail(subject(), "one ac2g \"s\" and one \"f\" with id = correlation", fmt::format("{} \"s\" and {} \"f\"", ns, nf),
-                 v.file() + ": missing or extra ac2g flow events");
+        log.fail(subject(), "one ac2g \"s\" and one \"f\" with id = correlation",
+                 fmt::format("{} \"s\" and {} \"f\"", ns, nf), v.file() + ": missing or extra ac2g flow events");
       if (ns > 0) {
         const TraceFlow& s = v.t->flows[s_idx.first(c)];
         if (s.ts_ns != launch.start_ns || s.lane != launch.lane)
           log.fail(subject(),
-                   fmt::format("\"s\" at ts {} on {} (launch '{}')", ts_text(v, launch.start_ns), v.t->lanes[launch.lane].describe(),
-                               m.names.str(launch.name)),
+                   fmt::format("\"s\" at ts {} on {} (launch '{}')", ts_text(v, launch.start_ns),
+                               v.t->lanes[launch.lane].describe(), m.names.str(launch.name)),
                    fmt::format("\"s\" at ts {} on {}", ts_text(v, s.ts_ns), v.t->lanes[s.lane].describe()),
                    "flow start is not at the launch call");
       }
       if (nf > 0) {
         const TraceFlow& f = v.t->flows[f_idx.first(c)];
         if (f.ts_ns != a.start_ns || f.lane != a.lane || !f.bp_e)
-          log.fail(subject(), fmt::format("\"f\" at ts {} on {} with \"bp\": \"e\"", ts_text(v, a.start_ns), v.t->lanes[a.lane].describe()),
-                   fmt::format("\"f\" at ts {} on {}{}", ts_text(v, f.ts_ns), v.t->lanes[f.lane].describe(), f.bp_e ? "" : " without \"bp\": \"e\""),
+          log.fail(subject(),
+                   fmt::format("\"f\" at ts {} on {} with \"bp\": \"e\"", ts_text(v, a.start_ns),
+                               v.t->lanes[a.lane].describe()),
+                   fmt::format("\"f\" at ts {} on {}{}", ts_text(v, f.ts_ns), v.t->lanes[f.lane].describe(),
+                               f.bp_e ? "" : " without \"bp\": \"e\""),
                    "flow end is not at the device activity");
       }
       if (ns == 1 && nf == 1) ++pairs;
@@ -366,8 +385,8 @@ void check_flows(const Model& m, CheckLog& log) {
     for (std::uint64_t id : orphans) {
       const std::uint32_t l = v.api_corr.first(id);
       if (l == kNone) {
-        log.fail(fmt::format("{}: ac2g flow id {}", v.file(), id), "a device activity or API call with this correlation id",
-                 "none", "flow that matches no event");
+        log.fail(fmt::format("{}: ac2g flow id {}", v.file(), id),
+                 "a device activity or API call with this correlation id", "none", "flow that matches no event");
         continue;
       }
       const std::string& name = m.names.str(v.ev(l).name);
@@ -388,11 +407,14 @@ void check_flows(const Model& m, CheckLog& log) {
       }
     }
     for (const auto& [name, count] : harmless)
-      log.note(fmt::format("{}: '{}'", v.file(), name),
-               fmt::format("{} ac2g flow start(s) on '{}' calls, which launch no device work: no device record expected", count, name));
+      log.note(
+          fmt::format("{}: '{}'", v.file(), name),
+          fmt::format("{} ac2g flow start(s) on '{}' calls, which launch no device work: no device record expected",
+                      count, name));
   }
   if (traces == 0) return log.not_run("", "no ac2g flow events in the traces");
-  log.pass_if_clean(fmt::format("{} ac2g flow pairs", pairs), "one \"s\" at each launch call and one \"f\" at each device activity");
+  log.pass_if_clean(fmt::format("{} ac2g flow pairs", pairs),
+                    "one \"s\" at each launch call and one \"f\" at each device activity");
 }
 
 }  // namespace xb::vd

@@ -47,12 +47,12 @@ bool square_gemm_op(const std::string& op) { return op == "matmul" || op == "add
 
 /// The tile-padded model of one fixture, or why there is none.
 struct TileModel {
-  std::string why_not;      ///< "" when the model applies
-  std::string kernel;       ///< the GEMM kernel whose name gave the tile
+  std::string why_not;  ///< "" when the model applies
+  std::string kernel;   ///< the GEMM kernel whose name gave the tile
   CtaTile tile;
-  double useful = 0;        ///< 2 n^3
-  double executed = 0;      ///< 2 pad(n, tm) pad(n, tn) pad(n, tk)
-  double model = 0;         ///< the fixture's model with its 2 n^3 replaced by `executed`
+  double useful = 0;    ///< 2 n^3
+  double executed = 0;  ///< 2 pad(n, tm) pad(n, tn) pad(n, tk)
+  double model = 0;     ///< the fixture's model with its 2 n^3 replaced by `executed`
   double waste_pct() const { return useful > 0 ? 100.0 * (executed - useful) / useful : 0.0; }
 };
 
@@ -71,15 +71,17 @@ TileModel tile_model(const FixtureCounters& f, const FixtureKernelNames& kernels
   for (const std::string& k : it->second)
     if (auto tile = cta_tile_from_kernel_name(k)) tiled.emplace_back(k, *tile);
   if (tiled.empty()) {
-    t.why_not = fmt::format("no CTA tile in the name of its kernel{} ({}: neither nvjet's tst_<M>x<N>_<K>x<stages> nor "
-                            "CUTLASS/xmma's tilesize<M>x<N>x<K>)",
-                            it->second.size() > 1 ? "s" : "", it->second.front());
+    t.why_not = fmt::format(
+        "no CTA tile in the name of its kernel{} ({}: neither nvjet's tst_<M>x<N>_<K>x<stages> nor "
+        "CUTLASS/xmma's tilesize<M>x<N>x<K>)",
+        it->second.size() > 1 ? "s" : "", it->second.front());
     return t;
   }
   for (const auto& [k, tile] : tiled) {
     if (tile.m != tiled.front().second.m || tile.n != tiled.front().second.n || tile.k != tiled.front().second.k) {
-      t.why_not = fmt::format("its kernels have different CTA tiles ({} {}, {} {}): which one the counter pass ran is unknown",
-                              tiled.front().first, tiled.front().second.text(), k, tile.text());
+      t.why_not =
+          fmt::format("its kernels have different CTA tiles ({} {}, {} {}): which one the counter pass ran is unknown",
+                      tiled.front().first, tiled.front().second.text(), k, tile.text());
       return t;
     }
   }
@@ -95,10 +97,11 @@ TileModel tile_model(const FixtureCounters& f, const FixtureKernelNames& kernels
 /// "executed 2 x 8320 x 8192 x 8192 = 1116691496960 FLOP (CTA tile 320x128x64 of <kernel>), useful
 /// 2 n^3 = 1099511627776, tile-quantization waste +1.5625%".
 std::string tile_text(const TileModel& t, std::int64_t n) {
-  return fmt::format("executed 2 x {} x {} x {} = {} FLOP (CTA tile {} of {}), useful 2 n^3 = {}, tile-quantization "
-                     "waste {:+.4f}% of the useful FLOPs",
-                     pad_to_tile(n, t.tile.m), pad_to_tile(n, t.tile.n), pad_to_tile(n, t.tile.k), num(t.executed),
-                     t.tile.text(), t.kernel, num(t.useful), t.waste_pct());
+  return fmt::format(
+      "executed 2 x {} x {} x {} = {} FLOP (CTA tile {} of {}), useful 2 n^3 = {}, tile-quantization "
+      "waste {:+.4f}% of the useful FLOPs",
+      pad_to_tile(n, t.tile.m), pad_to_tile(n, t.tile.n), pad_to_tile(n, t.tile.k), num(t.executed), t.tile.text(),
+      t.kernel, num(t.useful), t.waste_pct());
 }
 
 }  // namespace
@@ -124,8 +127,9 @@ void check_model_vs_counters(const CounterSession& s, const FixtureKernelNames& 
     if (memory_bound && !fits_l2) {
       compared = true;
       const double d = c.dram_bytes / f.model_bytes - 1.0;
-      const std::string text = fmt::format("DRAM bytes {} (read {} + written {}) vs model {}: {:+.2f}%", num(c.dram_bytes),
-                                           num(c.dram_read_bytes), num(c.dram_write_bytes), num(f.model_bytes), 100 * d);
+      const std::string text =
+          fmt::format("DRAM bytes {} (read {} + written {}) vs model {}: {:+.2f}%", num(c.dram_bytes),
+                      num(c.dram_read_bytes), num(c.dram_write_bytes), num(f.model_bytes), 100 * d);
       if (std::fabs(d) <= opts.counters_bytes_tol) {
         log.pass(f.name, text);
       } else {
@@ -153,29 +157,33 @@ void check_model_vs_counters(const CounterSession& s, const FixtureKernelNames& 
                        {"vs_executed_pct", 100 * de}});
       }
       if (std::fabs(d) <= opts.counters_flops_tol) {
-        log.pass(f.name, t.why_not.empty() && t.executed == t.useful
-                             ? fmt::format("{}; CTA tile {} of {} divides n (no tile padding)", text, t.tile.text(), t.kernel)
-                             : text);
+        log.pass(f.name,
+                 t.why_not.empty() && t.executed == t.useful
+                     ? fmt::format("{}; CTA tile {} of {} divides n (no tile padding)", text, t.tile.text(), t.kernel)
+                     : text);
       } else if (t.why_not.empty() && std::fabs(de) <= opts.counters_flops_tol) {
         // The kernel's tiles run whole on the padded edge (tile quantization): the counters agree
         // with the work the kernel executes, and the model's 2 n^3 is the useful part of it.
-        log.pass(f.name, fmt::format("passed against the tile-padded model: FLOPs {} vs {} executed: {:+.3f}% ({}); vs the "
-                                     "useful model {}: {:+.3f}%",
-                                     num(c.flops), num(t.model), 100 * de, tile_text(t, f.size), num(f.model_flops), 100 * d));
+        log.pass(f.name,
+                 fmt::format("passed against the tile-padded model: FLOPs {} vs {} executed: {:+.3f}% ({}); vs the "
+                             "useful model {}: {:+.3f}%",
+                             num(c.flops), num(t.model), 100 * de, tile_text(t, f.size), num(f.model_flops), 100 * d));
       } else {
         // Neither the useful nor the tile-padded model explains the count. More tensor work than
         // the model is still a finding, not a counting fault: Nsight Compute counts the H200's
         // tensor operations to the operation as crossbench does (docs/metrics.md, "Hardware counters").
         const std::string why = d > 0 && c.tensor_flops > f.model_flops
-                                    ? fmt::format("; the counters show the kernel doing {:+.3f}% more tensor work than the "
-                                                  "model's FLOPs (measured, not a counting fault: on the H200 Nsight "
-                                                  "Compute counts the same)",
-                                                  100 * (c.tensor_flops / f.model_flops - 1.0))
+                                    ? fmt::format(
+                                          "; the counters show the kernel doing {:+.3f}% more tensor work than the "
+                                          "model's FLOPs (measured, not a counting fault: on the H200 Nsight "
+                                          "Compute counts the same)",
+                                          100 * (c.tensor_flops / f.model_flops - 1.0))
                                     : std::string();
         const std::string tiled = t.why_not.empty()
-                                      ? fmt::format("; the tile-padded model does not explain it either: {} vs {} executed, "
-                                                    "{:+.3f}% ({})",
-                                                    num(c.flops), num(t.model), 100 * de, tile_text(t, f.size))
+                                      ? fmt::format(
+                                            "; the tile-padded model does not explain it either: {} vs {} executed, "
+                                            "{:+.3f}% ({})",
+                                            num(c.flops), num(t.model), 100 * de, tile_text(t, f.size))
                                       : "; no tile-padded model: " + t.why_not;
         log.fail(f.name, fmt::format("{} FLOP within {}%", num(f.model_flops), num(100 * opts.counters_flops_tol)),
                  fmt::format("{} FLOP ({:+.3f}%)", num(c.flops), 100 * d), text + why + tiled);

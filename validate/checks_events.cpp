@@ -81,7 +81,8 @@ double sync_host_gap_ns(const View& v, std::uint32_t step_range, const StepSpan&
   double gap = 0;
   if (span.first_event != kNone) {
     const std::uint32_t api = v.api_corr.first(v.ev(span.first_event).correlation);
-    if (api != kNone) gap += static_cast<double>(std::max<std::int64_t>(0, v.ev(api).end_ns() - v.ev(step_range).start_ns));
+    if (api != kNone)
+      gap += static_cast<double>(std::max<std::int64_t>(0, v.ev(api).end_ns() - v.ev(step_range).start_ns));
   }
   if (span.last_event != kNone) {
     const std::uint32_t range = attributed_range(v, v.ev(span.last_event));
@@ -106,7 +107,8 @@ PairedVerdict judge_pairs(const std::vector<double>& diffs_ns, double tolerance_
                                    diffs_ns.size(), confidence * 100, num(v.diff.low), num(v.diff.high));
   if (v.abs_median > tolerance_ns) {
     v.status = CheckStatus::Failed;
-    v.reason = fmt::format("median |event - CUPTI| {} ns above the tolerance {} ns", num(v.abs_median), num(tolerance_ns));
+    v.reason =
+        fmt::format("median |event - CUPTI| {} ns above the tolerance {} ns", num(v.abs_median), num(tolerance_ns));
   } else if (std::max(std::fabs(v.diff.low), std::fabs(v.diff.high)) > tolerance_ns) {
     v.status = CheckStatus::Noisy;
     v.reason = fmt::format("the pairs are unstable: {} reaches beyond +-{} ns", interval, num(tolerance_ns));
@@ -122,7 +124,8 @@ void check_event_vs_cupti(const Model& m, const ValidateOptions& opts, CheckLog&
     // Reference medians of calls outside the profiler: find this trace's workload, report both.
     std::set<std::string> annots;
     for (std::uint32_t i : A.rng)
-      if (A.ev(i).cat == TraceCat::UserAnnotation && !is_profiler_step(m.names.str(A.ev(i).name))) annots.insert(m.names.str(A.ev(i).name));
+      if (A.ev(i).cat == TraceCat::UserAnnotation && !is_profiler_step(m.names.str(A.ev(i).name)))
+        annots.insert(m.names.str(A.ev(i).name));
     std::vector<const EventRun*> cand;
     for (const EventRun& r : ev.runs)
       if (annots.count(r.op)) cand.push_back(&r);
@@ -135,7 +138,8 @@ void check_event_vs_cupti(const Model& m, const ValidateOptions& opts, CheckLog&
       cand = by_name;
     }
     if (cand.size() != 1)
-      return log.not_run("", fmt::format("cannot tell which run of {} the trace {} is ({} candidates)", ev.file, A.file(), cand.size()));
+      return log.not_run("", fmt::format("cannot tell which run of {} the trace {} is ({} candidates)", ev.file,
+                                         A.file(), cand.size()));
     const EventRun& run = *cand[0];
     const auto spans = step_spans(A, [&](std::uint32_t r) { return is_profiler_step(m.names.str(A.ev(r).name)); });
     std::vector<std::int64_t> cupti;
@@ -146,11 +150,12 @@ void check_event_vs_cupti(const Model& m, const ValidateOptions& opts, CheckLog&
                                              {"event_median_ns_other_calls", run.median_ns},
                                              {"cupti_step_span_median_ns", cu},
                                              {"steps", cupti.size()}};
-    return log.not_run(subject, fmt::format("{} holds cudaEvent times of other calls (median {} over calls outside the profiler), "
-                                            "not of the {} profiled steps, so the same iterations cannot be compared; for "
-                                            "reference: median CUPTI step span {} (first device start to last device end "
-                                            "per ProfilerStep), difference {}",
-                                            ev.file, us(run.median_ns), cupti.size(), us(cu), us(run.median_ns - cu)));
+    return log.not_run(
+        subject, fmt::format("{} holds cudaEvent times of other calls (median {} over calls outside the profiler), "
+                             "not of the {} profiled steps, so the same iterations cannot be compared; for "
+                             "reference: median CUPTI step span {} (first device start to last device end "
+                             "per ProfilerStep), difference {}",
+                             ev.file, us(run.median_ns), cupti.size(), us(cu), us(run.median_ns - cu)));
   }
   const auto& fixtures = ev.fixtures;
   if (fixtures.empty()) return log.not_run("", ev.file + " has no fixtures");
@@ -187,7 +192,8 @@ void check_event_vs_cupti(const Model& m, const ValidateOptions& opts, CheckLog&
       }
       if (A.ev(r).cat != TraceCat::UserAnnotation || !is_profiler_step(m.names.str(A.ev(r).name)))
         log.fail(subject, fmt::format("range {} is a user_annotation 'ProfilerStep#N'", s.range_id),
-                 fmt::format("{} '{}'", to_string(A.ev(r).cat), m.names.str(A.ev(r).name)), ev.file + " range_id is not a ProfilerStep range");
+                 fmt::format("{} '{}'", to_string(A.ev(r).cat), m.names.str(A.ev(r).name)),
+                 ev.file + " range_id is not a ProfilerStep range");
       auto sp = spans.find(r);
       if (sp == spans.end()) {
         log.fail(subject, fmt::format("device activity under range {}", s.range_id), "none",
@@ -219,7 +225,8 @@ void check_event_vs_cupti(const Model& m, const ValidateOptions& opts, CheckLog&
     const bool sync = !f.sync.empty();
     const double sync_gap = sync ? compute_stats(sync_gap_call).median : 0.0;
     const double latency_allowance =
-        (cold || sync) ? static_cast<double>(opts.event_cold_allowance_ns) / std::max(1, f.steps.front().launches) : 0.0;
+        (cold || sync) ? static_cast<double>(opts.event_cold_allowance_ns) / std::max(1, f.steps.front().launches)
+                       : 0.0;
     const double tol = std::max(static_cast<double>(opts.event_abs_tol_ns), opts.event_rel_tol * es.median) +
                        latency_allowance + sync_gap;
     const PairedVerdict verdict = judge_pairs(diff_call, tol);
@@ -229,7 +236,8 @@ void check_event_vs_cupti(const Model& m, const ValidateOptions& opts, CheckLog&
         "{} steps{}: per call, median cudaEvent {} ns, median CUPTI span {} ns; event - CUPTI per step: median {} ns "
         "({:.0f}% interval {} .. {}{}; quartiles {} .. {}, min {}, max {}), median |event - CUPTI| {} ns ({:.2f}%), "
         "tolerance {} ns{}{}",
-        f.steps.size(), f.mode.empty() ? "" : fmt::format(" ({} mode, {} launches per step)", f.mode, f.steps.front().launches),
+        f.steps.size(),
+        f.mode.empty() ? "" : fmt::format(" ({} mode, {} launches per step)", f.mode, f.steps.front().launches),
         num(es.median), num(cs.median), num(ds.median), di.confidence * 100, num(di.low), num(di.high),
         di.bounded ? "" : ", too few pairs to bound it: their range", num(ds.q1), num(ds.q3), num(ds.min), num(ds.max),
         num(abs_med), es.median > 0 ? 100.0 * abs_med / es.median : 0.0, num(tol),
@@ -244,24 +252,30 @@ void check_event_vs_cupti(const Model& m, const ValidateOptions& opts, CheckLog&
         f.stop == "timed out" ? "; the fixture's median missed its precision target (stopping rule timed out), which "
                                 "does not bear on this paired check"
                               : "");
-    fig.push_back({{"fixture", f.name},
-                   {"mode", f.mode},
-                   {"steps", f.steps.size()},
-                   {"launches_per_step", f.steps.front().launches},
-                   {"event_median_ns", es.median},
-                   {"cupti_median_ns", cs.median},
-                   {"diff_ns", {{"median", ds.median}, {"q1", ds.q1}, {"q3", ds.q3}, {"min", ds.min}, {"max", ds.max}, {"mad", ds.mad}}},
-                   {"diff_median_ci_ns", {{"confidence", di.confidence}, {"low", di.low}, {"high", di.high},
-                                          {"bounded", di.bounded}, {"batches", di.batches}}},
-                   {"abs_diff_median_ns", abs_med},
-                   {"tolerance_ns", tol},
-                   {"claimed", verdict.status == CheckStatus::Passed},
-                   {"noisy", verdict.status == CheckStatus::Noisy},
-                   {"reason", verdict.reason},
-                   {"fixture_timed_out", f.stop == "timed out"},
-                   {"sync", f.sync.empty() ? json(nullptr) : json(f.sync)},
-                   {"sync_host_gap_ns", sync_gap},
-                   {"throttled", f.throttled}});
+    fig.push_back(
+        {{"fixture", f.name},
+         {"mode", f.mode},
+         {"steps", f.steps.size()},
+         {"launches_per_step", f.steps.front().launches},
+         {"event_median_ns", es.median},
+         {"cupti_median_ns", cs.median},
+         {"diff_ns",
+          {{"median", ds.median}, {"q1", ds.q1}, {"q3", ds.q3}, {"min", ds.min}, {"max", ds.max}, {"mad", ds.mad}}},
+         {"diff_median_ci_ns",
+          {{"confidence", di.confidence},
+           {"low", di.low},
+           {"high", di.high},
+           {"bounded", di.bounded},
+           {"batches", di.batches}}},
+         {"abs_diff_median_ns", abs_med},
+         {"tolerance_ns", tol},
+         {"claimed", verdict.status == CheckStatus::Passed},
+         {"noisy", verdict.status == CheckStatus::Noisy},
+         {"reason", verdict.reason},
+         {"fixture_timed_out", f.stop == "timed out"},
+         {"sync", f.sync.empty() ? json(nullptr) : json(f.sync)},
+         {"sync_host_gap_ns", sync_gap},
+         {"throttled", f.throttled}});
     if (verdict.status == CheckStatus::Failed)
       log.fail(f.name, fmt::format("median |event - CUPTI| per call within {} ns", num(tol)),
                fmt::format("{} ns", num(abs_med)), numbers);
@@ -275,7 +289,8 @@ void check_event_vs_cupti(const Model& m, const ValidateOptions& opts, CheckLog&
 
 void check_verified(const Model& m, CheckLog& log) {
   if (!m.events) return log.not_run("", "no event times given (events.json carries the verification results)");
-  if (m.events->kind != EventsData::Kind::PerStep) return log.not_run("", m.events->file + " carries no verification results");
+  if (m.events->kind != EventsData::Kind::PerStep)
+    return log.not_run("", m.events->file + " carries no verification results");
   if (m.events->fixtures.empty()) return log.not_run("", m.events->file + " has no fixtures");
   for (const auto& f : m.events->fixtures) {
     if (!f.has_reference) {

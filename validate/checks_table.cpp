@@ -37,18 +37,30 @@ int sort_column(const TableData& tb) {
   if (tb.json || tb.rows.size() < 2) return -1;
   auto value = [](const TableRowData& r, int c) {
     switch (c) {
-      case 0: return r.cuda_total.ns;
-      case 1: return r.self_cuda.ns;
-      case 2: return r.cpu_total.ns;
-      case 3: return r.self_cpu.ns;
-      case 4: return static_cast<double>(r.calls);
-      case 5: return r.cpu_avg.ns;
-      case 6: return r.cuda_avg.ns;
-      case 7: return r.cpu_mem;
-      case 8: return r.self_cpu_mem;
-      case 9: return r.dev_mem;
-      case 10: return r.self_dev_mem;
-      default: return r.flops;
+      case 0:
+        return r.cuda_total.ns;
+      case 1:
+        return r.self_cuda.ns;
+      case 2:
+        return r.cpu_total.ns;
+      case 3:
+        return r.self_cpu.ns;
+      case 4:
+        return static_cast<double>(r.calls);
+      case 5:
+        return r.cpu_avg.ns;
+      case 6:
+        return r.cuda_avg.ns;
+      case 7:
+        return r.cpu_mem;
+      case 8:
+        return r.self_cpu_mem;
+      case 9:
+        return r.dev_mem;
+      case 10:
+        return r.self_dev_mem;
+      default:
+        return r.flops;
     }
   };
   // Sort keys of key_averages().table(sort_by=...): the five the trace gives, then those it
@@ -77,26 +89,36 @@ std::string cut_by_row_limit(const TableData& tb, const Expected& e) {
   if (c < 0 && tb.rows.size() == 100)
     return "the table has 100 rows, key_averages().table()'s default row_limit: rows past it are not printed";
   if (c < 0 && tb.rows.size() >= 1)
-    return fmt::format("the table's {} rows are in no order the validator can see (sort_by=None keeps first-seen order; "
-                       "a memory or FLOPs key without its column prints none): it was probably cut by "
-                       "key_averages().table(row_limit=...)", tb.rows.size());
+    return fmt::format(
+        "the table's {} rows are in no order the validator can see (sort_by=None keeps first-seen order; "
+        "a memory or FLOPs key without its column prints none): it was probably cut by "
+        "key_averages().table(row_limit=...)",
+        tb.rows.size());
   if (c < 0) return "";
-  static const char* const cols[] = {"CUDA total", "Self CUDA", "CPU total", "Self CPU", "# of Calls", "CPU time avg",
-                                     "CUDA time avg", "CPU Mem", "Self CPU Mem", "device Mem", "Self device Mem", "FLOPs"};
+  static const char* const cols[] = {"CUDA total",   "Self CUDA",    "CPU total",       "Self CPU",
+                                     "# of Calls",   "CPU time avg", "CUDA time avg",   "CPU Mem",
+                                     "Self CPU Mem", "device Mem",   "Self device Mem", "FLOPs"};
   if (c >= 5)
-    return fmt::format("the table is sorted by {}, which the validator does not derive from the trace, and shows {} rows: "
-                       "this name was probably cut by key_averages().table(row_limit=...)",
-                       cols[c], tb.rows.size());
-  const double mine = c == 0 ? static_cast<double>(e.cuda_total) : c == 1 ? static_cast<double>(e.self_cuda)
-                    : c == 2 ? static_cast<double>(e.cpu_total) : c == 3 ? static_cast<double>(e.self_cpu)
-                             : static_cast<double>(e.calls);
+    return fmt::format(
+        "the table is sorted by {}, which the validator does not derive from the trace, and shows {} rows: "
+        "this name was probably cut by key_averages().table(row_limit=...)",
+        cols[c], tb.rows.size());
+  const double mine = c == 0   ? static_cast<double>(e.cuda_total)
+                      : c == 1 ? static_cast<double>(e.self_cuda)
+                      : c == 2 ? static_cast<double>(e.cpu_total)
+                      : c == 3 ? static_cast<double>(e.self_cpu)
+                               : static_cast<double>(e.calls);
   const TableRowData& last = tb.rows.back();
-  const double theirs = c == 0 ? last.cuda_total.ns : c == 1 ? last.self_cuda.ns : c == 2 ? last.cpu_total.ns
-                      : c == 3 ? last.self_cpu.ns : static_cast<double>(last.calls);
+  const double theirs = c == 0   ? last.cuda_total.ns
+                        : c == 1 ? last.self_cuda.ns
+                        : c == 2 ? last.cpu_total.ns
+                        : c == 3 ? last.self_cpu.ns
+                                 : static_cast<double>(last.calls);
   if (mine > theirs + 0.5) return "";
-  return fmt::format("the table is sorted by {} and this name's ({}) does not exceed its last row's ({}): it was "
-                     "probably cut by key_averages().table(row_limit=...)",
-                     cols[c], num(mine), num(theirs));
+  return fmt::format(
+      "the table is sorted by {} and this name's ({}) does not exceed its last row's ({}): it was "
+      "probably cut by key_averages().table(row_limit=...)",
+      cols[c], num(mine), num(theirs));
 }
 
 /// Rows the trace implies that a text table does not have, and whether each was plausibly cut
@@ -113,7 +135,8 @@ std::vector<Absent> absent_rows(const Model& m) {
   for (const RowMatch& mt : m.matches)
     if (mt.matched) seen.insert(mt.key);
   const std::uint32_t steps = m.names.find("ProfilerStep*");
-  const bool step_rows = std::any_of(seen.begin(), seen.end(), [&](const RowKey& k) { return m.derived.aliases.count(k) != 0; });
+  const bool step_rows =
+      std::any_of(seen.begin(), seen.end(), [&](const RowKey& k) { return m.derived.aliases.count(k) != 0; });
   std::size_t host_names = 0;  // names the trace gives rows (aliases of single steps left out)
   for (const auto& kv : m.derived.rows)
     if (!m.derived.aliases.count(kv.first)) ++host_names;
@@ -132,7 +155,8 @@ std::vector<Absent> absent_rows(const Model& m) {
       if (tb.json || !m.A().t->format.empty() || std::none_of(m.A().span.begin(), m.A().span.end(), shown)) continue;
     }
     // An ambiguous cut row stands for one of several names: not absent.
-    if (std::any_of(m.matches.begin(), m.matches.end(), [&](const RowMatch& mt) { return mt.ambiguous && mt.key.first == k.first; }) &&
+    if (std::any_of(m.matches.begin(), m.matches.end(),
+                    [&](const RowMatch& mt) { return mt.ambiguous && mt.key.first == k.first; }) &&
         tb.rows.size() == m.matches.size()) {
       bool covered = false;
       for (std::size_t i = 0; i < tb.rows.size() && !covered; ++i) {
@@ -148,9 +172,10 @@ std::vector<Absent> absent_rows(const Model& m) {
     // row_limit under a sort key it does not show (flops or memory without their columns, or
     // sort_by=None: first-seen order), so an absent name proves nothing there.
     if (reason.empty() && !tb.json && m.A().t->format.empty() && tb.rows.size() < host_names)
-      reason = fmt::format("the table has {} rows for {} names of the trace: row_limit may have cut it under a sort key "
-                           "it does not show (flops, memory without its column, or sort_by=None)",
-                           tb.rows.size(), host_names);
+      reason = fmt::format(
+          "the table has {} rows for {} names of the trace: row_limit may have cut it under a sort key "
+          "it does not show (flops, memory without its column, or sort_by=None)",
+          tb.rows.size(), host_names);
     out.push_back({k, reason});
   }
   std::sort(out.begin(), out.end(), [](const Absent& a, const Absent& b) { return a.key < b.key; });
@@ -163,7 +188,7 @@ std::vector<Absent> absent_rows(const Model& m) {
 /// row the name would have ungrouped, and that is what is compared with the trace (the
 /// validator keys the trace by name only: per-group figures are not judged).
 struct NameRow {
-  TableRowData row;        ///< the first group's row with counts and times summed over the groups
+  TableRowData row;  ///< the first group's row with counts and times summed over the groups
   RowMatch match;
   std::size_t groups = 1;  ///< table rows summed
 };
@@ -222,11 +247,12 @@ void note_groups(const Model& m, CheckLog& log, const std::vector<NameRow>& rows
                    : tb.has_shapes               ? "(name, input shapes)"
                    : tb.has_stack                ? "(name, stack)"
                                                  : "(name, overload name)";
-  log.not_judged(fmt::format("{} groups", tb.file),
-              fmt::format("{} rows are {} groups (key_averages group_by_...): each name's groups are summed and the sum "
-                          "compared with the trace; the split into groups is not judged ({} names have several groups), "
-                          "the validator keys the trace's events by name only",
-                          tb.rows.size(), by, multi));
+  log.not_judged(
+      fmt::format("{} groups", tb.file),
+      fmt::format("{} rows are {} groups (key_averages group_by_...): each name's groups are summed and the sum "
+                  "compared with the trace; the split into groups is not judged ({} names have several groups), "
+                  "the validator keys the trace's events by name only",
+                  tb.rows.size(), by, multi));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -352,11 +378,13 @@ void check_kernel_stats(const Model& m, CheckLog& log) {
       }
     }
     if (!missing.empty())
-      log.fail(subject, fmt::format("present in {}", [&] {
-                 std::string all;
-                 for (const auto& s : src) all += (all.empty() ? "" : ", ") + s.file;
-                 return all;
-               }()),
+      log.fail(subject,
+               fmt::format("present in {}",
+                           [&] {
+                             std::string all;
+                             for (const auto& s : src) all += (all.empty() ? "" : ", ") + s.file;
+                             return all;
+                           }()),
                fmt::format("missing from {} (present in {})", missing, present),
                "a device activity name is in one file but not another");
     for (const auto& s : src) {
@@ -367,9 +395,11 @@ void check_kernel_stats(const Model& m, CheckLog& log) {
       const Stats& b = it->second;
       auto cmp = [&](const char* what, double x, double rx, double y, double ry) {
         if (!within(x, rx, y, ry))
-          log.fail(subject, fmt::format("{} = {} ({})", what, num(x), ref->file), fmt::format("{} = {} ({})", what, num(y), s.file),
-                   fmt::format("{} differs between {} and {}{}", what, ref->file, s.file,
-                               rx + ry > 0 ? fmt::format(" beyond the print resolution ({} ns)", num((rx + ry) / 2)) : ""));
+          log.fail(
+              subject, fmt::format("{} = {} ({})", what, num(x), ref->file),
+              fmt::format("{} = {} ({})", what, num(y), s.file),
+              fmt::format("{} differs between {} and {}{}", what, ref->file, s.file,
+                          rx + ry > 0 ? fmt::format(" beyond the print resolution ({} ns)", num((rx + ry) / 2)) : ""));
       };
       cmp("count", a.count, 0, b.count, 0);
       cmp("total_ns", a.total, a.res_total, b.total, b.res_total);
@@ -385,11 +415,13 @@ void check_kernel_stats(const Model& m, CheckLog& log) {
   std::string files;
   for (const auto& s : src) files += (files.empty() ? "" : ", ") + s.file;
   const bool stats = !m.table || m.table->has_stats;
-  log.pass_if_clean(fmt::format("{} device names", keys.size()),
-                    fmt::format("count, total{} identical in {}", stats ? ", median, min and max" : " and average", files));
+  log.pass_if_clean(
+      fmt::format("{} device names", keys.size()),
+      fmt::format("count, total{} identical in {}", stats ? ", median, min and max" : " and average", files));
   if (!m.table) log.not_run("table", "no table given: only the traces were compared");
   if (m.table && !m.table->has_stats)
-    log.note("table", fmt::format("{} has no median/min/max columns: count, total and average compared", m.table->file));
+    log.note("table",
+             fmt::format("{} has no median/min/max columns: count, total and average compared", m.table->file));
   if (m.views.size() < 2) log.not_run("second trace", "one trace given: no second export to compare with");
 }
 
@@ -407,17 +439,20 @@ void check_table_rows(const Model& m, CheckLog& log) {
   for (const NameRow& nr : judged) {
     const TableRowData& r = nr.row;
     const RowMatch& mt = nr.match;
-    const std::string where = nr.groups > 1 ? fmt::format("{} ({} groups summed)", tb.where(r), nr.groups) : tb.where(r);
+    const std::string where =
+        nr.groups > 1 ? fmt::format("{} ({} groups summed)", tb.where(r), nr.groups) : tb.where(r);
     if (mt.ambiguous) {
       log.not_judged(where, mt.note);
       continue;
     }
     if (!mt.matched) {
-      const bool memory_row = r.name == "[memory]" || (r.cut && std::string("[memory]").rfind(r.name.substr(0, r.name.size() - 3), 0) == 0);
+      const bool memory_row =
+          r.name == "[memory]" || (r.cut && std::string("[memory]").rfind(r.name.substr(0, r.name.size() - 3), 0) == 0);
       if (!tb.json && memory_row) {
         // profile_memory: PyTorch's row of the [memory] instants inside no op (memory columns,
         // no time); the trace has them as "i" events, which the validator does not read.
-        log.not_run(where, "a [memory] row (profile_memory allocations outside any op): memory columns are not checked");
+        log.not_run(where,
+                    "a [memory] row (profile_memory allocations outside any op): memory columns are not checked");
         continue;
       }
       log.fail(where, "events of that name in " + m.A().file(), "none", mt.note);
@@ -431,8 +466,10 @@ void check_table_rows(const Model& m, CheckLog& log) {
     if (is_device(mt.key.first)) continue;  // kernel_stats
     auto ex = m.derived.rows.find(mt.key);
     if (ex == m.derived.rows.end()) {
-      log.fail(where, fmt::format("{} events named '{}' in {}", to_string(mt.key.first), m.names.str(mt.key.second), m.A().file()),
-               "none", "the row names nothing in the trace");
+      log.fail(
+          where,
+          fmt::format("{} events named '{}' in {}", to_string(mt.key.first), m.names.str(mt.key.second), m.A().file()),
+          "none", "the row names nothing in the trace");
       continue;
     }
     ++compared;
@@ -442,22 +479,24 @@ void check_table_rows(const Model& m, CheckLog& log) {
     auto cmp = [&](const char* col, double found, double res, std::int64_t want, std::int64_t ovh = 0) {
       if (within(found, res, static_cast<double>(want))) return;
       if (um != m.derived.unmodelled.end()) {
-        log.not_judged(subject, fmt::format("{}: {} = {} against {} from the trace", um->second, col, print_time(found, res),
-                                            print_time(static_cast<double>(want), res)));
+        log.not_judged(subject, fmt::format("{}: {} = {} against {} from the trace", um->second, col,
+                                            print_time(found, res), print_time(static_cast<double>(want), res)));
         return;
       }
       if (col == std::string("Self CPU") && m.A().t->python_functions > 0 && m.A().t->format.empty()) {
-        log.not_judged(subject, fmt::format("a range's Self CPU in a trace with python_function events (with_stack; PyTorch "
-                                            "2.11 leaves them out of the tree, later versions nest ranges' time under "
-                                            "them, and the trace does not say which made it): Self CPU = {} against {} "
-                                            "from the trace, {} python_function events",
-                                            print_time(found, res), print_time(static_cast<double>(want), res),
-                                            m.A().t->python_functions));
+        log.not_judged(
+            subject,
+            fmt::format("a range's Self CPU in a trace with python_function events (with_stack; PyTorch "
+                        "2.11 leaves them out of the tree, later versions nest ranges' time under "
+                        "them, and the trace does not say which made it): Self CPU = {} against {} "
+                        "from the trace, {} python_function events",
+                        print_time(found, res), print_time(static_cast<double>(want), res), m.A().t->python_functions));
         return;
       }
       if (!partial.empty() && found < static_cast<double>(want)) {
-        log.not_judged(subject, fmt::format("a group sum below the trace's in a grouped table that is {}: {} = {}, the trace's {}",
-                                            partial, col, print_time(found, res), print_time(static_cast<double>(want), res)));
+        log.not_judged(
+            subject, fmt::format("a group sum below the trace's in a grouped table that is {}: {} = {}, the trace's {}",
+                                 partial, col, print_time(found, res), print_time(static_cast<double>(want), res)));
         return;
       }
       if (ovh != 0 && within(found, res, static_cast<double>(want + ovh))) {
@@ -466,23 +505,27 @@ void check_table_rows(const Model& m, CheckLog& log) {
         const std::string o = e.ovh_event != kNone ? m.names.str(m.A().ev(e.ovh_event).name) : std::string("?");
         log.fail(subject, fmt::format("{} = {} (the trace's kernels)", col, print_time(static_cast<double>(want), res)),
                  fmt::format("{} = {}", col, print_time(found, res)),
-                 fmt::format("kernel '{}' counted again under overhead event '{}' ({} extra): PyTorch gives Kineto's overhead "
-                             "events the External id of the op around them, so that op's kernels are counted twice",
-                             k.size() > 60 ? k.substr(0, 57) + "..." : k, o, print_time(static_cast<double>(ovh), res)),
+                 fmt::format(
+                     "kernel '{}' counted again under overhead event '{}' ({} extra): PyTorch gives Kineto's overhead "
+                     "events the External id of the op around them, so that op's kernels are counted twice",
+                     k.size() > 60 ? k.substr(0, 57) + "..." : k, o, print_time(static_cast<double>(ovh), res)),
                  causes::kOverheadDoubleCount);
         return;
       }
-      log.fail(subject, fmt::format("{} = {} (from {})", col, print_time(static_cast<double>(want), res), m.A().file()), fmt::format("{} = {}", col, print_time(found, res)),
+      log.fail(subject, fmt::format("{} = {} (from {})", col, print_time(static_cast<double>(want), res), m.A().file()),
+               fmt::format("{} = {}", col, print_time(found, res)),
                fmt::format("the row's {} is not what the trace's events add up to", col));
     };
     if (r.calls < e.calls && !partial.empty())
-      log.not_judged(subject, fmt::format("a group sum below the trace's in a grouped table that is {}: # of Calls = {}, the "
-                                          "trace's {}", partial, r.calls, e.calls));
+      log.not_judged(subject,
+                     fmt::format("a group sum below the trace's in a grouped table that is {}: # of Calls = {}, the "
+                                 "trace's {}",
+                                 partial, r.calls, e.calls));
     else if (r.calls != e.calls && um != m.derived.unmodelled.end())
       log.not_judged(subject, fmt::format("{}: # of Calls = {} against {} events", um->second, r.calls, e.calls));
     else if (r.calls != e.calls)
-      log.fail(subject, fmt::format("# of Calls = {} (events in {})", e.calls, m.A().file()), fmt::format("{}", r.calls),
-               "the row's call count is not the number of events");
+      log.fail(subject, fmt::format("# of Calls = {} (events in {})", e.calls, m.A().file()),
+               fmt::format("{}", r.calls), "the row's call count is not the number of events");
     if (tb.has_cpu) {
       cmp("Self CPU", r.self_cpu.ns, r.self_cpu.res_ns, e.self_cpu);
       cmp("CPU total", r.cpu_total.ns, r.cpu_total.res_ns, e.cpu_total);
@@ -499,7 +542,8 @@ void check_table_rows(const Model& m, CheckLog& log) {
     const std::string subject = fmt::format("{} '{}'", to_string(ab.key.first), m.names.str(ab.key.second));
     const std::string grouped_cut = ab.cut_reason.empty() ? groups_may_be_cut(m) : std::string();
     if (!grouped_cut.empty()) {
-      log.not_judged(subject, fmt::format("in {} but not in the grouped table {}, which is {}", m.A().file(), tb.file, grouped_cut));
+      log.not_judged(subject, fmt::format("in {} but not in the grouped table {}, which is {}", m.A().file(), tb.file,
+                                          grouped_cut));
       continue;
     }
     if (!ab.cut_reason.empty()) {
@@ -507,12 +551,14 @@ void check_table_rows(const Model& m, CheckLog& log) {
       log.not_run(subject, fmt::format("in {} but not in {}: {}", m.A().file(), tb.file, ab.cut_reason));
       continue;
     }
-    log.fail(subject, fmt::format("a row in {}", tb.file), "none", fmt::format("{} has events of this name", m.A().file()));
+    log.fail(subject, fmt::format("a row in {}", tb.file), "none",
+             fmt::format("{} has events of this name", m.A().file()));
   }
-  log.pass_if_clean(fmt::format("{} rows", tb.rows.size()),
-                    fmt::format("every row names events of {}{}; {} host/API/span rows: calls, Self CPU, CPU total, Self "
-                                "CUDA and CUDA total equal the trace's (within the table's print resolution)",
-                                m.A().file(), cut ? fmt::format(" ({} cut names matched by prefix)", cut) : "", compared));
+  log.pass_if_clean(
+      fmt::format("{} rows", tb.rows.size()),
+      fmt::format("every row names events of {}{}; {} host/API/span rows: calls, Self CPU, CPU total, Self "
+                  "CUDA and CUDA total equal the trace's (within the table's print resolution)",
+                  m.A().file(), cut ? fmt::format(" ({} cut names matched by prefix)", cut) : "", compared));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -566,7 +612,8 @@ void check_table_totals(const Model& m, const ValidateOptions& opts, CheckLog& l
       if (!has || p.async_zero) return;  // an async event's CPU total % prints as 0: no value to check
       if (p.nan) {
         if (t != 0)
-          log.fail(where, fmt::format("{} = 100 * {} / {}", col, num(v), num(t)), "NaN", fmt::format("{} is NaN though its total is not 0", col));
+          log.fail(where, fmt::format("{} = 100 * {} / {}", col, num(v), num(t)), "NaN",
+                   fmt::format("{} is NaN though its total is not 0", col));
         return;
       }
       const double tol = pct_tol(p, v, rv, t, rt);
@@ -574,50 +621,65 @@ void check_table_totals(const Model& m, const ValidateOptions& opts, CheckLog& l
         // PyTorch's CPU total of a row counts every event of its name, also events nested in one
         // another (a recursive range, a same-name range with other children): over the Self CPU
         // total that can exceed 100%. The value itself is judged by table_rows.
-        log.note(where, fmt::format("CPU total % is {:.2f}%: the row's events nest in one another and each level counts "
-                                    "(PyTorch's arithmetic, not an inconsistency)", p.pct));
+        log.note(where,
+                 fmt::format("CPU total % is {:.2f}%: the row's events nest in one another and each level counts "
+                             "(PyTorch's arithmetic, not an inconsistency)",
+                             p.pct));
       } else if (p.pct > 100.0 + tol) {
         const bool span = kind && *kind == TraceCat::GpuUserAnnotation && col == std::string("Self CUDA %");
-        log.fail(where, fmt::format("{} <= 100%", col), fmt::format("{:.2f}% (= 100 x {} / {})", p.pct, print_time(v, rv), print_time(t, rt)),
-                 span ? std::string("row above 100%: the annotation's GPU span is counted as Self CUDA (pytorch#130730)")
-                      : fmt::format("row above 100%: its {} exceeds the column's total", col == std::string("Self CUDA %") ? "Self CUDA" : col == std::string("Self CPU %") ? "Self CPU" : "CPU total"),
+        log.fail(where, fmt::format("{} <= 100%", col),
+                 fmt::format("{:.2f}% (= 100 x {} / {})", p.pct, print_time(v, rv), print_time(t, rt)),
+                 span
+                     ? std::string("row above 100%: the annotation's GPU span is counted as Self CUDA (pytorch#130730)")
+                     : fmt::format("row above 100%: its {} exceeds the column's total",
+                                   col == std::string("Self CUDA %")  ? "Self CUDA"
+                                   : col == std::string("Self CPU %") ? "Self CPU"
+                                                                      : "CPU total"),
                  span ? causes::kAnnotationSpan : "");
       }
       if (t > 0) {
         const double want = 100.0 * v / t;
         if (std::fabs(want - p.pct) > tol)
-          log.fail(where, fmt::format("{} = 100 * {} / {} = {}", col, num(v), num(t), num(want)), fmt::format("{}%", num(p.pct)),
-                   fmt::format("{} does not match its value over the total", col));
+          log.fail(where, fmt::format("{} = 100 * {} / {} = {}", col, num(v), num(t), num(want)),
+                   fmt::format("{}%", num(p.pct)), fmt::format("{} does not match its value over the total", col));
       }
     };
     if (tb.has_pct) {
-      pct_check("Self CPU %", r.self_cpu_pct, r.self_cpu.ns, r.self_cpu.res_ns, cpu_t, cpu_res, tb.has_cpu && tb.has_self_cpu_total);
-      pct_check("CPU total %", r.cpu_total_pct, r.cpu_total.ns, r.cpu_total.res_ns, cpu_t, cpu_res, tb.has_cpu && tb.has_self_cpu_total);
-      pct_check("Self CUDA %", r.self_cuda_pct, r.self_cuda.ns, r.self_cuda.res_ns, cuda_t, cuda_res, tb.has_cuda && tb.has_self_cuda_total);
+      pct_check("Self CPU %", r.self_cpu_pct, r.self_cpu.ns, r.self_cpu.res_ns, cpu_t, cpu_res,
+                tb.has_cpu && tb.has_self_cpu_total);
+      pct_check("CPU total %", r.cpu_total_pct, r.cpu_total.ns, r.cpu_total.res_ns, cpu_t, cpu_res,
+                tb.has_cpu && tb.has_self_cpu_total);
+      pct_check("Self CUDA %", r.self_cuda_pct, r.self_cuda.ns, r.self_cuda.res_ns, cuda_t, cuda_res,
+                tb.has_cuda && tb.has_self_cuda_total);
     }
     // Averages.
     if (tb.has_avg && r.calls > 0) {
       const double c = static_cast<double>(r.calls);
       if (tb.has_cpu && !within(r.cpu_avg.ns, r.cpu_avg.res_ns, r.cpu_total.ns / c, r.cpu_total.res_ns / c))
-        log.fail(where, fmt::format("CPU time avg = {} / {} = {} ns", num(r.cpu_total.ns), r.calls, num(r.cpu_total.ns / c)),
+        log.fail(where,
+                 fmt::format("CPU time avg = {} / {} = {} ns", num(r.cpu_total.ns), r.calls, num(r.cpu_total.ns / c)),
                  table_value(r.cpu_avg.ns, r.cpu_avg.res_ns), "CPU time avg is not CPU total / # of Calls");
       if (tb.has_cuda && !within(r.cuda_avg.ns, r.cuda_avg.res_ns, r.cuda_total.ns / c, r.cuda_total.res_ns / c))
-        log.fail(where, fmt::format("CUDA time avg = {} / {} = {} ns", num(r.cuda_total.ns), r.calls, num(r.cuda_total.ns / c)),
-                 table_value(r.cuda_avg.ns, r.cuda_avg.res_ns), "CUDA time avg is not CUDA total / # of Calls");
+        log.fail(
+            where,
+            fmt::format("CUDA time avg = {} / {} = {} ns", num(r.cuda_total.ns), r.calls, num(r.cuda_total.ns / c)),
+            table_value(r.cuda_avg.ns, r.cuda_avg.res_ns), "CUDA time avg is not CUDA total / # of Calls");
     }
     // Self <= total, and the shape of each kind's row.
     if (tb.has_cpu && r.self_cpu.ns > r.cpu_total.ns + (r.self_cpu.res_ns + r.cpu_total.res_ns) / 2 + 1e-6)
-      log.fail(where, fmt::format("Self CPU <= CPU total ({} ns)", num(r.cpu_total.ns)), table_value(r.self_cpu.ns, r.self_cpu.res_ns),
-               "Self CPU above CPU total");
+      log.fail(where, fmt::format("Self CPU <= CPU total ({} ns)", num(r.cpu_total.ns)),
+               table_value(r.self_cpu.ns, r.self_cpu.res_ns), "Self CPU above CPU total");
     if (tb.has_cuda && r.self_cuda.ns > r.cuda_total.ns + (r.self_cuda.res_ns + r.cuda_total.res_ns) / 2 + 1e-6)
       log.fail(where, fmt::format("Self CUDA <= CUDA total ({} ns)", num(r.cuda_total.ns)),
                table_value(r.self_cuda.ns, r.self_cuda.res_ns), "Self CUDA above CUDA total");
     if (kind && device_side(*kind)) {
       if (tb.has_cuda && !within(r.self_cuda.ns, r.self_cuda.res_ns, r.cuda_total.ns, r.cuda_total.res_ns))
-        log.fail(where, fmt::format("CUDA total = Self CUDA = {} ns", num(r.self_cuda.ns)), table_value(r.cuda_total.ns, r.cuda_total.res_ns),
+        log.fail(where, fmt::format("CUDA total = Self CUDA = {} ns", num(r.self_cuda.ns)),
+                 table_value(r.cuda_total.ns, r.cuda_total.res_ns),
                  "a device row's Self CUDA and CUDA total must be equal");
       if (tb.has_cpu && (r.self_cpu.ns != 0 || r.cpu_total.ns != 0))
-        log.fail(where, "CPU columns 0", fmt::format("Self CPU {} ns, CPU total {} ns", num(r.self_cpu.ns), num(r.cpu_total.ns)),
+        log.fail(where, "CPU columns 0",
+                 fmt::format("Self CPU {} ns, CPU total {} ns", num(r.self_cpu.ns), num(r.cpu_total.ns)),
                  "a device row has no CPU time");
     } else if (kind && is_api(*kind)) {
       if (tb.has_cuda && (r.self_cuda.ns != 0 || r.cuda_total.ns != 0)) {
@@ -625,11 +687,16 @@ void check_table_totals(const Model& m, const ValidateOptions& opts, CheckLog& l
         const Expected* ex = nullptr;
         if (m.matches[i].matched)
           if (auto it = m.derived.rows.find(m.matches[i].key); it != m.derived.rows.end()) ex = &it->second;
-        const bool ovh = ex && ex->ovh_cuda_total > 0 && within(r.cuda_total.ns, r.cuda_total.res_ns, static_cast<double>(ex->ovh_cuda_total)) &&
+        const bool ovh = ex && ex->ovh_cuda_total > 0 &&
+                         within(r.cuda_total.ns, r.cuda_total.res_ns, static_cast<double>(ex->ovh_cuda_total)) &&
                          within(r.self_cuda.ns, r.self_cuda.res_ns, 0);
-        log.fail(where, "CUDA columns 0", fmt::format("Self CUDA {}, CUDA total {}", print_time(r.self_cuda.ns, r.self_cuda.res_ns), print_time(r.cuda_total.ns, r.cuda_total.res_ns)),
-                 ovh ? fmt::format("an API call row carries device time: overhead event '{}' nested in it took the External id of the "
-                                   "op around it, so that op's kernels are counted again", m.names.str(m.A().ev(ex->ovh_event).name))
+        log.fail(where, "CUDA columns 0",
+                 fmt::format("Self CUDA {}, CUDA total {}", print_time(r.self_cuda.ns, r.self_cuda.res_ns),
+                             print_time(r.cuda_total.ns, r.cuda_total.res_ns)),
+                 ovh ? fmt::format("an API call row carries device time: overhead event '{}' nested in it took the "
+                                   "External id of the "
+                                   "op around it, so that op's kernels are counted again",
+                                   m.names.str(m.A().ev(ex->ovh_event).name))
                      : std::string("an API call row has no device time of its own"),
                  ovh ? causes::kOverheadDoubleCount : "");
       }
@@ -640,8 +707,9 @@ void check_table_totals(const Model& m, const ValidateOptions& opts, CheckLog& l
   for (const Absent& ab : absent_rows(m)) cut += !ab.cut_reason.empty();
   if (cut == 0 && !groups_may_be_cut(m).empty()) {
     cut = 1;
-    log.not_judged("sums over rows", fmt::format("{} is grouped and {}: sums over its rows are not compared with its totals",
-                                              tb.file, groups_may_be_cut(m)));
+    log.not_judged("sums over rows",
+                   fmt::format("{} is grouped and {}: sums over its rows are not compared with its totals", tb.file,
+                               groups_may_be_cut(m)));
   }
   if (cut != 0)
     log.not_run("sums over rows", fmt::format("{} lacks {} rows of the trace that key_averages().table(row_limit=...) "
@@ -653,9 +721,10 @@ void check_table_totals(const Model& m, const ValidateOptions& opts, CheckLog& l
       log.fail("Self CUDA over device rows", fmt::format("{} (Self CUDA total)", table_value(cuda_t, cuda_res)),
                fmt::format("{} (sum of {} device rows' Self CUDA)", num(dev_sum), dev_rows),
                "Self CUDA total is not the sum of the device rows (kernels, memcpy, memset)");
-    if (dev_rows > 0 && cuda_t > 0 && tb.has_pct && std::fabs(dev_pct - 100.0) > (tb.json ? opts.pct_tol : dev_pct_tol + 1e-9))
-      log.fail("Self CUDA % over device rows", fmt::format("100 +- {}", num(tb.json ? opts.pct_tol : dev_pct_tol)), num(dev_pct),
-               "device rows' Self CUDA % does not sum to 100");
+    if (dev_rows > 0 && cuda_t > 0 && tb.has_pct &&
+        std::fabs(dev_pct - 100.0) > (tb.json ? opts.pct_tol : dev_pct_tol + 1e-9))
+      log.fail("Self CUDA % over device rows", fmt::format("100 +- {}", num(tb.json ? opts.pct_tol : dev_pct_tol)),
+               num(dev_pct), "device rows' Self CUDA % does not sum to 100");
     if (m.derived.unattributed == 0 && rng_rows > 0) {
       if (!within(rng_sum, rng_res, cuda_t, cuda_res))
         log.fail("Self CUDA over host range rows", fmt::format("{} (Self CUDA total)", table_value(cuda_t, cuda_res)),
@@ -667,11 +736,11 @@ void check_table_totals(const Model& m, const ValidateOptions& opts, CheckLog& l
   // Self CPU over all rows.
   if (cut == 0 && tb.has_cpu && tb.has_self_cpu_total) {
     if (!within(cpu_sum, cpu_sum_res, cpu_t, cpu_res))
-      log.fail("Self CPU over all rows", fmt::format("{} (Self CPU time total)", table_value(cpu_t, cpu_res)), num(cpu_sum),
-               "Self CPU total is not the sum of the rows' Self CPU");
+      log.fail("Self CPU over all rows", fmt::format("{} (Self CPU time total)", table_value(cpu_t, cpu_res)),
+               num(cpu_sum), "Self CPU total is not the sum of the rows' Self CPU");
     if (tb.has_pct && cpu_t > 0 && std::fabs(cpu_pct - 100.0) > (tb.json ? opts.pct_tol * 10 : cpu_pct_tol + 1e-9))
-      log.fail("Self CPU % over all rows", fmt::format("100 +- {}", num(tb.json ? opts.pct_tol * 10 : cpu_pct_tol)), num(cpu_pct),
-               "rows' Self CPU % does not sum to 100");
+      log.fail("Self CPU % over all rows", fmt::format("100 +- {}", num(tb.json ? opts.pct_tol * 10 : cpu_pct_tol)),
+               num(cpu_pct), "rows' Self CPU % does not sum to 100");
   }
   // Parent rows' totals >= their children's, with children found through the trace's nesting;
   // only child names whose every instance has one parent name.
@@ -680,8 +749,10 @@ void check_table_totals(const Model& m, const ValidateOptions& opts, CheckLog& l
   for (std::size_t i = 0; i < rows.size() && !tb.grouped(); ++i)
     if (m.matches[i].matched) row_of.emplace(m.matches[i].key, i);
   if (tb.grouped())
-    log.not_judged("parent/child rows", fmt::format("{} has one row per group, not per name: parent and child totals are "
-                                                 "not ordered group by group", tb.file));
+    log.not_judged("parent/child rows",
+                   fmt::format("{} has one row per group, not per name: parent and child totals are "
+                               "not ordered group by group",
+                               tb.file));
   for (const auto& [child, ps] : m.derived.parents) {
     if (ps.size() != 1 || ps.begin()->second == kNone || *ps.begin() == child) continue;
     auto c = row_of.find(child);
@@ -704,11 +775,15 @@ void check_table_totals(const Model& m, const ValidateOptions& opts, CheckLog& l
     }
     links += kids.size();
     if (tb.has_cuda && pr.cuda_total.ns + cuda_r / 2 + 1e-6 < cuda)
-      log.fail(fmt::format("{} > {}", tb.where(pr), names), fmt::format("parent CUDA total >= its children's sum, {} ns", num(cuda)),
-               table_value(pr.cuda_total.ns, pr.cuda_total.res_ns), "a parent row's CUDA total is below the sum of its children's");
+      log.fail(fmt::format("{} > {}", tb.where(pr), names),
+               fmt::format("parent CUDA total >= its children's sum, {} ns", num(cuda)),
+               table_value(pr.cuda_total.ns, pr.cuda_total.res_ns),
+               "a parent row's CUDA total is below the sum of its children's");
     if (tb.has_cpu && pr.cpu_total.ns + cpu_r / 2 + 1e-6 < cpu)
-      log.fail(fmt::format("{} > {}", tb.where(pr), names), fmt::format("parent CPU total >= its children's sum, {} ns", num(cpu)),
-               table_value(pr.cpu_total.ns, pr.cpu_total.res_ns), "a parent row's CPU total is below the sum of its children's");
+      log.fail(fmt::format("{} > {}", tb.where(pr), names),
+               fmt::format("parent CPU total >= its children's sum, {} ns", num(cpu)),
+               table_value(pr.cpu_total.ns, pr.cpu_total.res_ns),
+               "a parent row's CPU total is below the sum of its children's");
   }
   if (tb.has_cuda && tb.has_self_cuda_total && cuda_t > 0) {
     double span_sum = 0, api_sum = 0, all_sum = 0;
@@ -719,23 +794,26 @@ void check_table_totals(const Model& m, const ValidateOptions& opts, CheckLog& l
       if (kind && is_api(*kind)) api_sum += rows[i].self_cuda.ns;
     }
     auto pc = [&](double x) { return fmt::format("{:.2f}%", 100.0 * x / cuda_t); };
-    std::string parts = fmt::format("device rows {} ({}), host range rows {} ({})", us(dev_sum), pc(dev_sum), us(rng_sum), pc(rng_sum));
+    std::string parts =
+        fmt::format("device rows {} ({}), host range rows {} ({})", us(dev_sum), pc(dev_sum), us(rng_sum), pc(rng_sum));
     if (span_sum > 0) parts += fmt::format(", annotation GPU-span rows {} ({})", us(span_sum), pc(span_sum));
     if (api_sum > 0) parts += fmt::format(", API rows {} ({})", us(api_sum), pc(api_sum));
-    log.note("Self CUDA by kind of row", fmt::format("Self CUDA total {}; the column sums to {} over all rows ({}): {}", us(cuda_t),
-                                                      us(all_sum), pc(all_sum), parts));
+    log.note("Self CUDA by kind of row", fmt::format("Self CUDA total {}; the column sums to {} over all rows ({}): {}",
+                                                     us(cuda_t), us(all_sum), pc(all_sum), parts));
   }
-  log.pass_if_clean(tb.file, fmt::format("Self CUDA total = sum of {} device rows{}; Self CPU total = sum of the rows; "
-                                         "percentages and averages match their values; no row above 100%; {} parent/child "
-                                         "row links ordered",
-                                         dev_rows,
-                                         m.derived.unattributed == 0 && rng_rows ? " = sum of the host range rows" : "", links));
+  log.pass_if_clean(
+      tb.file,
+      fmt::format("Self CUDA total = sum of {} device rows{}; Self CPU total = sum of the rows; "
+                  "percentages and averages match their values; no row above 100%; {} parent/child "
+                  "row links ordered",
+                  dev_rows, m.derived.unattributed == 0 && rng_rows ? " = sum of the host range rows" : "", links));
   if (m.derived.unattributed != 0)
     log.not_run("Self CUDA over host range rows",
                 fmt::format("{} device activities in {} have no host range, so host ranges' Self CUDA need not add up "
                             "to the total",
                             m.derived.unattributed, m.A().file()));
-  if (unknown != 0) log.note(tb.file, fmt::format("{} rows of unknown kind are left out of the per-kind sums", unknown));
+  if (unknown != 0)
+    log.note(tb.file, fmt::format("{} rows of unknown kind are left out of the per-kind sums", unknown));
 }
 
 }  // namespace xb::vd

@@ -30,7 +30,9 @@ void check_dropped(const Model& m, CheckLog& log) {
       auto it = meta.find(key);
       if (it == meta.end() || !it->is_number_integer()) return std::nullopt;
       if (it->is_number_unsigned()) return it->get<std::uint64_t>();
-      return it->get<std::int64_t>() < 0 ? std::nullopt : std::optional<std::uint64_t>(static_cast<std::uint64_t>(it->get<std::int64_t>()));
+      return it->get<std::int64_t>() < 0
+                 ? std::nullopt
+                 : std::optional<std::uint64_t>(static_cast<std::uint64_t>(it->get<std::int64_t>()));
     };
     f.dropped = get("dropped_records");
     f.oor = get("out_of_range_records");
@@ -65,7 +67,8 @@ void check_dropped(const Model& m, CheckLog& log) {
                "records outside the recording window were discarded: the tables and traces are incomplete");
   }
   if (!any)
-    return log.not_run("", fmt::format("no dropped-record count in the metadata of {} (Kineto's exports do not record one)", without));
+    return log.not_run(
+        "", fmt::format("no dropped-record count in the metadata of {} (Kineto's exports do not record one)", without));
   if (!same)
     log.fail("all files", "the same crossbench.dropped_records in every file", all,
              "the files disagree on dropped records: they come from different sessions");
@@ -89,8 +92,9 @@ void check_durations(const Model& m, CheckLog& log) {
         log.fail(v->file() + ": " + act_subject(m, e), "dur > 0", fmt::format("dur = {} ns", e.dur_ns),
                  "device activity with a non-positive duration");
       else if (e.dur_ns < 0)
-        log.fail(fmt::format("{}: {} '{}' (traceEvents[{}])", v->file(), to_string(e.cat), m.names.str(e.name), e.index), "dur >= 0",
-                 fmt::format("dur = {} ns", e.dur_ns), "event with a negative duration");
+        log.fail(
+            fmt::format("{}: {} '{}' (traceEvents[{}])", v->file(), to_string(e.cat), m.names.str(e.name), e.index),
+            "dur >= 0", fmt::format("dur = {} ns", e.dur_ns), "event with a negative duration");
     }
     n += v->dev.size();
     counts += fmt::format("{}{} device activities in {}", counts.empty() ? "" : ", ", v->dev.size(), v->file());
@@ -126,8 +130,10 @@ std::size_t per_lane_in_order(const View& v, const std::vector<std::uint32_t>& e
   std::vector<std::vector<std::uint32_t>> rest(nl);
   for (std::uint32_t i : evs) {
     const std::uint32_t l = v.ev(i).lane;
-    if (sorted[l]) visit(l, i);
-    else rest[l].push_back(i);
+    if (sorted[l])
+      visit(l, i);
+    else
+      rest[l].push_back(i);
   }
   for (std::uint32_t l = 0; l < nl; ++l) {
     if (rest[l].empty()) continue;
@@ -149,13 +155,19 @@ json latency_figures(std::vector<std::int64_t> lat) {
   }
   // Nearest-rank percentiles, selected in O(n).
   auto q = [&](double p) {
-    const std::size_t k = static_cast<std::size_t>(std::min<double>(static_cast<double>(n - 1), p * static_cast<double>(n - 1) + 0.5));
+    const std::size_t k =
+        static_cast<std::size_t>(std::min<double>(static_cast<double>(n - 1), p * static_cast<double>(n - 1) + 0.5));
     std::nth_element(lat.begin(), lat.begin() + static_cast<std::ptrdiff_t>(k), lat.end());
     return lat[k];
   };
   const std::int64_t p50 = q(0.5), p90 = q(0.9), p99 = q(0.99);
-  return {{"count", n},        {"min_ns", lo},  {"p50_ns", p50}, {"p90_ns", p90},
-          {"p99_ns", p99},     {"max_ns", hi},  {"mean_ns", sum / static_cast<double>(n)}};
+  return {{"count", n},
+          {"min_ns", lo},
+          {"p50_ns", p50},
+          {"p90_ns", p90},
+          {"p99_ns", p99},
+          {"max_ns", hi},
+          {"mean_ns", sum / static_cast<double>(n)}};
 }
 
 }  // namespace
@@ -192,7 +204,8 @@ void check_overlap(const Model& m, CheckLog& log) {
           if (pv != kNone && e.start_ns < v->ev(pv).end_ns()) {
             const TraceEvent& p = v->ev(pv);
             const std::int64_t overlap = p.end_ns() - e.start_ns;
-            if (p.correlation == e.correlation && overlap <= kGraphNodeOverlapNs && graph_launch(m, *v, e.correlation)) {
+            if (p.correlation == e.correlation && overlap <= kGraphNodeOverlapNs &&
+                graph_launch(m, *v, e.correlation)) {
               ++graph_overlaps;  // two nodes of one graph replay (kGraphNodeOverlapNs)
               graph_overlap_max = std::max(graph_overlap_max, overlap);
               if (e.end_ns() > p.end_ns()) pv = i;
@@ -260,10 +273,11 @@ void check_launch_before(const Model& m, CheckLog& log, ValidationReport& report
       const TraceEvent& launch = v->ev(l);
       if (primary) latency.push_back(e.start_ns - launch.start_ns);
       if (e.start_ns < launch.start_ns)
-        log.fail(v->file() + ": " + act_subject(m, e),
-                 fmt::format("start >= {} (start of launch '{}')", ts_text(*v, launch.start_ns), m.names.str(launch.name)),
-                 fmt::format("start {} ({} ns before its launch)", ts_text(*v, e.start_ns), launch.start_ns - e.start_ns),
-                 "device activity starts before the call that launched it");
+        log.fail(
+            v->file() + ": " + act_subject(m, e),
+            fmt::format("start >= {} (start of launch '{}')", ts_text(*v, launch.start_ns), m.names.str(launch.name)),
+            fmt::format("start {} ({} ns before its launch)", ts_text(*v, e.start_ns), launch.start_ns - e.start_ns),
+            "device activity starts before the call that launched it");
     }
     total += n;
     counts += fmt::format("{}{} launched activities in {}", counts.empty() ? "" : ", ", n, v->file());
@@ -272,11 +286,13 @@ void check_launch_before(const Model& m, CheckLog& log, ValidationReport& report
   const json fig = latency_figures(std::move(latency));
   std::string dist;
   if (!fig.empty())
-    dist = fmt::format("; launch latency in {} (activity start - launch call start: launch to kernel start, including "
-                       "the blocking kernel's hold) over {}: min {} ns, median {} ns, "
-                       "p90 {} ns, p99 {} ns, max {} ns",
-                       m.A().file(), fig["count"].get<std::size_t>(), fig["min_ns"].get<std::int64_t>(), fig["p50_ns"].get<std::int64_t>(),
-                       fig["p90_ns"].get<std::int64_t>(), fig["p99_ns"].get<std::int64_t>(), fig["max_ns"].get<std::int64_t>());
+    dist = fmt::format(
+        "; launch latency in {} (activity start - launch call start: launch to kernel start, including "
+        "the blocking kernel's hold) over {}: min {} ns, median {} ns, "
+        "p90 {} ns, p99 {} ns, max {} ns",
+        m.A().file(), fig["count"].get<std::size_t>(), fig["min_ns"].get<std::int64_t>(),
+        fig["p50_ns"].get<std::int64_t>(), fig["p90_ns"].get<std::int64_t>(), fig["p99_ns"].get<std::int64_t>(),
+        fig["max_ns"].get<std::int64_t>());
   report.figures[checks::kLaunchBeforeKernel] = {{"file", m.A().file()}, {"launch_latency", fig}};
   log.pass_if_clean(counts, "each starts after its launch call starts" + dist);
   if (log.failures() != 0 && !dist.empty()) log.note(m.A().file(), dist.substr(2));
@@ -288,25 +304,29 @@ void check_window(const Model& m, CheckLog& log) {
   for (const View& v : m.views) {
     const TraceData& t = *v.t;
     if (!t.has_window) {
-      log.not_run(v.file(), "no recording window in its metadata (crossbench.window_start_ns/window_end_ns, or Kineto's "
-                            "\"Trace\" span and \"Record Window End\")");
+      log.not_run(v.file(),
+                  "no recording window in its metadata (crossbench.window_start_ns/window_end_ns, or Kineto's "
+                  "\"Trace\" span and \"Record Window End\")");
       continue;
     }
     ++ran;
-    const std::string window = fmt::format("[{}, {}] ({})", ts_text(v, t.window_start_ns), ts_text(v, t.window_end_ns), t.window_source);
+    const std::string window =
+        fmt::format("[{}, {}] ({})", ts_text(v, t.window_start_ns), ts_text(v, t.window_end_ns), t.window_source);
     for (const TraceEvent& e : t.events) {
       if (e.start_ns >= t.window_start_ns && e.end_ns() <= t.window_end_ns) continue;
       log.fail(fmt::format("{}: {} '{}' (traceEvents[{}])", v.file(), to_string(e.cat), m.names.str(e.name), e.index),
                "inside the recording window " + window,
-               fmt::format("ts {} to {}", ts_text(v, e.start_ns), ts_text(v, e.end_ns())), "event outside the recording window");
+               fmt::format("ts {} to {}", ts_text(v, e.start_ns), ts_text(v, e.end_ns())),
+               "event outside the recording window");
     }
     for (const TraceFlow& f : t.flows) {
       if (f.ts_ns >= t.window_start_ns && f.ts_ns <= t.window_end_ns) continue;
       log.fail(fmt::format("{}: ac2g \"{}\" id {} (traceEvents[{}])", v.file(), f.start ? "s" : "f", f.id, f.index),
-               "inside the recording window " + window, fmt::format("ts {}", ts_text(v, f.ts_ns)), "flow event outside the recording window");
+               "inside the recording window " + window, fmt::format("ts {}", ts_text(v, f.ts_ns)),
+               "flow event outside the recording window");
     }
-    counts += fmt::format("{}{}: {} events and {} flow events inside {}", counts.empty() ? "" : "; ", v.file(), t.events.size(),
-                          t.flows.size(), window);
+    counts += fmt::format("{}{}: {} events and {} flow events inside {}", counts.empty() ? "" : "; ", v.file(),
+                          t.events.size(), t.flows.size(), window);
   }
   if (ran == 0) return;
   log.pass_if_clean(counts, "no event outside the recording window");
@@ -328,11 +348,13 @@ void check_lane_order(const Model& m, CheckLog& log) {
         std::uint32_t& lt = latest[lane];
         if (lt != kNone && e.start_ns < v.ev(lt).start_ns && e.correlation != v.ev(lt).correlation) {
           const TraceEvent& p = v.ev(lt);
-          log.fail(fmt::format("{}: {}: {}", v.file(), v.t->lanes[e.lane].describe(), act_subject(m, e)),
-                   fmt::format("start >= {} (start of {}, correlation {} < {})", ts_text(v, p.start_ns), act_subject(m, p),
-                               p.correlation, e.correlation),
-                   fmt::format("start {} ({} ns earlier)", ts_text(v, e.start_ns), p.start_ns - e.start_ns),
-                   fmt::format("timestamps not monotonic on the lane: {} in correlation (launch) order start out of order", what));
+          log.fail(
+              fmt::format("{}: {}: {}", v.file(), v.t->lanes[e.lane].describe(), act_subject(m, e)),
+              fmt::format("start >= {} (start of {}, correlation {} < {})", ts_text(v, p.start_ns), act_subject(m, p),
+                          p.correlation, e.correlation),
+              fmt::format("start {} ({} ns earlier)", ts_text(v, e.start_ns), p.start_ns - e.start_ns),
+              fmt::format("timestamps not monotonic on the lane: {} in correlation (launch) order start out of order",
+                          what));
         }
         if (lt == kNone || e.start_ns >= v.ev(lt).start_ns) lt = i;
       });

@@ -91,8 +91,7 @@ std::string nearest_option(const CLI::App& app, const std::string& arg) {
   return best;
 }
 
-std::string parse_error_message(const CLI::App& app, const CLI::ParseError& error, int argc,
-                                const char* const* argv) {
+std::string parse_error_message(const CLI::App& app, const CLI::ParseError& error, int argc, const char* const* argv) {
   std::string message = error.what();
   std::replace(message.begin(), message.end(), '\n', ' ');
   if (dynamic_cast<const CLI::ExtrasError*>(&error) == nullptr) return message;

@@ -22,7 +22,6 @@ std::string nearest_option(const CLI::App& app, const std::string& arg);
 
 /// CLI11's message for a parse error of `app` on argv, on one line, with "did you mean --X?" when
 /// the error is an unknown flag and one of the app's options is near it.
-std::string parse_error_message(const CLI::App& app, const CLI::ParseError& error, int argc,
-                                const char* const* argv);
+std::string parse_error_message(const CLI::App& app, const CLI::ParseError& error, int argc, const char* const* argv);
 
 }  // namespace xb::cli

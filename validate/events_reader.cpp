@@ -34,7 +34,8 @@ std::int64_t integer(const json& obj, const char* key, const std::string& where,
   auto it = obj.find(key);
   if (it == obj.end()) bad(fmt::format("{}missing \"{}\"", where, key));
   if (it->is_number_unsigned()) {
-    if (it->get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) bad(fmt::format("{}\"{}\" is out of range", where, key));
+    if (it->get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
+      bad(fmt::format("{}\"{}\" is out of range", where, key));
     return static_cast<std::int64_t>(it->get<std::uint64_t>());
   }
   if (it->is_number_integer()) return it->get<std::int64_t>();
@@ -95,12 +96,14 @@ EventsData parse_per_step(json& doc, const std::string& label, const Bad& bad) {
       fix.mode = text("mode");
       fix.stop = text("stop");
       if (auto y = t->find("sync"); y != t->end()) {
-        if (!y->is_string() || (*y != "declared" && *y != "detected")) bad(where + "timing.\"sync\" is not \"declared\" or \"detected\"");
+        if (!y->is_string() || (*y != "declared" && *y != "detected"))
+          bad(where + "timing.\"sync\" is not \"declared\" or \"detected\"");
         fix.sync = y->get<std::string>();
       }
       for (const char* g : {"gpu_before", "gpu_after"}) {
         if (auto s = t->find(g); s != t->end() && s->is_object()) {
-          if (auto th = s->find("throttled"); th != s->end() && th->is_boolean() && th->get<bool>()) fix.throttled = true;
+          if (auto th = s->find("throttled"); th != s->end() && th->is_boolean() && th->get<bool>())
+            fix.throttled = true;
         }
       }
     }

@@ -20,24 +20,24 @@ struct EventStep {
   std::int64_t step = 0;       ///< ProfilerStep number
   std::uint64_t range_id = 0;  ///< External id of the step's "ProfilerStep#N" range in the traces
   std::int64_t event_ns = 0;
-  int launches = 1;            ///< workload calls between the events (hot mode: the batch)
+  int launches = 1;  ///< workload calls between the events (hot mode: the batch)
 };
 
 /// One crossbench fixture of events.json.
 struct EventFixture {
   std::string name;
   bool verified = false;
-  bool has_reference = true;   ///< false ("reference": false): the benchmark gave no reference check
+  bool has_reference = true;  ///< false ("reference": false): the benchmark gave no reference check
   double max_rel_error = 0;
   bool has_median = false;
   double median_ns = 0;
-  std::string mode;            ///< "hot", "cold", or "" (no timing block)
-  std::string stop;            ///< stopping rule's end: "converged" or "timed out" (noise target missed)
-  bool throttled = false;      ///< NVML showed a throttle reason before or after sampling
+  std::string mode;        ///< "hot", "cold", or "" (no timing block)
+  std::string stop;        ///< stopping rule's end: "converged" or "timed out" (noise target missed)
+  bool throttled = false;  ///< NVML showed a throttle reason before or after sampling
   /// timing.sync: "declared" or "detected" when the launch synchronizes with the device (sampled
   /// without the blocking kernel), "" otherwise.
   std::string sync;
-  std::string error;           ///< the fixture failed in the bench ("" when it ran)
+  std::string error;  ///< the fixture failed in the bench ("" when it ran)
   std::vector<EventStep> steps;
 };
 
@@ -53,7 +53,7 @@ struct EventRun {
 struct EventsData {
   std::string path, file;
   enum class Kind { PerStep, OtherCalls } kind = Kind::PerStep;
-  nlohmann::json meta;  ///< events.json "crossbench" block (null for summary.json)
+  nlohmann::json meta;                 ///< events.json "crossbench" block (null for summary.json)
   std::vector<EventFixture> fixtures;  ///< Kind::PerStep
   std::vector<EventRun> runs;          ///< Kind::OtherCalls
 };

@@ -40,7 +40,8 @@ std::optional<CtaTile> cta_tile_from_kernel_name(std::string_view name) {
 }
 
 std::int64_t pad_to_tile(std::int64_t x, std::int64_t tile) {
-  if (x < 0 || tile < 1) throw std::invalid_argument(fmt::format("pad_to_tile({}, {}): needs x >= 0 and tile >= 1", x, tile));
+  if (x < 0 || tile < 1)
+    throw std::invalid_argument(fmt::format("pad_to_tile({}, {}): needs x >= 0 and tile >= 1", x, tile));
   return (x + tile - 1) / tile * tile;
 }
 

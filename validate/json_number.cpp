@@ -109,8 +109,8 @@ double strtod_token(const Number& n) {
 }
 
 [[noreturn]] void out_of_range(const Number& n, const char* what, const char* kind) {
-  throw ScanError(std::string("\"") + what + "\" (" + std::string(n.b, std::min<std::size_t>(40, static_cast<std::size_t>(n.e - n.b))) +
-                      ") is " + kind,
+  throw ScanError(std::string("\"") + what + "\" (" +
+                      std::string(n.b, std::min<std::size_t>(40, static_cast<std::size_t>(n.e - n.b))) + ") is " + kind,
                   n.b);
 }
 

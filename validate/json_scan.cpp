@@ -1,8 +1,8 @@
 // Streaming JSON scanner (validate/json_scan.h).
 #include "validate/json_scan.h"
 
-#include "profiler/json_text.h"
 #include "profiler/errors.h"
+#include "profiler/json_text.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -82,7 +82,8 @@ class MappedSource final : public Source {
       eof_ = true;
       return true;
     }
-    void* m = ::mmap(nullptr, static_cast<std::size_t>(len), PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd_, static_cast<off_t>(start));
+    void* m = ::mmap(nullptr, static_cast<std::size_t>(len), PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd_,
+                     static_cast<off_t>(start));
     if (m == MAP_FAILED) return false;
     ::madvise(m, static_cast<std::size_t>(len), MADV_SEQUENTIAL);
     map_ = static_cast<char*>(m);
@@ -327,10 +328,14 @@ unsigned hex4(Cursor& c) {
     if (c.p == c.end) c.more();
     const char h = *c.p;
     unsigned d;
-    if (h >= '0' && h <= '9') d = static_cast<unsigned>(h - '0');
-    else if (h >= 'a' && h <= 'f') d = static_cast<unsigned>(h - 'a' + 10);
-    else if (h >= 'A' && h <= 'F') d = static_cast<unsigned>(h - 'A' + 10);
-    else throw ScanError("invalid \\u escape in string", c.p);
+    if (h >= '0' && h <= '9')
+      d = static_cast<unsigned>(h - '0');
+    else if (h >= 'a' && h <= 'f')
+      d = static_cast<unsigned>(h - 'a' + 10);
+    else if (h >= 'A' && h <= 'F')
+      d = static_cast<unsigned>(h - 'A' + 10);
+    else
+      throw ScanError("invalid \\u escape in string", c.p);
     v = v * 16 + d;
     ++c.p;
   }
@@ -381,8 +386,7 @@ std::size_t utf8_len(Cursor& c) {
     if ((b & 0xC0u) != 0x80u) throw ScanError("invalid UTF-8 in string", c.p);
     cp = (cp << 6) | (b & 0x3Fu);
   }
-  if (cp < min_cp || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-    throw ScanError("invalid UTF-8 in string", c.p);
+  if (cp < min_cp || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) throw ScanError("invalid UTF-8 in string", c.p);
   return len;
 }
 
@@ -426,14 +430,30 @@ std::string_view string_slow(Cursor& c, const char* start, std::string& scratch)
     if (c.p == c.end) c.more();
     const char e = *c.p++;
     switch (e) {
-      case '"': scratch += '"'; break;
-      case '\\': scratch += '\\'; break;
-      case '/': scratch += '/'; break;
-      case 'b': scratch += '\b'; break;
-      case 'f': scratch += '\f'; break;
-      case 'n': scratch += '\n'; break;
-      case 'r': scratch += '\r'; break;
-      case 't': scratch += '\t'; break;
+      case '"':
+        scratch += '"';
+        break;
+      case '\\':
+        scratch += '\\';
+        break;
+      case '/':
+        scratch += '/';
+        break;
+      case 'b':
+        scratch += '\b';
+        break;
+      case 'f':
+        scratch += '\f';
+        break;
+      case 'n':
+        scratch += '\n';
+        break;
+      case 'r':
+        scratch += '\r';
+        break;
+      case 't':
+        scratch += '\t';
+        break;
       case 'u': {
         unsigned cp = hex4(c);
         if (cp >= 0xDC00 && cp <= 0xDFFF) throw ScanError("lone low surrogate in \\u escape", esc);
@@ -448,7 +468,8 @@ std::string_view string_slow(Cursor& c, const char* start, std::string& scratch)
         put_utf8(scratch, cp);
         break;
       }
-      default: throw ScanError("invalid escape in string", esc);
+      default:
+        throw ScanError("invalid escape in string", esc);
     }
     run = c.p;
   }
@@ -545,10 +566,17 @@ Number number(Cursor& c) {
 void literal(Cursor& c) {
   const char* kw = nullptr;
   switch (*c.p) {
-    case 't': kw = "true"; break;
-    case 'f': kw = "false"; break;
-    case 'n': kw = "null"; break;
-    default: unexpected(c, "a JSON value");
+    case 't':
+      kw = "true";
+      break;
+    case 'f':
+      kw = "false";
+      break;
+    case 'n':
+      kw = "null";
+      break;
+    default:
+      unexpected(c, "a JSON value");
   }
   const std::size_t len = std::strlen(kw);
   if (static_cast<std::size_t>(c.end - c.p) < len) {
@@ -564,7 +592,9 @@ void skip_value(Cursor& c, int depth) {
   std::string scratch;
   const char ch = peek(c);
   switch (ch) {
-    case '"': string(c, scratch); return;
+    case '"':
+      string(c, scratch);
+      return;
     case '{': {
       if (depth >= kMaxDepth) throw ScanError("nesting deeper than 256 levels", c.p);
       ++c.p;
@@ -615,7 +645,8 @@ nlohmann::json value(Cursor& c, int depth) {
   std::string scratch;
   const char ch = peek(c);
   switch (ch) {
-    case '"': return nlohmann::json(std::string(string(c, scratch)));
+    case '"':
+      return nlohmann::json(std::string(string(c, scratch)));
     case '{': {
       if (depth >= kMaxDepth) throw ScanError("nesting deeper than 256 levels", c.p);
       ++c.p;
@@ -655,10 +686,17 @@ nlohmann::json value(Cursor& c, int depth) {
         unexpected(c, "',' or ']'");
       }
     }
-    case 't': literal(c); return true;
-    case 'f': literal(c); return false;
-    case 'n': literal(c); return nullptr;
-    default: break;
+    case 't':
+      literal(c);
+      return true;
+    case 'f':
+      literal(c);
+      return false;
+    case 'n':
+      literal(c);
+      return nullptr;
+    default:
+      break;
   }
   if (ch == '-' || (ch >= '0' && ch <= '9')) {
     return number_value(number(c));

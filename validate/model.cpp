@@ -43,9 +43,12 @@ void index_view(View& v, const TraceData& t) {
   with_ext.reserve(v.rng.size());
   for (std::uint32_t i : v.rng)
     if (t.events[i].has(TraceEvent::kHasExternal) && t.events[i].external_id != 0) with_ext.push_back(i);
-  v.rng_ext.build_from(with_ext.size(), [&](std::size_t k) { return std::make_pair(t.events[with_ext[k]].external_id, with_ext[k]); });
+  v.rng_ext.build_from(with_ext.size(),
+                       [&](std::size_t k) { return std::make_pair(t.events[with_ext[k]].external_id, with_ext[k]); });
   if (t.has_ext_corr)
-    v.xcorr.build_from(t.ext_corr.size(), [&](std::size_t k) { return std::make_pair(t.ext_corr[k].first, static_cast<std::uint32_t>(k)); });
+    v.xcorr.build_from(t.ext_corr.size(), [&](std::size_t k) {
+      return std::make_pair(t.ext_corr[k].first, static_cast<std::uint32_t>(k));
+    });
 }
 
 /// The External id a trace gives correlation `c` (the host range its API call was made in):
@@ -61,8 +64,10 @@ std::uint64_t corr_ext(const View& v, std::uint64_t c, bool& known, bool& ambigu
       // Dense maps keep the first only: scan for distinct values (rare).
       for (const auto& [cc, x] : v.t->ext_corr) {
         if (cc != c) continue;
-        if (!any) first = x;
-        else if (x != first) ambiguous = true;
+        if (!any)
+          first = x;
+        else if (x != first)
+          ambiguous = true;
         any = true;
       }
     } else if (std::uint32_t i = v.xcorr.first(c); i != kNone) {
@@ -96,7 +101,8 @@ std::uint32_t attributed_range(const View& v, const TraceEvent& d) {
 
 /// The host range an API call was made in (kNone when none or unknown).
 std::uint32_t api_range(const View& v, const TraceEvent& a) {
-  if (a.has(TraceEvent::kHasExternal) && !v.t->has_ext_corr) return a.external_id ? v.rng_ext.first(a.external_id) : kNone;
+  if (a.has(TraceEvent::kHasExternal) && !v.t->has_ext_corr)
+    return a.external_id ? v.rng_ext.first(a.external_id) : kNone;
   bool known = false, amb = false;
   const std::uint64_t x = corr_ext(v, a.correlation, known, amb);
   return x ? v.rng_ext.first(x) : kNone;
@@ -107,7 +113,8 @@ std::uint32_t api_range(const View& v, const TraceEvent& a) {
 void build_parents(View& v, const View* other) {
   const TraceData& t = *v.t;
   v.parent.assign(t.events.size(), kNone);
-  const bool own = std::any_of(v.rng.begin(), v.rng.end(), [&](std::uint32_t i) { return v.ev(i).has(TraceEvent::kHasParent); });
+  const bool own =
+      std::any_of(v.rng.begin(), v.rng.end(), [&](std::uint32_t i) { return v.ev(i).has(TraceEvent::kHasParent); });
   const bool theirs = other && std::any_of(other->rng.begin(), other->rng.end(),
                                            [&](std::uint32_t i) { return other->ev(i).has(TraceEvent::kHasParent); });
   if (own || theirs) {
@@ -136,7 +143,8 @@ void build_parents(View& v, const View* other) {
   for (std::uint32_t i : sorted) {
     const TraceEvent& r = v.ev(i);
     if (v.is_async(i)) continue;  // no parent, never a parent
-    while (!stack.empty() && (v.ev(stack.back()).lane != r.lane || v.ev(stack.back()).end_ns() < r.end_ns())) stack.pop_back();
+    while (!stack.empty() && (v.ev(stack.back()).lane != r.lane || v.ev(stack.back()).end_ns() < r.end_ns()))
+      stack.pop_back();
     v.parent[i] = stack.empty() ? kNone : stack.back();
     stack.push_back(i);
   }
@@ -247,7 +255,8 @@ Derived derive(const View& v, NameTable& names) {
   // another one of the same thread (a driver call under a runtime call) is that call's child:
   // its parent's Self CPU excludes it and the range around them counts the outer call only
   // (profiler_util.py EventList._populate_cpu_children nests every CPU event of a thread).
-  std::vector<std::uint32_t> api_parent(v.api.size(), kNone), api_lane(v.api.size(), kNone), api_op(v.api.size(), kNone);
+  std::vector<std::uint32_t> api_parent(v.api.size(), kNone), api_lane(v.api.size(), kNone),
+      api_op(v.api.size(), kNone);
   std::vector<std::uint32_t> api_outer(v.api.size(), kNone);  // the API call around it
   std::vector<std::int64_t> api_child(v.api.size(), 0);
   std::vector<std::uint32_t> nchild(kineto ? nr : 0, 0);
@@ -276,7 +285,8 @@ Derived derive(const View& v, NameTable& names) {
     std::vector<std::uint32_t> stack;
     for (std::uint32_t j : order) {
       const TraceEvent& a = v.ev(v.api[j]);
-      while (!stack.empty() && (api_lane[stack.back()] != api_lane[j] || v.ev(v.api[stack.back()]).end_ns() < a.end_ns()))
+      while (!stack.empty() &&
+             (api_lane[stack.back()] != api_lane[j] || v.ev(v.api[stack.back()]).end_ns() < a.end_ns()))
         stack.pop_back();
       // nested only when the outer call is inside the same range (or both in none)
       if (!stack.empty() && api_parent[stack.back()] == api_parent[j]) {
@@ -296,7 +306,8 @@ Derived derive(const View& v, NameTable& names) {
     std::vector<std::uint32_t> apis;  // API calls of the main lane, by start
     for (std::uint32_t j = 0; j < v.api.size(); ++j)
       if (api_lane[j] == main_lane) apis.push_back(j);
-    std::sort(apis.begin(), apis.end(), [&](std::uint32_t a, std::uint32_t b) { return v.ev(v.api[a]).start_ns < v.ev(v.api[b]).start_ns; });
+    std::sort(apis.begin(), apis.end(),
+              [&](std::uint32_t a, std::uint32_t b) { return v.ev(v.api[a]).start_ns < v.ev(v.api[b]).start_ns; });
     for (std::uint32_t i : v.ovh) {
       const TraceEvent& o = v.ev(i);
       Ovh ov;
@@ -307,7 +318,8 @@ Derived derive(const View& v, NameTable& names) {
                                  [&](std::int64_t t, std::uint32_t j) { return t < v.ev(v.api[j]).start_ns; });
       if (it != apis.begin()) {
         const TraceEvent& a = v.ev(v.api[*(it - 1)]);
-        if (a.start_ns <= o.start_ns && o.start_ns < a.end_ns() && (r == kNone || a.start_ns >= v.ev(r).start_ns)) api = *(it - 1);
+        if (a.start_ns <= o.start_ns && o.start_ns < a.end_ns() && (r == kNone || a.start_ns >= v.ev(r).start_ns))
+          api = *(it - 1);
       }
       if (api != kNone) {
         ov.op = v.ev(v.api[api]).has(TraceEvent::kHasExternal) ? api_op[api] : kNone;
@@ -340,15 +352,17 @@ Derived derive(const View& v, NameTable& names) {
     for (std::size_t j = 0; j < v.api.size(); ++j)
       if (api_lane[j] == main_lane) main_events.push_back(v.api[j]);
     for (const Ovh& ov : ovhs) main_events.push_back(ov.ev);
-    const char* why = "API calls of another thread partly overlap events on the main thread's timeline, where PyTorch "
-                      "nests them (partial overlaps there are not modelled)";
+    const char* why =
+        "API calls of another thread partly overlap events on the main thread's timeline, where PyTorch "
+        "nests them (partial overlaps there are not modelled)";
     for (std::size_t j = 0; j < v.api.size(); ++j) {
       const TraceEvent& a = v.ev(v.api[j]);
       if (a.lane == api_lane[j]) continue;
       for (std::uint32_t k : main_events) {
         const TraceEvent& o = v.ev(k);
         if (k == v.api[j] || !(a.start_ns < o.end_ns() && o.start_ns < a.end_ns())) continue;
-        if ((a.start_ns <= o.start_ns && o.end_ns() <= a.end_ns()) || (o.start_ns <= a.start_ns && a.end_ns() <= o.end_ns()))
+        if ((a.start_ns <= o.start_ns && o.end_ns() <= a.end_ns()) ||
+            (o.start_ns <= a.start_ns && a.end_ns() <= o.end_ns()))
           continue;  // one holds the other: modelled
         d.unmodelled[{a.cat, disp(a.name)}] = why;
         d.unmodelled[{o.cat, disp(o.name)}] = why;
@@ -555,7 +569,8 @@ Derived derive(const View& v, NameTable& names) {
       Expected& e = d.rows[rk];
       ++e.calls;
       e.cpu_total += r.dur_ns;
-      if (!v.is_async(i)) e.self_cpu += std::max<std::int64_t>(0, r.dur_ns - child[k]);  // clamped, as crossbench's table
+      if (!v.is_async(i))
+        e.self_cpu += std::max<std::int64_t>(0, r.dur_ns - child[k]);  // clamped, as crossbench's table
       e.self_cuda += self_cuda[k];
       e.cuda_total += cuda_total[k];
     }
@@ -576,9 +591,10 @@ namespace {
 
 bool kind_from_string(const std::string& k, TraceCat& out) {
   static const std::pair<const char*, TraceCat> kinds[] = {
-      {"kernel", TraceCat::Kernel},         {"gpu_memcpy", TraceCat::Memcpy},   {"gpu_memset", TraceCat::Memset},
-      {"cuda_runtime", TraceCat::Runtime},  {"cuda_driver", TraceCat::Driver},  {"user_annotation", TraceCat::UserAnnotation},
-      {"cpu_op", TraceCat::CpuOp},          {"gpu_user_annotation", TraceCat::GpuUserAnnotation},
+      {"kernel", TraceCat::Kernel},      {"gpu_memcpy", TraceCat::Memcpy},
+      {"gpu_memset", TraceCat::Memset},  {"cuda_runtime", TraceCat::Runtime},
+      {"cuda_driver", TraceCat::Driver}, {"user_annotation", TraceCat::UserAnnotation},
+      {"cpu_op", TraceCat::CpuOp},       {"gpu_user_annotation", TraceCat::GpuUserAnnotation},
       {"overhead", TraceCat::Overhead}};
   for (const auto& [name, cat] : kinds)
     if (k == name) {
@@ -629,12 +645,18 @@ std::vector<RowMatch> match_rows(const TableData& tb, const Derived* d, NameTabl
       if (host && device_side(k.first)) continue;
       if (device && !device_side(k.first)) continue;
       const std::string& s = names.str(k.second);
-      if (s == r.name) exact.push_back(k);
-      else if (r.cut && s.size() >= prefix.size() && s.compare(0, prefix.size(), prefix) == 0) by_prefix.push_back(k);
+      if (s == r.name)
+        exact.push_back(k);
+      else if (r.cut && s.size() >= prefix.size() && s.compare(0, prefix.size(), prefix) == 0)
+        by_prefix.push_back(k);
     }
     const std::vector<RowKey>& cand = !exact.empty() ? exact : by_prefix;
     if (cand.empty()) {
-      m.note = r.cut ? fmt::format("no {} event name starts with '{}'", host ? "host" : device ? "device" : "", prefix)
+      m.note = r.cut ? fmt::format("no {} event name starts with '{}'",
+                                   host     ? "host"
+                                   : device ? "device"
+                                            : "",
+                                   prefix)
                      : "no event of the trace has this name";
       continue;
     }
@@ -648,11 +670,13 @@ std::vector<RowMatch> match_rows(const TableData& tb, const Derived* d, NameTabl
         const Expected& e = it->second;
         const auto near = [](const TableTime& t, std::int64_t want, std::int64_t extra) {
           const double tol = t.res_ns / 2.0 + 1e-6;
-          return std::fabs(t.ns - static_cast<double>(want)) <= tol || std::fabs(t.ns - static_cast<double>(want + extra)) <= tol;
+          return std::fabs(t.ns - static_cast<double>(want)) <= tol ||
+                 std::fabs(t.ns - static_cast<double>(want + extra)) <= tol;
         };
         bool ok = r.calls == e.calls;
         if (ok && tb.has_cpu) ok = near(r.self_cpu, e.self_cpu, 0) && near(r.cpu_total, e.cpu_total, 0);
-        if (ok && tb.has_cuda) ok = near(r.self_cuda, e.self_cuda, e.ovh_self_cuda) && near(r.cuda_total, e.cuda_total, e.ovh_cuda_total);
+        if (ok && tb.has_cuda)
+          ok = near(r.self_cuda, e.self_cuda, e.ovh_self_cuda) && near(r.cuda_total, e.cuda_total, e.ovh_cuda_total);
         if (ok) fits.push_back(k);
       }
       if (fits.size() == 1) {
@@ -669,7 +693,8 @@ std::vector<RowMatch> match_rows(const TableData& tb, const Derived* d, NameTabl
       for (std::size_t k = 0; k < cand.size() && k < 6; ++k)
         list += fmt::format("{}{} '{}'", k ? ", " : "", to_string(cand[k].first), names.str(cand[k].second));
       if (cand.size() > 6) list += fmt::format(", ... ({} in all)", cand.size());
-      m.note = r.cut ? fmt::format("cut name '{}' is ambiguous: it is the prefix of {} trace names: {}", r.name, cand.size(), list)
+      m.note = r.cut ? fmt::format("cut name '{}' is ambiguous: it is the prefix of {} trace names: {}", r.name,
+                                   cand.size(), list)
                      : fmt::format("name '{}' matches events of {} kinds: {}", r.name, cand.size(), list);
       // A unique kind still lets the row count in the per-kind sums.
       if (std::all_of(cand.begin(), cand.end(), [&](const RowKey& k) { return k.first == cand[0].first; }))
@@ -685,11 +710,14 @@ std::vector<RowMatch> match_rows(const TableData& tb, const Derived* d, NameTabl
   for (std::size_t i = 0; i < out.size(); ++i)
     if (out[i].matched && tb.rows[i].cut) ++by_key[out[i].key];
   for (std::size_t i = 0; i < out.size(); ++i)
-    if (out[i].matched && tb.rows[i].cut && by_key[out[i].key] > 1 && out[i].note.find("its figures") != std::string::npos) {
+    if (out[i].matched && tb.rows[i].cut && by_key[out[i].key] > 1 &&
+        out[i].note.find("its figures") != std::string::npos) {
       out[i].matched = false;
       out[i].ambiguous = true;
-      out[i].note = fmt::format("cut name '{}' fits several trace names, and its figures fit one that another row's "
-                                "figures fit too", tb.rows[i].name);
+      out[i].note = fmt::format(
+          "cut name '{}' fits several trace names, and its figures fit one that another row's "
+          "figures fit too",
+          tb.rows[i].name);
     }
   return out;
 }

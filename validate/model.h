@@ -26,11 +26,11 @@ namespace xb::vd {
 
 inline constexpr std::uint32_t kNone = 0xFFFFFFFFu;
 
-
 /// Phase timing on stderr when XB_VALIDATE_TIMING is set (for the benchmark's diagnosis).
 class Phase {
  public:
-  explicit Phase(const char* name) : name_(name), on_(std::getenv("XB_VALIDATE_TIMING") != nullptr), t0_(std::chrono::steady_clock::now()) {}
+  explicit Phase(const char* name)
+      : name_(name), on_(std::getenv("XB_VALIDATE_TIMING") != nullptr), t0_(std::chrono::steady_clock::now()) {}
   ~Phase() {
     if (on_)
       std::fprintf(stderr, "validate: %-24s %8.3f s\n", name_,
@@ -54,7 +54,8 @@ class IdIndex {
  public:
   /// Builds from (id, value) pairs in file order; the first value of an id wins.
   void build(std::vector<std::pair<std::uint64_t, std::uint32_t>> items) {
-    build_from(items.size(), [&](std::size_t i) { return items[i]; }, &items);
+    build_from(
+        items.size(), [&](std::size_t i) { return items[i]; }, &items);
   }
   /// Same, with the pairs produced by get(i) for i < n (no intermediate array when dense).
   template <class Get>
@@ -132,7 +133,8 @@ class IdIndex {
  private:
   using Item = std::pair<std::uint64_t, std::uint32_t>;
   std::pair<std::vector<Item>::const_iterator, std::vector<Item>::const_iterator> range(std::uint64_t id) const {
-    auto a = std::lower_bound(sorted_.begin(), sorted_.end(), id, [](const Item& x, std::uint64_t v) { return x.first < v; });
+    auto a = std::lower_bound(sorted_.begin(), sorted_.end(), id,
+                              [](const Item& x, std::uint64_t v) { return x.first < v; });
     auto b = a;
     while (b != sorted_.end() && b->first == id) ++b;
     return {a, b};
@@ -151,8 +153,8 @@ class IdIndex {
 struct View {
   const TraceData* t = nullptr;
   std::vector<std::uint32_t> dev, api, rng, span, sync, ovh;  // event indices by role
-  IdIndex dev_corr, api_corr, rng_ext, xcorr;             // xcorr: correlation -> index in t->ext_corr
-  std::vector<std::uint32_t> parent;                      // per event: parent range's event index (ranges)
+  IdIndex dev_corr, api_corr, rng_ext, xcorr;                 // xcorr: correlation -> index in t->ext_corr
+  std::vector<std::uint32_t> parent;                          // per event: parent range's event index (ranges)
   std::string parent_source;
   /// Name ids of async ranges (PyTorch's is_async: start and end on different threads, e.g. the
   /// nccl:* events the NCCL watchdog ends). The trace does not say which they are; the table does
@@ -224,7 +226,7 @@ struct SpanAcc {
 
 struct Derived {
   std::unordered_map<RowKey, Expected, RowKeyHash> rows;  ///< by (kind, display name)
-  std::vector<std::uint32_t> disp;                         ///< name id -> display name id
+  std::vector<std::uint32_t> disp;                        ///< name id -> display name id
   /// Per annotation display name: device time under it (each activity once), its instances'
   /// spans (first start to last end per lane) and the device time launched directly in it.
   struct Annot {
@@ -238,7 +240,7 @@ struct Derived {
   std::vector<Annot> annot;          ///< by display name id
   std::vector<SpanAcc> spans;        ///< kernel-derived spans per (annotation range, lane), subtree
   std::vector<SpanAcc> inner_spans;  ///< same, innermost annotation only (Kineto's)
-  std::size_t unattributed = 0;  ///< device activities with no host range
+  std::size_t unattributed = 0;      ///< device activities with no host range
   /// Row keys of single "ProfilerStep#N" ranges: kept so that a table listing steps one by one
   /// matches too, but not required (PyTorch and crossbench merge them into "ProfilerStep*").
   std::set<RowKey> aliases;
@@ -283,8 +285,8 @@ struct Model {
   std::optional<TableData> table;
   std::optional<EventsData> events;
   std::optional<CounterSession> counters;  // counters.json of a run folder, when it has one
-  Derived derived;                 // from views[0]
-  std::vector<RowMatch> matches;   // per table row
+  Derived derived;                         // from views[0]
+  std::vector<RowMatch> matches;           // per table row
   const View& A() const { return views[0]; }
   const View* B() const { return views.size() > 1 ? &views[1] : nullptr; }
 };

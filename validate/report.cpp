@@ -26,11 +26,16 @@ using json = nlohmann::json;
 
 const char* to_string(CheckStatus status) {
   switch (status) {
-    case CheckStatus::Passed: return "passed";
-    case CheckStatus::Failed: return "failed";
-    case CheckStatus::NotRun: return "not_run";
-    case CheckStatus::Noisy: return "noisy";
-    case CheckStatus::NotJudged: return "not_judged";
+    case CheckStatus::Passed:
+      return "passed";
+    case CheckStatus::Failed:
+      return "failed";
+    case CheckStatus::NotRun:
+      return "not_run";
+    case CheckStatus::Noisy:
+      return "noisy";
+    case CheckStatus::NotJudged:
+      return "not_judged";
   }
   return "unknown";
 }
@@ -46,10 +51,11 @@ CheckStatus check_status_from_string(const std::string& name) {
 
 const std::vector<std::string>& all_checks() {
   static const std::vector<std::string> names = {
-      checks::kKernelStats,      checks::kTableRows,          checks::kTableTotals,    checks::kAnnotationSpan,
-      checks::kAttribution,      checks::kFlows,              checks::kNoDroppedRecords, checks::kDurationsPositive,
-      checks::kStreamOverlap,    checks::kLaunchBeforeKernel, checks::kRecordingWindow, checks::kLaneOrder,
-      checks::kEventVsCupti,     checks::kVerified,           checks::kModelVsCounters};
+      checks::kKernelStats,        checks::kTableRows,         checks::kTableTotals,
+      checks::kAnnotationSpan,     checks::kAttribution,       checks::kFlows,
+      checks::kNoDroppedRecords,   checks::kDurationsPositive, checks::kStreamOverlap,
+      checks::kLaunchBeforeKernel, checks::kRecordingWindow,   checks::kLaneOrder,
+      checks::kEventVsCupti,       checks::kVerified,          checks::kModelVsCounters};
   return names;
 }
 
@@ -62,11 +68,21 @@ CheckCounts ValidationReport::counts() const {
   CheckCounts c;
   for (const auto& r : checks) {
     switch (r.status) {
-      case CheckStatus::Passed: ++c.passed; break;
-      case CheckStatus::Failed: ++c.failed; break;
-      case CheckStatus::NotRun: ++c.not_run; break;
-      case CheckStatus::Noisy: ++c.noisy; break;
-      case CheckStatus::NotJudged: ++c.not_judged; break;
+      case CheckStatus::Passed:
+        ++c.passed;
+        break;
+      case CheckStatus::Failed:
+        ++c.failed;
+        break;
+      case CheckStatus::NotRun:
+        ++c.not_run;
+        break;
+      case CheckStatus::Noisy:
+        ++c.noisy;
+        break;
+      case CheckStatus::NotJudged:
+        ++c.not_judged;
+        break;
     }
   }
   return c;
@@ -134,8 +150,8 @@ std::string round_numbers(const std::string& s) {
   out.reserve(s.size());
   std::size_t i = 0;
   while (i < s.size()) {
-    const bool starts = std::isdigit(static_cast<unsigned char>(s[i])) &&
-                        (i == 0 || (!word_char(s[i - 1]) && s[i - 1] != '.'));
+    const bool starts =
+        std::isdigit(static_cast<unsigned char>(s[i])) && (i == 0 || (!word_char(s[i - 1]) && s[i - 1] != '.'));
     if (!starts) {
       out += s[i++];
       continue;
@@ -159,8 +175,9 @@ std::string round_numbers(const std::string& s) {
         j = k;
       }
     }
-    const bool inside_name = j < s.size() && (word_char(s[j]) || (s[j] == '.' && j + 1 < s.size() &&
-                                                                  std::isdigit(static_cast<unsigned char>(s[j + 1]))));
+    const bool inside_name =
+        j < s.size() &&
+        (word_char(s[j]) || (s[j] == '.' && j + 1 < s.size() && std::isdigit(static_cast<unsigned char>(s[j + 1]))));
     const std::string number = s.substr(i, j - i);
     std::size_t k = j;
     while (k < s.size() && s[k] == ' ') ++k;
@@ -261,8 +278,10 @@ std::vector<Group> group_failures(const ValidationReport& report) {
     g->failures.push_back(&r);
     if (std::find(g->checks.begin(), g->checks.end(), r.check) == g->checks.end()) g->checks.push_back(r.check);
     const std::string row = row_of(r.subject);
-    if (row.empty()) g->all_rows = false;
-    else g->rows.insert(row);
+    if (row.empty())
+      g->all_rows = false;
+    else
+      g->rows.insert(row);
   }
   known.insert(known.end(), other.begin(), other.end());
   return known;
@@ -383,8 +402,8 @@ json report_json(const ValidationReport& report) {
   doc["run_dir"] = report.run_dir;
   doc["inputs"] = report.inputs.is_null() ? json::object() : report.inputs;
   doc["tolerances"] = std::move(tol);
-  doc["summary"] = {{"passed", c.passed},   {"failed", c.failed},          {"not_run", c.not_run},
-                    {"noisy", c.noisy},     {"not_judged", c.not_judged}, {"pytorch_defects", pytorch_defects(report)}};
+  doc["summary"] = {{"passed", c.passed}, {"failed", c.failed},         {"not_run", c.not_run},
+                    {"noisy", c.noisy},   {"not_judged", c.not_judged}, {"pytorch_defects", pytorch_defects(report)}};
   doc["verdicts"] = std::move(verdicts);
   doc["figures"] = report.figures.is_null() ? json::object() : report.figures;
   doc["checks"] = std::move(checks_j);
@@ -438,7 +457,8 @@ void print_summary(const ValidationReport& report, std::ostream& out) {
     std::size_t shown = 0;
     for (const auto* r : g.failures) {
       if (shown++ == kExamplesPerGroup) {
-        line(fmt::format("  - ... and {} more (all of them in the JSON report)", g.failures.size() - kExamplesPerGroup));
+        line(
+            fmt::format("  - ... and {} more (all of them in the JSON report)", g.failures.size() - kExamplesPerGroup));
         break;
       }
       std::string s = "  - " + (r->subject.empty() ? r->check : r->subject) + ": ";
@@ -458,7 +478,11 @@ void print_summary(const ValidationReport& report, std::ostream& out) {
       ++n_noisy;
       noisy += (noisy.empty() ? "" : ", ") + (r.subject.empty() ? r.check : r.subject);
     }
-  if (n_noisy > 0) wrapped("- noisy, not claimed (the paired event - CUPTI differences are unstable; validation.json gives the interval): ", noisy);
+  if (n_noisy > 0)
+    wrapped(
+        "- noisy, not claimed (the paired event - CUPTI differences are unstable; validation.json gives the "
+        "interval): ",
+        noisy);
 
   // Checks that passed; not-run results by check and reason.
   std::string passed_list;
@@ -477,15 +501,19 @@ void print_summary(const ValidationReport& report, std::ostream& out) {
       std::vector<std::pair<std::string, std::size_t>> reasons;
       for (const auto& r : report.checks) {
         if (r.check != name || r.status != status) continue;
-        const std::string why = not_run_reason(r.message.rfind(prefix, 0) == 0 ? r.message.substr(std::strlen(prefix)) : r.message);
+        const std::string why =
+            not_run_reason(r.message.rfind(prefix, 0) == 0 ? r.message.substr(std::strlen(prefix)) : r.message);
         auto it = std::find_if(reasons.begin(), reasons.end(), [&](const auto& p) { return p.first == why; });
-        if (it == reasons.end()) reasons.emplace_back(why, 1);
-        else ++it->second;
+        if (it == reasons.end())
+          reasons.emplace_back(why, 1);
+        else
+          ++it->second;
       }
       if (reasons.empty()) continue;
       std::string s = "  - " + name + ": ";
       for (std::size_t i = 0; i < reasons.size(); ++i)
-        s += (i ? "; " : "") + reasons[i].first + (reasons[i].second > 1 ? fmt::format(" ({}x)", reasons[i].second) : "");
+        s += (i ? "; " : "") + reasons[i].first +
+             (reasons[i].second > 1 ? fmt::format(" ({}x)", reasons[i].second) : "");
       line(s);
     }
   };
@@ -494,8 +522,9 @@ void print_summary(const ValidationReport& report, std::ostream& out) {
     by_reason(CheckStatus::NotRun, "");
   }
   if (c.not_judged > 0) {
-    line(fmt::format("- not judged ({} result{}: constructs the model does not cover; never counted as passed or failed):",
-                     c.not_judged, c.not_judged == 1 ? "" : "s"));
+    line(fmt::format(
+        "- not judged ({} result{}: constructs the model does not cover; never counted as passed or failed):",
+        c.not_judged, c.not_judged == 1 ? "" : "s"));
     by_reason(CheckStatus::NotJudged, "not judged: ");
   }
 
@@ -510,10 +539,12 @@ void print_summary(const ValidationReport& report, std::ostream& out) {
         if (r->subject == name && r->status != CheckStatus::Passed) st = r->status;
       const double ev = f.value("event_median_ns", 0.0), abs_d = f.value("abs_diff_median_ns", 0.0);
       line(fmt::format("  - {}{}: cudaEvent {}, CUPTI span {}, |event - CUPTI| {} ({:.2f}%), tolerance {}: {}", name,
-                       f.value("mode", std::string()).empty() ? "" : " (" + f.value("mode", std::string()) + ")", us3(ev),
-                       us3(f.value("cupti_median_ns", 0.0)), us3(abs_d), ev > 0 ? 100.0 * abs_d / ev : 0.0,
+                       f.value("mode", std::string()).empty() ? "" : " (" + f.value("mode", std::string()) + ")",
+                       us3(ev), us3(f.value("cupti_median_ns", 0.0)), us3(abs_d), ev > 0 ? 100.0 * abs_d / ev : 0.0,
                        us3(f.value("tolerance_ns", 0.0)),
-                       st == CheckStatus::Failed ? "FAILED" : st == CheckStatus::Noisy ? "noisy" : "passed"));
+                       st == CheckStatus::Failed  ? "FAILED"
+                       : st == CheckStatus::Noisy ? "noisy"
+                                                  : "passed"));
     }
   } else if (report.figures.is_object() && report.figures.contains(checks::kEventVsCupti) &&
              report.figures[checks::kEventVsCupti].is_object()) {
@@ -531,12 +562,13 @@ void print_summary(const ValidationReport& report, std::ostream& out) {
     const json& fig = report.figures[checks::kLaunchBeforeKernel];
     const json& f = fig.contains("launch_latency") ? fig["launch_latency"] : json();
     if (f.is_object() && f.contains("count"))
-      line(fmt::format("- launch latency, launch to kernel start ({}, {} activities): min {}, median {}, p99 {}, max {}",
-                       fig.value("file", std::string()), f["count"].get<std::size_t>(), us3(f.value("min_ns", 0.0)),
-                       us3(f.value("p50_ns", 0.0)), us3(f.value("p99_ns", 0.0)), us3(f.value("max_ns", 0.0))));
+      line(
+          fmt::format("- launch latency, launch to kernel start ({}, {} activities): min {}, median {}, p99 {}, max {}",
+                      fig.value("file", std::string()), f["count"].get<std::size_t>(), us3(f.value("min_ns", 0.0)),
+                      us3(f.value("p50_ns", 0.0)), us3(f.value("p99_ns", 0.0)), us3(f.value("max_ns", 0.0))));
   }
-  line(fmt::format("- results: {} passed, {} failed, {} not run{}{}; every result in full: the JSON report, --markdown", c.passed,
-                   c.failed, c.not_run, c.noisy > 0 ? fmt::format(", {} noisy", c.noisy) : "",
+  line(fmt::format("- results: {} passed, {} failed, {} not run{}{}; every result in full: the JSON report, --markdown",
+                   c.passed, c.failed, c.not_run, c.noisy > 0 ? fmt::format(", {} noisy", c.noisy) : "",
                    c.not_judged > 0 ? fmt::format(", {} not judged", c.not_judged) : ""));
 }
 
@@ -556,9 +588,9 @@ void write_markdown(const ValidationReport& report, const std::string& title, st
   for (const auto& name : all_checks()) {
     const CheckStatus s = report.status_of(name);
     const auto results = report.results_of(name);
-    const bool partly = s == CheckStatus::Passed && std::any_of(results.begin(), results.end(), [](const CheckResult* r) {
-      return r->status == CheckStatus::NotRun;
-    });
+    const bool partly =
+        s == CheckStatus::Passed && std::any_of(results.begin(), results.end(),
+                                                [](const CheckResult* r) { return r->status == CheckStatus::NotRun; });
     std::string reason;
     auto add = [&](const CheckResult* r, const char* prefix) {
       std::string line = prefix;
@@ -569,7 +601,9 @@ void write_markdown(const ValidationReport& report, const std::string& title, st
         line += r->message;
       reason += (reason.empty() ? "" : "<br>") + cell(line);
     };
-    const auto is_note = [](const CheckResult* r) { return r->status == CheckStatus::Passed && r->message.rfind("note: ", 0) == 0; };
+    const auto is_note = [](const CheckResult* r) {
+      return r->status == CheckStatus::Passed && r->message.rfind("note: ", 0) == 0;
+    };
     // Failures first, then notes, then what did not run; passes only when nothing else is said.
     for (const auto* r : results)
       if (r->status == CheckStatus::Failed) add(r, "");
@@ -582,7 +616,11 @@ void write_markdown(const ValidationReport& report, const std::string& title, st
         if (r->status == CheckStatus::Passed && !is_note(r)) add(r, "");
     for (const auto* r : results)
       if (r->status == CheckStatus::NotRun) add(r, s == CheckStatus::NotRun ? "" : "not run: ");
-    const char* verdict = s == CheckStatus::Failed ? "**FAILED**" : s == CheckStatus::NotRun ? "not run" : s == CheckStatus::Noisy ? "noisy (not passed)" : partly ? "passed (part not run)" : "passed";
+    const char* verdict = s == CheckStatus::Failed   ? "**FAILED**"
+                          : s == CheckStatus::NotRun ? "not run"
+                          : s == CheckStatus::Noisy  ? "noisy (not passed)"
+                          : partly                   ? "passed (part not run)"
+                                                     : "passed";
     out << "| " << name << " | " << verdict << " | " << reason << " |\n";
   }
   out << '\n';

@@ -34,8 +34,10 @@ bool is_rule(std::string_view line) {
   if (line.size() < 3) return false;
   bool dash = false;
   for (char ch : line) {
-    if (ch == '-') dash = true;
-    else if (ch != ' ') return false;
+    if (ch == '-')
+      dash = true;
+    else if (ch != ' ')
+      return false;
   }
   return dash;
 }
@@ -110,8 +112,30 @@ bool is_nan_text(std::string_view s) {
 // Text tables
 
 enum class Col {
-  Name, SelfCpuPct, SelfCpu, CpuTotalPct, CpuTotal, CpuAvg, SelfCuda, SelfCudaPct, CudaTotal, CudaAvg, Calls,
-  Median, Min, Max, CpuMem, SelfCpuMem, DevMem, SelfDevMem, NodeId, Overload, Shapes, Source, Flops, Other
+  Name,
+  SelfCpuPct,
+  SelfCpu,
+  CpuTotalPct,
+  CpuTotal,
+  CpuAvg,
+  SelfCuda,
+  SelfCudaPct,
+  CudaTotal,
+  CudaAvg,
+  Calls,
+  Median,
+  Min,
+  Max,
+  CpuMem,
+  SelfCpuMem,
+  DevMem,
+  SelfDevMem,
+  NodeId,
+  Overload,
+  Shapes,
+  Source,
+  Flops,
+  Other
 };
 
 /// "12.34 KB" / "-1.00 MB" / "0 B" (PyTorch's _format_memory: 1024-based, 2 decimals) -> bytes.
@@ -120,11 +144,16 @@ bool memory_text(std::string_view cell, double& bytes, double& res) {
   if (sp == std::string_view::npos) return false;
   const std::string_view unit = cell.substr(sp + 1);
   double scale = 0;
-  if (unit == "B") scale = 1;
-  else if (unit == "KB") scale = 1024.0;
-  else if (unit == "MB") scale = 1024.0 * 1024;
-  else if (unit == "GB") scale = 1024.0 * 1024 * 1024;
-  else return false;
+  if (unit == "B")
+    scale = 1;
+  else if (unit == "KB")
+    scale = 1024.0;
+  else if (unit == "MB")
+    scale = 1024.0 * 1024;
+  else if (unit == "GB")
+    scale = 1024.0 * 1024 * 1024;
+  else
+    return false;
   double v = 0;
   int dec = 0;
   if (!decimal_text(cell.substr(0, sp), v, dec)) return false;
@@ -139,8 +168,8 @@ double flops_scale(std::string_view h) {
   constexpr std::string_view kTotal = "Total ";
   if (h.substr(0, kTotal.size()) != kTotal) return 0;
   const std::string_view u = h.substr(kTotal.size());
-  static const std::pair<std::string_view, double> units[] = {
-      {"FLOPs", 1}, {"KFLOPs", 1e3}, {"MFLOPs", 1e6}, {"GFLOPs", 1e9}, {"TFLOPs", 1e12}, {"PFLOPs", 1e15}};
+  static const std::pair<std::string_view, double> units[] = {{"FLOPs", 1},    {"KFLOPs", 1e3},  {"MFLOPs", 1e6},
+                                                              {"GFLOPs", 1e9}, {"TFLOPs", 1e12}, {"PFLOPs", 1e15}};
   for (const auto& [name, scale] : units)
     if (u == name) return scale;
   return 0;
@@ -217,7 +246,8 @@ TableData parse_text(std::string_view text, const std::string& label) {
     throw InputError(fmt::format("{}: line {}: {}", label, line, what));
   };
   const std::string not_table = fmt::format(
-      "{}: not a key_averages() table: no '-----' rule followed by a header line with \"Name\" and \"# of Calls\"", label);
+      "{}: not a key_averages() table: no '-----' rule followed by a header line with \"Name\" and \"# of Calls\"",
+      label);
 
   // The header: a rule, a line naming the columns, a rule. Above it _build_table may print
   // "=====" + table(header=...) and "=====" + the top_level_events_only sentence.
@@ -334,8 +364,10 @@ TableData parse_text(std::string_view text, const std::string& label) {
   t.has_overload = has(Col::Overload);
   t.has_node_id = has(Col::NodeId);
   t.has_flops = has(Col::Flops);
-  const std::size_t shapes_width = t.has_shapes && aligned ? slots[static_cast<std::size_t>(
-      std::find(cols.begin(), cols.end(), Col::Shapes) - cols.begin())].width : 0;
+  const std::size_t shapes_width =
+      t.has_shapes && aligned
+          ? slots[static_cast<std::size_t>(std::find(cols.begin(), cols.end(), Col::Shapes) - cols.begin())].width
+          : 0;
 
   // One row's cells; "" when they read, else what is wrong.
   auto read_row = [&](const std::vector<std::string_view>& cells, TableRowData& row) -> std::string {
@@ -358,8 +390,11 @@ TableData parse_text(std::string_view text, const std::string& label) {
       const std::string_view v = cells[k];
       const std::string& hk = headers[k];
       switch (c) {
-        case Col::Other: continue;
-        case Col::Overload: row.overload_name = std::string(v); continue;
+        case Col::Other:
+          continue;
+        case Col::Overload:
+          row.overload_name = std::string(v);
+          continue;
         case Col::Shapes:
           row.input_shapes = std::string(v);
           row.shapes_cut = v.size() >= shapes_width;
@@ -371,25 +406,35 @@ TableData parse_text(std::string_view text, const std::string& label) {
           if (v == "--" || v.empty()) continue;  // "--": no FLOPs for this row
           double x = 0;
           int dec = 0;
-          if (!decimal_text(v, x, dec)) return fmt::format("column \"{}\" is '{}', not a FLOP count", hk, std::string(v));
+          if (!decimal_text(v, x, dec))
+            return fmt::format("column \"{}\" is '{}', not a FLOP count", hk, std::string(v));
           row.flops = x * flops_per_unit;
           continue;
         }
         case Col::NodeId: {
           double x = 0;
           int dec = 0;
-          if (!decimal_text(v, x, dec) || dec != 0) return fmt::format("column \"Node ID\" is '{}', not an integer", std::string(v));
+          if (!decimal_text(v, x, dec) || dec != 0)
+            return fmt::format("column \"Node ID\" is '{}', not an integer", std::string(v));
           row.node_id = static_cast<std::int64_t>(x);
           continue;
         }
-        case Col::CpuMem: case Col::SelfCpuMem: case Col::DevMem: case Col::SelfDevMem: {
+        case Col::CpuMem:
+        case Col::SelfCpuMem:
+        case Col::DevMem:
+        case Col::SelfDevMem: {
           double b = 0, res = 0;
-          if (!memory_text(v, b, res)) return fmt::format("column \"{}\" is '{}', not a memory size (B, KB, MB, GB)", hk, std::string(v));
-          (c == Col::CpuMem ? row.cpu_mem : c == Col::SelfCpuMem ? row.self_cpu_mem : c == Col::DevMem ? row.dev_mem : row.self_dev_mem) = b;
+          if (!memory_text(v, b, res))
+            return fmt::format("column \"{}\" is '{}', not a memory size (B, KB, MB, GB)", hk, std::string(v));
+          (c == Col::CpuMem       ? row.cpu_mem
+           : c == Col::SelfCpuMem ? row.self_cpu_mem
+           : c == Col::DevMem     ? row.dev_mem
+                                  : row.self_dev_mem) = b;
           row.mem_res = std::max(row.mem_res, res);
           continue;
         }
-        default: break;
+        default:
+          break;
       }
       if (is_nan_text(v) && c != Col::SelfCpuPct && c != Col::CpuTotalPct && c != Col::SelfCudaPct)
         return fmt::format("column \"{}\" is {}: NaN/Infinity is not a value", hk, std::string(v));
@@ -422,16 +467,35 @@ TableData parse_text(std::string_view text, const std::string& label) {
       const auto tv = time_text(v);
       if (!tv) return fmt::format("column \"{}\" is '{}', not a time (a number with us, ms or s)", hk, std::string(v));
       switch (c) {
-        case Col::SelfCpu: row.self_cpu = *tv; break;
-        case Col::CpuTotal: row.cpu_total = *tv; break;
-        case Col::CpuAvg: row.cpu_avg = *tv; break;
-        case Col::SelfCuda: row.self_cuda = *tv; break;
-        case Col::CudaTotal: row.cuda_total = *tv; break;
-        case Col::CudaAvg: row.cuda_avg = *tv; break;
-        case Col::Median: row.median = *tv; break;
-        case Col::Min: row.min = *tv; break;
-        case Col::Max: row.max = *tv; break;
-        default: break;
+        case Col::SelfCpu:
+          row.self_cpu = *tv;
+          break;
+        case Col::CpuTotal:
+          row.cpu_total = *tv;
+          break;
+        case Col::CpuAvg:
+          row.cpu_avg = *tv;
+          break;
+        case Col::SelfCuda:
+          row.self_cuda = *tv;
+          break;
+        case Col::CudaTotal:
+          row.cuda_total = *tv;
+          break;
+        case Col::CudaAvg:
+          row.cuda_avg = *tv;
+          break;
+        case Col::Median:
+          row.median = *tv;
+          break;
+        case Col::Min:
+          row.min = *tv;
+          break;
+        case Col::Max:
+          row.max = *tv;
+          break;
+        default:
+          break;
       }
     }
     return "";
@@ -445,8 +509,10 @@ TableData parse_text(std::string_view text, const std::string& label) {
     const std::string_view line = lines[i];
     if (trim(line).empty()) continue;
     const std::size_t lineno = i + 1;
-    if (aligned) split_pos(line, cells);
-    else split_right(line, cells, lineno);
+    if (aligned)
+      split_pos(line, cells);
+    else
+      split_right(line, cells, lineno);
     if (cells[0].empty() && t.has_stack && !t.rows.empty()) {
       t.rows.back().stack.emplace_back(trim(line));  // a further frame of the row above
       continue;
@@ -466,7 +532,8 @@ TableData parse_text(std::string_view text, const std::string& label) {
     }
     t.rows.push_back(std::move(row));
   }
-  if (i >= lines.size()) throw InputError(fmt::format("{}: truncated table: no closing '-----' rule after the rows", label));
+  if (i >= lines.size())
+    throw InputError(fmt::format("{}: truncated table: no closing '-----' rule after the rows", label));
   // Totals after the closing rule.
   for (++i; i < lines.size(); ++i) {
     const std::string_view l = trim(lines[i]);
@@ -505,7 +572,8 @@ TableData parse_json_table(std::string_view text, const std::string& label) {
   if (meta == doc.end() || !meta->is_object()) bad("not a crossbench table.json (no \"crossbench\" metadata block)");
   auto fmt_it = meta->find("format");
   if (fmt_it == meta->end() || !fmt_it->is_string()) bad("crossbench.format is missing");
-  if (*fmt_it != "table") bad(fmt::format("crossbench.format is \"{}\", expected \"table\"", fmt_it->get<std::string>()));
+  if (*fmt_it != "table")
+    bad(fmt::format("crossbench.format is \"{}\", expected \"table\"", fmt_it->get<std::string>()));
   if (auto v = meta->find("version"); v != meta->end() && !(v->is_number_integer() && v->get<std::int64_t>() == 1))
     bad(fmt::format("unsupported crossbench.version {}", v->dump()));
   t.meta = *meta;
@@ -527,7 +595,8 @@ TableData parse_json_table(std::string_view text, const std::string& label) {
       }
       bad(fmt::format("{}\"{}\" is not an integer", where, key));
     }
-    return it->is_number_unsigned() ? static_cast<double>(it->get<std::uint64_t>()) : static_cast<double>(it->get<std::int64_t>());
+    return it->is_number_unsigned() ? static_cast<double>(it->get<std::uint64_t>())
+                                    : static_cast<double>(it->get<std::int64_t>());
   };
   t.self_cpu_total = {integer(doc, "self_cpu_total_ns", ""), 0};
   t.self_cuda_total = {integer(doc, "self_cuda_total_ns", ""), 0};
@@ -561,8 +630,12 @@ TableData parse_json_table(std::string_view text, const std::string& label) {
     row.self_cpu_pct = {num(r, "self_cpu_pct", where), 0, false};
     row.cpu_total_pct = {num(r, "cpu_total_pct", where), 0, false};
     row.self_cuda_pct = {num(r, "self_cuda_pct", where), 0, false};
-    row.cpu_avg = {r.contains("cpu_time_avg_ns") ? num(r, "cpu_time_avg_ns", where) : (calls > 0 ? row.cpu_total.ns / calls : 0), 0};
-    row.cuda_avg = {r.contains("cuda_time_avg_ns") ? num(r, "cuda_time_avg_ns", where) : (calls > 0 ? row.cuda_total.ns / calls : 0), 0};
+    row.cpu_avg = {
+        r.contains("cpu_time_avg_ns") ? num(r, "cpu_time_avg_ns", where) : (calls > 0 ? row.cpu_total.ns / calls : 0),
+        0};
+    row.cuda_avg = {r.contains("cuda_time_avg_ns") ? num(r, "cuda_time_avg_ns", where)
+                                                   : (calls > 0 ? row.cuda_total.ns / calls : 0),
+                    0};
     row.median = {num(r, "median_ns", where), 0};
     row.min = {integer(r, "min_ns", where), 0};
     row.max = {integer(r, "max_ns", where), 0};
@@ -577,8 +650,7 @@ TableData parse_table(std::string_view data, const std::string& label) {
   std::size_t i = 0;
   while (i < data.size() && (data[i] == ' ' || data[i] == '\n' || data[i] == '\r' || data[i] == '\t')) ++i;
   if (i < data.size() && data[i] == '{') return parse_json_table(data, label);
-  if (data.find('\0') != std::string_view::npos)
-    throw InputError(label + ": not a key_averages() table (binary data)");
+  if (data.find('\0') != std::string_view::npos) throw InputError(label + ": not a key_averages() table (binary data)");
   return parse_text(data, label);
 }
 

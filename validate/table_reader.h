@@ -30,16 +30,16 @@ struct TableTime {
 struct TablePct {
   double pct = 0;
   double res = 0;
-  bool nan = false;  ///< PyTorch prints "NaN" when the column's total is 0
+  bool nan = false;         ///< PyTorch prints "NaN" when the column's total is 0
   bool async_zero = false;  ///< the integer "0": PyTorch's CPU total % of an async event (no value)
 };
 
 /// One table row. Columns a table does not have stay 0 (see TableData::has_*).
 struct TableRowData {
-  std::string name;         ///< as printed; may end with "..." when cut
-  bool cut = false;         ///< the name ends with "...": it may be a cut prefix of the real name
-  std::string kind;         ///< table.json "kind" (kernel, gpu_memcpy, ...); "" in text tables
-  std::size_t line = 0;     ///< text: 1-based line number; JSON: rows[] index + 1
+  std::string name;      ///< as printed; may end with "..." when cut
+  bool cut = false;      ///< the name ends with "...": it may be a cut prefix of the real name
+  std::string kind;      ///< table.json "kind" (kernel, gpu_memcpy, ...); "" in text tables
+  std::size_t line = 0;  ///< text: 1-based line number; JSON: rows[] index + 1
   std::int64_t calls = 0;
   TableTime self_cpu, cpu_total, self_cuda, cuda_total, cpu_avg, cuda_avg;
   TablePct self_cpu_pct, cpu_total_pct, self_cuda_pct;
@@ -47,38 +47,38 @@ struct TableRowData {
   /// profile_memory columns ("CPU Mem", "Self CPU Mem", "<DEVICE> Mem", "Self <DEVICE> Mem"):
   /// bytes, with the resolution printed ("12.34 KB": 10.24; "0 B": 1).
   double cpu_mem = 0, self_cpu_mem = 0, dev_mem = 0, self_dev_mem = 0, mem_res = 0;
-  double flops = -1;              ///< "Total <unit>FLOPs" cell scaled to FLOPs; -1 for "--"/absent
-  std::int64_t node_id = -1;      ///< "Node ID" column (-1 when absent)
-  std::string overload_name;      ///< "Overload Name" cell (group_by_overload_name)
-  std::string input_shapes;       ///< "Input Shapes" cell as printed (group_by_input_shape)
-  bool shapes_cut = false;        ///< the shapes cell fills its column: it may be cut
-  std::vector<std::string> stack; ///< "Source Location" cell and its continuation lines
+  double flops = -1;               ///< "Total <unit>FLOPs" cell scaled to FLOPs; -1 for "--"/absent
+  std::int64_t node_id = -1;       ///< "Node ID" column (-1 when absent)
+  std::string overload_name;       ///< "Overload Name" cell (group_by_overload_name)
+  std::string input_shapes;        ///< "Input Shapes" cell as printed (group_by_input_shape)
+  bool shapes_cut = false;         ///< the shapes cell fills its column: it may be cut
+  std::vector<std::string> stack;  ///< "Source Location" cell and its continuation lines
 };
 
 /// A whole table.
 struct TableData {
-  std::string path;  ///< as given, for messages
-  std::string file;  ///< file name
-  bool json = false; ///< crossbench table.json (else a text table)
+  std::string path;     ///< as given, for messages
+  std::string file;     ///< file name
+  bool json = false;    ///< crossbench table.json (else a text table)
   nlohmann::json meta;  ///< table.json "crossbench" block (null for text)
   std::vector<TableRowData> rows;
   TableTime self_cpu_total, self_cuda_total;
-  bool has_cpu = false;        ///< Self CPU / CPU total columns
-  bool has_cuda = false;       ///< Self CUDA / CUDA total columns
-  bool has_pct = false;        ///< percentage columns
-  bool has_avg = false;        ///< CPU/CUDA time avg columns
-  bool has_stats = false;      ///< median/min/max columns
+  bool has_cpu = false;    ///< Self CPU / CPU total columns
+  bool has_cuda = false;   ///< Self CUDA / CUDA total columns
+  bool has_pct = false;    ///< percentage columns
+  bool has_avg = false;    ///< CPU/CUDA time avg columns
+  bool has_stats = false;  ///< median/min/max columns
   bool has_self_cpu_total = false, has_self_cuda_total = false;
-  bool has_mem = false;        ///< CPU Mem / Self CPU Mem columns (profile_memory)
-  bool has_shapes = false;     ///< Input Shapes column: rows are (name, input shapes) groups
-  bool has_stack = false;      ///< Source Location column: rows are (name, stack) groups
-  bool has_overload = false;   ///< Overload Name column: rows are (name, overload) groups
-  bool has_node_id = false;    ///< Node ID column
-  bool has_flops = false;      ///< Total <unit>FLOPs column
+  bool has_mem = false;       ///< CPU Mem / Self CPU Mem columns (profile_memory)
+  bool has_shapes = false;    ///< Input Shapes column: rows are (name, input shapes) groups
+  bool has_stack = false;     ///< Source Location column: rows are (name, stack) groups
+  bool has_overload = false;  ///< Overload Name column: rows are (name, overload) groups
+  bool has_node_id = false;   ///< Node ID column
+  bool has_flops = false;     ///< Total <unit>FLOPs column
   /// key_averages().table(top_level_events_only=True): "This report only display top-level ops
   /// statistics" above the header; only rows whose event has no CPU parent are printed.
   bool top_level_only = false;
-  std::string header_text;     ///< table(header=...) line(s) printed above the table
+  std::string header_text;  ///< table(header=...) line(s) printed above the table
   /// True when rows are groups finer than a name (Input Shapes, Source Location, Overload Name).
   bool grouped() const { return has_shapes || has_stack || has_overload; }
   std::string device_label = "CUDA";  ///< "CUDA" (or "Device", "XPU", ... as printed)

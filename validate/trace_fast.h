@@ -75,7 +75,8 @@ inline bool digit(char ch) { return ch >= '0' && ch <= '9'; }
 XB_ALWAYS_INLINE std::uint64_t eight_digits(std::uint64_t v) {
   v = v * 10 + (v >> 8);
   return (((v & 0x000000FF000000FFull) * 0x000F424000000064ull) +
-          (((v >> 16) & 0x000000FF000000FFull) * 0x0000271000000001ull)) >> 32;
+          (((v >> 16) & 0x000000FF000000FFull) * 0x0000271000000001ull)) >>
+         32;
 }
 
 /// The run of ASCII digits at p: appends them to `mant` (mod 2^64) and counts them; returns the
@@ -236,11 +237,16 @@ inline const char* skip(const char* p, const char* e, int depth) {
       std::string_view v;
       return str(p, e, v);
     }
-    case '{': return skip_container(p, e, depth, '}');
-    case '[': return skip_container(p, e, depth, ']');
-    case 't': return e - p >= 4 && std::memcmp(p, "true", 4) == 0 ? p + 4 : nullptr;
-    case 'f': return e - p >= 5 && std::memcmp(p, "false", 5) == 0 ? p + 5 : nullptr;
-    case 'n': return e - p >= 4 && std::memcmp(p, "null", 4) == 0 ? p + 4 : nullptr;
+    case '{':
+      return skip_container(p, e, depth, '}');
+    case '[':
+      return skip_container(p, e, depth, ']');
+    case 't':
+      return e - p >= 4 && std::memcmp(p, "true", 4) == 0 ? p + 4 : nullptr;
+    case 'f':
+      return e - p >= 5 && std::memcmp(p, "false", 5) == 0 ? p + 5 : nullptr;
+    case 'n':
+      return e - p >= 4 && std::memcmp(p, "null", 4) == 0 ? p + 4 : nullptr;
     default: {
       Number n;
       return num(p, e, n);
@@ -273,7 +279,8 @@ inline const char* args(const char* p, const char* e, RawEvent& ev) {
     p = ws(p + 1, e);
     if (p >= e) return nullptr;
     const bool is_num = *p == '-' || digit(*p);
-    if (key.size() == 11 && (std::memcmp(key.data(), "External id", 11) == 0 || std::memcmp(key.data(), "correlation", 11) == 0)) {
+    if (key.size() == 11 &&
+        (std::memcmp(key.data(), "External id", 11) == 0 || std::memcmp(key.data(), "correlation", 11) == 0)) {
       if (!is_num) return nullptr;
       if (!(p = num(p, e, key[0] == 'E' ? ev.ext : ev.corr))) return nullptr;
     } else if (key.size() == 9 && std::memcmp(key.data(), "Parent id", 9) == 0) {
@@ -368,7 +375,6 @@ inline const char* event(const char* p, const char* e, RawEvent& ev) {
   }
 }
 
-
 /// Consumes the literal `lit` (compile-time length) at p.
 template <std::size_t N>
 XB_ALWAYS_INLINE const char* lit(const char* p, const char* e, const char (&text)[N]) {
@@ -460,7 +466,8 @@ XB_ALWAYS_INLINE const char* args_layout(const char* p, const char* e, RawEvent&
         case 'b':
           if ((q = lit(p, e, "\"block\":["))) known = Key::Array;
           break;
-        default: break;
+        default:
+          break;
       }
     }
     if (known == Key::External) {

@@ -109,16 +109,26 @@ void NameTable::grow() {
 
 const char* to_string(TraceCat cat) {
   switch (cat) {
-    case TraceCat::Kernel: return "kernel";
-    case TraceCat::Memcpy: return "gpu_memcpy";
-    case TraceCat::Memset: return "gpu_memset";
-    case TraceCat::Runtime: return "cuda_runtime";
-    case TraceCat::Driver: return "cuda_driver";
-    case TraceCat::UserAnnotation: return "user_annotation";
-    case TraceCat::CpuOp: return "cpu_op";
-    case TraceCat::GpuUserAnnotation: return "gpu_user_annotation";
-    case TraceCat::Sync: return "cuda_sync";
-    case TraceCat::Overhead: return "overhead";
+    case TraceCat::Kernel:
+      return "kernel";
+    case TraceCat::Memcpy:
+      return "gpu_memcpy";
+    case TraceCat::Memset:
+      return "gpu_memset";
+    case TraceCat::Runtime:
+      return "cuda_runtime";
+    case TraceCat::Driver:
+      return "cuda_driver";
+    case TraceCat::UserAnnotation:
+      return "user_annotation";
+    case TraceCat::CpuOp:
+      return "cpu_op";
+    case TraceCat::GpuUserAnnotation:
+      return "gpu_user_annotation";
+    case TraceCat::Sync:
+      return "cuda_sync";
+    case TraceCat::Overhead:
+      return "overhead";
   }
   return "unknown";
 }
@@ -160,7 +170,8 @@ void Reader::remember_tokens(const Number& pid, const Number& tid, std::uint32_t
   t.pid_mask = pid_len == 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * pid_len)) - 1;
   t.tid_mask = tid_len == 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * tid_len)) - 1;
   for (const LaneTokens& k : lane_tokens_) {
-    if (k.lane == lane && k.pid_len == t.pid_len && k.tid_len == t.tid_len && k.pid_word == t.pid_word && k.tid_word == t.tid_word)
+    if (k.lane == lane && k.pid_len == t.pid_len && k.tid_len == t.tid_len && k.pid_word == t.pid_word &&
+        k.tid_word == t.tid_word)
       return;
   }
   lane_tokens_[tokens_next_] = t;
@@ -169,9 +180,12 @@ void Reader::remember_tokens(const Number& pid, const Number& tid, std::uint32_t
 
 std::uint32_t Reader::lane(const Id& pid_id, const Id& tid_id) {
   // Numeric ids decoded by the fast path: compare values with the last two lanes.
-  if (!pid_id.text && !tid_id.text && pid_id.num.simple && tid_id.num.simple && pid_id.num.frac == 0 && tid_id.num.frac == 0) {
-    const std::int64_t pid = pid_id.num.neg ? -static_cast<std::int64_t>(pid_id.num.mant) : static_cast<std::int64_t>(pid_id.num.mant);
-    const std::int64_t tid = tid_id.num.neg ? -static_cast<std::int64_t>(tid_id.num.mant) : static_cast<std::int64_t>(tid_id.num.mant);
+  if (!pid_id.text && !tid_id.text && pid_id.num.simple && tid_id.num.simple && pid_id.num.frac == 0 &&
+      tid_id.num.frac == 0) {
+    const std::int64_t pid =
+        pid_id.num.neg ? -static_cast<std::int64_t>(pid_id.num.mant) : static_cast<std::int64_t>(pid_id.num.mant);
+    const std::int64_t tid =
+        tid_id.num.neg ? -static_cast<std::int64_t>(tid_id.num.mant) : static_cast<std::int64_t>(tid_id.num.mant);
     for (const NumMemo& memo : num_memo_) {
       if (memo.lane != kNoLane && memo.pid == pid && memo.tid == tid) {
         remember_tokens(pid_id.num, tid_id.num, memo.lane);
@@ -188,8 +202,8 @@ std::uint32_t Reader::lane(const Id& pid_id, const Id& tid_id) {
   // tokens with theirs before converting anything.
   const std::string_view pt = id_text(pid_id), tt = id_text(tid_id);
   for (LaneMemo& memo : lane_memo_) {
-    if (memo.lane != kNoLane && memo.pid_str == pid_id.text && memo.tid_str == tid_id.text && memo.pid_len == pt.size() &&
-        memo.tid_len == tt.size() && std::memcmp(memo.pid, pt.data(), pt.size()) == 0 &&
+    if (memo.lane != kNoLane && memo.pid_str == pid_id.text && memo.tid_str == tid_id.text &&
+        memo.pid_len == pt.size() && memo.tid_len == tt.size() && std::memcmp(memo.pid, pt.data(), pt.size()) == 0 &&
         std::memcmp(memo.tid, tt.data(), tt.size()) == 0)
       return memo.lane;
   }
@@ -239,10 +253,12 @@ std::uint32_t Reader::lane_slow(const Id& pid_id, const Id& tid_id) {
     if (t_.lanes.size() == 33) {
       for (std::uint32_t i = 0; i < t_.lanes.size(); ++i) {
         const auto& x = t_.lanes[i];
-        lane_map_[static_cast<std::uint64_t>(x.pid) * 0x9E3779B97F4A7C15ull ^ static_cast<std::uint64_t>(x.tid)].push_back(i);
+        lane_map_[static_cast<std::uint64_t>(x.pid) * 0x9E3779B97F4A7C15ull ^ static_cast<std::uint64_t>(x.tid)]
+            .push_back(i);
       }
     } else if (t_.lanes.size() > 33) {
-      lane_map_[static_cast<std::uint64_t>(pid) * 0x9E3779B97F4A7C15ull ^ static_cast<std::uint64_t>(tid)].push_back(found);
+      lane_map_[static_cast<std::uint64_t>(pid) * 0x9E3779B97F4A7C15ull ^ static_cast<std::uint64_t>(tid)].push_back(
+          found);
     }
   }
   have_last_ = true;
@@ -266,7 +282,8 @@ void Reader::commit(const RawEvent& e) {
       // Kineto's profiler span: the start of the recording window.
       if (!have_trace_span_ && e.ts.present() && e.dur.present()) {
         trace_start_rel_ = scan::us_to_ns(e.ts, "ts");
-        if (!__builtin_add_overflow(trace_start_rel_, scan::us_to_ns(e.dur, "dur"), &trace_end_rel_)) have_trace_span_ = true;
+        if (!__builtin_add_overflow(trace_start_rel_, scan::us_to_ns(e.dur, "dur"), &trace_end_rel_))
+          have_trace_span_ = true;
       }
       return;
     }
@@ -324,7 +341,6 @@ void Reader::commit(const RawEvent& e) {
   }
 }
 
-
 void Reader::finish() {
   if (!saw_events_) throw InputError(label_ + ": missing \"traceEvents\" (not a Chrome trace)");
   auto add = [&](std::int64_t rel, const char* what) {
@@ -342,9 +358,10 @@ void Reader::finish() {
   constexpr std::int64_t kLimit = std::int64_t{1} << 62;
   for (const TraceEvent& e : t_.events) {
     std::int64_t end = 0;
-    if (__builtin_add_overflow(e.start_ns, e.dur_ns, &end) || e.start_ns > kLimit || e.start_ns < -kLimit || end > kLimit ||
-        end < -kLimit)
-      throw InputError(fmt::format("{}: traceEvents[{}]: ts/dur out of range ({} ns + {} ns)", label_, e.index, e.start_ns, e.dur_ns));
+    if (__builtin_add_overflow(e.start_ns, e.dur_ns, &end) || e.start_ns > kLimit || e.start_ns < -kLimit ||
+        end > kLimit || end < -kLimit)
+      throw InputError(fmt::format("{}: traceEvents[{}]: ts/dur out of range ({} ns + {} ns)", label_, e.index,
+                                   e.start_ns, e.dur_ns));
   }
   for (const TraceFlow& f : t_.flows)
     if (f.ts_ns > kLimit || f.ts_ns < -kLimit)
@@ -376,8 +393,8 @@ void Reader::finish() {
     t_.has_window = true;
     t_.window_start_ns = add(trace_start_rel_, "ts");
     t_.window_end_ns = add(have_window_end_ ? std::max(window_end_rel_, trace_end_rel_) : trace_end_rel_, "ts");
-    t_.window_source = have_window_end_ ? "the \"Trace\" span's start to the \"Record Window End\" instant"
-                                        : "the \"Trace\" span";
+    t_.window_source =
+        have_window_end_ ? "the \"Trace\" span's start to the \"Record Window End\" instant" : "the \"Trace\" span";
   }
 }
 

@@ -14,8 +14,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
-#include <optional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -72,7 +72,7 @@ inline bool is_range(TraceCat c) { return c == TraceCat::UserAnnotation || c == 
 
 /// One "X" event of a used category.
 struct TraceEvent {
-  std::int64_t start_ns = 0;      ///< absolute ns (baseTimeNanoseconds + ts)
+  std::int64_t start_ns = 0;  ///< absolute ns (baseTimeNanoseconds + ts)
   std::int64_t dur_ns = 0;
   /// args.correlation (device activities, API calls, syncs). Host ranges have none, so theirs
   /// holds args["Parent id"] (crossbench trace_only ranges) instead: read it with parent_id().
@@ -82,7 +82,7 @@ struct TraceEvent {
   std::uint32_t lane = 0;         ///< index into TraceData::lanes
   std::uint32_t index = 0;        ///< position in traceEvents, for messages
   TraceCat cat = TraceCat::Kernel;
-  std::uint8_t flags = 0;         ///< kHas* bits
+  std::uint8_t flags = 0;  ///< kHas* bits
   static constexpr std::uint8_t kHasCorrelation = 1, kHasExternal = 2, kHasParent = 4;
   std::int64_t end_ns() const { return start_ns + dur_ns; }
   bool has(std::uint8_t bit) const { return (flags & bit) != 0; }
@@ -111,12 +111,12 @@ struct TraceLane {
 
 /// Everything the validator uses from one trace file.
 struct TraceData {
-  std::string path;           ///< as given, for messages
-  std::string file;           ///< file name
-  nlohmann::json meta;        ///< the "crossbench" block, or null
-  std::string format;         ///< crossbench.format ("trace_only", "full") or "" for other tools
-  bool has_base = false;      ///< baseTimeNanoseconds was present
-  std::int64_t base_ns = 0;   ///< baseTimeNanoseconds (0 when absent)
+  std::string path;                ///< as given, for messages
+  std::string file;                ///< file name
+  nlohmann::json meta;             ///< the "crossbench" block, or null
+  std::string format;              ///< crossbench.format ("trace_only", "full") or "" for other tools
+  bool has_base = false;           ///< baseTimeNanoseconds was present
+  std::int64_t base_ns = 0;        ///< baseTimeNanoseconds (0 when absent)
   std::vector<TraceEvent> events;  ///< used "X" events, in file order
   std::vector<TraceFlow> flows;    ///< ac2g endpoints, in file order
   std::vector<TraceLane> lanes;

@@ -131,7 +131,9 @@ void Reader::parse_event(Cursor& c, RawEvent& e) {
           scan::skip_value(c, 1);
         }
         break;
-      default: scan::skip_value(c, 1); break;
+      default:
+        scan::skip_value(c, 1);
+        break;
     }
     const char d = scan::peek(c);
     ++c.p;
@@ -141,7 +143,6 @@ void Reader::parse_event(Cursor& c, RawEvent& e) {
     scan::unexpected(c, "',' or '}'");
   }
 }
-
 
 void Reader::ext_corr_entry(Cursor& c) {
   if (scan::peek(c) != '{') {
@@ -234,7 +235,8 @@ void Reader::member(Cursor& c) {
     if (props.is_array())
       for (const auto& d : props)
         if (d.is_object() && d.contains("id") && d["id"].is_number_integer() && d.contains("computeMajor") &&
-            d["computeMajor"].is_number_integer() && d.contains("computeMinor") && d["computeMinor"].is_number_integer())
+            d["computeMajor"].is_number_integer() && d.contains("computeMinor") &&
+            d["computeMinor"].is_number_integer())
           t_.compute_capability[d["id"].get<std::int64_t>()] =
               d["computeMajor"].get<int>() * 10 + d["computeMinor"].get<int>();
   } else if (key == "baseTimeNanoseconds") {
@@ -268,7 +270,9 @@ void Reader::step(Cursor& c) {
       }
       return;
     }
-    case State::Member: member(c); return;
+    case State::Member:
+      member(c);
+      return;
     case State::AfterValue: {
       where_ = "";
       const char d = scan::peek(c);
@@ -403,7 +407,8 @@ void Reader::step(Cursor& c) {
       state_ = State::Done;
       return;
     }
-    case State::Done: return;
+    case State::Done:
+      return;
   }
 }
 
@@ -431,6 +436,5 @@ void Reader::run() {
   t_.gzip = src_.gzip();
   finish();
 }
-
 
 }  // namespace xb::trace_detail

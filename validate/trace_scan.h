@@ -45,44 +45,93 @@ inline bool cat_of(std::string_view s, TraceCat& out, CatKind& kind) {
   kind = CatKind::Used;
   switch (s.size()) {
     case 6:
-      if (is(s, "kernel") || is(s, "Kernel")) { out = TraceCat::Kernel; return true; }
-      if (is(s, "cpu_op")) { out = TraceCat::CpuOp; return true; }
-      if (is(s, "Memcpy")) { out = TraceCat::Memcpy; return true; }
-      if (is(s, "Memset")) { out = TraceCat::Memset; return true; }
+      if (is(s, "kernel") || is(s, "Kernel")) {
+        out = TraceCat::Kernel;
+        return true;
+      }
+      if (is(s, "cpu_op")) {
+        out = TraceCat::CpuOp;
+        return true;
+      }
+      if (is(s, "Memcpy")) {
+        out = TraceCat::Memcpy;
+        return true;
+      }
+      if (is(s, "Memset")) {
+        out = TraceCat::Memset;
+        return true;
+      }
       break;
     case 10:
-      if (is(s, "gpu_memcpy")) { out = TraceCat::Memcpy; return true; }
-      if (is(s, "gpu_memset")) { out = TraceCat::Memset; return true; }
+      if (is(s, "gpu_memcpy")) {
+        out = TraceCat::Memcpy;
+        return true;
+      }
+      if (is(s, "gpu_memset")) {
+        out = TraceCat::Memset;
+        return true;
+      }
       break;
     case 12:
-      if (is(s, "cuda_runtime")) { out = TraceCat::Runtime; return true; }
+      if (is(s, "cuda_runtime")) {
+        out = TraceCat::Runtime;
+        return true;
+      }
       break;
     case 11:
-      if (is(s, "cuda_driver")) { out = TraceCat::Driver; return true; }
+      if (is(s, "cuda_driver")) {
+        out = TraceCat::Driver;
+        return true;
+      }
       break;
     case 15:
-      if (is(s, "user_annotation")) { out = TraceCat::UserAnnotation; return true; }
-      if (is(s, "python_function")) { kind = CatKind::Python; return false; }
+      if (is(s, "user_annotation")) {
+        out = TraceCat::UserAnnotation;
+        return true;
+      }
+      if (is(s, "python_function")) {
+        kind = CatKind::Python;
+        return false;
+      }
       break;
     case 19:
-      if (is(s, "gpu_user_annotation")) { out = TraceCat::GpuUserAnnotation; return true; }
+      if (is(s, "gpu_user_annotation")) {
+        out = TraceCat::GpuUserAnnotation;
+        return true;
+      }
       break;
     case 9:
-      if (is(s, "cuda_sync")) { out = TraceCat::Sync; return true; }
+      if (is(s, "cuda_sync")) {
+        out = TraceCat::Sync;
+        return true;
+      }
       break;
     case 7:
-      if (is(s, "Runtime")) { out = TraceCat::Runtime; return true; }
+      if (is(s, "Runtime")) {
+        out = TraceCat::Runtime;
+        return true;
+      }
       break;
     case 8:
-      if (is(s, "overhead")) { out = TraceCat::Overhead; return true; }
+      if (is(s, "overhead")) {
+        out = TraceCat::Overhead;
+        return true;
+      }
       break;
     case 5:
-      if (is(s, "Trace")) { kind = CatKind::Trace; return false; }
+      if (is(s, "Trace")) {
+        kind = CatKind::Trace;
+        return false;
+      }
       break;
     case 4:
-      if (is(s, "ac2g")) { kind = CatKind::Flow; return false; }
+      if (is(s, "ac2g")) {
+        kind = CatKind::Flow;
+        return false;
+      }
       break;
-    default: break;
+    default:
+      break;
   }
   kind = CatKind::Other;
   return false;
@@ -127,7 +176,6 @@ struct LaneTokens {
   std::uint64_t pid_word = 0, pid_mask = 0, tid_word = 0, tid_mask = 0;
 };
 
-
 class Reader {
  public:
   Reader(scan::Source& src, std::string label, NameTable& names, TraceData& out)
@@ -147,7 +195,9 @@ class Reader {
   void ext_corr_entry(Cursor& c);
   std::uint32_t lane(const Id& pid, const Id& tid);
   /// The event's lane: the one the layout fast path recognized, else lane(pid, tid).
-  std::uint32_t lane_of(const RawEvent& e) { return e.known_lane != RawEvent::kNoLane ? e.known_lane : lane(e.pid, e.tid); }
+  std::uint32_t lane_of(const RawEvent& e) {
+    return e.known_lane != RawEvent::kNoLane ? e.known_lane : lane(e.pid, e.tid);
+  }
   /// names_.intern() behind a small cache keyed by length and the first and last 8 bytes (most
   /// names repeat: a few kernels, one launch call); a hit is confirmed by comparing the text.
   std::uint32_t intern_name(std::string_view s) {
@@ -179,7 +229,8 @@ class Reader {
     shape(what);
   }
   static bool json_value_start(char ch) {
-    return ch == '"' || ch == '{' || ch == '[' || ch == '-' || (ch >= '0' && ch <= '9') || ch == 't' || ch == 'f' || ch == 'n';
+    return ch == '"' || ch == '{' || ch == '[' || ch == '-' || (ch >= '0' && ch <= '9') || ch == 't' || ch == 'f' ||
+           ch == 'n';
   }
 
   scan::Source& src_;

@@ -85,7 +85,8 @@ ValidateOutcome run_validate(const ValidateRequest& rq, std::ostream& out) {
       probe_file_destination(report_json_path(report_dest));
     } catch (const std::exception& e) {
       // A read-only run folder (a mounted or committed one) can still be validated elsewhere.
-      throw std::runtime_error(std::string(e.what()) + (rq.report.empty() ? " (--report FILE writes it elsewhere)" : ""));
+      throw std::runtime_error(std::string(e.what()) +
+                               (rq.report.empty() ? " (--report FILE writes it elsewhere)" : ""));
     }
   }
   if (!rq.markdown.empty()) probe_file_destination(rq.markdown);
@@ -148,20 +149,23 @@ int validate_command(int argc, const char* const* argv, std::ostream& out, std::
     return 2;
   };
   try {
-    CLI::App app{"Checks that a crossbench run folder's table.json, trace_only.json, full.json and events.json "
-                 "agree (writes validation.json), or that PyTorch profiler exports agree: " +
-                     program + " --trace FILE [--trace FILE] [--table FILE] [--events FILE] [--report FILE]",
-                 program};
+    CLI::App app{
+        "Checks that a crossbench run folder's table.json, trace_only.json, full.json and events.json "
+        "agree (writes validation.json), or that PyTorch profiler exports agree: " +
+            program + " --trace FILE [--trace FILE] [--table FILE] [--events FILE] [--report FILE]",
+        program};
     ValidateRequest rq;
     std::string run_dir, report, markdown, table, events;
     std::vector<std::string> traces;
     app.add_option("RUN_DIR", run_dir, "run folder to validate");
-    app.add_option("--trace", traces,
-                   "Chrome/Kineto trace (export_chrome_trace; .json or .json.gz); give a second one of the same session "
-                   "(e.g. a trace-only export) to compare them");
+    app.add_option(
+        "--trace", traces,
+        "Chrome/Kineto trace (export_chrome_trace; .json or .json.gz); give a second one of the same session "
+        "(e.g. a trace-only export) to compare them");
     app.add_option("--table", table, "key_averages().table() text, or a crossbench table.json");
     app.add_option("--events", events, "cudaEvent times: crossbench events.json or a reference summary.json");
-    app.add_option("--report", report, "where to write the JSON report (default RUN_DIR/validation.json; none for --trace)");
+    app.add_option("--report", report,
+                   "where to write the JSON report (default RUN_DIR/validation.json; none for --trace)");
     app.add_option("--markdown", markdown, "also write a markdown section of the verdicts to this file");
     app.add_option("--title", rq.title, "heading of the markdown section (default: the inputs)");
     app.add_flag("--force", rq.force,

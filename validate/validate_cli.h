@@ -16,15 +16,15 @@ namespace xb {
 /// One `validate` invocation, parsed: either a run folder or one or two traces with an optional
 /// table and event times (validate --help).
 struct ValidateRequest {
-  std::filesystem::path run_dir;               ///< a crossbench run folder ("" with traces)
-  std::vector<std::filesystem::path> traces;   ///< Chrome/Kineto traces, .json or .json.gz (none with run_dir)
-  std::filesystem::path table;                 ///< key_averages().table() text or table.json; "" = none
-  std::filesystem::path events;                ///< events.json or a reference summary.json; "" = none
+  std::filesystem::path run_dir;              ///< a crossbench run folder ("" with traces)
+  std::vector<std::filesystem::path> traces;  ///< Chrome/Kineto traces, .json or .json.gz (none with run_dir)
+  std::filesystem::path table;                ///< key_averages().table() text or table.json; "" = none
+  std::filesystem::path events;               ///< events.json or a reference summary.json; "" = none
   /// Where the JSON report goes (a folder: <folder>/validation.json). "": RUN_DIR/validation.json
   /// for a run folder, no report for traces.
   std::filesystem::path report;
-  std::filesystem::path markdown;              ///< also write a markdown section here; "" = none
-  std::string title;                           ///< the markdown section's heading; "": the inputs
+  std::filesystem::path markdown;  ///< also write a markdown section here; "" = none
+  std::string title;               ///< the markdown section's heading; "": the inputs
   /// Rewrite RUN_DIR/validation.json even when it holds another validation (never silently: without
   /// it, another verdict is refused and the same one leaves the file as it is).
   bool force = false;

@@ -58,19 +58,21 @@ ValidationReport run_all(Model& m, const ValidateOptions& opts) {
   report.inputs = {{"traces", traces},
                    {"table", m.table ? json(m.table->path) : json(nullptr)},
                    {"events", m.events ? json(m.events->path) : json(nullptr)}};
-  const std::string res = "text tables: within half the printed resolution (0.5 ns for \"us\" with three decimals, "
-                          "500 ns for \"ms\", 0.5 ms for \"s\"); JSON files and traces: exact integer ns";
-  report.tolerances[checks::kKernelStats] = "exact: integer ns, median as a double (mean of the two middle values); " + res;
+  const std::string res =
+      "text tables: within half the printed resolution (0.5 ns for \"us\" with three decimals, "
+      "500 ns for \"ms\", 0.5 ms for \"s\"); JSON files and traces: exact integer ns";
+  report.tolerances[checks::kKernelStats] =
+      "exact: integer ns, median as a double (mean of the two middle values); " + res;
   report.tolerances[checks::kTableRows] = res;
-  report.tolerances[checks::kTableTotals] =
-      fmt::format("table.json: percentages within +-{} percentage points, ns totals exact; text: each value within half "
-                  "its printed resolution, sums within the sum of their terms' half resolutions, percentages within "
-                  "half a printed digit plus the rounding of the values they are taken of",
-                  num(opts.pct_tol));
-  report.tolerances[checks::kAnnotationSpan] =
-      fmt::format("table rows within half their printed resolution; trace gpu_user_annotation spans within {} ns of "
-                  "their device work's first start and last end",
-                  opts.span_tol_ns);
+  report.tolerances[checks::kTableTotals] = fmt::format(
+      "table.json: percentages within +-{} percentage points, ns totals exact; text: each value within half "
+      "its printed resolution, sums within the sum of their terms' half resolutions, percentages within "
+      "half a printed digit plus the rounding of the values they are taken of",
+      num(opts.pct_tol));
+  report.tolerances[checks::kAnnotationSpan] = fmt::format(
+      "table rows within half their printed resolution; trace gpu_user_annotation spans within {} ns of "
+      "their device work's first start and last end",
+      opts.span_tol_ns);
   report.tolerances[checks::kEventVsCupti] = fmt::format(
       "per fixture, pairing each step's cudaEvent interval with the CUPTI span of the same step, both per call "
       "(divided by the step's launches): median over steps of |event - CUPTI| <= max({} ns, {} x median cudaEvent "
@@ -78,7 +80,8 @@ ValidationReport run_all(Model& m, const ValidateOptions& opts) {
       "whose External id is the step's ProfilerStep range or a range nested in it; judged on these paired differences "
       "alone, whatever the spread of the samples: claimed when the 95% distribution-free interval of the median "
       "event - CUPTI difference (widened for drift; with too few pairs, their range) lies within the tolerance, "
-      "else reported noisy (not claimed, with the interval); cold-mode fixtures (one launch per sample) get {} ns more for the GPU "
+      "else reported noisy (not claimed, with the interval); cold-mode fixtures (one launch per sample) get {} ns more "
+      "for the GPU "
       "front end's launch and completion latency, which the event interval holds and the kernel span does not; "
       "fixtures whose launch synchronizes with the device (timing.sync, sampled without the blocking kernel) get "
       "the same {} ns per step and the host's launch time outside the step's device activities (from the step's "
@@ -91,12 +94,13 @@ ValidationReport run_all(Model& m, const ValidateOptions& opts) {
       "instructions x their weights + tensor-pipe operations) within {}% of the model, or, for bench's n x n x n GEMMs "
       "whose kernel name gives a CTA tile (tm x tn x tk), within {}% of the tile-padded model 2 pad(n, tm) pad(n, tn) "
       "pad(n, tk) (tile quantization: the FLOPs the kernel executes; passes so are marked)",
-      num(opts.counters_memory_max_intensity), num(100 * opts.counters_bytes_tol), num(opts.counters_compute_min_intensity),
-      num(100 * opts.counters_flops_tol), num(100 * opts.counters_flops_tol));
+      num(opts.counters_memory_max_intensity), num(100 * opts.counters_bytes_tol),
+      num(opts.counters_compute_min_intensity), num(100 * opts.counters_flops_tol), num(100 * opts.counters_flops_tol));
   report.tolerances[checks::kRecordingWindow] = "exact (integer ns)";
   report.tolerances[checks::kLaneOrder] = "exact (integer ns)";
 
-  const bool event_only = report.source_meta.is_object() && report.source_meta.value("activity_source", "cupti") == "none";
+  const bool event_only =
+      report.source_meta.is_object() && report.source_meta.value("activity_source", "cupti") == "none";
   if (event_only) {
     // bench --no-cupti: host ranges and cudaEvent times only. Every check that compares activity
     // records is reported as not run, never as passed.
@@ -155,7 +159,7 @@ ValidationReport validate_run_dir(const fs::path& dir, const ValidateOptions& op
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
     throw InputError(dir.string() + (fs::exists(dir, ec) ? ": not a run folder (for a trace file use --trace FILE)"
-                                                          : ": no such run folder"));
+                                                         : ": no such run folder"));
   }
   Model m;
   Phase total("validate run folder");

@@ -130,12 +130,12 @@ struct CheckCounts {
 /// nothing wrong (event_vs_cupti and verified: one per fixture), one Failed result per
 /// disagreement (capped, see ValidateOptions::max_failures_per_check), or NotRun results.
 struct ValidationReport {
-  std::string run_dir;                           ///< folder that was validated ("" for files)
-  nlohmann::json inputs;                         ///< {"traces": [...], "table", "events"}: files read
-  std::vector<CheckResult> checks;               ///< in check order
-  std::map<std::string, std::string> tolerances; ///< check name -> tolerance it applied, as text
-  nlohmann::json source_meta;  ///< "crossbench" block of the validated full.json (null if none)
-  nlohmann::json figures;      ///< check name -> measured figures (launch latency distribution, ...)
+  std::string run_dir;                            ///< folder that was validated ("" for files)
+  nlohmann::json inputs;                          ///< {"traces": [...], "table", "events"}: files read
+  std::vector<CheckResult> checks;                ///< in check order
+  std::map<std::string, std::string> tolerances;  ///< check name -> tolerance it applied, as text
+  nlohmann::json source_meta;                     ///< "crossbench" block of the validated full.json (null if none)
+  nlohmann::json figures;                         ///< check name -> measured figures (launch latency distribution, ...)
 
   /// True when no result is Failed (NotRun results do not fail a run).
   bool passed() const;
@@ -213,8 +213,7 @@ void write_report_json(const ValidationReport& report, std::ostream& out);
 /// Writes validation.json atomically. `dir_or_file`: an existing folder (the file is written as
 /// <folder>/validation.json) or a file path. Returns the path written. Throws
 /// std::runtime_error when the file cannot be written.
-std::filesystem::path write_report_json(const ValidationReport& report,
-                                        const std::filesystem::path& dir_or_file);
+std::filesystem::path write_report_json(const ValidationReport& report, const std::filesystem::path& dir_or_file);
 
 /// Where write_report_json(report, `dir_or_file`) writes: <folder>/validation.json for an existing
 /// folder, else `dir_or_file` itself.

@@ -1,7 +1,7 @@
 #include "bench/ab/ab.h"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <array>
 #include <iostream>
@@ -95,7 +95,8 @@ int ab_command(int argc, const char* const* argv) {
   }
   XB_CUDA(cudaStreamSynchronize(stream.get()));
   const RawSession raw = profiler.stop();
-  if (raw.meta.dropped_records != 0) throw ProfilerError(fmt::format("CUPTI dropped {} records", raw.meta.dropped_records));
+  if (raw.meta.dropped_records != 0)
+    throw ProfilerError(fmt::format("CUPTI dropped {} records", raw.meta.dropped_records));
   const AbRounds ab = ab_rounds(step_metrics(build_session(raw)), fixtures, rounds);
 
   const SampleStats a = compute_stats(ab.device_ns[0]), b = compute_stats(ab.device_ns[1]),
@@ -105,14 +106,17 @@ int ab_command(int argc, const char* const* argv) {
   std::cout << fmt::format(
       "| op | size | dtype | device time per call, median us | min us | max us | cudaEvent time per call, median us |\n"
       "| --- | ---: | --- | ---: | ---: | ---: | ---: |\n"
-      "| {} (A) | {} | {} | {:.2f} | {:.2f} | {:.2f} | {:.2f} |\n| {} (B) | {} | {} | {:.2f} | {:.2f} | {:.2f} | {:.2f} |\n\n"
+      "| {} (A) | {} | {} | {:.2f} | {:.2f} | {:.2f} | {:.2f} |\n| {} (B) | {} | {} | {:.2f} | {:.2f} | {:.2f} | "
+      "{:.2f} |\n\n"
       "B / A: median over {} interleaved rounds {:.4f} (min {:.4f}, max {:.4f}); ratio of medians {:.4f}\n"
       "B / A by cudaEvent time: median over rounds {:.4f} (min {:.4f}, max {:.4f}){}\n",
       ops[0], n, dtype_name, a.median / 1e3, a.min / 1e3, a.max / 1e3, ea.median / 1e3, ops[1], n, dtype_name,
       b.median / 1e3, b.min / 1e3, b.max / 1e3, eb.median / 1e3, rounds, q.median, q.min, q.max, b.median / a.median,
       eq.median, eq.min, eq.max,
-      blocking ? "" : fmt::format(" (blocks of more than {} calls are not held by the blocking kernel: the event "
-                                  "times include the host's launch gaps)", kMaxBatch));
+      blocking ? ""
+               : fmt::format(" (blocks of more than {} calls are not held by the blocking kernel: the event "
+                             "times include the host's launch gaps)",
+                             kMaxBatch));
   if (!out.empty()) {
     const nlohmann::json doc{{"ab",
                               {{"a", ops[0]},

@@ -118,7 +118,8 @@ Calibration run_calibration(const CalibrateOptions& opt, std::ostream& log) {
   }
   c.clocks.push_back(to_reading(nvml.snapshot(), "idle, before calibration"));
   log << fmt::format("calibrate: {} (PCI {}), driver {}, clocks: {}\n", c.gpu_name, c.pci_bus_id,
-                     c.driver_version.empty() ? std::to_string(c.cuda_driver_version) : c.driver_version, c.clock_source);
+                     c.driver_version.empty() ? std::to_string(c.cuda_driver_version) : c.driver_version,
+                     c.clock_source);
 
   Stream stream;
   // Copy ceiling: the same measurement as bench's cold-mode bound (measure_copy), its median.
@@ -150,8 +151,9 @@ Calibration run_calibration(const CalibrateOptions& opt, std::ostream& log) {
       std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(opt.cooldown_ms));
       warm_up_for(stream.get(), opt.gemm_warmup_ms, call);
       GpuSnapshot after;
-      const Measurement m = measure_unrecorded(stream.get(), call, fmt::format("xb::calibrate_gemm_{}_{}", dtype_name, n),
-                                               ceiling_config(opt.calls, nvml, after));
+      const Measurement m =
+          measure_unrecorded(stream.get(), call, fmt::format("xb::calibrate_gemm_{}_{}", dtype_name, n),
+                             ceiling_config(opt.calls, nvml, after));
       c.clocks.push_back(to_reading(after, fmt::format("right after the {} GEMM {} samples", dtype_name, n)));
       GemmCeiling g;
       g.dtype = dtype_name;
@@ -177,10 +179,12 @@ int calibrate_command(int argc, const char* const* argv) {
   check_run_dir(dir);  // a bad --out is reported before the device checks
   require_cuda_device();
   // Everything that can be checked is checked before the folder is created.
-  require_device_memory(2 * (static_cast<std::size_t>(opt->copy_mib) << 20), fmt::format("the {} MiB copy", opt->copy_mib));
+  require_device_memory(2 * (static_cast<std::size_t>(opt->copy_mib) << 20),
+                        fmt::format("the {} MiB copy", opt->copy_mib));
   for (const std::string& dtype : opt->dtypes) {
     for (std::int64_t n : opt->gemm_sizes) {
-      require_device_memory(workload_device_bytes(Op::Matmul, parse_dtype(dtype), n), fmt::format("GEMM {} {}", dtype, n));
+      require_device_memory(workload_device_bytes(Op::Matmul, parse_dtype(dtype), n),
+                            fmt::format("GEMM {} {}", dtype, n));
     }
   }
   create_run_dir(dir);

@@ -32,8 +32,7 @@ std::vector<std::string> flatten(const std::vector<std::string>& values, const c
 }
 
 template <typename Parse>
-std::vector<std::string> checked_names(const std::vector<std::string>& values, const char* what,
-                                       Parse parse) {
+std::vector<std::string> checked_names(const std::vector<std::string>& values, const char* what, Parse parse) {
   std::vector<std::string> names = flatten(values, what);
   std::set<std::string> seen;
   for (const std::string& name : names) {
@@ -66,8 +65,9 @@ void check_benchmark_flag(const std::string& arg) {
     char* end = nullptr;
     const double v = number.empty() ? -1 : std::strtod(number.c_str(), &end);
     if (number.empty() || end != number.c_str() + number.size() || !(v > 0) || v > 1e6) {
-      throw UsageError("--benchmark_min_time needs a positive number of seconds (0.5, 0.5s) or iterations (10x), not '" +
-                       value + "'");
+      throw UsageError(
+          "--benchmark_min_time needs a positive number of seconds (0.5, 0.5s) or iterations (10x), not '" + value +
+          "'");
     }
   } else if (flag == "--benchmark_format" || flag == "--benchmark_out_format") {
     if (value != "console" && value != "json" && value != "csv") {
@@ -118,9 +118,8 @@ std::string shell_command(const std::vector<std::string>& words) {
 }
 
 std::int64_t parse_size(const std::string& item) {
-  const bool digits = !item.empty() && std::all_of(item.begin(), item.end(), [](char c) {
-    return c >= '0' && c <= '9';
-  });
+  const bool digits =
+      !item.empty() && std::all_of(item.begin(), item.end(), [](char c) { return c >= '0' && c <= '9'; });
   if (!digits) {
     if (item.size() > 1 && item[0] == '-') throw UsageError("size '" + item + "' is negative");
     throw UsageError("size '" + item + "' is not a positive integer");
@@ -180,7 +179,8 @@ std::vector<std::string> known_dtypes() {
 
 std::vector<std::string> parse_op_list(const std::vector<std::string>& values) {
   return checked_names(values, "op", [](const std::string& s) {
-    if (find_benchmark(s) == nullptr) throw std::invalid_argument("unknown op '" + s + "' (known: " + known_ops() + ")");
+    if (find_benchmark(s) == nullptr)
+      throw std::invalid_argument("unknown op '" + s + "' (known: " + known_ops() + ")");
   });
 }
 
@@ -271,10 +271,8 @@ std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv, 
                  "comma-separated dtypes: " + join_list(known_dtypes()) + " (default: each benchmark's first)");
   app.add_flag("--warmup", opt.warmup, "run each fixture until its event time is steady first");
   app.add_option("--wait-steps", opt.wait_steps, "schedule: unrecorded steps per fixture (default 1)");
-  app.add_option("--warmup-steps", opt.warmup_steps,
-                 "schedule: recorded-then-discarded steps per fixture (default 2)");
-  app.add_option("--active-steps", opt.active_steps,
-                 "schedule: recorded steps per fixture (default 20)");
+  app.add_option("--warmup-steps", opt.warmup_steps, "schedule: recorded-then-discarded steps per fixture (default 2)");
+  app.add_option("--active-steps", opt.active_steps, "schedule: recorded steps per fixture (default 20)");
   app.add_option("--mode", opt.mode,
                  "hot: back-to-back launches per sample, time divided by launches (default); "
                  "cold: L2 flushed before each sample, which then calls each input copy (up to 16) once");
@@ -285,21 +283,24 @@ std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv, 
   app.add_option("--min-samples", opt.min_samples, "stopping rule: at least this many samples (default 10)");
   app.add_option("--min-time", opt.min_time_s, "stopping rule: at least this many seconds of sampling (default 0.5)");
   app.add_option("--max-time", opt.max_time_s,
-                 "stopping rule: at most this many seconds per fixture; the output says when the precision target was not met (default 3)");
-  app.add_flag("--no-blocking", "enqueue samples without the blocking kernel (the launch gap then falls inside the event interval)");
+                 "stopping rule: at most this many seconds per fixture; the output says when the precision target was "
+                 "not met (default 3)");
+  app.add_flag("--no-blocking",
+               "enqueue samples without the blocking kernel (the launch gap then falls inside the event interval)");
   app.add_flag("--graph", opt.graph,
                "graph mode: capture each fixture's sample (the batch in hot mode, the call in cold mode) into a "
                "CUDA graph once and replay it with one cudaGraphLaunch per sample");
-  app.add_flag("--no-cupti", "event-only mode: time with cudaEvents alone, no CUPTI; validation reports the CUPTI checks as not run");
+  app.add_flag("--no-cupti",
+               "event-only mode: time with cudaEvents alone, no CUPTI; validation reports the CUPTI checks as not run");
   app.add_flag("--counters", opt.counters,
-               "after the timing pass, a counter pass of its own (CUPTI range profiler, 16 back-to-back calls per fixture, replayed): "
+               "after the timing pass, a counter pass of its own (CUPTI range profiler, 16 back-to-back calls per "
+               "fixture, replayed): "
                "DRAM bytes, FLOPs and throughput per kernel in counters.json, against the model");
   app.add_option("--out", out, "run folder to create (default results/runs/<UTC time>-<pid>)");
   app.add_option("--slow-fixture", slow,
                  "NAME=US: add a known delay of US microseconds to every call of fixture NAME "
                  "(op/dtype/size; a spin kernel after each call), to test a regression gate");
-  app.add_option("--replay", replay,
-                 "regenerate table, exports and validation from a raw_session.json (no GPU)");
+  app.add_option("--replay", replay, "regenerate table, exports and validation from a raw_session.json (no GPU)");
   // bench's main hands a run with --devices to bench/devices/devices.h before this parser sees
   // it; the option is here for --help.
   std::string devices;
@@ -339,7 +340,8 @@ std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv, 
   if (!(opt.min_time_s >= 0 && opt.min_time_s <= 600)) throw UsageError("--min-time must be in 0..600 seconds");
   if (!(opt.max_time_s > 0 && opt.max_time_s <= 3600)) throw UsageError("--max-time must be in (0, 3600] seconds");
   if (opt.max_time_s < opt.min_time_s) throw UsageError("--max-time must be at least --min-time");
-  if (opt.counters && !opt.cupti) throw UsageError("--counters uses CUPTI's profiling API; it cannot go with --no-cupti");
+  if (opt.counters && !opt.cupti)
+    throw UsageError("--counters uses CUPTI's profiling API; it cannot go with --no-cupti");
   if (app.count("--out") > 0 && out.empty()) throw UsageError("empty --out folder");
   if (app.count("--replay") > 0 && replay.empty()) throw UsageError("empty --replay file name");
   if (!out.empty()) opt.out = out;

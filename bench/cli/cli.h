@@ -59,8 +59,7 @@ std::pair<std::string, double> parse_slow_fixture(const std::string& item);
 /// prints the help on stdout and returns false; on bad input (a CLI11 ParseError) throws
 /// UsageError with CLI11's message, first passed through `tidy` when one is given. Returns true
 /// when argv was parsed.
-bool parse_command_line(CLI::App& app, int argc, const char* const* argv,
-                        std::string (*tidy)(std::string) = nullptr);
+bool parse_command_line(CLI::App& app, int argc, const char* const* argv, std::string (*tidy)(std::string) = nullptr);
 
 /// Whether `args` (a command's arguments after its name) hold --devices ("--devices X" or
 /// "--devices=X"): the bench executable then runs the command once per device

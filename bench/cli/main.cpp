@@ -49,11 +49,13 @@ const Subcommand* find_subcommand(int argc, char** argv) {
 
 std::string subcommand_help() {
   std::string text = "Subcommands (bench NAME --help for each):\n";
-  for (const Subcommand& s : kSubcommands) text += "  " + std::string(s.name) + std::string(12 - std::string(s.name).size(), ' ') + s.what + "\n";
-  text += "bench, sweep and qualify take --devices LIST|all: each device in its own process into OUT/device-N,\n"
-          "then the devices side by side in OUT/devices.md (docs/qualify.md, \"Several GPUs\")\n"
-          "Google Benchmark's own --benchmark_* flags (e.g. --benchmark_out=FILE, --benchmark_filter=REGEX) pass\n"
-          "through to it; XB_CUPTI_LIBRARY=FILE names the libcupti to load (default: the toolkit's)\n";
+  for (const Subcommand& s : kSubcommands)
+    text += "  " + std::string(s.name) + std::string(12 - std::string(s.name).size(), ' ') + s.what + "\n";
+  text +=
+      "bench, sweep and qualify take --devices LIST|all: each device in its own process into OUT/device-N,\n"
+      "then the devices side by side in OUT/devices.md (docs/qualify.md, \"Several GPUs\")\n"
+      "Google Benchmark's own --benchmark_* flags (e.g. --benchmark_out=FILE, --benchmark_filter=REGEX) pass\n"
+      "through to it; XB_CUPTI_LIBRARY=FILE names the libcupti to load (default: the toolkit's)\n";
   return text;
 }
 
@@ -67,7 +69,7 @@ int main(int argc, char** argv) {
   if (sub == nullptr || std::string(sub->name) == "sweep" || std::string(sub->name) == "qualify") {
     const std::vector<std::string> args(argv + (sub == nullptr ? 1 : 2), argv + argc);
     if (has_devices_option(args)) {
-      const DevicesCommand command = sub == nullptr                          ? DevicesCommand::Bench
+      const DevicesCommand command = sub == nullptr                      ? DevicesCommand::Bench
                                      : std::string(sub->name) == "sweep" ? DevicesCommand::Sweep
                                                                          : DevicesCommand::Qualify;
       return run_command(argv[0], false, [&] {

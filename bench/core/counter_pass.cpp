@@ -111,9 +111,10 @@ void print_counter_table(const CounterSession& s, std::ostream& out) {
     return;
   }
   const int calls = s.fixtures.empty() ? 0 : s.fixtures.front().calls;
-  out << fmt::format("counters (per call: {} back-to-back calls after {} warm-up calls, {} replay passes; from the "
-                     "counter pass, not the timed samples):\n",
-                     calls, calls, s.passes);
+  out << fmt::format(
+      "counters (per call: {} back-to-back calls after {} warm-up calls, {} replay passes; from the "
+      "counter pass, not the timed samples):\n",
+      calls, calls, s.passes);
   out << fmt::format("{:<28} {:>12} {:>12} {:>8} {:>14} {:>14} {:>8} {:>10} {:>6} {:>6}\n", "fixture", "model MB",
                      "DRAM MB", "diff", "useful GFLOP", "executed GFLOP", "diff", "FLOP/B", "SM%", "DRAM%");
   // Useful FLOPs are the model's (2 n^3 for a GEMM); the counters see every FLOP executed,
@@ -127,14 +128,16 @@ void print_counter_table(const CounterSession& s, std::ostream& out) {
     }
     const CounterFigures c = derive_figures(f);
     const double flops_diff = relative_to_model(c.flops, f.model_flops);
-    out << fmt::format("{:<28} {:>12.3f} {:>12.3f} {:>+7.2f}% {:>14.4f} {:>14.4f} {:>+7.2f}% {:>10.3f} {:>6.1f} {:>6.1f}\n",
-                       f.name, f.model_bytes / 1e6, c.dram_bytes / 1e6, 100 * relative_to_model(c.dram_bytes, f.model_bytes),
-                       f.model_flops / 1e9, c.flops / 1e9, 100 * flops_diff, c.intensity(), c.sm_throughput_pct,
-                       c.dram_throughput_pct);
+    out << fmt::format(
+        "{:<28} {:>12.3f} {:>12.3f} {:>+7.2f}% {:>14.4f} {:>14.4f} {:>+7.2f}% {:>10.3f} {:>6.1f} {:>6.1f}\n", f.name,
+        f.model_bytes / 1e6, c.dram_bytes / 1e6, 100 * relative_to_model(c.dram_bytes, f.model_bytes),
+        f.model_flops / 1e9, c.flops / 1e9, 100 * flops_diff, c.intensity(), c.sm_throughput_pct,
+        c.dram_throughput_pct);
     if (f.model_flops > 0 && flops_diff > ValidateOptions{}.counters_flops_tol) {
-      excess += fmt::format("counters: {} executes {:+.3f}% more FLOPs than the model's useful ones (for a GEMM whose CTA "
-                            "tile does not divide n, the tile padding: model_vs_counters compares the tile-padded model)\n",
-                            f.name, 100 * flops_diff);
+      excess += fmt::format(
+          "counters: {} executes {:+.3f}% more FLOPs than the model's useful ones (for a GEMM whose CTA "
+          "tile does not divide n, the tile padding: model_vs_counters compares the tile-padded model)\n",
+          f.name, 100 * flops_diff);
     }
   }
   out << excess;
@@ -142,7 +145,8 @@ void print_counter_table(const CounterSession& s, std::ostream& out) {
     out << "counters: SASS FLOPs not counted (FLOPs are tensor-pipe only): " << s.sass_reason << "\n";
   } else {
     for (const FixtureCounters& f : s.fixtures) {
-      if (f.error.empty() && !f.sass_error.empty()) out << "counters: " << f.name << ": SASS FLOPs not counted: " << f.sass_error << "\n";
+      if (f.error.empty() && !f.sass_error.empty())
+        out << "counters: " << f.name << ": SASS FLOPs not counted: " << f.sass_error << "\n";
     }
   }
   if (!s.rejected.empty()) {

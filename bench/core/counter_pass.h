@@ -71,9 +71,9 @@ void print_counter_table(const CounterSession& session, std::ostream& out);
 
 /// The counter pass of `fixtures` (registered benchmarks, bench/core/api.h) on `stream` and the
 /// current device, after everything timed: run_counter_pass with the CUPTI collector and `calls`
-/// calls per fixture (bench's and the sweep's pass: kCounterCalls; make_cupti_counter_collector; with XB_COUNTERS_LOG set, "-" for stderr or a file name, every
-/// CUPTI call's result and each metric accepted or rejected are logged there), then writes
-/// `dir`/counters.json and prints the table to `out`. An unavailable pass is one line, never an
+/// calls per fixture (bench's and the sweep's pass: kCounterCalls; make_cupti_counter_collector; with XB_COUNTERS_LOG
+/// set, "-" for stderr or a file name, every CUPTI call's result and each metric accepted or rejected are logged
+/// there), then writes `dir`/counters.json and prints the table to `out`. An unavailable pass is one line, never an
 /// exception. `idle_before_pass_ms` > 0: the device idles that long (ms) before each replay pass's
 /// warm-up calls, and counters.json's method says so; 0, bench's pass: passes back to back. The
 /// fresh-process probe for the Nsight Compute comparison sets it so that its passes are spaced as
@@ -84,11 +84,10 @@ void print_counter_table(const CounterSession& session, std::ostream& out);
 /// under ncu, whose per-kernel collection leaves the GPU idle between kernels; counters.json's
 /// method says so. `calls` (K) other than kCounterCalls: the fresh-process probe's medians over more
 /// calls (XB_PROBE_CALLS), at most 512 kernels per collection. Throws std::invalid_argument for
-/// idle_before_pass_ms < 0, idle_between_calls_ms < 0 or calls < 1, CudaError when the device cannot be queried, std::runtime_error when
-/// counters.json cannot be written.
+/// idle_before_pass_ms < 0, idle_between_calls_ms < 0 or calls < 1, CudaError when the device cannot be queried,
+/// std::runtime_error when counters.json cannot be written.
 CounterSession run_counter_pass_on_gpu(const std::vector<FixtureSpec>& fixtures, cudaStream_t stream,
-                                       const std::filesystem::path& dir, std::ostream& out,
-                                       int idle_before_pass_ms = 0, int idle_between_calls_ms = 0,
-                                       int calls = kCounterCalls);
+                                       const std::filesystem::path& dir, std::ostream& out, int idle_before_pass_ms = 0,
+                                       int idle_between_calls_ms = 0, int calls = kCounterCalls);
 
 }  // namespace xb

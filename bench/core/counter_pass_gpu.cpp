@@ -24,7 +24,8 @@ namespace xb {
 CounterSession run_counter_pass_on_gpu(const std::vector<FixtureSpec>& fixtures, cudaStream_t stream,
                                        const std::filesystem::path& dir, std::ostream& out, int idle_before_pass_ms,
                                        int idle_between_calls_ms, int calls) {
-  if (idle_before_pass_ms < 0) throw std::invalid_argument("run_counter_pass_on_gpu: idle_before_pass_ms must be at least 0");
+  if (idle_before_pass_ms < 0)
+    throw std::invalid_argument("run_counter_pass_on_gpu: idle_before_pass_ms must be at least 0");
   if (idle_between_calls_ms < 0) {
     throw std::invalid_argument("run_counter_pass_on_gpu: idle_between_calls_ms must be at least 0");
   }
@@ -49,7 +50,8 @@ CounterSession run_counter_pass_on_gpu(const std::vector<FixtureSpec>& fixtures,
     job.fixture.model_bytes = def->bytes ? def->bytes(p) : 0.0;
     job.make_call = [def, p, stream]() -> std::function<void()> {
       auto instance = std::make_shared<Instance>(def->make(p, stream));
-      if (!instance->launch) throw std::runtime_error("the benchmark's factory returned an instance without a launch function");
+      if (!instance->launch)
+        throw std::runtime_error("the benchmark's factory returned an instance without a launch function");
       return [instance, stream] { instance->launch(stream); };
     };
     jobs.push_back(std::move(job));
@@ -79,9 +81,11 @@ CounterSession run_counter_pass_on_gpu(const std::vector<FixtureSpec>& fixtures,
   s.gpu_name = prop.name;
   s.l2_bytes = static_cast<std::uint64_t>(l2);
   if (s.method.empty()) s.method = "CUPTI range profiler (not started)";
-  if (idle_before_pass_ms > 0) s.method += fmt::format("; the device idle {} ms before each replay pass", idle_before_pass_ms);
+  if (idle_before_pass_ms > 0)
+    s.method += fmt::format("; the device idle {} ms before each replay pass", idle_before_pass_ms);
   if (idle_between_calls_ms > 0) {
-    s.method += fmt::format("; the stream synchronized and the device idle {} ms between consecutive calls", idle_between_calls_ms);
+    s.method += fmt::format("; the stream synchronized and the device idle {} ms between consecutive calls",
+                            idle_between_calls_ms);
   }
   write_file_atomic(dir / "counters.json", [&](std::ostream& o) { write_counters_json(s, o); });
   print_counter_table(s, out);

@@ -2,8 +2,8 @@
 // flush, the spin delay and graph mode's captured graphs on one stream. The only CUDA code of the
 // sampling core.
 #include <cmath>
-#include <stdexcept>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -86,7 +86,8 @@ class CudaSampleDevice final : public SampleDevice {
     return static_cast<int>(graphs_.size() - 1);
   }
   void replay(int handle) override {
-    if (handle < 0 || static_cast<std::size_t>(handle) >= graphs_.size()) throw std::logic_error("replay of an unknown graph");
+    if (handle < 0 || static_cast<std::size_t>(handle) >= graphs_.size())
+      throw std::logic_error("replay of an unknown graph");
     XB_CUDA(cudaGraphLaunch(graphs_[static_cast<std::size_t>(handle)], stream_));
   }
   void drop_graphs() noexcept override {

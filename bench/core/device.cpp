@@ -69,7 +69,8 @@ void require_device_memory(std::size_t need, const std::string& what) {
   XB_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
   if (need > free_bytes) {
     throw UsageError(fmt::format("{} does not fit: it needs {:.2f} GiB of device memory, {:.2f} GiB free of {:.2f} GiB",
-                                 what, static_cast<double>(need) / 1073741824.0, static_cast<double>(free_bytes) / 1073741824.0,
+                                 what, static_cast<double>(need) / 1073741824.0,
+                                 static_cast<double>(free_bytes) / 1073741824.0,
                                  static_cast<double>(total_bytes) / 1073741824.0));
   }
 }

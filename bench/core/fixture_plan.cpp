@@ -34,8 +34,9 @@ std::vector<FixtureSpec> fixture_specs(const BenchOptions& options) {
                                      fmt::join(def->dtypes, ",")));
       }
     }
-    const std::vector<std::int64_t>& sizes =
-        !options.sizes.empty() ? options.sizes : !def->sizes.empty() ? def->sizes : kDefaultSizes;
+    const std::vector<std::int64_t>& sizes = !options.sizes.empty() ? options.sizes
+                                             : !def->sizes.empty()  ? def->sizes
+                                                                    : kDefaultSizes;
     for (std::int64_t n : sizes) {
       if (def->max_size > 0 && n > def->max_size) {
         throw UsageError(fmt::format("size '{}' is too large for {} (at most {})", n, op, def->max_size));

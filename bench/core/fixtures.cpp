@@ -124,15 +124,17 @@ void run_fixture(benchmark::State& state, BenchContext& ctx, const BenchmarkDef&
       // A NaN or infinite error (non-finite output) is stored as DBL_MAX: JSON has no NaN.
       info.max_rel_error = std::isfinite(v.rel_error) ? v.rel_error : std::numeric_limits<double>::max();
       if (!v.passed) {
-        return fail(fmt::format("wrong result: relative error {:.3e} > tolerance {:.1e} ({})", v.rel_error,
-                                v.tolerance, v.detail));
+        return fail(fmt::format("wrong result: relative error {:.3e} > tolerance {:.1e} ({})", v.rel_error, v.tolerance,
+                                v.detail));
       }
     }
     std::vector<std::function<void()>> launches;
     for (const Instance& i : instances) launches.push_back([&i, s = ctx.stream] { i.launch(s); });
     MeasureConfig cfg = ctx.measure;
-    if (const auto own = ctx.stopping_by_fixture.find(name); own != ctx.stopping_by_fixture.end()) cfg.stopping = own->second;
-    if (const auto delay = ctx.delay_ns_by_fixture.find(name); delay != ctx.delay_ns_by_fixture.end()) cfg.delay_ns = delay->second;
+    if (const auto own = ctx.stopping_by_fixture.find(name); own != ctx.stopping_by_fixture.end())
+      cfg.stopping = own->second;
+    if (const auto delay = ctx.delay_ns_by_fixture.find(name); delay != ctx.delay_ns_by_fixture.end())
+      cfg.delay_ns = delay->second;
     cfg.sync = def.sync;
     Measurement m;
     for (auto _ : state) {
@@ -143,14 +145,16 @@ void run_fixture(benchmark::State& state, BenchContext& ctx, const BenchmarkDef&
     const FixtureTiming& t = info.timing;
     const SampleStats& st = m.stats;
     if (!t.sync.empty()) {
-      std::cerr << fmt::format("bench: note: {} synchronizes with the device in its launch ({}): timed without the "
-                               "blocking kernel, so its times include the host's launch overhead{}\n",
-                               name, t.sync == "declared" ? "declared .sync()" : "detected: the call waited for the blocking kernel",
-                               t.sync == "declared" ? "" : " (declare .sync() to skip the detection)");
+      std::cerr << fmt::format(
+          "bench: note: {} synchronizes with the device in its launch ({}): timed without the "
+          "blocking kernel, so its times include the host's launch overhead{}\n",
+          name, t.sync == "declared" ? "declared .sync()" : "detected: the call waited for the blocking kernel",
+          t.sync == "declared" ? "" : " (declare .sync() to skip the detection)");
     }
     if (cfg.warmup) {
       state.counters["warmup_s"] = m.warmup_s;
-      if (!t.warmed_up) std::cerr << fmt::format("bench: note: {} not steady after {:.1f} s of warm-up\n", name, m.warmup_s);
+      if (!t.warmed_up)
+        std::cerr << fmt::format("bench: note: {} not steady after {:.1f} s of warm-up\n", name, m.warmup_s);
     }
     // TFLOP/s = flops / (median_ns * 1e-9 s) / 1e12 = flops / median_ns / 1e3; GB/s = bytes / ns.
     state.counters["median_us"] = st.median / 1e3;
@@ -169,20 +173,23 @@ void run_fixture(benchmark::State& state, BenchContext& ctx, const BenchmarkDef&
     state.counters["throttled"] = (t.gpu_before.throttled || t.gpu_after.throttled) ? 1 : 0;
     const std::string known = ci.bounded ? fmt::format("+-{:.3f}%", ci.half_width() * 100) : "unbounded";
     if (!m.converged) {
-      std::cerr << fmt::format("bench: note: {} median not known to {:.2f}% after {:.1f} s (median {} at {:.0f}%, "
-                               "RSD {:.2f}%, {} samples, {:.0f} effective): {}\n",
-                               name, t.max_noise * 100, t.sampling_s, known, ci.confidence * 100, st.rsd() * 100,
-                               st.count, ci.effective_samples, noise_causes(t).text());
+      std::cerr << fmt::format(
+          "bench: note: {} median not known to {:.2f}% after {:.1f} s (median {} at {:.0f}%, "
+          "RSD {:.2f}%, {} samples, {:.0f} effective): {}\n",
+          name, t.max_noise * 100, t.sampling_s, known, ci.confidence * 100, st.rsd() * 100, st.count,
+          ci.effective_samples, noise_causes(t).text());
     } else if (st.rsd() > t.max_noise) {
       // Converged on the median although the samples spread: say why they spread.
-      std::cerr << fmt::format("bench: note: {} samples spread {:.2f}% RSD ({}); median known to {} at {:.0f}% "
-                               "from {} samples\n",
-                               name, st.rsd() * 100, noise_causes(t).text(), known, ci.confidence * 100, st.count);
+      std::cerr << fmt::format(
+          "bench: note: {} samples spread {:.2f}% RSD ({}); median known to {} at {:.0f}% "
+          "from {} samples\n",
+          name, st.rsd() * 100, noise_causes(t).text(), known, ci.confidence * 100, st.count);
     }
     if (t.cold_start) {
-      std::cerr << fmt::format("bench: note: {} is cold: not warmed up, and its first samples ran {:+.1f}% off "
-                               "the median (clocks, caches or lazy loading still settling; use --warmup)\n",
-                               name, t.early_slowdown * 100);
+      std::cerr << fmt::format(
+          "bench: note: {} is cold: not warmed up, and its first samples ran {:+.1f}% off "
+          "the median (clocks, caches or lazy loading still settling; use --warmup)\n",
+          name, t.early_slowdown * 100);
     }
     if (first) ctx.profiler->add_fixture(fixture_block(info));
     // The bound is the better of cudaMemcpyAsync and our copy kernel, each its fastest per-call
@@ -192,10 +199,11 @@ void run_fixture(benchmark::State& state, BenchContext& ctx, const BenchmarkDef&
     constexpr double kCopyBoundTolerance = 0.01;
     const double bound = ctx.copy.best_bytes_per_ns();
     if (ctx.measure.mode == "cold" && bound > 0 && info.bytes / st.median > (1 + kCopyBoundTolerance) * bound) {
-      return fail(fmt::format("cold-mode rate {:.0f} GB/s is more than 1% above the measured device-to-device copy "
-                              "bandwidth {:.0f} GB/s (cudaMemcpyAsync {:.0f}, copy kernel {:.0f}): the L2 flush "
-                              "is not working", info.bytes / st.median, bound, ctx.copy.memcpy_bytes_per_ns,
-                              ctx.copy.kernel_bytes_per_ns));
+      return fail(
+          fmt::format("cold-mode rate {:.0f} GB/s is more than 1% above the measured device-to-device copy "
+                      "bandwidth {:.0f} GB/s (cudaMemcpyAsync {:.0f}, copy kernel {:.0f}): the L2 flush "
+                      "is not working",
+                      info.bytes / st.median, bound, ctx.copy.memcpy_bytes_per_ns, ctx.copy.kernel_bytes_per_ns));
     }
   } catch (const Interrupted& i) {
     // Abandoned mid-fixture: its recorded steps stay in the session (their files stay valid), the

@@ -13,14 +13,14 @@
 
 #include <cuda_runtime_api.h>
 
-#include "bench/core/options.h"
 #include "bench/core/api.h"
 #include "bench/core/fixture_plan.h"
 #include "bench/core/measure.h"
+#include "bench/core/options.h"
 #include "bench/core/sampling.h"
+#include "bench/core/stopping_rule.h"
 #include "kernels/cuda_raii.h"
 #include "profiler/profiler.h"
-#include "bench/core/stopping_rule.h"
 #include "profiler/stats.h"
 
 namespace xb {
@@ -38,18 +38,18 @@ struct CopyBandwidth {
 /// Shared state of all fixtures in one `bench` run. Outlives benchmark::RunSpecifiedBenchmarks.
 struct BenchContext {
   Profiler* profiler = nullptr;
-  SampleDevice* device = nullptr;       ///< the sampling core's device (blocking kernel, events, L2 flush)
-  cudaStream_t stream = nullptr;        ///< the stream every instance enqueues on
-  MeasureConfig measure;                ///< mode, batch, warm-up, schedule, stopping rule, NVML
-  std::size_t l2_bytes = 0;             ///< L2 size of the device (cudaDevAttrL2CacheSize): cold-mode rotation
-  CopyBandwidth copy;                   ///< cold mode: measured D2D copy bandwidth (0s otherwise)
-  std::set<std::string> recorded;       ///< fixtures already added to the session
+  SampleDevice* device = nullptr;  ///< the sampling core's device (blocking kernel, events, L2 flush)
+  cudaStream_t stream = nullptr;   ///< the stream every instance enqueues on
+  MeasureConfig measure;           ///< mode, batch, warm-up, schedule, stopping rule, NVML
+  std::size_t l2_bytes = 0;        ///< L2 size of the device (cudaDevAttrL2CacheSize): cold-mode rotation
+  CopyBandwidth copy;              ///< cold mode: measured D2D copy bandwidth (0s otherwise)
+  std::set<std::string> recorded;  ///< fixtures already added to the session
   /// Per fixture name: a stopping rule that replaces measure.stopping for that fixture (bench
   /// qualify: a suite's per-fixture noise target).
   std::map<std::string, StoppingRule::Config> stopping_by_fixture;
   /// Per fixture name: a known delay, ns, added to every call (--slow-fixture; SampleSpec::delay_ns).
   std::map<std::string, std::int64_t> delay_ns_by_fixture;
-  std::vector<std::string> errors;      ///< fixtures that failed (wrong result, CUDA error, ...)
+  std::vector<std::string> errors;  ///< fixtures that failed (wrong result, CUDA error, ...)
 };
 
 /// The sampling core outside a recorded session: measure() of `enqueue` (one call on `stream`) in

@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kernels/nvml_probe.h"
 #include "bench/core/harness_records.h"
+#include "kernels/nvml_probe.h"
 
 namespace xb {
 

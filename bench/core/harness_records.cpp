@@ -45,12 +45,14 @@ FixtureTiming parse_fixture_timing(const json& j, const std::string& w) {
   rj::require_is_object(j, w);
   FixtureTiming t;
   t.mode = rj::get_string(j, "mode", w);
-  if (t.mode != "hot" && t.mode != "cold") rj::fail(w, "timing mode must be \"hot\" or \"cold\", not \"" + t.mode + "\"");
+  if (t.mode != "hot" && t.mode != "cold")
+    rj::fail(w, "timing mode must be \"hot\" or \"cold\", not \"" + t.mode + "\"");
   t.blocking = rj::get_bool(j, "blocking", w);
   if (j.contains("graph")) t.graph = rj::get_bool(j, "graph", w);  // optional: false before graph mode
   if (j.contains("sync")) {  // optional: absent for launches that do not synchronize
     t.sync = rj::get_string(j, "sync", w);
-    if (t.sync != "declared" && t.sync != "detected") rj::fail(w, "timing sync must be \"declared\" or \"detected\", not \"" + t.sync + "\"");
+    if (t.sync != "declared" && t.sync != "detected")
+      rj::fail(w, "timing sync must be \"declared\" or \"detected\", not \"" + t.sync + "\"");
   }
   t.launches_per_sample = rj::get_int(j, "launches_per_sample", w);
   t.rotation = rj::get_int(j, "rotation", w);
@@ -69,7 +71,8 @@ FixtureTiming parse_fixture_timing(const json& j, const std::string& w) {
   if (!samples.is_array()) rj::fail(w, "key \"samples_ns\" must be an array");
   t.samples_ns.reserve(samples.size());
   for (const json& v : samples) {
-    if (!v.is_number() || !std::isfinite(v.get<double>())) rj::fail(w, "samples_ns holds a value that is not a finite number");
+    if (!v.is_number() || !std::isfinite(v.get<double>()))
+      rj::fail(w, "samples_ns holds a value that is not a finite number");
     t.samples_ns.push_back(v.get<double>());
   }
   t.warmed_up = rj::get_bool(j, "warmed_up", w);
@@ -152,7 +155,8 @@ json gpu_meta_json(const GpuMeta& g) {
 }
 
 json fixture_timing_json(const FixtureTiming& t) {
-  for (double v : {t.max_noise, t.confidence, t.min_time_s, t.max_time_s, t.sampling_s, t.early_slowdown}) check_finite(v, "fixture timing");
+  for (double v : {t.max_noise, t.confidence, t.min_time_s, t.max_time_s, t.sampling_s, t.early_slowdown})
+    check_finite(v, "fixture timing");
   for (double v : t.samples_ns) check_finite(v, "fixture timing sample");
   json j{{"mode", t.mode},
          {"blocking", t.blocking},
@@ -170,9 +174,9 @@ json fixture_timing_json(const FixtureTiming& t) {
          {"early_slowdown", t.early_slowdown},
          {"gpu_before", gpu_sample_json(t.gpu_before)},
          {"gpu_after", gpu_sample_json(t.gpu_after)}};
-  if (t.graph) j["graph"] = true;  // optional key: absent means eager launches
+  if (t.graph) j["graph"] = true;                        // optional key: absent means eager launches
   if (t.confidence > 0) j["confidence"] = t.confidence;  // optional key: absent means the RSD rule
-  if (!t.sync.empty()) j["sync"] = t.sync;  // optional key: absent means the launch does not synchronize
+  if (!t.sync.empty()) j["sync"] = t.sync;               // optional key: absent means the launch does not synchronize
   return j;
 }
 
@@ -180,14 +184,8 @@ json fixture_json(const FixtureInfo& f) {
   check_finite(f.flops, "fixture " + f.name + " flops");
   check_finite(f.bytes, "fixture " + f.name + " bytes");
   check_finite(f.max_rel_error, "fixture " + f.name + " max_rel_error");
-  json fj{{"name", f.name},
-          {"op", f.op},
-          {"dtype", f.dtype},
-          {"size", f.size},
-          {"flops", f.flops},
-          {"bytes", f.bytes},
-          {"verified", f.verified},
-          {"max_rel_error", f.max_rel_error}};
+  json fj{{"name", f.name},   {"op", f.op},       {"dtype", f.dtype},       {"size", f.size},
+          {"flops", f.flops}, {"bytes", f.bytes}, {"verified", f.verified}, {"max_rel_error", f.max_rel_error}};
   if (!f.has_reference) fj["reference"] = false;  // written only when false: older files read as true
   if (!f.timing.mode.empty()) fj["timing"] = fixture_timing_json(f.timing);
   if (!f.error.empty()) fj["error"] = f.error;
@@ -198,7 +196,9 @@ void attach_gpu_meta(SessionMeta& meta, const GpuMeta& gpu) {
   set_metadata(meta, kGpuMetadataKey, compact(gpu_meta_json(gpu)));
 }
 
-FixtureBlock fixture_block(const FixtureInfo& fixture) { return FixtureBlock{fixture.name, compact(fixture_json(fixture))}; }
+FixtureBlock fixture_block(const FixtureInfo& fixture) {
+  return FixtureBlock{fixture.name, compact(fixture_json(fixture))};
+}
 
 void attach_command(SessionMeta& meta, const std::string& command) {
   set_metadata(meta, kRunMetadataKey, compact(json{{"command", command}}));

@@ -18,7 +18,7 @@ namespace xb {
 
 /// GPU state read through NVML at one moment (bench/core/fixtures.cpp fills it; kernels/nvml_probe.h).
 struct GpuClockSample {
-  bool valid = false;             ///< false: NVML unavailable or a read failed (see error)
+  bool valid = false;  ///< false: NVML unavailable or a read failed (see error)
   std::string error;
   int sm_clock_mhz = 0;
   int mem_clock_mhz = 0;
@@ -47,42 +47,42 @@ struct GpuMeta {
 
 /// How one fixture was sampled (bench/core/measure.cpp; docs/metrics.md defines each field).
 struct FixtureTiming {
-  std::string mode;              ///< "hot" or "cold"; empty in sessions recorded before timing modes
-  bool blocking = true;          ///< samples were queued behind the blocking kernel
-  bool graph = false;            ///< each sample replayed a CUDA graph of its calls (bench --graph)
+  std::string mode;      ///< "hot" or "cold"; empty in sessions recorded before timing modes
+  bool blocking = true;  ///< samples were queued behind the blocking kernel
+  bool graph = false;    ///< each sample replayed a CUDA graph of its calls (bench --graph)
   /// The launch synchronizes with the device: "declared" (.sync(), sync=True), "detected"
   /// (measure.h launch_synchronizes), "" (it does not). Sampled without the blocking kernel then.
   std::string sync;
-  int launches_per_sample = 1;   ///< hot mode: calls between the events; cold mode: 1
-  int rotation = 1;              ///< cold mode: input copies used in turn (1 = no rotation)
+  int launches_per_sample = 1;  ///< hot mode: calls between the events; cold mode: 1
+  int rotation = 1;             ///< cold mode: input copies used in turn (1 = no rotation)
   /// Stopping rule's target, a fraction: the half-width of the median's interval at `confidence`
   /// (profiler/stats.h median_interval); in sessions recorded before that rule (confidence 0), the
   /// samples' relative standard deviation.
   double max_noise = 0;
-  double confidence = 0;         ///< level of the median's interval (0.95); 0: recorded before, RSD rule
+  double confidence = 0;  ///< level of the median's interval (0.95); 0: recorded before, RSD rule
   int min_samples = 0;
   double min_time_s = 0, max_time_s = 0;
-  std::string stop;              ///< "converged" or "timed out" (precision target not met)
-  double sampling_s = 0;         ///< wall time spent sampling
-  std::vector<double> samples_ns;  ///< every sample, per call (event interval / launches), in order
-  bool warmed_up = false;        ///< --warmup ran and reached a steady state
-  bool cold_start = false;       ///< flagged: not warmed up and the first samples were slower
-  double early_slowdown = 0;     ///< median of the first tenth of samples / median of all - 1
+  std::string stop;                      ///< "converged" or "timed out" (precision target not met)
+  double sampling_s = 0;                 ///< wall time spent sampling
+  std::vector<double> samples_ns;        ///< every sample, per call (event interval / launches), in order
+  bool warmed_up = false;                ///< --warmup ran and reached a steady state
+  bool cold_start = false;               ///< flagged: not warmed up and the first samples were slower
+  double early_slowdown = 0;             ///< median of the first tenth of samples / median of all - 1
   GpuClockSample gpu_before, gpu_after;  ///< NVML before and after sampling
 };
 
 /// One benchmark fixture (op x dtype x size) and its verified result.
 struct FixtureInfo {
-  std::string name;    ///< "<op>/<dtype>/<size>", e.g. "addmm_bias1d/bf16/4096"
-  std::string op;      ///< matmul, add, addmm, addmm_bias1d, or a registered benchmark's name
-  std::string dtype;   ///< bf16, fp16, fp32
-  std::int64_t size = 0;      ///< square problem size n (n x n tensors; GEMMs are n x n x n)
-  double flops = 0;           ///< floating-point operations per call (docs/metrics.md)
-  double bytes = 0;           ///< minimum bytes moved per call (docs/metrics.md)
-  bool verified = false;      ///< result matched the host reference
-  double max_rel_error = 0;   ///< ||out - ref|| / ||ref|| over the checked elements
-  FixtureTiming timing;       ///< empty (mode "") when the fixture failed before sampling
-  std::string error;          ///< why the fixture failed; empty when it ran
+  std::string name;          ///< "<op>/<dtype>/<size>", e.g. "addmm_bias1d/bf16/4096"
+  std::string op;            ///< matmul, add, addmm, addmm_bias1d, or a registered benchmark's name
+  std::string dtype;         ///< bf16, fp16, fp32
+  std::int64_t size = 0;     ///< square problem size n (n x n tensors; GEMMs are n x n x n)
+  double flops = 0;          ///< floating-point operations per call (docs/metrics.md)
+  double bytes = 0;          ///< minimum bytes moved per call (docs/metrics.md)
+  bool verified = false;     ///< result matched the host reference
+  double max_rel_error = 0;  ///< ||out - ref|| / ||ref|| over the checked elements
+  FixtureTiming timing;      ///< empty (mode "") when the fixture failed before sampling
+  std::string error;         ///< why the fixture failed; empty when it ran
   /// false: the benchmark gave no reference check (bench/core/api.h Instance::verify), so
   /// `verified` is false without a failure; files say "reference": false, the validator "not run".
   bool has_reference = true;

@@ -7,7 +7,8 @@ namespace {
 
 volatile std::sig_atomic_t g_signal = 0;
 // The actions install_interrupt_handlers replaced, for restore_interrupt_handlers.
-struct sigaction g_previous_int {}, g_previous_term {};
+struct sigaction g_previous_int {
+}, g_previous_term{};
 bool g_installed = false;
 
 extern "C" void on_signal(int sig) {

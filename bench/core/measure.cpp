@@ -4,9 +4,9 @@
 #include <fmt/format.h>
 
 #include <chrono>
-#include <ctime>
 #include <cmath>
 #include <condition_variable>
+#include <ctime>
 #include <limits>
 #include <mutex>
 #include <stdexcept>
@@ -17,9 +17,7 @@
 namespace xb {
 
 Seconds steady_seconds() {
-  return [] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-  };
+  return [] { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); };
 }
 
 Seconds thread_cpu_seconds() {
@@ -206,9 +204,10 @@ Measurement measure(const std::vector<std::function<void()>>& launches, Profiler
     if (launch_synchronizes(launches.front(), dev, wait_s)) t.sync = "detected";
   }
   if (!t.sync.empty() && cfg.graph) {
-    throw std::invalid_argument(fmt::format("its launch synchronizes with the device ({}), and a synchronizing call "
-                                            "cannot be captured into a CUDA graph: run it without --graph",
-                                            t.sync == "declared" ? "declared .sync()" : "detected"));
+    throw std::invalid_argument(
+        fmt::format("its launch synchronizes with the device ({}), and a synchronizing call "
+                    "cannot be captured into a CUDA graph: run it without --graph",
+                    t.sync == "declared" ? "declared .sync()" : "detected"));
   }
   t.blocking = dev.blocking() && t.sync.empty();
   t.rotation = static_cast<int>(launches.size());
@@ -238,7 +237,8 @@ Measurement measure(const std::vector<std::function<void()>>& launches, Profiler
       single.launches = 1;
       for (int i = 0; i < 3; ++i) {
         interrupt();
-        probe.push_back(static_cast<double>(timed_sample(launches[0], prof, dev, annotation, "probe", single).event_ns));
+        probe.push_back(
+            static_cast<double>(timed_sample(launches[0], prof, dev, annotation, "probe", single).event_ns));
       }
       spec.launches = auto_batch(compute_stats(probe).median);
     }

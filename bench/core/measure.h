@@ -17,9 +17,9 @@
 
 #include <cuda_runtime_api.h>
 
-#include "profiler/profiler.h"
 #include "bench/core/harness_records.h"
 #include "bench/core/stopping_rule.h"
+#include "profiler/profiler.h"
 #include "profiler/stats.h"
 
 namespace xb {
@@ -74,9 +74,9 @@ std::unique_ptr<SampleDevice> make_cuda_sample_device(cudaStream_t stream, Block
 
 /// One timed sample.
 struct SampleSpec {
-  int launches = 1;            ///< calls between the events
-  bool flush = false;          ///< flush the L2 before the start event (cold mode)
-  std::int64_t delay_ns = 0;   ///< > 0: a spin delay after each call, in an "xb::delay" CPU op range
+  int launches = 1;           ///< calls between the events
+  bool flush = false;         ///< flush the L2 before the start event (cold mode)
+  std::int64_t delay_ns = 0;  ///< > 0: a spin delay after each call, in an "xb::delay" CPU op range
   /// Graph mode: `launch` replays one CUDA graph that holds all `launches` calls (and their
   /// delays): it is called once, in one `op_name` CPU op range; `launches` still counts calls.
   bool graph = false;
@@ -93,9 +93,9 @@ struct TimedCall {
 
 /// One sample inside the profiler's next step: hold, [flush], start event, `spec.launches` calls
 /// of `launch` each in its own `op_name` CPU op range inside one `annotation` range (graph mode:
-/// one call of `launch`, the graph replay, in one op range), stop event, release. Active steps get a "ProfilerStep#N" range and their StepTiming added to the session.
-/// Throws std::invalid_argument for spec.launches < 1, and what `launch` or the device throws
-/// (the step is closed and the stream given back first).
+/// one call of `launch`, the graph replay, in one op range), stop event, release. Active steps get a "ProfilerStep#N"
+/// range and their StepTiming added to the session. Throws std::invalid_argument for spec.launches < 1, and what
+/// `launch` or the device throws (the step is closed and the stream given back first).
 TimedCall timed_sample(const std::function<void()>& launch, Profiler& prof, SampleDevice& dev,
                        const std::string& annotation, const std::string& op_name, const SampleSpec& spec);
 
@@ -136,8 +136,8 @@ struct WarmupConfig {
 
 /// How one fixture is measured.
 struct MeasureConfig {
-  std::string mode = "hot";        ///< "hot": batched calls per sample; "cold": flush + one call
-  int batch = 0;                   ///< hot mode launches per sample; 0 = auto_batch of a probe
+  std::string mode = "hot";  ///< "hot": batched calls per sample; "cold": flush + one call
+  int batch = 0;             ///< hot mode launches per sample; 0 = auto_batch of a probe
   /// Graph mode (bench --graph): each instance's sample (the batch in hot mode, the one call in
   /// cold mode, with any delays) is captured once into a CUDA graph, after the batch probe and
   /// before the warm-up, outside every profiler step; each sample then replays it with one
@@ -149,24 +149,24 @@ struct MeasureConfig {
   /// Without `sync`, and with a blocking device: find out with launch_synchronizes (after the
   /// setup calls), and sample a synchronizing launch as if declared. Off: no detection.
   bool detect_sync = true;
-  bool warmup = false;             ///< warm up until steady before anything is recorded
+  bool warmup = false;  ///< warm up until steady before anything is recorded
   WarmupConfig warmup_config;
-  Schedule schedule;               ///< wait / warmup / active profiler steps, at least
-  StoppingRule::Config stopping;   ///< then until the noise target or max_time_s
-  std::int64_t delay_ns = 0;       ///< --slow-fixture
+  Schedule schedule;                         ///< wait / warmup / active profiler steps, at least
+  StoppingRule::Config stopping;             ///< then until the noise target or max_time_s
+  std::int64_t delay_ns = 0;                 ///< --slow-fixture
   std::function<GpuClockSample()> read_gpu;  ///< NVML snapshot; empty: not read
-  double power_limit_w = 0;        ///< NVML enforced power limit, W (0 = unknown)
+  double power_limit_w = 0;                  ///< NVML enforced power limit, W (0 = unknown)
   std::function<void()> check_interrupt;     ///< called before every sample; throws to stop
-  Seconds now = steady_seconds();  ///< the clock of the budgets above
-  Seconds cpu_now = thread_cpu_seconds();  ///< the clock of Measurement::sampling_cpu_s
+  Seconds now = steady_seconds();            ///< the clock of the budgets above
+  Seconds cpu_now = thread_cpu_seconds();    ///< the clock of Measurement::sampling_cpu_s
 };
 
 /// What measure() found.
 struct Measurement {
-  FixtureTiming timing;       ///< everything events.json and summary.md report of the sampling
-  SampleStats stats;          ///< of timing.samples_ns (per call)
-  double warmup_s = 0;        ///< wall time of the warm-up (0 without --warmup)
-  bool converged = false;     ///< the noise target was met
+  FixtureTiming timing;    ///< everything events.json and summary.md report of the sampling
+  SampleStats stats;       ///< of timing.samples_ns (per call)
+  double warmup_s = 0;     ///< wall time of the warm-up (0 without --warmup)
+  bool converged = false;  ///< the noise target was met
   /// Host CPU time of the sampling loop (recorded samples only), s: the harness's own work per
   /// sample (event records, ranges) and CUDA's waits for the stop event, which spin by default.
   double sampling_cpu_s = 0;

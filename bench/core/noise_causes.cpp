@@ -26,7 +26,8 @@ bool moved(int before, int after) {
 std::string NoiseCauses::text() const {
   if (!read) return "NVML not read" + (why_not.empty() ? std::string() : ": " + why_not);
   if (!causes.empty()) return joined(causes, "; ");
-  return fmt::format("NVML saw no throttle reason and steady clocks (SM {} MHz): other processes or the host", sm_before);
+  return fmt::format("NVML saw no throttle reason and steady clocks (SM {} MHz): other processes or the host",
+                     sm_before);
 }
 
 NoiseCauses noise_causes(const FixtureTiming& t) {
@@ -44,12 +45,14 @@ NoiseCauses noise_causes(const FixtureTiming& t) {
   c.reasons = throttle_reason_names(mask);
   namespace ce = clocks_event;
   const auto group = [&](const char* what, std::uint64_t bits) {
-    if ((mask & bits) != 0) c.causes.push_back(fmt::format("{} ({})", what, joined(throttle_reason_names(mask & bits), ", ")));
+    if ((mask & bits) != 0)
+      c.causes.push_back(fmt::format("{} ({})", what, joined(throttle_reason_names(mask & bits), ", ")));
   };
   group("power cap", ce::kSwPowerCap);
   group("thermal slowdown", ce::kSwThermalSlowdown | ce::kHwThermalSlowdown);
   group("hardware slowdown", ce::kHwSlowdown | ce::kHwPowerBrakeSlowdown);
-  if (moved(b.sm_clock_mhz, a.sm_clock_mhz)) c.causes.push_back(fmt::format("SM clock moved {} -> {} MHz", b.sm_clock_mhz, a.sm_clock_mhz));
+  if (moved(b.sm_clock_mhz, a.sm_clock_mhz))
+    c.causes.push_back(fmt::format("SM clock moved {} -> {} MHz", b.sm_clock_mhz, a.sm_clock_mhz));
   if (moved(b.mem_clock_mhz, a.mem_clock_mhz)) {
     c.causes.push_back(fmt::format("memory clock moved {} -> {} MHz", b.mem_clock_mhz, a.mem_clock_mhz));
   }

@@ -17,8 +17,8 @@ inline constexpr double kClockMoved = 0.02;
 
 /// What NVML saw around one fixture's sampling.
 struct NoiseCauses {
-  bool read = false;                       ///< both snapshots were read (else causes is empty)
-  std::vector<std::string> reasons;        ///< NVML reason names set before or after (throttle_reason_names)
+  bool read = false;                 ///< both snapshots were read (else causes is empty)
+  std::vector<std::string> reasons;  ///< NVML reason names set before or after (throttle_reason_names)
   /// In words, in this order, each where it applies: "power cap (SwPowerCap)", "thermal slowdown
   /// (SwThermalSlowdown, HwThermalSlowdown)", "hardware slowdown (HwSlowdown, HwPowerBrakeSlowdown)",
   /// "SM clock moved 1980 -> 1620 MHz", "memory clock moved A -> B MHz".
@@ -26,8 +26,8 @@ struct NoiseCauses {
   /// One line: the causes joined with "; ", or why none is named: "NVML saw no throttle reason and
   /// steady clocks (SM 1980 MHz): other processes or the host" / "NVML not read: <error>".
   std::string text() const;
-  std::string why_not;                     ///< when !read: the snapshots' error
-  int sm_before = -1, sm_after = -1;       ///< SM clock, MHz (-1 not read)
+  std::string why_not;                ///< when !read: the snapshots' error
+  int sm_before = -1, sm_after = -1;  ///< SM clock, MHz (-1 not read)
 };
 
 /// The causes of `t`'s spread (see NoiseCauses).

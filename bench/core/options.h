@@ -22,26 +22,26 @@ struct BenchOptions {
   std::vector<std::string> ops;
   /// dtypes; empty (no --dtype): each benchmark's first dtype (bf16 for crossbench's own ops).
   std::vector<std::string> dtypes;
-  bool warmup = false;          ///< run each fixture until steady before recording
-  int wait_steps = 1;           ///< schedule: steps not recorded
-  int warmup_steps = 2;         ///< schedule: steps recorded then discarded
-  int active_steps = 20;        ///< schedule: recorded steps (ProfilerStep#N)
-  std::string mode = "hot";     ///< "hot": back-to-back launches per sample; "cold": L2 flushed before each sample
-  int batch = 0;                ///< hot mode: launches per sample (0 = enough for ~kHotBatchTargetNs of GPU time)
+  bool warmup = false;       ///< run each fixture until steady before recording
+  int wait_steps = 1;        ///< schedule: steps not recorded
+  int warmup_steps = 2;      ///< schedule: steps recorded then discarded
+  int active_steps = 20;     ///< schedule: recorded steps (ProfilerStep#N)
+  std::string mode = "hot";  ///< "hot": back-to-back launches per sample; "cold": L2 flushed before each sample
+  int batch = 0;             ///< hot mode: launches per sample (0 = enough for ~kHotBatchTargetNs of GPU time)
   /// The command line as given (argv joined with spaces), recorded in raw_session.json's meta "run"
   /// so that a replay can name the command it replays.
   std::string command;
-  double max_noise_pct = 0.5;   ///< stopping rule: target half-width of the median's 95% interval, percent
-  int min_samples = 10;         ///< stopping rule: at least this many samples
-  double min_time_s = 0.5;      ///< stopping rule: at least this many seconds of sampling
-  double max_time_s = 3.0;      ///< stopping rule: at most this many seconds of sampling per fixture
-  bool blocking = true;         ///< hold the stream with the blocking kernel while a sample is enqueued
-  bool cupti = true;            ///< record with the CUPTI profiler (false: event-only mode)
-  bool graph = false;           ///< capture each fixture's sample into a CUDA graph once and replay it per sample
+  double max_noise_pct = 0.5;  ///< stopping rule: target half-width of the median's 95% interval, percent
+  int min_samples = 10;        ///< stopping rule: at least this many samples
+  double min_time_s = 0.5;     ///< stopping rule: at least this many seconds of sampling
+  double max_time_s = 3.0;     ///< stopping rule: at most this many seconds of sampling per fixture
+  bool blocking = true;        ///< hold the stream with the blocking kernel while a sample is enqueued
+  bool cupti = true;           ///< record with the CUPTI profiler (false: event-only mode)
+  bool graph = false;          ///< capture each fixture's sample into a CUDA graph once and replay it per sample
   /// After the timing pass, a counter pass of its own (CUPTI range profiler, kernel replay):
   /// counters.json, model vs measured bytes and FLOPs (docs/metrics.md, "Hardware counters").
   bool counters = false;
-  std::filesystem::path out;    ///< run folder; empty = results/runs/<UTC time>-<pid>
+  std::filesystem::path out;                    ///< run folder; empty = results/runs/<UTC time>-<pid>
   std::optional<std::filesystem::path> replay;  ///< regenerate outputs from a raw session
   std::vector<std::string> benchmark_args;      ///< --benchmark_* flags passed to Google Benchmark
   /// --slow-fixture NAME=US: a known delay of US microseconds added to every call of fixture NAME

@@ -22,7 +22,8 @@ Registration register_benchmark(const std::string& name, Factory make) {
     throw std::invalid_argument("register_benchmark: name '" + name + "' has a '/', ',' or space");
   }
   if (!make) throw std::invalid_argument("register_benchmark: " + name + " has no factory");
-  if (find_benchmark(name) != nullptr) throw std::invalid_argument("register_benchmark: " + name + " is registered twice");
+  if (find_benchmark(name) != nullptr)
+    throw std::invalid_argument("register_benchmark: " + name + " is registered twice");
   BenchmarkDef def;
   def.name = name;
   def.make = std::move(make);

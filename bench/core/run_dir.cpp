@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <chrono>
 #include <ctime>
 
 #include <fcntl.h>
@@ -26,8 +26,8 @@
 #include "profiler/outputs.h"
 #include "profiler/session_io.h"
 #include "profiler/session_json.h"
-#include "profiler/step_metrics.h"
 #include "profiler/stats.h"
+#include "profiler/step_metrics.h"
 #include "profiler/table.h"
 #include "profiler/trace_export.h"
 #include "validate/validator.h"
@@ -63,7 +63,8 @@ void probe_writable(const fs::path& folder, const fs::path& dir) {
   if (::mkdtemp(name.data()) == nullptr) {
     const int err = errno;
     if (folder == dir) throw UsageError("output folder '" + dir.string() + "' is not writable: " + std::strerror(err));
-    throw UsageError("cannot create output folder '" + dir.string() + "' in '" + folder.string() + "': " + std::strerror(err));
+    throw UsageError("cannot create output folder '" + dir.string() + "' in '" + folder.string() +
+                     "': " + std::strerror(err));
   }
   ::rmdir(name.c_str());
 }
@@ -74,7 +75,8 @@ void check_run_dir(const fs::path& dir) {
   std::error_code ec;
   const fs::file_status st = fs::symlink_status(dir, ec);
   if (fs::exists(st)) {
-    if (!fs::is_directory(fs::status(dir, ec))) throw UsageError("output '" + dir.string() + "' exists and is not a folder");
+    if (!fs::is_directory(fs::status(dir, ec)))
+      throw UsageError("output '" + dir.string() + "' exists and is not a folder");
     const bool empty = fs::is_empty(dir, ec);
     if (ec) throw UsageError("output folder '" + dir.string() + "' cannot be read: " + ec.message());
     if (!empty) throw UsageError("output folder '" + dir.string() + "' already exists and is not empty");
@@ -163,20 +165,31 @@ void write_events_json(const RawSession& raw, std::ostream& out) {
       // Statistics of every sample (per call, ns), computed here from the raw samples.
       const SampleStats st = compute_stats(f.timing.samples_ns);
       const MedianInterval ci = fixture_median_interval(f.timing);
-      fj["stats"] = {{"count", st.count}, {"median_ns", st.median}, {"min_ns", st.min},   {"max_ns", st.max},
-                     {"mean_ns", st.mean},  {"stddev_ns", st.stddev}, {"mad_ns", st.mad}, {"q1_ns", st.q1},
-                     {"q3_ns", st.q3},      {"rsd", st.rsd()},
-                     {"median_ci", {{"confidence", ci.confidence}, {"low_ns", ci.low}, {"high_ns", ci.high},
-                                    {"bounded", ci.bounded},
-                                    // JSON has no infinity: an unbounded interval's half-width is null.
-                                    {"half_width", ci.bounded ? nlohmann::json(ci.half_width()) : nlohmann::json()},
-                                    {"batches", ci.batches}, {"effective_samples", ci.effective_samples}}}};
+      fj["stats"] = {{"count", st.count},
+                     {"median_ns", st.median},
+                     {"min_ns", st.min},
+                     {"max_ns", st.max},
+                     {"mean_ns", st.mean},
+                     {"stddev_ns", st.stddev},
+                     {"mad_ns", st.mad},
+                     {"q1_ns", st.q1},
+                     {"q3_ns", st.q3},
+                     {"rsd", st.rsd()},
+                     {"median_ci",
+                      {{"confidence", ci.confidence},
+                       {"low_ns", ci.low},
+                       {"high_ns", ci.high},
+                       {"bounded", ci.bounded},
+                       // JSON has no infinity: an unbounded interval's half-width is null.
+                       {"half_width", ci.bounded ? nlohmann::json(ci.half_width()) : nlohmann::json()},
+                       {"batches", ci.batches},
+                       {"effective_samples", ci.effective_samples}}}};
       fj["stop_rule"] = f.timing.confidence > 0 ? "median_ci" : "rsd";
       fj["noisy"] = f.timing.stop != "converged";
       fj["throttled"] = f.timing.gpu_before.throttled || f.timing.gpu_after.throttled;
       const NoiseCauses nc = noise_causes(f.timing);
-      fj["noise_causes"] = {{"nvml_read", nc.read}, {"throttle_reasons", nc.reasons}, {"causes", nc.causes},
-                            {"text", nc.text()}};
+      fj["noise_causes"] = {
+          {"nvml_read", nc.read}, {"throttle_reasons", nc.reasons}, {"causes", nc.causes}, {"text", nc.text()}};
     }
     fixtures.push_back(std::move(fj));
   }
@@ -190,7 +203,8 @@ MedianInterval fixture_median_interval(const FixtureTiming& t) {
 
 namespace {
 
-void write_summary(const RawSession& raw, const ValidationReport& report, const fs::path& replayed_from, std::ostream& out) {
+void write_summary(const RawSession& raw, const ValidationReport& report, const fs::path& replayed_from,
+                   std::ostream& out) {
   const Session session = build_session(raw);
   const std::vector<StepMetrics> steps = step_metrics(session);
   const std::string gpu = raw.meta.devices.empty() ? "unknown GPU" : raw.meta.devices[0].name;
@@ -198,19 +212,18 @@ void write_summary(const RawSession& raw, const ValidationReport& report, const 
   out << "# crossbench run\n\n";
   if (!replayed_from.empty()) {
     const std::string command = read_command(raw.meta);
-    out << fmt::format("- **replay** of `{}` (bench --replay: every file regenerated from the recorded session, "
-                       "no GPU ran; benchmark.json only a live run writes), recorded by {}\n",
-                       replayed_from.string(),
-                       command.empty() ? std::string("a command the session does not name (recorded before 2026-12-03)")
-                                       : "`" + command + "`");
+    out << fmt::format(
+        "- **replay** of `{}` (bench --replay: every file regenerated from the recorded session, "
+        "no GPU ran; benchmark.json only a live run writes), recorded by {}\n",
+        replayed_from.string(),
+        command.empty() ? std::string("a command the session does not name (recorded before 2026-12-03)")
+                        : "`" + command + "`");
   }
-  out << fmt::format("- GPU: {}{}\n- recorded: {}\n- CUDA driver {}, runtime {}, CUPTI {}, cuBLAS {}\n",
-                     gpu, uuid.empty() ? "" : " (" + uuid + ")", raw.meta.created_utc,
-                     raw.meta.cuda_driver_version, raw.meta.cuda_runtime_version, raw.meta.cupti_version,
-                     raw.meta.cublas_version);
-  out << fmt::format("- schedule: wait {}, warmup {}, active {}; dropped records: {}\n\n",
-                     raw.meta.schedule_wait, raw.meta.schedule_warmup, raw.meta.schedule_active,
-                     raw.meta.dropped_records);
+  out << fmt::format("- GPU: {}{}\n- recorded: {}\n- CUDA driver {}, runtime {}, CUPTI {}, cuBLAS {}\n", gpu,
+                     uuid.empty() ? "" : " (" + uuid + ")", raw.meta.created_utc, raw.meta.cuda_driver_version,
+                     raw.meta.cuda_runtime_version, raw.meta.cupti_version, raw.meta.cublas_version);
+  out << fmt::format("- schedule: wait {}, warmup {}, active {}; dropped records: {}\n\n", raw.meta.schedule_wait,
+                     raw.meta.schedule_warmup, raw.meta.schedule_active, raw.meta.dropped_records);
   out << "| fixture | verified (rel. error) | samples | spread (RSD) | median known to | precision target met | "
          "cudaEvent per call (us) | CUPTI span per call (us) | event - span (us) | CUPTI kernel sum per call (us) | "
          "TFLOP/s | GB/s |\n";
@@ -244,9 +257,10 @@ void write_summary(const RawSession& raw, const ValidationReport& report, const 
     if (samples > 0 && (rsd > f.timing.max_noise || f.timing.stop != "converged")) {
       spread_notes.push_back(fmt::format("- {}: RSD {:.2f}%: {}", f.name, rsd * 100, noise_causes(f.timing).text()));
     }
-    out << fmt::format("| {} | {} ({:.2e}) | {} | {} | {} | {} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.1f} | {:.1f} |\n",
-                       f.name, f.verified ? "yes" : "NO", f.max_rel_error, samples, noise, known, met,
-                       event_ns / 1e3, span_ns / 1e3, (event_ns - span_ns) / 1e3, kernel_ns / 1e3, tflops, gbps);
+    out << fmt::format(
+        "| {} | {} ({:.2e}) | {} | {} | {} | {} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.1f} | {:.1f} |\n", f.name,
+        f.verified ? "yes" : "NO", f.max_rel_error, samples, noise, known, met, event_ns / 1e3, span_ns / 1e3,
+        (event_ns - span_ns) / 1e3, kernel_ns / 1e3, tflops, gbps);
   }
   if (!spread_notes.empty()) {
     out << "\nWhy the samples spread (NVML clock-event reasons and clocks before and after sampling):\n\n";
@@ -256,7 +270,8 @@ void write_summary(const RawSession& raw, const ValidationReport& report, const 
          "back to back), median over the recorded steps. Samples, spread and \"median known to\": every\n"
          "sample of the stopping rule; the last is the half-width of the median's distribution-free\n"
          "interval at the stated level, widened for drift, which the stopping rule holds to --max-noise\n"
-         "(docs/metrics.md, \"Stopping rule\"). cudaEvent: the event interval. CUPTI span: first device activity start to\n"
+         "(docs/metrics.md, \"Stopping rule\"). cudaEvent: the event interval. CUPTI span: first device activity start "
+         "to\n"
          "last end in the step; \"event - span\" is the quantity the event_vs_cupti check bounds (the time\n"
          "from the start event to the first activity and from the last to the stop event). CUPTI kernel\n"
          "sum: the activities' own durations (gaps between calls excluded); TFLOP/s and GB/s use it.\n";
@@ -282,7 +297,7 @@ int validate_and_report(const fs::path& dir, std::ostream& out, const fs::path& 
 }
 
 int replay_session(const fs::path& file, const fs::path& dir, std::ostream& out) {
-  check_run_dir(dir);  // a bad --out first, before a possibly long read
+  check_run_dir(dir);                                  // a bad --out first, before a possibly long read
   const RawSession raw = read_recorded_session(file);  // read and check before creating anything
   try {
     (void)build_session(raw);

@@ -3,9 +3,9 @@
 #pragma once
 
 #include <filesystem>
-#include <utility>
 #include <ostream>
 #include <string>
+#include <utility>
 
 #include "bench/core/harness_records.h"
 #include "profiler/raw_records.h"
@@ -84,7 +84,6 @@ int validate_and_report(const std::filesystem::path& dir, std::ostream& out,
 /// `bench --replay FILE`: reads a raw session and regenerates every output in `dir`
 /// (created as create_run_dir does), then validates. Returns the exit code (0 or 1).
 /// Throws InputError for an unusable FILE, UsageError for an unusable `dir`.
-int replay_session(const std::filesystem::path& file, const std::filesystem::path& dir,
-                   std::ostream& out);
+int replay_session(const std::filesystem::path& file, const std::filesystem::path& dir, std::ostream& out);
 
 }  // namespace xb

@@ -30,7 +30,9 @@ int cold_copies(std::size_t working_set_bytes, std::size_t instance_bytes, std::
 double early_slowdown(const std::vector<double>& samples_ns) {
   if (samples_ns.size() < 6) return 0;
   const std::size_t head = std::clamp<std::size_t>(samples_ns.size() / 20, 3, 50);
-  const double first = compute_stats(std::vector<double>(samples_ns.begin(), samples_ns.begin() + static_cast<std::ptrdiff_t>(head))).median;
+  const double first =
+      compute_stats(std::vector<double>(samples_ns.begin(), samples_ns.begin() + static_cast<std::ptrdiff_t>(head)))
+          .median;
   const double all = compute_stats(samples_ns).median;
   return all > 0 ? first / all - 1 : 0;
 }

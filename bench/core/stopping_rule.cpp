@@ -40,9 +40,12 @@ StoppingRule::State StoppingRule::tick(double elapsed_s) {
 
 const char* to_string(StoppingRule::State state) {
   switch (state) {
-    case StoppingRule::State::Converged: return "converged";
-    case StoppingRule::State::TimedOut: return "timed out";
-    case StoppingRule::State::Continue: break;
+    case StoppingRule::State::Converged:
+      return "converged";
+    case StoppingRule::State::TimedOut:
+      return "timed out";
+    case StoppingRule::State::Continue:
+      break;
   }
   return "running";
 }

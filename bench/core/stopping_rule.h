@@ -23,8 +23,8 @@ class StoppingRule {
     int min_samples = 10;
     double min_time_s = 0.5;
     double max_time_s = 3.0;
-    double max_noise = 0.005;   ///< target half-width of the median's interval, a fraction (0.005 = 0.5%)
-    double confidence = 0.95;   ///< level of that interval
+    double max_noise = 0.005;  ///< target half-width of the median's interval, a fraction (0.005 = 0.5%)
+    double confidence = 0.95;  ///< level of that interval
   };
   enum class State { Continue, Converged, TimedOut };
 

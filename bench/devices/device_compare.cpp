@@ -186,8 +186,9 @@ void write_devices_markdown(const DevicesReport& r, std::ostream& out) {
   for (std::size_t i = 0; i < r.devices.size(); ++i) {
     const DeviceOutcome& d = r.devices[i];
     const std::string validation = !d.loaded ? "unreadable: " + d.error
-                                   : d.run_folders_failed == 0 ? std::string("passed")
-                                                               : fmt::format("FAILED ({} of {})", d.run_folders_failed, d.run_folders);
+                                   : d.run_folders_failed == 0
+                                       ? std::string("passed")
+                                       : fmt::format("FAILED ({} of {})", d.run_folders_failed, d.run_folders);
     out << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |", d.index, markdown_cell(d.visible_devices),
                        markdown_cell(text_or_unknown(d.environment.gpu_name)),
                        markdown_cell(text_or_unknown(d.environment.gpu_uuid)),
@@ -211,7 +212,9 @@ void write_devices_markdown(const DevicesReport& r, std::ostream& out) {
           out << fmt::format(" {:.3f} |", c.median_ns / 1e3);
         } else {
           out << fmt::format(" {}{:.3f} ({:+.2f}%){} |", c.flagged() ? "**" : "", c.median_ns / 1e3, c.delta * 100,
-                             c.flagged() ? " " + c.status + "**" : c.status == "inconclusive" ? " ?" : "");
+                             c.flagged()                  ? " " + c.status + "**"
+                             : c.status == "inconclusive" ? " ?"
+                                                          : "");
         }
       }
       out << "\n";
@@ -223,15 +226,17 @@ void write_devices_markdown(const DevicesReport& r, std::ostream& out) {
         if (!c.flagged() && c.status != "inconclusive") continue;
         if (!any) out << "\n## Flagged and inconclusive\n\n";
         any = true;
-        out << fmt::format("- device {} {}: {} (slower than {}, faster than {}, inconclusive against {} of {} others); {}\n",
-                           r.devices[i].index, row.key, c.status, c.slower, c.faster, c.inconclusive, c.compared,
-                           markdown_cell(c.reason));
+        out << fmt::format(
+            "- device {} {}: {} (slower than {}, faster than {}, inconclusive against {} of {} others); {}\n",
+            r.devices[i].index, row.key, c.status, c.slower, c.faster, c.inconclusive, c.compared,
+            markdown_cell(c.reason));
       }
     }
   }
   out << fmt::format(
       "\nRule: each device's samples of a fixture against each other device's through qualify's gate "
-      "(docs/qualify.md: Mann-Whitney U at alpha = {}, threshold {:g}% compute- and memory-bound, {:g}% overhead-bound, "
+      "(docs/qualify.md: Mann-Whitney U at alpha = {}, threshold {:g}% compute- and memory-bound, {:g}% "
+      "overhead-bound, "
       "at least {:g}% when both are power-capped; noisy or throttled is inconclusive). A device is flagged slower "
       "(faster) on a fixture when the gate says regression (improvement) against more than half of the other devices; "
       "with two devices a difference flags both. Delta: its median against the median of the others' medians.\n",

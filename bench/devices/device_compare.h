@@ -21,16 +21,16 @@ namespace xb {
 
 /// What one device's child process left: its folder read back.
 struct DeviceOutcome {
-  int index = 0;                   ///< the device as the parent numbers it (CUDA's order under its CUDA_VISIBLE_DEVICES)
-  std::string visible_devices;     ///< CUDA_VISIBLE_DEVICES the child ran with
-  std::filesystem::path dir;       ///< OUT/device-<index>
-  int exit_code = 0;               ///< the child's exit code (128 + signal when a signal ended it)
-  bool loaded = false;             ///< the folder's run folders were read
-  std::string error;               ///< why not loaded (one line); "" when loaded
-  RunEnvironment environment;      ///< of its (first) run folder: GPU name, UUID, PCI bus id, ...
-  std::vector<FixtureRecord> fixtures;  ///< every fixture of its run folders, keyed by FixtureRecord::key
-  std::size_t run_folders = 0;     ///< run folders read (bench, sweep: 1; qualify: one per mode)
-  std::size_t run_folders_failed = 0;   ///< of those, how many failed validation
+  int index = 0;                ///< the device as the parent numbers it (CUDA's order under its CUDA_VISIBLE_DEVICES)
+  std::string visible_devices;  ///< CUDA_VISIBLE_DEVICES the child ran with
+  std::filesystem::path dir;    ///< OUT/device-<index>
+  int exit_code = 0;            ///< the child's exit code (128 + signal when a signal ended it)
+  bool loaded = false;          ///< the folder's run folders were read
+  std::string error;            ///< why not loaded (one line); "" when loaded
+  RunEnvironment environment;   ///< of its (first) run folder: GPU name, UUID, PCI bus id, ...
+  std::vector<FixtureRecord> fixtures;        ///< every fixture of its run folders, keyed by FixtureRecord::key
+  std::size_t run_folders = 0;                ///< run folders read (bench, sweep: 1; qualify: one per mode)
+  std::size_t run_folders_failed = 0;         ///< of those, how many failed validation
   std::optional<std::string> qualify_result;  ///< bench qualify: qualify.json's result against the baseline
   /// The fixture with this key, or null.
   const FixtureRecord* find(const std::string& key) const;
@@ -38,13 +38,13 @@ struct DeviceOutcome {
 
 /// One device's fixture against the other devices.
 struct DeviceCell {
-  bool present = false;         ///< the device has this fixture with samples
-  double median_ns = 0;         ///< its median per call
-  double delta = 0;             ///< median / (median of the other devices' medians) - 1
-  std::size_t compared = 0;     ///< other devices with this fixture
-  std::size_t slower = 0;       ///< of those, against how many the gate says regression (this device slower)
-  std::size_t faster = 0;       ///< ... improvement (this device faster)
-  std::size_t inconclusive = 0; ///< ... inconclusive (noisy, throttled, too few samples on either side)
+  bool present = false;          ///< the device has this fixture with samples
+  double median_ns = 0;          ///< its median per call
+  double delta = 0;              ///< median / (median of the other devices' medians) - 1
+  std::size_t compared = 0;      ///< other devices with this fixture
+  std::size_t slower = 0;        ///< of those, against how many the gate says regression (this device slower)
+  std::size_t faster = 0;        ///< ... improvement (this device faster)
+  std::size_t inconclusive = 0;  ///< ... inconclusive (noisy, throttled, too few samples on either side)
   /// "slower", "faster" (flagged: off more than half of the others the same way), "inconclusive"
   /// (the gate could not tell against at least half), "consistent", "alone" (no other device has
   /// it), "missing" (this device has no samples of it).

@@ -31,9 +31,12 @@ namespace fs = std::filesystem;
 
 const char* to_string(DevicesCommand c) {
   switch (c) {
-    case DevicesCommand::Bench: return "bench";
-    case DevicesCommand::Sweep: return "sweep";
-    case DevicesCommand::Qualify: return "qualify";
+    case DevicesCommand::Bench:
+      return "bench";
+    case DevicesCommand::Sweep:
+      return "sweep";
+    case DevicesCommand::Qualify:
+      return "qualify";
   }
   return "bench";
 }
@@ -68,8 +71,9 @@ std::vector<int> resolve_devices(const DeviceSelection& selection, int count) {
   }
   for (int i : selection.indices) {
     if (count >= 0 && i >= count) {
-      throw UsageError(count == 0 ? fmt::format("--devices {}: no CUDA device found", i)
-                                  : fmt::format("--devices {}: this machine has {} CUDA device(s) (0..{})", i, count, count - 1));
+      throw UsageError(
+          count == 0 ? fmt::format("--devices {}: no CUDA device found", i)
+                     : fmt::format("--devices {}: this machine has {} CUDA device(s) (0..{})", i, count, count - 1));
     }
   }
   return selection.indices;
@@ -102,9 +106,11 @@ std::optional<std::string> take_option(std::vector<std::string>& args, const std
 std::string child_visible_devices(int index, const char* parent) {
   if (parent == nullptr) return std::to_string(index);
   const std::vector<std::string> entries = split_list(parent);
-  if (index < 0 || static_cast<std::size_t>(index) >= entries.size() || entries[static_cast<std::size_t>(index)].empty()) {
-    throw UsageError(fmt::format("--devices {}: CUDA_VISIBLE_DEVICES='{}' names no device {} (this process sees devices 0..{})",
-                                 index, parent, index, static_cast<int>(entries.size()) - 1));
+  if (index < 0 || static_cast<std::size_t>(index) >= entries.size() ||
+      entries[static_cast<std::size_t>(index)].empty()) {
+    throw UsageError(
+        fmt::format("--devices {}: CUDA_VISIBLE_DEVICES='{}' names no device {} (this process sees devices 0..{})",
+                    index, parent, index, static_cast<int>(entries.size()) - 1));
   }
   return entries[static_cast<std::size_t>(index)];
 }
@@ -128,7 +134,8 @@ ChildRunner spawn_runner(const std::string& program) {
     pid_t pid = 0;
     const int rc = ::posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv.data(), envp.data());
     if (rc != 0) {
-      std::fprintf(stderr, "bench: error: cannot start a child for device %s: %s\n", visible.c_str(), std::strerror(rc));
+      std::fprintf(stderr, "bench: error: cannot start a child for device %s: %s\n", visible.c_str(),
+                   std::strerror(rc));
       return 127;
     }
     int status = 0;
@@ -173,7 +180,8 @@ Checked check_command(DevicesCommand command, const std::string& program, const 
       if (!o) return Checked{true, false, {}};
       for (const std::string& g : o->benchmark_args) {
         if (g.rfind("--benchmark_out=", 0) == 0) {
-          throw UsageError("--benchmark_out names one file; with --devices each device's folder has its own benchmark.json");
+          throw UsageError(
+              "--benchmark_out names one file; with --devices each device's folder has its own benchmark.json");
         }
       }
       c.replay = o->replay.has_value();
@@ -284,7 +292,8 @@ int run_on_devices(DevicesCommand command, const std::string& program, std::vect
       if (!entries.empty()) {
         const FleetReport fleet = aggregate_qualifications(std::move(entries), report.created_utc);
         write_fleet_reports(fleet, out);
-        fleet_line = fmt::format("against the baseline: {} (aggregate.md, aggregate.xml, aggregate.json)", fleet.result);
+        fleet_line =
+            fmt::format("against the baseline: {} (aggregate.md, aggregate.xml, aggregate.json)", fleet.result);
         code = code == 1 || fleet.exit_code == 1 ? 1 : fleet.exit_code;
       } else {
         code = 1;
@@ -296,15 +305,15 @@ int run_on_devices(DevicesCommand command, const std::string& program, std::vect
   log << fmt::format("\ndevices side by side ({}): {}\n", to_string(command), devices_result(report));
   for (std::size_t i = 0; i < report.devices.size(); ++i) {
     const DeviceOutcome& d = report.devices[i];
-    log << fmt::format("  device {} {} {} {}: {}{}\n", d.index, d.environment.gpu_name.empty() ? "?" : d.environment.gpu_name,
-                       d.environment.gpu_uuid, d.environment.gpu_pci_bus_id, report.status[i],
-                       d.loaded ? "" : " (" + d.error + ")");
+    log << fmt::format("  device {} {} {} {}: {}{}\n", d.index,
+                       d.environment.gpu_name.empty() ? "?" : d.environment.gpu_name, d.environment.gpu_uuid,
+                       d.environment.gpu_pci_bus_id, report.status[i], d.loaded ? "" : " (" + d.error + ")");
   }
   for (const FixtureAcross& row : report.fixtures) {
     for (std::size_t i = 0; i < row.cells.size(); ++i) {
       if (row.cells[i].flagged()) {
-        log << fmt::format("  FLAGGED: device {} {}: {} ({:+.2f}% against the others)\n", report.devices[i].index, row.key,
-                           row.cells[i].status, row.cells[i].delta * 100);
+        log << fmt::format("  FLAGGED: device {} {}: {} ({:+.2f}% against the others)\n", report.devices[i].index,
+                           row.key, row.cells[i].status, row.cells[i].delta * 100);
       }
     }
   }

@@ -17,9 +17,9 @@
 // interleaved rounds.
 #include "bench/overhead/overhead.h"
 
-#include <CLI/CLI.hpp>
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <chrono>
 #include <iostream>
@@ -183,8 +183,11 @@ int overhead_command(int argc, const char* const* argv) {
                        {"full_ratio", med.back() / med.front()}};
     nlohmann::json by_mode = nlohmann::json::array();
     for (std::size_t m = 0; m < modes.size(); ++m) {
-      by_mode.push_back({{"mode", modes[m].name}, {"median_ns", med[m]}, {"ratio", med[m] / med.front()},
-                         {"min_ns", compute_stats(ns[m]).min}, {"max_ns", compute_stats(ns[m]).max}});
+      by_mode.push_back({{"mode", modes[m].name},
+                         {"median_ns", med[m]},
+                         {"ratio", med[m] / med.front()},
+                         {"min_ns", compute_stats(ns[m]).min},
+                         {"max_ns", compute_stats(ns[m]).max}});
       if (&modes[m] != &modes.front() && std::string(modes[m].name) == kCuptiOnly.name) {
         row["cupti_only_ns"] = med[m];
         row["cupti_only_ratio"] = med[m] / med.front();
@@ -210,8 +213,9 @@ int overhead_command(int argc, const char* const* argv) {
   for (std::size_t k = 0; k < o.ops.size(); ++k) {
     for (std::size_t m = 0; m < modes.size(); ++m) {
       const double t = medians[k][m];
-      std::cout << fmt::format("| {} | {} | {:.1f} | {:.3f} | {} |\n", o.ops[k], modes[m].name, t / 1e3, t / medians[k][0],
-                               m == 0 ? std::string() : fmt::format("{:+.2f}", (t - medians[k][m - 1]) / 1e3 / o.launches));
+      std::cout << fmt::format(
+          "| {} | {} | {:.1f} | {:.3f} | {} |\n", o.ops[k], modes[m].name, t / 1e3, t / medians[k][0],
+          m == 0 ? std::string() : fmt::format("{:+.2f}", (t - medians[k][m - 1]) / 1e3 / o.launches));
     }
   }
   if (!o.out.empty()) {

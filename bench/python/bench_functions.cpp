@@ -1,6 +1,6 @@
 // crossbench._core's bench functions, behind crossbench.bench (bench/python/crossbench/_bench.py;
-// docs/python.md); built only with the CUDA toolkit (module.cpp). It runs Python callables through the plain `bench` run itself (run_bench:
-// the sampling core, the CUPTI profiler, the run folder and its validation): each name is a
+// docs/python.md); built only with the CUDA toolkit (module.cpp). It runs Python callables through the plain `bench`
+// run itself (run_bench: the sampling core, the CUPTI profiler, the run folder and its validation): each name is a
 // benchmark of the public API (bench/core/api.h) whose instances call a callable. Nothing here
 // knows PyTorch: the stream arrives as an integer (cudaStream_t) from the Python side.
 //
@@ -44,9 +44,9 @@ namespace {
 struct PyBenchmark {
   std::size_t registry_index = 0;
   std::vector<nb::object> callables;
-  std::size_t next = 0;   ///< the callable the next instance gets (cold mode: rotation)
-  double flops = 0;       ///< per call
-  double bytes = 0;       ///< per call
+  std::size_t next = 0;  ///< the callable the next instance gets (cold mode: rotation)
+  double flops = 0;      ///< per call
+  double bytes = 0;      ///< per call
   /// The first Python exception a callable raised during the run, re-raised after it.
   std::optional<nb::python_error> error;
 };
@@ -60,7 +60,8 @@ std::map<std::string, PyBenchmark>& py_benchmarks() {
 PyBenchmark& benchmark_for(const std::string& name) {
   auto& all = py_benchmarks();
   if (auto it = all.find(name); it != all.end()) return it->second;
-  if (find_benchmark(name) != nullptr) throw nb::value_error(("name '" + name + "' is taken by a benchmark of this process").c_str());
+  if (find_benchmark(name) != nullptr)
+    throw nb::value_error(("name '" + name + "' is taken by a benchmark of this process").c_str());
   Registration reg = register_benchmark(name, [name](const Point&, cudaStream_t) {
     PyBenchmark& b = py_benchmarks().at(name);
     nb::object fn = b.callables.at(b.next++ % b.callables.size());
@@ -180,7 +181,8 @@ nb::dict run(const RunArgs& a) {
         // CUPTI refused before anything was written (another tool holds it, or no library): the
         // same run with cudaEvents alone; the validation reports every CUPTI check as not run.
         if (!opt.cupti) throw;
-        note = std::string("CUPTI unavailable (") + e.what() + "): timed with cudaEvents alone, the CUPTI checks not run";
+        note =
+            std::string("CUPTI unavailable (") + e.what() + "): timed with cudaEvents alone, the CUPTI checks not run";
         opt.cupti = false;
         code = run_bench(opt, plan, "crossbench");
       }

@@ -62,22 +62,32 @@ MannWhitney mann_whitney_u(const std::vector<double>& a, const std::vector<doubl
 
 const char* to_string(FixtureClass c) {
   switch (c) {
-    case FixtureClass::Overhead: return "overhead-bound";
-    case FixtureClass::Memory: return "memory-bound";
-    case FixtureClass::Compute: return "compute-bound";
-    case FixtureClass::Throughput: return "compute- or memory-bound";
+    case FixtureClass::Overhead:
+      return "overhead-bound";
+    case FixtureClass::Memory:
+      return "memory-bound";
+    case FixtureClass::Compute:
+      return "compute-bound";
+    case FixtureClass::Throughput:
+      return "compute- or memory-bound";
   }
   return "?";
 }
 
 const char* to_string(Verdict v) {
   switch (v) {
-    case Verdict::Unchanged: return "unchanged";
-    case Verdict::Improvement: return "improvement";
-    case Verdict::Regression: return "regression";
-    case Verdict::Inconclusive: return "inconclusive";
-    case Verdict::Failed: return "failed";
-    case Verdict::Recorded: return "recorded";
+    case Verdict::Unchanged:
+      return "unchanged";
+    case Verdict::Improvement:
+      return "improvement";
+    case Verdict::Regression:
+      return "regression";
+    case Verdict::Inconclusive:
+      return "inconclusive";
+    case Verdict::Failed:
+      return "failed";
+    case Verdict::Recorded:
+      return "recorded";
   }
   return "?";
 }
@@ -168,7 +178,8 @@ ThrottleCheck check_throttle(const FixtureRecord& now, const FixtureRecord* base
     return c;
   }
   if (!any_valid(*baseline)) {
-    c.reason = fmt::format("power-capped (SwPowerCap, {}); the baseline has no NVML snapshots to compare", clock_text(now));
+    c.reason =
+        fmt::format("power-capped (SwPowerCap, {}); the baseline has no NVML snapshots to compare", clock_text(now));
     return c;
   }
   if ((mask_of(*baseline) & clocks_event::kSwPowerCap) == 0) {
@@ -183,9 +194,10 @@ ThrottleCheck check_throttle(const FixtureRecord& now, const FixtureRecord* base
     const double diff = *now_clock / *base_clock - 1;
     if (std::fabs(diff) > rules.clock_tolerance) {
       c.throttled = true;
-      c.reason = fmt::format("power-capped in both runs, but SM clock {:.0f} MHz against the baseline's {:.0f} MHz "
-                             "({:+.1f}%, more than {:.0f}%)",
-                             *now_clock, *base_clock, diff * 100, rules.clock_tolerance * 100);
+      c.reason = fmt::format(
+          "power-capped in both runs, but SM clock {:.0f} MHz against the baseline's {:.0f} MHz "
+          "({:+.1f}%, more than {:.0f}%)",
+          *now_clock, *base_clock, diff * 100, rules.clock_tolerance * 100);
       return c;
     }
     c.reason = fmt::format("power-capped as in the baseline (SM {:.0f} against {:.0f} MHz)", *now_clock, *base_clock);
@@ -205,8 +217,7 @@ FixtureClass classify_fixture(const FixtureRecord& f, double reference_median_ns
     return FixtureClass::Throughput;
   }
   const Roof roof{peak->second, sheet.bandwidth_gbps};
-  return compute_time_ns(f.flops, roof) >= memory_time_ns(f.bytes, roof) ? FixtureClass::Compute
-                                                                          : FixtureClass::Memory;
+  return compute_time_ns(f.flops, roof) >= memory_time_ns(f.bytes, roof) ? FixtureClass::Compute : FixtureClass::Memory;
 }
 
 double threshold_for(FixtureClass c, const GateRules& rules) {
@@ -244,7 +255,9 @@ GateResult gate_fixture(const FixtureRecord& now, const FixtureRecord* baseline,
   r.now_rsd = s.rsd();
   r.cls = classify_fixture(now, baseline ? r.baseline_median_ns : s.median, gpu_name, rules);
   r.threshold = threshold_for(r.cls, rules);
-  const auto capped = [](const FixtureRecord& f) { return any_valid(f) && (mask_of(f) & clocks_event::kSwPowerCap) != 0; };
+  const auto capped = [](const FixtureRecord& f) {
+    return any_valid(f) && (mask_of(f) & clocks_event::kSwPowerCap) != 0;
+  };
   if (!rules.threshold_override && baseline != nullptr && capped(now) && capped(*baseline)) {
     r.threshold = std::max(r.threshold, rules.power_capped_threshold);
   }
@@ -278,8 +291,8 @@ GateResult gate_fixture(const FixtureRecord& now, const FixtureRecord* baseline,
   }
   if (baseline != nullptr && baseline->stop != "converged") {
     r.noisy = true;
-    why.push_back(fmt::format("the baseline missed its precision target {:.2f}% (RSD {:.2f}%)", baseline->max_noise * 100,
-                              r.baseline_rsd * 100));
+    why.push_back(fmt::format("the baseline missed its precision target {:.2f}% (RSD {:.2f}%)",
+                              baseline->max_noise * 100, r.baseline_rsd * 100));
   }
   const ThrottleCheck th = check_throttle(now, baseline, rules);
   if (th.throttled) {
@@ -324,12 +337,24 @@ VerdictCounts count_verdicts(const std::vector<GateResult>& results) {
   VerdictCounts c;
   for (const GateResult& r : results) {
     switch (r.verdict) {
-      case Verdict::Unchanged: ++c.unchanged; break;
-      case Verdict::Improvement: ++c.improvement; break;
-      case Verdict::Regression: ++c.regression; break;
-      case Verdict::Inconclusive: ++c.inconclusive; break;
-      case Verdict::Failed: ++c.failed; break;
-      case Verdict::Recorded: ++c.recorded; break;
+      case Verdict::Unchanged:
+        ++c.unchanged;
+        break;
+      case Verdict::Improvement:
+        ++c.improvement;
+        break;
+      case Verdict::Regression:
+        ++c.regression;
+        break;
+      case Verdict::Inconclusive:
+        ++c.inconclusive;
+        break;
+      case Verdict::Failed:
+        ++c.failed;
+        break;
+      case Verdict::Recorded:
+        ++c.recorded;
+        break;
     }
   }
   return c;

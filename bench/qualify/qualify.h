@@ -121,21 +121,21 @@ struct GateResult {
   std::string key, name, op, dtype, mode;
   std::int64_t size = 0;
   FixtureClass cls = FixtureClass::Throughput;
-  double threshold = 0;         ///< fraction applied
+  double threshold = 0;  ///< fraction applied
   bool has_baseline = false;
   double baseline_median_ns = 0;
   double now_median_ns = 0;
-  double delta = 0;             ///< now / baseline - 1
-  double delta_ns = 0;          ///< now - baseline
+  double delta = 0;     ///< now / baseline - 1
+  double delta_ns = 0;  ///< now - baseline
   double now_rsd = 0, baseline_rsd = 0;
   std::size_t now_samples = 0, baseline_samples = 0;
   MannWhitney test;
   Verdict comparison = Verdict::Unchanged;  ///< what the numbers alone say (threshold + test)
   Verdict verdict = Verdict::Unchanged;     ///< final: comparison unless inconclusive or failed
-  bool noisy = false;      ///< now or the baseline missed its noise target
-  bool throttled = false;  ///< check_throttle, or the baseline was hard-throttled
-  std::string reason;      ///< why this verdict, one line
-  std::string note;        ///< anything else worth saying (power cap as in the baseline, no NVML, ...)
+  bool noisy = false;                       ///< now or the baseline missed its noise target
+  bool throttled = false;                   ///< check_throttle, or the baseline was hard-throttled
+  std::string reason;                       ///< why this verdict, one line
+  std::string note;                         ///< anything else worth saying (power cap as in the baseline, no NVML, ...)
   double sampling_s = 0;
 };
 

@@ -13,9 +13,9 @@
 #include "bench/cli/cli.h"
 #include "bench/core/run_dir.h"
 #include "bench/qualify/report_format.h"
-#include "profiler/strict_json.h"
 #include "profiler/atomic_file.h"
 #include "profiler/session_io.h"
+#include "profiler/strict_json.h"
 
 namespace xb {
 
@@ -58,7 +58,8 @@ std::string one_of(const json& obj, const char* key, const std::string& where, c
   for (const char* n : names) {
     if (v == n) return v;
   }
-  fail(where, fmt::format("\"{}\" is {}, not one of {}", key, quote_input(v), join_list({std::begin(names), std::end(names)})));
+  fail(where, fmt::format("\"{}\" is {}, not one of {}", key, quote_input(v),
+                          join_list({std::begin(names), std::end(names)})));
 }
 
 json num_or_null(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
@@ -146,7 +147,8 @@ std::vector<QualifySummary> collect_qualifications(const std::vector<fs::path>& 
       if (files.empty()) {
         // A folder is searched for files named exactly qualify.json (what bench qualify --out writes);
         // renamed copies (pass-qualify.json) are taken when named one by one.
-        throw InputError(arg.string() + ": no qualify.json in this folder or under it (give other file names, such as " +
+        throw InputError(arg.string() +
+                         ": no qualify.json in this folder or under it (give other file names, such as " +
                          "x-qualify.json, one by one)");
       }
     } else {
@@ -181,7 +183,8 @@ FleetReport aggregate_qualifications(std::vector<QualifySummary> entries, const 
   for (const QualifySummary& q : entries) {
     if (q.suite != r.suite) {
       throw InputError(fmt::format("{} qualifies suite {}, {} suite {}: a fleet report merges one suite",
-                                   entries.front().file.string(), quote_input(r.suite), q.file.string(), quote_input(q.suite)));
+                                   entries.front().file.string(), quote_input(r.suite), q.file.string(),
+                                   quote_input(q.suite)));
     }
     if (!q.file.empty() && !files.insert(q.file.lexically_normal().string()).second) {
       throw InputError(q.file.string() + ": the same qualify.json is given twice");
@@ -263,19 +266,22 @@ void write_fleet_markdown(const FleetReport& r, std::ostream& out) {
       inc += f.verdict == "inconclusive" ? 1 : 0;
       failed += f.verdict == "failed" ? 1 : 0;
     }
-    out << fmt::format("| {} | {} | {} | {} | {} | {}{} | {} | {} | {} | {} |\n", markdown_cell(q.node), markdown_cell(q.label),
-                       markdown_cell(text_or_unknown(q.gpu_name)), markdown_cell(text_or_unknown(q.gpu_uuid)),
-                       markdown_cell(text_or_unknown(q.gpu_pci_bus_id)), q.result, q.warning.empty() ? "" : " (mismatch allowed)",
-                       reg, inc, failed, q.validation_passed ? "passed" : "FAILED");
+    out << fmt::format("| {} | {} | {} | {} | {} | {}{} | {} | {} | {} | {} |\n", markdown_cell(q.node),
+                       markdown_cell(q.label), markdown_cell(text_or_unknown(q.gpu_name)),
+                       markdown_cell(text_or_unknown(q.gpu_uuid)), markdown_cell(text_or_unknown(q.gpu_pci_bus_id)),
+                       q.result, q.warning.empty() ? "" : " (mismatch allowed)", reg, inc, failed,
+                       q.validation_passed ? "passed" : "FAILED");
   }
   out << "\n## Fixtures across the fleet\n\nDelta: each qualification's median against the baseline (qualify.json "
          "`delta_pct`); worst: the qualification with the largest delta.\n\n"
-         "| fixture | worst verdict | regression | inconclusive | failed | unchanged | improvement | delta min | median "
+         "| fixture | worst verdict | regression | inconclusive | failed | unchanged | improvement | delta min | "
+         "median "
          "| max | worst |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n";
   for (const FleetFixture& x : r.fixtures) {
-    out << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", markdown_cell(x.key), x.worst_verdict,
-                       x.regression, x.inconclusive, x.failed, x.unchanged, x.improvement, pct_text(x.min_delta_pct),
-                       pct_text(x.median_delta_pct), pct_text(x.max_delta_pct), markdown_cell(x.worst_label));
+    out << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", markdown_cell(x.key),
+                       x.worst_verdict, x.regression, x.inconclusive, x.failed, x.unchanged, x.improvement,
+                       pct_text(x.min_delta_pct), pct_text(x.median_delta_pct), pct_text(x.max_delta_pct),
+                       markdown_cell(x.worst_label));
   }
   out << "\nA node's result is the worst of its qualifications (failed > regression > inconclusive > pass); each "
          "qualification's own report (qualify.md beside its qualify.json) has the evidence.\n";
@@ -368,10 +374,16 @@ void write_fleet_json(const FleetReport& r, std::ostream& out) {
                         {"worst_verdict", x.worst_verdict},
                         {"worst", x.worst_label},
                         {"counts",
-                         {{"unchanged", x.unchanged}, {"improvement", x.improvement}, {"regression", x.regression},
-                          {"inconclusive", x.inconclusive}, {"failed", x.failed}, {"recorded", x.recorded}}},
-                        {"delta_pct", {{"min", num_or_null(x.min_delta_pct)}, {"median", num_or_null(x.median_delta_pct)},
-                                       {"max", num_or_null(x.max_delta_pct)}}}});
+                         {{"unchanged", x.unchanged},
+                          {"improvement", x.improvement},
+                          {"regression", x.regression},
+                          {"inconclusive", x.inconclusive},
+                          {"failed", x.failed},
+                          {"recorded", x.recorded}}},
+                        {"delta_pct",
+                         {{"min", num_or_null(x.min_delta_pct)},
+                          {"median", num_or_null(x.median_delta_pct)},
+                          {"max", num_or_null(x.max_delta_pct)}}}});
   }
   doc["fixtures"] = fixtures;
   out << doc.dump(1) << "\n";

@@ -51,8 +51,8 @@ std::vector<QualifySummary> collect_qualifications(const std::vector<std::filesy
 /// One node's verdict: the worst of its qualifications.
 struct NodeVerdict {
   std::string node;
-  std::string result;  ///< worst of its entries: failed > regression > inconclusive > pass
-  int exit_code = 0;   ///< 1 failed or regression, 3 inconclusive, 0 pass
+  std::string result;                ///< worst of its entries: failed > regression > inconclusive > pass
+  int exit_code = 0;                 ///< 1 failed or regression, 3 inconclusive, 0 pass
   std::vector<std::size_t> entries;  ///< indices into FleetReport::entries
 };
 
@@ -60,8 +60,8 @@ struct NodeVerdict {
 struct FleetFixture {
   std::string key;
   std::size_t regression = 0, improvement = 0, unchanged = 0, inconclusive = 0, failed = 0, recorded = 0;
-  std::string worst_verdict;      ///< failed > regression > inconclusive > improvement > unchanged > recorded
-  std::string worst_label;        ///< the entry with the largest delta (or the worst verdict without one)
+  std::string worst_verdict;  ///< failed > regression > inconclusive > improvement > unchanged > recorded
+  std::string worst_label;    ///< the entry with the largest delta (or the worst verdict without one)
   std::optional<double> min_delta_pct, median_delta_pct, max_delta_pct;  ///< over entries with a delta
 };
 

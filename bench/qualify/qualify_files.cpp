@@ -1,9 +1,9 @@
 // Inputs of `bench qualify` (see qualify_files.h; formats in docs/formats.md, "Qualification").
 #include "bench/qualify/qualify_files.h"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -20,10 +20,10 @@
 #include "bench/core/harness_json.h"
 #include "bench/core/harness_records.h"
 #include "bench/core/run_dir.h"
-#include "profiler/strict_json.h"
 #include "kernels/workload.h"
 #include "profiler/session_io.h"
 #include "profiler/stats.h"
+#include "profiler/strict_json.h"
 
 namespace xb {
 
@@ -35,7 +35,8 @@ namespace {
 using namespace strict_json;
 
 std::string check_mode(const std::string& mode, const std::string& where) {
-  if (mode != "hot" && mode != "cold") fail(where, fmt::format("unknown mode {} (choose hot or cold)", quote_input(mode)));
+  if (mode != "hot" && mode != "cold")
+    fail(where, fmt::format("unknown mode {} (choose hot or cold)", quote_input(mode)));
   return mode;
 }
 
@@ -182,7 +183,8 @@ std::vector<EnvironmentDifference> compare_environments(const RunEnvironment& b,
   text("GPU PCI bus id", b.gpu_pci_bus_id, n.gpu_pci_bus_id, false);
   number("CUPTI version", b.cupti_version, n.cupti_version, false);
   if (b.power_limit_w > 0 && n.power_limit_w > 0 && std::fabs(b.power_limit_w - n.power_limit_w) > 0.5) {
-    out.push_back({"power limit", fmt::format("{:.0f} W", b.power_limit_w), fmt::format("{:.0f} W", n.power_limit_w), false});
+    out.push_back(
+        {"power limit", fmt::format("{:.0f} W", b.power_limit_w), fmt::format("{:.0f} W", n.power_limit_w), false});
   }
   number("max SM clock (MHz)", b.sm_clock_max_mhz, n.sm_clock_max_mhz, false);
   number("max memory clock (MHz)", b.mem_clock_max_mhz, n.mem_clock_max_mhz, false);
@@ -194,7 +196,8 @@ std::string mismatch_line(const std::vector<EnvironmentDifference>& differences,
   std::string parts;
   for (const EnvironmentDifference& d : differences) {
     if (!d.refuses) continue;
-    parts += fmt::format("{}{} '{}' (baseline) vs '{}' (this run)", parts.empty() ? "" : "; ", d.what, d.baseline, d.now);
+    parts +=
+        fmt::format("{}{} '{}' (baseline) vs '{}' (this run)", parts.empty() ? "" : "; ", d.what, d.baseline, d.now);
   }
   if (parts.empty()) return "";
   return one_line(fmt::format("baseline {} was recorded on another GPU or software: {}", baseline_file, parts));
@@ -212,8 +215,9 @@ const FixtureRecord* Baseline::find(const std::string& key) const {
 
 json environment_json(const RunEnvironment& e, bool full_clocks) {
   const auto clocks = [&](const GpuClockSample& s) {
-    return full_clocks ? gpu_sample_json(s)
-                       : json{{"valid", s.valid}, {"sm_clock_mhz", s.sm_clock_mhz}, {"throttle_reasons", s.throttle_reasons}};
+    return full_clocks
+               ? gpu_sample_json(s)
+               : json{{"valid", s.valid}, {"sm_clock_mhz", s.sm_clock_mhz}, {"throttle_reasons", s.throttle_reasons}};
   };
   return json{{"gpu_name", e.gpu_name},
               {"gpu_uuid", e.gpu_uuid},
@@ -262,9 +266,16 @@ void write_baseline_json(const Baseline& b, std::ostream& out) {
                   {"gpu_before", gpu_sample_json(f.gpu_before)},
                   {"gpu_after", gpu_sample_json(f.gpu_after)},
                   {"stats",
-                   {{"count", st.count}, {"median_ns", st.median}, {"min_ns", st.min}, {"max_ns", st.max},
-                    {"mean_ns", st.mean}, {"stddev_ns", st.stddev}, {"mad_ns", st.mad}, {"q1_ns", st.q1},
-                    {"q3_ns", st.q3}, {"rsd", st.rsd()}}}};
+                   {{"count", st.count},
+                    {"median_ns", st.median},
+                    {"min_ns", st.min},
+                    {"max_ns", st.max},
+                    {"mean_ns", st.mean},
+                    {"stddev_ns", st.stddev},
+                    {"mad_ns", st.mad},
+                    {"q1_ns", st.q1},
+                    {"q3_ns", st.q3},
+                    {"rsd", st.rsd()}}}};
     std::string head = fj.dump();
     head.pop_back();  // the closing brace: samples follow
     out << (i == 0 ? "\n  " : ",\n  ") << head << ",\n   \"samples_ns\": " << json(samples).dump() << "}";
@@ -320,7 +331,8 @@ Baseline parse_baseline(std::string_view text) {
     r.launches_per_sample = static_cast<int>(need_int(f, "launches_per_sample", at, 1, 1000000));
     r.warmed_up = need_bool(f, "warmed_up", at);
     r.stop = need_string(f, "stop", at);
-    if (r.stop != "converged" && r.stop != "timed out") fail(at, fmt::format("stop {} is not \"converged\" or \"timed out\"", quote_input(r.stop)));
+    if (r.stop != "converged" && r.stop != "timed out")
+      fail(at, fmt::format("stop {} is not \"converged\" or \"timed out\"", quote_input(r.stop)));
     r.max_noise = need_number(f, "max_noise", at);
     r.sampling_s = need_number(f, "sampling_s", at);
     r.gpu_before = parse_sample(need(f, "gpu_before", at), at + ": gpu_before");
@@ -331,7 +343,8 @@ Baseline parse_baseline(std::string_view text) {
     for (std::size_t k = 0; k < samples.size(); ++k) {
       if (!samples[k].is_number()) fail(at, fmt::format("samples_ns[{}] is not a number", k));
       const double x = samples[k].get<double>();
-      if (!std::isfinite(x) || !(x > 0)) fail(at, fmt::format("samples_ns[{}] = {} is not a positive finite number", k, x));
+      if (!std::isfinite(x) || !(x > 0))
+        fail(at, fmt::format("samples_ns[{}] = {} is not a positive finite number", k, x));
       r.samples_ns.push_back(x);
     }
     const json& stats = need_object(f, "stats", at);
@@ -380,23 +393,31 @@ LoadedRun load_run(const fs::path& dir) {
 
 std::optional<QualifyOptions> parse_qualify_args(int argc, const char* const* argv) {
   QualifyOptions opt;
-  CLI::App app{"bench qualify: runs a suite, validates every run folder and gates each fixture against a baseline\n"
-               "exit codes: 0 all pass, 1 regression or validation failure, 2 usage or input error, 3 inconclusive only"};
+  CLI::App app{
+      "bench qualify: runs a suite, validates every run folder and gates each fixture against a baseline\n"
+      "exit codes: 0 all pass, 1 regression or validation failure, 2 usage or input error, 3 inconclusive only"};
   app.name("bench qualify");
   std::string suite, baseline, out;
   std::vector<std::string> slow, from;
   double threshold = 0;
   std::vector<std::string> aggregate;
   std::string devices;
-  app.add_option("--suite", suite, "suite file (JSON, docs/formats.md), e.g. results/suites/release.json (required, except with --aggregate)");
-  app.add_option("--baseline", baseline, "baseline file to compare against (or to write, with --update-baseline) (required, except with --aggregate)");
+  app.add_option(
+      "--suite", suite,
+      "suite file (JSON, docs/formats.md), e.g. results/suites/release.json (required, except with --aggregate)");
+  app.add_option(
+      "--baseline", baseline,
+      "baseline file to compare against (or to write, with --update-baseline) (required, except with --aggregate)");
   app.add_option("--out", out, "folder for the run folders and reports (default results/qualify/<UTC time>-<pid>)");
   app.add_flag("--allow-mismatch", opt.allow_mismatch,
                "compare against a baseline from another GPU, driver, CUDA or cuBLAS version (every report says so)");
-  app.add_flag("--update-baseline", opt.update_baseline, "write the baseline from this run (atomically) instead of comparing");
+  app.add_flag("--update-baseline", opt.update_baseline,
+               "write the baseline from this run (atomically) instead of comparing");
   app.add_option("--threshold", threshold,
-                 "regression threshold, percent, for every fixture (default: 3 for compute- and memory-bound, 10 for overhead-bound)");
-  app.add_option("--slow-fixture", slow, "NAME=US: add a US microsecond delay to every call of fixture NAME (tests the gate)");
+                 "regression threshold, percent, for every fixture (default: 3 for compute- and memory-bound, 10 for "
+                 "overhead-bound)");
+  app.add_option("--slow-fixture", slow,
+                 "NAME=US: add a US microsecond delay to every call of fixture NAME (tests the gate)");
   app.add_option("--from-run", from, "gate these existing run folders instead of running the suite (repeatable)");
   app.add_option("--devices", devices,
                  "LIST|all: qualify each device in its own process into OUT/device-N, then compare the devices side by "
@@ -408,7 +429,8 @@ std::optional<QualifyOptions> parse_qualify_args(int argc, const char* const* ar
   if (!aggregate.empty()) {
     for (const char* flag : {"--suite", "--baseline", "--allow-mismatch", "--update-baseline", "--threshold",
                              "--slow-fixture", "--from-run"}) {
-      if (app.count(flag) > 0) throw UsageError(std::string("--aggregate merges recorded qualifications; it takes no ") + flag);
+      if (app.count(flag) > 0)
+        throw UsageError(std::string("--aggregate merges recorded qualifications; it takes no ") + flag);
     }
     for (const std::string& d : aggregate) {
       if (d.empty()) throw UsageError("empty --aggregate path");

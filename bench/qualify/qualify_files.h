@@ -14,8 +14,8 @@
 #include <string_view>
 #include <vector>
 
-#include "bench/qualify/qualify.h"
 #include "bench/core/harness_records.h"
+#include "bench/qualify/qualify.h"
 #include "validate/validator.h"
 
 namespace xb {
@@ -64,8 +64,8 @@ Suite read_suite(const std::filesystem::path& path);
 
 /// What a timing depends on besides the code: the GPU and the software under it.
 struct RunEnvironment {
-  std::string gpu_name;        ///< devices[0].name, e.g. "NVIDIA H200"
-  std::string gpu_uuid;        ///< NVML; "" when unavailable
+  std::string gpu_name;  ///< devices[0].name, e.g. "NVIDIA H200"
+  std::string gpu_uuid;  ///< NVML; "" when unavailable
   /// cudaDeviceGetPCIBusId, e.g. "00000000:19:00.0": which board of a node; "" when unknown (files
   /// written before it was recorded)
   std::string gpu_pci_bus_id;
@@ -158,12 +158,12 @@ LoadedRun load_run(const std::filesystem::path& dir);
 struct QualifyOptions {
   std::filesystem::path suite;
   std::filesystem::path baseline;
-  std::filesystem::path out;            ///< reports and run folders; "" = results/qualify/<UTC time>-<pid>
+  std::filesystem::path out;  ///< reports and run folders; "" = results/qualify/<UTC time>-<pid>
   bool allow_mismatch = false;
   bool update_baseline = false;
-  std::optional<double> threshold_pct;  ///< --threshold: replaces every fixture's threshold
-  std::map<std::string, double> slow_fixtures_us;    ///< --slow-fixture NAME=US
-  std::vector<std::filesystem::path> from_runs;      ///< --from-run: gate these folders, run nothing
+  std::optional<double> threshold_pct;             ///< --threshold: replaces every fixture's threshold
+  std::map<std::string, double> slow_fixtures_us;  ///< --slow-fixture NAME=US
+  std::vector<std::filesystem::path> from_runs;    ///< --from-run: gate these folders, run nothing
   /// --aggregate: merge these qualifications (qualify.json files, or folders holding them) into one
   /// fleet report (bench/qualify/qualify_aggregate.h); no suite, baseline or GPU
   std::vector<std::filesystem::path> aggregate;

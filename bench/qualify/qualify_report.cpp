@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/cli/cli.h"
-#include "bench/qualify/report_format.h"
 #include "bench/core/run_dir.h"
+#include "bench/qualify/report_format.h"
 #include "profiler/atomic_file.h"
 #include "profiler/session_io.h"
 #include "profiler/stats.h"
@@ -84,7 +84,8 @@ QualifyOutcome evaluate_qualification(const Suite& suite, const Baseline* baseli
   if (baseline != nullptr) {
     std::size_t extra = 0;
     for (const FixtureRecord& f : baseline->fixtures) extra += suite_keys.count(f.key()) == 0 ? 1 : 0;
-    if (extra > 0) o.notes.push_back(fmt::format("{} baseline fixture(s) are not in the suite and were not compared", extra));
+    if (extra > 0)
+      o.notes.push_back(fmt::format("{} baseline fixture(s) are not in the suite and were not compared", extra));
   }
   o.runs = std::move(runs);
   o.exit_code = qualify_exit_code(o.fixtures, o.validation_failed());
@@ -143,7 +144,8 @@ std::vector<Case> validation_cases(const LoadedRun& run) {
   for (const std::string& check : all_checks()) {
     std::vector<std::pair<std::string, std::vector<const CheckResult*>>> groups;  // (name, results)
     for (const CheckResult* r : run.validation.results_of(check)) {
-      const std::string name = per_fixture_check(check) && !r->subject.empty() ? check + " [" + r->subject + "]" : check;
+      const std::string name =
+          per_fixture_check(check) && !r->subject.empty() ? check + " [" + r->subject + "]" : check;
       auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == name; });
       if (it == groups.end()) {
         groups.push_back({name, {r}});
@@ -250,7 +252,8 @@ std::vector<Case> gate_cases(const QualifyOutcome& o) {
     if (!o.warning.empty()) c.out += (c.out.empty() ? "" : "\n") + std::string("WARNING: ") + o.warning;
     const auto slow = o.slow_fixtures_us.find(r.name);
     if (slow != o.slow_fixtures_us.end()) {
-      c.out += (c.out.empty() ? "" : "\n") + fmt::format("slowed on purpose by {} us per call (--slow-fixture)", slow->second);
+      c.out += (c.out.empty() ? "" : "\n") +
+               fmt::format("slowed on purpose by {} us per call (--slow-fixture)", slow->second);
     }
     cases.push_back(std::move(c));
   }
@@ -287,13 +290,16 @@ void write_qualify_markdown(const QualifyOutcome& o, std::ostream& out) {
     out << "> **WARNING: baseline mismatch, compared anyway (--allow-mismatch).** " << o.warning
         << ". Differences below may come from the GPU or software, not from the code.\n\n";
   }
-  const char* result_text = o.result() == "pass" ? "PASS" : o.result() == "regression" ? "FAIL (regression)"
-                            : o.result() == "failed" ? "FAIL (fixture or validation failed)" : "INCONCLUSIVE";
-  out << fmt::format("**Result: {}** (exit code {}): {} unchanged, {} improvement, {} regression, {} inconclusive, "
-                     "{} failed{}.\n\n",
-                     o.update_baseline ? (o.exit_code == 1 ? "baseline NOT written" : "baseline recorded") : result_text,
-                     o.exit_code, c.unchanged, c.improvement, c.regression, c.inconclusive, c.failed,
-                     c.recorded > 0 ? fmt::format(", {} recorded", c.recorded) : std::string());
+  const char* result_text = o.result() == "pass"         ? "PASS"
+                            : o.result() == "regression" ? "FAIL (regression)"
+                            : o.result() == "failed"     ? "FAIL (fixture or validation failed)"
+                                                         : "INCONCLUSIVE";
+  out << fmt::format(
+      "**Result: {}** (exit code {}): {} unchanged, {} improvement, {} regression, {} inconclusive, "
+      "{} failed{}.\n\n",
+      o.update_baseline ? (o.exit_code == 1 ? "baseline NOT written" : "baseline recorded") : result_text, o.exit_code,
+      c.unchanged, c.improvement, c.regression, c.inconclusive, c.failed,
+      c.recorded > 0 ? fmt::format(", {} recorded", c.recorded) : std::string());
   out << "- suite: `" << o.suite_file.string() << "` (" << o.suite_name << ", " << o.fixtures.size() << " fixtures)\n";
   out << "- baseline: `" << o.baseline_file.string() << "`";
   if (o.update_baseline) {
@@ -304,7 +310,8 @@ void write_qualify_markdown(const QualifyOutcome& o, std::ostream& out) {
   if (!o.baseline_note.empty()) out << ": " << o.baseline_note;
   out << "\n- recorded: " << o.created_utc << "\n";
   for (const auto& [name, us] : o.slow_fixtures_us) {
-    out << fmt::format("- **{} slowed on purpose** by a {} us spin kernel after every call (--slow-fixture)\n", name, us);
+    out << fmt::format("- **{} slowed on purpose** by a {} us spin kernel after every call (--slow-fixture)\n", name,
+                       us);
   }
   for (const std::string& n : o.notes) out << "- note: " << n << "\n";
   out << "\n## Environment\n\n| | this run | baseline |\n| --- | --- | --- |\n";
@@ -324,13 +331,14 @@ void write_qualify_markdown(const QualifyOutcome& o, std::ostream& out) {
   row("max SM / memory clock (MHz)", fmt::format("{} / {}", e.sm_clock_max_mhz, e.mem_clock_max_mhz),
       b ? fmt::format("{} / {}", b->sm_clock_max_mhz, b->mem_clock_max_mhz) : "");
   for (const EnvironmentDifference& d : o.differences) {
-    out << fmt::format("\n{} {} differs: '{}' (baseline) vs '{}' (this run).", d.refuses ? "**Mismatch:**" : "Note:",
-                       d.what, d.baseline, d.now);
+    out << fmt::format("\n{} {} differs: '{}' (baseline) vs '{}' (this run).",
+                       d.refuses ? "**Mismatch:**" : "Note:", d.what, d.baseline, d.now);
   }
   if (!o.differences.empty()) out << "\n";
 
   out << "\n## Fixtures\n\n";
-  out << "| fixture | mode | class | threshold | baseline median (us) | now (us) | delta % | delta (us) | p-value | verdict | why |\n";
+  out << "| fixture | mode | class | threshold | baseline median (us) | now (us) | delta % | delta (us) | p-value | "
+         "verdict | why |\n";
   out << "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |\n";
   for (const GateResult& r : o.fixtures) {
     const bool compared = r.has_baseline && r.verdict != Verdict::Failed;
@@ -346,28 +354,32 @@ void write_qualify_markdown(const QualifyOutcome& o, std::ostream& out) {
                        compared ? fmt::format("{:+.3f}", r.delta_ns / 1e3) : "-", compared ? p_text(r) : "-", verdict,
                        markdown_cell(why));
   }
-  out << "\n## Run folders\n\n| folder | validation | passed | failed | noisy | not run |\n| --- | --- | ---: | ---: | ---: | ---: |\n";
+  out << "\n## Run folders\n\n| folder | validation | passed | failed | noisy | not run |\n| --- | --- | ---: | ---: | "
+         "---: | ---: |\n";
   for (const LoadedRun& r : o.runs) {
     const CheckCounts k = r.validation.counts();
-    out << fmt::format("| `{}` | {} | {} | {} | {} | {} |\n", r.dir.string(), r.validation.passed() ? "passed" : "**FAILED**",
-                       k.passed, k.failed, k.noisy, k.not_run);
+    out << fmt::format("| `{}` | {} | {} | {} | {} | {} |\n", r.dir.string(),
+                       r.validation.passed() ? "passed" : "**FAILED**", k.passed, k.failed, k.noisy, k.not_run);
   }
   const GateRules& g = o.rules;
   out << "\n## Rules\n\n";
   if (g.threshold_override) {
     out << fmt::format("- threshold: {:.1f}% for every fixture (--threshold)\n", *g.threshold_override * 100);
   } else {
-    out << fmt::format("- threshold: {:g}% for compute- and memory-bound fixtures, {:g}% for overhead-bound ones "
-                       "(baseline median per call under {:.0f} us)\n",
-                       g.threshold * 100, g.overhead_threshold * 100, g.overhead_cut_ns / 1e3);
+    out << fmt::format(
+        "- threshold: {:g}% for compute- and memory-bound fixtures, {:g}% for overhead-bound ones "
+        "(baseline median per call under {:.0f} us)\n",
+        g.threshold * 100, g.overhead_threshold * 100, g.overhead_cut_ns / 1e3);
   }
-  out << fmt::format("- regression: median slower than the baseline's by more than the threshold AND a two-sided "
-                     "Mann-Whitney U test on the raw samples gives p < {}; improvement: the same, faster; else unchanged\n",
-                     g.alpha);
-  out << fmt::format("- inconclusive (never a pass): noise target missed (now or in the baseline), throttled "
-                     "(thermal/hardware slowdown; or power cap where the baseline had none, or SM clock more than "
-                     "{:.0f}% off the baseline's), fewer than {} samples\n",
-                     g.clock_tolerance * 100, g.min_samples);
+  out << fmt::format(
+      "- regression: median slower than the baseline's by more than the threshold AND a two-sided "
+      "Mann-Whitney U test on the raw samples gives p < {}; improvement: the same, faster; else unchanged\n",
+      g.alpha);
+  out << fmt::format(
+      "- inconclusive (never a pass): noise target missed (now or in the baseline), throttled "
+      "(thermal/hardware slowdown; or power cap where the baseline had none, or SM clock more than "
+      "{:.0f}% off the baseline's), fewer than {} samples\n",
+      g.clock_tolerance * 100, g.min_samples);
   out << "- exit codes: 0 all pass, 1 regression or validation failure, 2 usage or input error, 3 inconclusive only\n";
   out << "- definitions: docs/qualify.md\n";
 }
@@ -380,7 +392,9 @@ void write_qualify_json(const QualifyOutcome& o, std::ostream& out) {
   doc["exit_code"] = o.exit_code;
   doc["warning"] = o.warning.empty() ? json(nullptr) : json(o.warning);
   doc["suite"] = {{"name", o.suite_name}, {"file", o.suite_file.string()}};
-  json baseline{{"file", o.baseline_file.string()}, {"updated", o.update_baseline}, {"written", o.baseline_written},
+  json baseline{{"file", o.baseline_file.string()},
+                {"updated", o.update_baseline},
+                {"written", o.baseline_written},
                 {"note", o.baseline_note}};
   if (o.baseline_environment) {
     baseline["created_utc"] = o.baseline_created_utc;
@@ -409,10 +423,11 @@ void write_qualify_json(const QualifyOutcome& o, std::ostream& out) {
   json runs = json::array();
   for (const LoadedRun& r : o.runs) {
     const CheckCounts k = r.validation.counts();
-    runs.push_back({{"label", r.label},
-                    {"dir", r.dir.string()},
-                    {"validation_passed", r.validation.passed()},
-                    {"checks", {{"passed", k.passed}, {"failed", k.failed}, {"noisy", k.noisy}, {"not_run", k.not_run}}}});
+    runs.push_back(
+        {{"label", r.label},
+         {"dir", r.dir.string()},
+         {"validation_passed", r.validation.passed()},
+         {"checks", {{"passed", k.passed}, {"failed", k.failed}, {"noisy", k.noisy}, {"not_run", k.not_run}}}});
   }
   doc["runs"] = runs;
   json fixtures = json::array();
@@ -449,8 +464,8 @@ void write_qualify_json(const QualifyOutcome& o, std::ostream& out) {
   }
   doc["fixtures"] = fixtures;
   const VerdictCounts c = count_verdicts(o.fixtures);
-  doc["counts"] = {{"unchanged", c.unchanged}, {"improvement", c.improvement}, {"regression", c.regression},
-                   {"inconclusive", c.inconclusive}, {"failed", c.failed}, {"recorded", c.recorded}};
+  doc["counts"] = {{"unchanged", c.unchanged},       {"improvement", c.improvement}, {"regression", c.regression},
+                   {"inconclusive", c.inconclusive}, {"failed", c.failed},           {"recorded", c.recorded}};
   doc["notes"] = o.notes;
   out << doc.dump(1) << "\n";
 }
@@ -471,7 +486,8 @@ int finish_qualification(const QualifyOptions& options, const Suite& suite, cons
   if (compare_to != nullptr && !runs.empty()) {
     differences = compare_environments(compare_to->environment, environment_of(runs.front().meta));
     const std::string line = mismatch_line(differences, options.baseline.string());
-    if (!line.empty() && !options.allow_mismatch) throw UsageError(line + "; rerun with --allow-mismatch to compare anyway");
+    if (!line.empty() && !options.allow_mismatch)
+      throw UsageError(line + "; rerun with --allow-mismatch to compare anyway");
     warning = line;
   }
   QualifyOutcome o = evaluate_qualification(suite, compare_to, std::move(runs), rules);
@@ -495,8 +511,10 @@ int finish_qualification(const QualifyOptions& options, const Suite& suite, cons
       write_file_atomic(o.baseline_file, [&](std::ostream& s) { write_baseline_json(fresh, s); });
       o.baseline_written = true;
       if (c.inconclusive > 0) {
-        o.baseline_note = fmt::format("{} fixture(s) recorded noisy or throttled: comparisons against them will be "
-                                      "inconclusive until the baseline is recorded again", c.inconclusive);
+        o.baseline_note = fmt::format(
+            "{} fixture(s) recorded noisy or throttled: comparisons against them will be "
+            "inconclusive until the baseline is recorded again",
+            c.inconclusive);
       }
     }
   }
@@ -516,8 +534,8 @@ void print_qualify_summary(const QualifyOutcome& o, const fs::path& dir, std::os
     if (!r.validation.passed()) out << "  validation FAILED: " << r.dir.string() << " (see its summary.md)\n";
   }
   const VerdictCounts c = count_verdicts(o.fixtures);
-  out << fmt::format("{} unchanged, {} improvement, {} regression, {} inconclusive, {} failed, {} recorded\n", c.unchanged,
-                     c.improvement, c.regression, c.inconclusive, c.failed, c.recorded);
+  out << fmt::format("{} unchanged, {} improvement, {} regression, {} inconclusive, {} failed, {} recorded\n",
+                     c.unchanged, c.improvement, c.regression, c.inconclusive, c.failed, c.recorded);
   if (o.update_baseline) {
     out << (o.baseline_written ? "baseline written: " : "baseline NOT written: ") << o.baseline_file.string()
         << (o.baseline_note.empty() ? "" : " (" + o.baseline_note + ")") << "\n";

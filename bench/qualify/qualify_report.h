@@ -24,20 +24,20 @@ struct QualifyOutcome {
   std::string suite_name;
   std::filesystem::path suite_file;
   std::filesystem::path baseline_file;
-  bool update_baseline = false;       ///< the baseline was (to be) written, not compared
+  bool update_baseline = false;  ///< the baseline was (to be) written, not compared
   bool baseline_written = false;
-  std::string baseline_note;          ///< why the baseline was not written, or what it holds
+  std::string baseline_note;                           ///< why the baseline was not written, or what it holds
   std::optional<RunEnvironment> baseline_environment;  ///< none with --update-baseline
   std::string baseline_created_utc;
-  RunEnvironment environment;         ///< of this run
+  RunEnvironment environment;                      ///< of this run
   std::vector<EnvironmentDifference> differences;  ///< baseline vs this run
-  bool mismatch_allowed = false;      ///< refusing differences were let through (--allow-mismatch)
-  std::string warning;                ///< the mismatch line when allowed ("" otherwise)
+  bool mismatch_allowed = false;                   ///< refusing differences were let through (--allow-mismatch)
+  std::string warning;                             ///< the mismatch line when allowed ("" otherwise)
   GateRules rules;
   std::map<std::string, double> slow_fixtures_us;
-  std::vector<LoadedRun> runs;        ///< one per mode, with their validation
-  std::vector<GateResult> fixtures;   ///< in suite order
-  std::vector<std::string> notes;     ///< e.g. baseline fixtures the suite does not list
+  std::vector<LoadedRun> runs;       ///< one per mode, with their validation
+  std::vector<GateResult> fixtures;  ///< in suite order
+  std::vector<std::string> notes;    ///< e.g. baseline fixtures the suite does not list
   int exit_code = 0;
 
   bool validation_failed() const;

@@ -9,13 +9,13 @@
 #include <optional>
 #include <set>
 
-#include "bench/run/bench_run.h"
 #include "bench/cli/cli.h"
 #include "bench/core/device.h"
 #include "bench/core/gpu_meta.h"
+#include "bench/core/run_dir.h"
 #include "bench/qualify/qualify_aggregate.h"
 #include "bench/qualify/qualify_report.h"
-#include "bench/core/run_dir.h"
+#include "bench/run/bench_run.h"
 #include "kernels/cuda_check.h"
 #include "kernels/nvml_probe.h"
 #include "profiler/session_io.h"
@@ -89,7 +89,8 @@ int qualify_command(int argc, const char* const* argv) {
 
   std::vector<LoadedRun> runs;
   if (opt.from_runs.empty()) {
-    require_cuda_device("bench qualify runs its suite on the GPU (--from-run RUN_DIR gates recorded run folders without one)");
+    require_cuda_device(
+        "bench qualify runs its suite on the GPU (--from-run RUN_DIR gates recorded run folders without one)");
   }
   for (const fs::path& d : opt.from_runs) runs.push_back(load_run(d));
   if (baseline) refuse_mismatch(opt, *baseline, runs.empty() ? probe_environment() : environment_of(runs.front().meta));
@@ -116,8 +117,8 @@ int qualify_command(int argc, const char* const* argv) {
         const auto slow = opt.slow_fixtures_us.find(f.name());
         if (slow != opt.slow_fixtures_us.end()) plan.delay_us[f.name()] = slow->second;
       }
-      std::cout << fmt::format("qualify: suite {}: {} fixture(s) in {} mode into {}\n", suite.name, plan.fixtures.size(),
-                               mode, bo.out.string());
+      std::cout << fmt::format("qualify: suite {}: {} fixture(s) in {} mode into {}\n", suite.name,
+                               plan.fixtures.size(), mode, bo.out.string());
       // The exit code is not needed: the gate reads the folder back (fixture errors, validation).
       (void)run_bench(bo, plan, "bench");
       runs.push_back(load_run(bo.out));
@@ -133,10 +134,11 @@ int qualify_command(int argc, const char* const* argv) {
       }
     }
     if (cold > 0) {
-      std::cerr << fmt::format("qualify: note: {} of {} fixture(s) in the --from-run folders were recorded without a "
-                               "steady warm-up, which suite {} asks for (\"warmup\": true); their verdicts compare "
-                               "unlike measurements\n",
-                               cold, total, suite.name);
+      std::cerr << fmt::format(
+          "qualify: note: {} of {} fixture(s) in the --from-run folders were recorded without a "
+          "steady warm-up, which suite {} asks for (\"warmup\": true); their verdicts compare "
+          "unlike measurements\n",
+          cold, total, suite.name);
     }
   }
   const int code = finish_qualification(opt, suite, baseline ? &*baseline : nullptr, std::move(runs), dir, std::cout);

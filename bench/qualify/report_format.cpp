@@ -25,11 +25,21 @@ std::string xml_escape(const std::string& text) {
   for (char ch : text) {
     const auto c = static_cast<unsigned char>(ch);
     switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
       default:
         // XML 1.0 allows no control characters other than tab, LF and CR, not even as references.
         if (c < 0x20 && ch != '\t' && ch != '\n' && ch != '\r') break;
@@ -49,8 +59,9 @@ void write_junit_suite(std::ostream& out, const JUnitSuite& suite) {
     skipped += c.kind == JUnitCase::Kind::Skipped ? 1 : 0;
     time += c.time_s;
   }
-  out << fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.3f}\">\n",
-                     xml_escape(suite.name), cases.size(), failures, errors, skipped, time);
+  out << fmt::format(
+      "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.3f}\">\n",
+      xml_escape(suite.name), cases.size(), failures, errors, skipped, time);
   if (!suite.properties.empty()) {
     out << "    <properties>\n";
     for (const auto& [k, v] : suite.properties) {
@@ -78,7 +89,8 @@ void write_junit_suite(std::ostream& out, const JUnitSuite& suite) {
       case JUnitCase::Kind::Skipped:
         out << fmt::format("      <skipped message=\"{}\"/>\n", xml_escape(c.message));
         break;
-      case JUnitCase::Kind::Pass: break;
+      case JUnitCase::Kind::Pass:
+        break;
     }
     if (!c.out.empty()) out << "      <system-out>" << xml_escape(c.out) << "</system-out>\n";
     out << "    </testcase>\n";
@@ -100,8 +112,9 @@ void write_junit(std::ostream& out, const std::string& title, const std::vector<
     }
   }
   out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out << fmt::format("<testsuites name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.3f}\">\n",
-                     xml_escape(title), tests, failures, errors, skipped, time);
+  out << fmt::format(
+      "<testsuites name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.3f}\">\n",
+      xml_escape(title), tests, failures, errors, skipped, time);
   for (const JUnitSuite& suite : suites) write_junit_suite(out, suite);
   out << "</testsuites>\n";
 }

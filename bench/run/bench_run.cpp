@@ -48,9 +48,9 @@ void check_device(const std::vector<FixtureSpec>& fixtures, const std::string& p
     if (def == nullptr || !def->device_bytes) continue;
     const auto need = static_cast<std::size_t>(def->device_bytes(Point{f.op, f.dtype, f.size}));
     if (need > free_bytes) {
-      throw UsageError(fmt::format(
-          "size {} does not fit: {} needs {:.2f} GiB of device memory, {:.2f} GiB free of {:.2f} GiB",
-          f.size, fixture_name(f.op, f.dtype, f.size), gib(need), gib(free_bytes), gib(total_bytes)));
+      throw UsageError(
+          fmt::format("size {} does not fit: {} needs {:.2f} GiB of device memory, {:.2f} GiB free of {:.2f} GiB",
+                      f.size, fixture_name(f.op, f.dtype, f.size), gib(need), gib(free_bytes), gib(total_bytes)));
     }
   }
 }
@@ -70,9 +70,11 @@ void check_plan(const BenchPlan& plan) {
     }
   }
   for (const auto& [name, us] : plan.delay_us) {
-    if (names.count(name) == 0) throw UsageError("--slow-fixture names " + name + ", which is not a fixture of this run");
+    if (names.count(name) == 0)
+      throw UsageError("--slow-fixture names " + name + ", which is not a fixture of this run");
     if (!(us > 0) || us * 1e3 > static_cast<double>(kMaxSpinDelayNs)) {
-      throw UsageError(fmt::format("--slow-fixture {}: delay {} us is outside (0, {}] us", name, us, kMaxSpinDelayNs / 1000));
+      throw UsageError(
+          fmt::format("--slow-fixture {}: delay {} us is outside (0, {}] us", name, us, kMaxSpinDelayNs / 1000));
     }
   }
 }
@@ -138,7 +140,8 @@ int run_bench(const BenchOptions& opt, const BenchPlan& plan, const char* argv0)
     for (const FixtureSpec& f : plan.fixtures) {
       const BenchmarkDef* def = find_benchmark(f.op);
       if (def != nullptr && def->sync) {
-        throw UsageError("--graph: " + f.op + " declares .sync(), and a synchronizing call cannot be captured into a CUDA graph");
+        throw UsageError("--graph: " + f.op +
+                         " declares .sync(), and a synchronizing call cannot be captured into a CUDA graph");
       }
     }
   }
@@ -196,8 +199,8 @@ int run_bench(const BenchOptions& opt, const BenchPlan& plan, const char* argv0)
   ctx.stopping_by_fixture = plan.stopping;
   for (const auto& [name, us] : plan.delay_us) {
     ctx.delay_ns_by_fixture[name] = std::llround(us * 1e3);
-    std::cout << fmt::format("note: {} is slowed down on purpose: a {} us spin kernel after every call (--slow-fixture)\n",
-                             name, us);
+    std::cout << fmt::format(
+        "note: {} is slowed down on purpose: a {} us spin kernel after every call (--slow-fixture)\n", name, us);
   }
   if (!plan.delay_us.empty()) warm_up_spin_delay(stream);  // lazy loading outside any sample
   int device = 0, l2 = 0;
@@ -213,10 +216,11 @@ int run_bench(const BenchOptions& opt, const BenchPlan& plan, const char* argv0)
     XB_CUDA(cudaMemsetAsync(flush.get(), 0, flush.bytes(), stream));
     XB_CUDA(cudaStreamSynchronize(stream));
     ctx.copy = measure_copy_bandwidth(stream);
-    std::cout << fmt::format("cold mode: L2 {} MiB, flush buffer {} MiB, device-to-device copy {:.0f} GB/s "
-                             "(cudaMemcpyAsync {:.0f} GB/s, copy kernel {:.0f} GB/s; the better bounds cold rates)\n",
-                             ctx.l2_bytes >> 20, flush.bytes() >> 20, ctx.copy.best_bytes_per_ns(),
-                             ctx.copy.memcpy_bytes_per_ns, ctx.copy.kernel_bytes_per_ns);
+    std::cout << fmt::format(
+        "cold mode: L2 {} MiB, flush buffer {} MiB, device-to-device copy {:.0f} GB/s "
+        "(cudaMemcpyAsync {:.0f} GB/s, copy kernel {:.0f} GB/s; the better bounds cold rates)\n",
+        ctx.l2_bytes >> 20, flush.bytes() >> 20, ctx.copy.best_bytes_per_ns(), ctx.copy.memcpy_bytes_per_ns,
+        ctx.copy.kernel_bytes_per_ns);
   }
   const std::unique_ptr<SampleDevice> sample_device =
       make_cuda_sample_device(stream, opt.blocking ? &blocking : nullptr, opt.mode == "cold" ? &flush : nullptr);

@@ -66,7 +66,8 @@ bool ConsoleReporter::ReportContext(const Context& context) {
                      cpu.cycles_per_second / 1e6);
   if (!cpu.load_avg.empty()) {
     out << ", load average";
-    for (std::size_t i = 0; i < cpu.load_avg.size(); ++i) out << (i == 0 ? " " : ", ") << fmt::format("{:.2f}", cpu.load_avg[i]);
+    for (std::size_t i = 0; i < cpu.load_avg.size(); ++i)
+      out << (i == 0 ? " " : ", ") << fmt::format("{:.2f}", cpu.load_avg[i]);
   }
   out << "\n";
   if (cpu.scaling == benchmark::CPUInfo::ENABLED) {
@@ -82,7 +83,8 @@ void ConsoleReporter::ReportRuns(const std::vector<Run>& runs) {
     printed_header_ = true;
     const std::string header =
         fmt::format("{:<{}} {:>13} {:>13} {:>12}", "Benchmark", name_width_, "Time", "CPU", "Iterations");
-    out << std::string(header.size() + 20, '-') << "\n" << header << " Counters\n"
+    out << std::string(header.size() + 20, '-') << "\n"
+        << header << " Counters\n"
         << std::string(header.size() + 20, '-') << "\n";
   }
   for (const Run& run : runs) {
@@ -98,12 +100,14 @@ void ConsoleReporter::ReportRuns(const std::vector<Run>& runs) {
     const benchmark::Counter* cpu = counter(run, kCpuPerCallCounter);
     // Time: Google Benchmark's manual time per iteration, which bench sets to the median per call.
     const double time = run.GetAdjustedRealTime();
-    const std::string time_text = percent ? fmt::format("{:.2f} %", time * 100) : fmt::format("{} {}", plain_number(time), unit);
+    const std::string time_text =
+        percent ? fmt::format("{:.2f} %", time * 100) : fmt::format("{} {}", plain_number(time), unit);
     std::string cpu_text, iterations_text;
     if (calls != nullptr && cpu != nullptr) {
       // The counter is us per call; the column is in the row's time unit (us for bench).
       const double us_to_unit = benchmark::GetTimeUnitMultiplier(run.time_unit) / 1e6;
-      cpu_text = percent ? fmt::format("{:.2f} %", cpu->value * 100) : fmt::format("{} {}", plain_number(cpu->value * us_to_unit), unit);
+      cpu_text = percent ? fmt::format("{:.2f} %", cpu->value * 100)
+                         : fmt::format("{} {}", plain_number(cpu->value * us_to_unit), unit);
       iterations_text = fmt::format("{:.0f}", calls->value);
     } else {
       cpu_text = percent ? fmt::format("{:.2f} %", run.GetAdjustedCPUTime() * 100)

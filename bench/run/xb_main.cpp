@@ -39,11 +39,13 @@ int run_main(int argc, char** argv, const std::string& help_footer, bool bench_e
     // commands library (bench/CMakeLists.txt).
     const std::vector<std::string> args(argv + 1, argv + argc);
     if (has_devices_option(args)) {
-      throw UsageError("--devices is an option of the bench executable (bench --devices LIST|all, docs/qualify.md); "
-                       "run this program once per device with CUDA_VISIBLE_DEVICES=N instead");
+      throw UsageError(
+          "--devices is an option of the bench executable (bench --devices LIST|all, docs/qualify.md); "
+          "run this program once per device with CUDA_VISIBLE_DEVICES=N instead");
     }
     if (!args.empty() && !args.front().empty() && args.front()[0] != '-') {
-      throw UsageError("'" + args.front() + "' is not an option of this program, which takes bench's plain-run options "
+      throw UsageError("'" + args.front() +
+                       "' is not an option of this program, which takes bench's plain-run options "
                        "(--help); commands (sweep, qualify, calibrate, ab, overhead) are commands of the bench "
                        "executable (bench sweep --help, ...)");
     }

@@ -68,10 +68,14 @@ double attainable_tflops(double intensity, const Roof& roof) {
 
 const char* to_string(Regime regime) {
   switch (regime) {
-    case Regime::Overhead: return "overhead-bound";
-    case Regime::Memory: return "memory-bound";
-    case Regime::Compute: return "compute-bound";
-    case Regime::NotMeasured: return "not measured";
+    case Regime::Overhead:
+      return "overhead-bound";
+    case Regime::Memory:
+      return "memory-bound";
+    case Regime::Compute:
+      return "compute-bound";
+    case Regime::NotMeasured:
+      return "not measured";
   }
   return "not measured";
 }
@@ -162,20 +166,23 @@ DatasheetFigures datasheet_for(const std::string& gpu_name) {
   // half). fp32 is the non-tensor FP32 rate: crossbench's fp32 GEMMs run without TF32.
   if (gpu_name == "NVIDIA H200") {
     d.known = true;
-    d.source = "NVIDIA H200 Tensor Core GPU datasheet, H200 SXM: 4.8 TB/s HBM3e; BF16/FP16 Tensor Core "
-               "1,979 TFLOPS with sparsity (989 dense); FP32 67 TFLOPS";
+    d.source =
+        "NVIDIA H200 Tensor Core GPU datasheet, H200 SXM: 4.8 TB/s HBM3e; BF16/FP16 Tensor Core "
+        "1,979 TFLOPS with sparsity (989 dense); FP32 67 TFLOPS";
     d.bandwidth_gbps = 4800;
     d.tflops = {{"bf16", 989}, {"fp16", 989}, {"fp32", 67}};
   } else if (gpu_name == "NVIDIA H100 80GB HBM3") {
     d.known = true;
-    d.source = "NVIDIA H100 Tensor Core GPU datasheet, H100 SXM: 3.35 TB/s; BF16/FP16 Tensor Core "
-               "1,979 TFLOPS with sparsity (989 dense); FP32 67 TFLOPS";
+    d.source =
+        "NVIDIA H100 Tensor Core GPU datasheet, H100 SXM: 3.35 TB/s; BF16/FP16 Tensor Core "
+        "1,979 TFLOPS with sparsity (989 dense); FP32 67 TFLOPS";
     d.bandwidth_gbps = 3350;
     d.tflops = {{"bf16", 989}, {"fp16", 989}, {"fp32", 67}};
   } else if (gpu_name == "NVIDIA H100 PCIe") {
     d.known = true;
-    d.source = "NVIDIA H100 Tensor Core GPU datasheet, H100 PCIe: 2 TB/s; BF16/FP16 Tensor Core "
-               "1,513 TFLOPS with sparsity (756 dense); FP32 51 TFLOPS";
+    d.source =
+        "NVIDIA H100 Tensor Core GPU datasheet, H100 PCIe: 2 TB/s; BF16/FP16 Tensor Core "
+        "1,513 TFLOPS with sparsity (756 dense); FP32 51 TFLOPS";
     d.bandwidth_gbps = 2000;
     d.tflops = {{"bf16", 756}, {"fp16", 756}, {"fp32", 51}};
   }
@@ -218,7 +225,8 @@ json number(double v, const std::string& what) {
 void write_calibration_json(const Calibration& c, std::ostream& out) {
   json clocks = json::array();
   for (const ClockReading& r : c.clocks) {
-    clocks.push_back({{"when", r.when}, {"sm_mhz", r.sm_mhz}, {"mem_mhz", r.mem_mhz}, {"temperature_c", r.temperature_c}});
+    clocks.push_back(
+        {{"when", r.when}, {"sm_mhz", r.sm_mhz}, {"mem_mhz", r.mem_mhz}, {"temperature_c", r.temperature_c}});
   }
   json gemm = json::array();
   for (const GemmCeiling& g : c.gemm) {
@@ -234,38 +242,39 @@ void write_calibration_json(const Calibration& c, std::ostream& out) {
   const DatasheetFigures d = datasheet_for(c.gpu_name);
   json datasheet = nullptr;
   if (d.known) datasheet = {{"source", d.source}, {"bandwidth_gbps", d.bandwidth_gbps}, {"tflops", d.tflops}};
-  json doc = {
-      {"crossbench", {{"format", "ceilings"}, {"version", 1}, {"created_utc", c.created_utc}}},
-      {"device",
-       {{"name", c.gpu_name},
-        {"index", c.device_index},
-        {"pci_bus_id", c.pci_bus_id},
-        {"compute_capability", fmt::format("{}.{}", c.compute_major, c.compute_minor)},
-        {"sm_count", c.sm_count},
-        {"total_global_mem", c.total_global_mem},
-        {"driver_version", c.driver_version},
-        {"cuda_driver_version", c.cuda_driver_version},
-        {"cuda_runtime_version", c.cuda_runtime_version},
-        {"cublas_version", c.cublas_version},
-        {"memory_bus_width_bits", c.memory_bus_width_bits}}},
-      {"clocks",
-       {{"source", c.clock_source},
-        {"sm_max_mhz", c.sm_clock_max_mhz},
-        {"mem_max_mhz", c.mem_clock_max_mhz},
-        {"readings", clocks}}},
-      {"ceilings", ceilings},
-      {"copy",
-       {{"method", "cudaMemcpyAsync device to device, sampled by the sampling core in hot mode (batched calls behind the blocking kernel), median per-call time"},
-        {"buffer_bytes", c.copy.buffer_bytes},
-        {"moved_bytes", c.copy.moved_bytes},
-        {"calls", c.copy.calls},
-        {"median_ns", number(c.copy.median_ns, "copy median_ns")},
-        {"min_ns", number(c.copy.min_ns, "copy min_ns")},
-        {"gbps", number(c.copy.gbps, "copy gbps")}}},
-      {"gemm", gemm},
-      {"datasheet", datasheet},
-      {"clock_bandwidth_gbps", number(c.clock_bandwidth_gbps(), "clock bandwidth")},
-      {"notes", c.notes}};
+  json doc = {{"crossbench", {{"format", "ceilings"}, {"version", 1}, {"created_utc", c.created_utc}}},
+              {"device",
+               {{"name", c.gpu_name},
+                {"index", c.device_index},
+                {"pci_bus_id", c.pci_bus_id},
+                {"compute_capability", fmt::format("{}.{}", c.compute_major, c.compute_minor)},
+                {"sm_count", c.sm_count},
+                {"total_global_mem", c.total_global_mem},
+                {"driver_version", c.driver_version},
+                {"cuda_driver_version", c.cuda_driver_version},
+                {"cuda_runtime_version", c.cuda_runtime_version},
+                {"cublas_version", c.cublas_version},
+                {"memory_bus_width_bits", c.memory_bus_width_bits}}},
+              {"clocks",
+               {{"source", c.clock_source},
+                {"sm_max_mhz", c.sm_clock_max_mhz},
+                {"mem_max_mhz", c.mem_clock_max_mhz},
+                {"readings", clocks}}},
+              {"ceilings", ceilings},
+              {"copy",
+               {{"method",
+                 "cudaMemcpyAsync device to device, sampled by the sampling core in hot mode (batched calls behind the "
+                 "blocking kernel), median per-call time"},
+                {"buffer_bytes", c.copy.buffer_bytes},
+                {"moved_bytes", c.copy.moved_bytes},
+                {"calls", c.copy.calls},
+                {"median_ns", number(c.copy.median_ns, "copy median_ns")},
+                {"min_ns", number(c.copy.min_ns, "copy min_ns")},
+                {"gbps", number(c.copy.gbps, "copy gbps")}}},
+              {"gemm", gemm},
+              {"datasheet", datasheet},
+              {"clock_bandwidth_gbps", number(c.clock_bandwidth_gbps(), "clock bandwidth")},
+              {"notes", c.notes}};
   out << doc.dump(1) << '\n';
 }
 
@@ -273,8 +282,8 @@ void write_calibration_markdown(const Calibration& c, std::ostream& out) {
   const DatasheetFigures d = datasheet_for(c.gpu_name);
   out << "# crossbench calibration\n\n";
   if (!c.notes.empty()) out << "**" << c.notes << "**\n\n";
-  out << fmt::format("- GPU: {} (device {}, PCI {}, compute capability {}.{}, {} SMs)\n", c.gpu_name,
-                     c.device_index, c.pci_bus_id, c.compute_major, c.compute_minor, c.sm_count);
+  out << fmt::format("- GPU: {} (device {}, PCI {}, compute capability {}.{}, {} SMs)\n", c.gpu_name, c.device_index,
+                     c.pci_bus_id, c.compute_major, c.compute_minor, c.sm_count);
   out << fmt::format("- driver {} (CUDA driver API {}), runtime {}, cuBLAS {}\n",
                      c.driver_version.empty() ? "unknown" : c.driver_version, c.cuda_driver_version,
                      c.cuda_runtime_version, c.cublas_version);
@@ -285,7 +294,9 @@ void write_calibration_markdown(const Calibration& c, std::ostream& out) {
     out << fmt::format("  - {}: SM {} MHz, memory {} MHz, {} C\n", r.when, r.sm_mhz, r.mem_mhz, r.temperature_c);
   }
   out << "\n| ceiling | measured | datasheet | measured / datasheet |\n| --- | ---: | ---: | ---: |\n";
-  const auto ratio = [](double a, double b) { return b > 0 ? fmt::format("{:.1f}%", 100.0 * a / b) : std::string("-"); };
+  const auto ratio = [](double a, double b) {
+    return b > 0 ? fmt::format("{:.1f}%", 100.0 * a / b) : std::string("-");
+  };
   out << fmt::format("| copy bandwidth, GB/s (read + written) | {:.0f} | {} | {} |\n", c.copy.gbps,
                      d.known ? fmt::format("{:.0f}", d.bandwidth_gbps) : "-", ratio(c.copy.gbps, d.bandwidth_gbps));
   std::vector<std::string> seen;
@@ -303,10 +314,11 @@ void write_calibration_markdown(const Calibration& c, std::ostream& out) {
                        c.mem_clock_max_mhz, c.memory_bus_width_bits, c.clock_bandwidth_gbps());
   }
   if (d.known) out << "\nDatasheet: " << d.source << ".\n";
-  out << fmt::format("\nCopy: {} MiB copied per call ({} MiB read + written), {} calls, median {:.3f} us, best {:.3f} us.\n",
-                     c.copy.buffer_bytes >> 20, c.copy.moved_bytes >> 20, c.copy.calls, c.copy.median_ns / 1e3,
-                     c.copy.min_ns / 1e3);
-  out << "\n| GEMM | n | calls | median (us) | best (us) | TFLOP/s (median) |\n| --- | ---: | ---: | ---: | ---: | ---: |\n";
+  out << fmt::format(
+      "\nCopy: {} MiB copied per call ({} MiB read + written), {} calls, median {:.3f} us, best {:.3f} us.\n",
+      c.copy.buffer_bytes >> 20, c.copy.moved_bytes >> 20, c.copy.calls, c.copy.median_ns / 1e3, c.copy.min_ns / 1e3);
+  out << "\n| GEMM | n | calls | median (us) | best (us) | TFLOP/s (median) |\n| --- | ---: | ---: | ---: | ---: | "
+         "---: |\n";
   for (const GemmCeiling& g : c.gemm) {
     out << fmt::format("| {} | {} | {} | {:.3f} | {:.3f} | {:.1f} |\n", g.dtype, g.n, g.calls, g.median_ns / 1e3,
                        g.min_ns / 1e3, g.tflops);

@@ -70,20 +70,20 @@ struct PointMeasurement {
   double flops = 0;  ///< per call, docs/metrics.md
   double bytes = 0;  ///< per call: each input read once, each output written once
   bool verified = false;
-  double max_rel_error = 0;       ///< -1 when the output held non-finite values
-  bool measured = false;          ///< false: no timing (failed point); the fields below are 0
-  std::string note;               ///< why not measured, or "" when measured
-  int steps = 0;                  ///< active (recorded) timed steps
-  double kernel_ns = 0;           ///< CUPTI device time per call, median over the active steps
-  double event_ns = 0;            ///< cudaEvent time per call, median over the active steps
-  double host_api_ns = 0;         ///< CUDA API time inside the op's cpu_op range, median
-  double host_op_ns = 0;          ///< wall time of the op's cpu_op range (all host work), median
-  int eager_calls = 0;            ///< calls in the back-to-back (eager) window
-  double eager_window_ns = 0;     ///< eager window wall time
-  double eager_device_ns = 0;     ///< device time inside the eager window
-  int graph_steps = 0;            ///< active steps of the graph fixture (0: not measured in graph mode)
-  double graph_event_ns = 0;      ///< cudaEvent time per call, CUDA-graph replay, median (0: none)
-  double graph_kernel_ns = 0;     ///< CUPTI device time per call, CUDA-graph replay, median (0: none)
+  double max_rel_error = 0;    ///< -1 when the output held non-finite values
+  bool measured = false;       ///< false: no timing (failed point); the fields below are 0
+  std::string note;            ///< why not measured, or "" when measured
+  int steps = 0;               ///< active (recorded) timed steps
+  double kernel_ns = 0;        ///< CUPTI device time per call, median over the active steps
+  double event_ns = 0;         ///< cudaEvent time per call, median over the active steps
+  double host_api_ns = 0;      ///< CUDA API time inside the op's cpu_op range, median
+  double host_op_ns = 0;       ///< wall time of the op's cpu_op range (all host work), median
+  int eager_calls = 0;         ///< calls in the back-to-back (eager) window
+  double eager_window_ns = 0;  ///< eager window wall time
+  double eager_device_ns = 0;  ///< device time inside the eager window
+  int graph_steps = 0;         ///< active steps of the graph fixture (0: not measured in graph mode)
+  double graph_event_ns = 0;   ///< cudaEvent time per call, CUDA-graph replay, median (0: none)
+  double graph_kernel_ns = 0;  ///< CUPTI device time per call, CUDA-graph replay, median (0: none)
 };
 
 /// A point with its derived metrics.
@@ -112,10 +112,10 @@ PointMetrics evaluate_point(const PointMeasurement& m, const Roof& roof, const R
 struct Crossover {
   std::string op;
   std::string dtype;
-  std::optional<std::int64_t> size;  ///< none: every measured size is overhead-bound
+  std::optional<std::int64_t> size;                    ///< none: every measured size is overhead-bound
   std::optional<std::int64_t> largest_overhead_above;  ///< a larger size that is overhead-bound
                                                        ///< again (non-monotonic sweep), if any
-  std::string regime_at_crossover;  ///< regime of `size` ("" when none)
+  std::string regime_at_crossover;                     ///< regime of `size` ("" when none)
 };
 
 /// One Crossover per (op, dtype), in order of first appearance in `points`.
@@ -149,9 +149,9 @@ struct CopyCeiling {
   std::uint64_t buffer_bytes = 0;  ///< bytes copied per call
   std::uint64_t moved_bytes = 0;   ///< bytes read + written per call = 2 x buffer_bytes
   int calls = 0;
-  double median_ns = 0;            ///< cudaEvent time per call
+  double median_ns = 0;  ///< cudaEvent time per call
   double min_ns = 0;
-  double gbps = 0;                 ///< moved_bytes / median_ns: the ceiling
+  double gbps = 0;  ///< moved_bytes / median_ns: the ceiling
 };
 
 /// GEMM ceiling measurement of one dtype and size: the matmul workload (cuBLASLt, random data).
@@ -161,7 +161,7 @@ struct GemmCeiling {
   int calls = 0;
   double median_ns = 0;
   double min_ns = 0;
-  double tflops = 0;   ///< 2 n^3 / median_ns / 1e3
+  double tflops = 0;  ///< 2 n^3 / median_ns / 1e3
 };
 
 /// What `bench calibrate` measured, and on what (ceilings.json, docs/metrics.md).
@@ -185,7 +185,7 @@ struct Calibration {
   std::vector<ClockReading> clocks;  ///< idle and under load
   CopyCeiling copy;
   std::vector<GemmCeiling> gemm;
-  std::string notes;           ///< free text (e.g. "synthetic")
+  std::string notes;  ///< free text (e.g. "synthetic")
 
   /// The measured bandwidth ceiling (copy.gbps). Throws std::invalid_argument when not > 0.
   double bandwidth_gbps() const;

@@ -1,7 +1,7 @@
 #include "bench/sweep/sweep.h"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -18,8 +18,8 @@
 #include "bench/cli/cli.h"
 #include "kernels/workload.h"
 #include "profiler/event_model.h"
-#include "profiler/step_metrics.h"
 #include "profiler/session_io.h"
+#include "profiler/step_metrics.h"
 #include "profiler/table.h"
 
 namespace xb {
@@ -63,7 +63,8 @@ std::vector<std::int64_t> parse_size_spec(const std::string& text) {
     const std::int64_t start = range_end(f[0], item);
     const std::int64_t end = range_end(f[1], item);
     if (f[2] != "x2") {
-      throw UsageError("size range '" + item + "': step '" + f[2] + "' is not supported; ranges go by powers of two (x2)");
+      throw UsageError("size range '" + item + "': step '" + f[2] +
+                       "' is not supported; ranges go by powers of two (x2)");
     }
     if (end < start) throw UsageError(fmt::format("size range '{}': end {} is below start {}", item, end, start));
     std::int64_t n = start;
@@ -78,13 +79,15 @@ std::vector<std::int64_t> parse_size_spec(const std::string& text) {
 
 std::optional<SweepOptions> parse_sweep_args(int argc, const char* const* argv) {
   SweepOptions opt;
-  CLI::App app{"crossbench sweep: ops x sizes x dtypes, each point measured (CUPTI, cudaEvent, host API time, "
-               "GPU busy fraction) and placed on the roofline of ceilings measured on this GPU"};
+  CLI::App app{
+      "crossbench sweep: ops x sizes x dtypes, each point measured (CUPTI, cudaEvent, host API time, "
+      "GPU busy fraction) and placed on the roofline of ceilings measured on this GPU"};
   app.name("bench sweep");
   std::vector<std::string> sizes, ops, dtypes;
   std::string out, ceilings;
-  app.add_option("--size", sizes, "sizes: list and/or power-of-two ranges, e.g. 64:16384:x2 or 64,1000,4096 "
-                                  "(default 64:16384:x2)");
+  app.add_option("--size", sizes,
+                 "sizes: list and/or power-of-two ranges, e.g. 64:16384:x2 or 64,1000,4096 "
+                 "(default 64:16384:x2)");
   app.add_option("--op", ops, "comma-separated ops: matmul, add, addmm, addmm_bias1d (default all)");
   app.add_option("--dtype", dtypes, "comma-separated dtypes: bf16, fp16, fp32 (default bf16)");
   app.add_option("--ceilings", ceilings, "ceilings.json from `bench calibrate` (default: calibrate first)");
@@ -108,10 +111,12 @@ std::optional<SweepOptions> parse_sweep_args(int argc, const char* const* argv) 
                "skip the CUDA-graph timing of each point (default: every point is also timed with its batch "
                "replayed as one CUDA graph, beside the eager launches)");
   app.add_flag("--counters", opt.counters,
-               "after the points, a counter pass of its own (CUPTI range profiler, 16 back-to-back calls per point, replayed): measured "
+               "after the points, a counter pass of its own (CUPTI range profiler, 16 back-to-back calls per point, "
+               "replayed): measured "
                "DRAM bytes and FLOPs per point in counters.json, beside the model on the roofline plot");
   if (!parse_command_line(app, argc, argv)) return std::nullopt;
-  opt.sizes = parse_size_spec(sizes.empty() ? (app.count("--size") > 0 ? std::string() : "64:16384:x2") : join_list(sizes));
+  opt.sizes =
+      parse_size_spec(sizes.empty() ? (app.count("--size") > 0 ? std::string() : "64:16384:x2") : join_list(sizes));
   if (!ops.empty()) opt.ops = parse_op_list(ops);
   if (!dtypes.empty()) opt.dtypes = parse_dtype_list(dtypes);
   if (opt.wait_steps < 0) throw UsageError("--wait-steps must be >= 0");
@@ -131,15 +136,18 @@ std::optional<SweepOptions> parse_sweep_args(int argc, const char* const* argv) 
 
 std::optional<CalibrateOptions> parse_calibrate_args(int argc, const char* const* argv) {
   CalibrateOptions opt;
-  CLI::App app{"crossbench calibrate: measures this GPU's copy bandwidth and dense GEMM ceilings (random data) "
-               "and writes ceilings.json and calibration.md"};
+  CLI::App app{
+      "crossbench calibrate: measures this GPU's copy bandwidth and dense GEMM ceilings (random data) "
+      "and writes ceilings.json and calibration.md"};
   app.name("bench calibrate");
   std::vector<std::string> dtypes, gemm_sizes;
   std::string out;
   app.add_option("--dtype", dtypes, "comma-separated GEMM dtypes (default bf16,fp16,fp32)");
   app.add_option("--gemm-size", gemm_sizes, "GEMM sizes n (n x n x n); the ceiling is the best (default 4096,8192)");
   app.add_option("--copy-mib", opt.copy_mib, "MiB copied per call (default 1024; read + written: twice that)");
-  app.add_option("--calls", opt.calls, "at least this many samples per measurement (default 20; the sampling core then stops at 0.5% noise or 1 s)");
+  app.add_option(
+      "--calls", opt.calls,
+      "at least this many samples per measurement (default 20; the sampling core then stops at 0.5% noise or 1 s)");
   app.add_option("--warmup-ms", opt.warmup_ms, "back-to-back warm-up before each measurement, ms (default 200)");
   app.add_option("--out", out, "folder to create (default results/runs/<UTC time>-<pid>)");
   if (!parse_command_line(app, argc, argv)) return std::nullopt;
@@ -319,19 +327,20 @@ json finite(double v, const std::string& what) {
 
 json point_json(const SweepReport& r, const PointMetrics& p) {
   const PointMeasurement& m = p.m;
-  json j = {{"fixture", m.fixture},
-            {"op", m.op},
-            {"dtype", m.dtype},
-            {"n", m.n},
-            {"status", m.measured ? "ok" : "failed"},
-            {"note", m.note},
-            {"verified", m.verified},
-            {"max_rel_error", m.max_rel_error < 0 ? json(nullptr) : finite(m.max_rel_error, m.fixture + " max_rel_error")},
-            {"flops", finite(m.flops, m.fixture + " flops")},
-            {"bytes", finite(m.bytes, m.fixture + " bytes")},
-            {"intensity", finite(m.flops / m.bytes, m.fixture + " intensity")},
-            {"peak_tflops", finite(p.roof.peak_tflops, "peak")},
-            {"bandwidth_gbps", finite(p.roof.bandwidth_gbps, "bandwidth")}};
+  json j = {
+      {"fixture", m.fixture},
+      {"op", m.op},
+      {"dtype", m.dtype},
+      {"n", m.n},
+      {"status", m.measured ? "ok" : "failed"},
+      {"note", m.note},
+      {"verified", m.verified},
+      {"max_rel_error", m.max_rel_error < 0 ? json(nullptr) : finite(m.max_rel_error, m.fixture + " max_rel_error")},
+      {"flops", finite(m.flops, m.fixture + " flops")},
+      {"bytes", finite(m.bytes, m.fixture + " bytes")},
+      {"intensity", finite(m.flops / m.bytes, m.fixture + " intensity")},
+      {"peak_tflops", finite(p.roof.peak_tflops, "peak")},
+      {"bandwidth_gbps", finite(p.roof.bandwidth_gbps, "bandwidth")}};
   auto info = r.run_info.find(m.fixture);
   if (info != r.run_info.end()) {
     j["verification"] = info->second.verification;
@@ -340,9 +349,9 @@ json point_json(const SweepReport& r, const PointMetrics& p) {
     j["warmup_calls"] = info->second.warmup_calls;
     if (!info->second.error.empty()) j["note"] = info->second.error;
   }
-  const char* keys[] = {"steps", "kernel_ns", "event_ns", "host_api_ns", "host_op_ns", "eager_calls",
-                        "eager_window_ns", "eager_device_ns", "gpu_busy", "tflops", "gbps", "compute_bound_ns",
-                        "memory_bound_ns", "roofline_bound_ns", "roofline_fraction"};
+  const char* keys[] = {"steps",       "kernel_ns",        "event_ns",        "host_api_ns",       "host_op_ns",
+                        "eager_calls", "eager_window_ns",  "eager_device_ns", "gpu_busy",          "tflops",
+                        "gbps",        "compute_bound_ns", "memory_bound_ns", "roofline_bound_ns", "roofline_fraction"};
   if (!m.measured) {
     for (const char* k : keys) j[k] = nullptr;
   } else {
@@ -369,7 +378,8 @@ json point_json(const SweepReport& r, const PointMetrics& p) {
     j["graph_saving"] = finite(1 - m.graph_event_ns / m.event_ns, "graph_saving");
     j["graph_launch_saving_ns"] = finite(graph_launch_saving_ns(m), "graph_launch_saving_ns");
   } else {
-    for (const char* k : {"graph_steps", "graph_event_ns", "graph_kernel_ns", "graph_saving", "graph_launch_saving_ns"}) {
+    for (const char* k :
+         {"graph_steps", "graph_event_ns", "graph_kernel_ns", "graph_saving", "graph_launch_saving_ns"}) {
       j[k] = nullptr;
     }
   }
@@ -411,17 +421,19 @@ void write_sweep_json(const SweepReport& r, std::ostream& out) {
   for (const std::string& dtype : dtypes_of(r)) gemm[dtype] = finite(c.gemm_tflops(dtype), "gemm ceiling");
   json clocks = json::array();
   for (const ClockReading& k : c.clocks) {
-    clocks.push_back({{"when", k.when}, {"sm_mhz", k.sm_mhz}, {"mem_mhz", k.mem_mhz}, {"temperature_c", k.temperature_c}});
+    clocks.push_back(
+        {{"when", k.when}, {"sm_mhz", k.sm_mhz}, {"mem_mhz", k.mem_mhz}, {"temperature_c", k.temperature_c}});
   }
   json points = json::array();
   for (const PointMetrics& p : r.points) points.push_back(point_json(r, p));
   json crossovers = json::array();
   for (const Crossover& x : r.crossovers) {
-    crossovers.push_back({{"op", x.op},
-                          {"dtype", x.dtype},
-                          {"size", x.size ? json(*x.size) : json(nullptr)},
-                          {"regime", x.regime_at_crossover},
-                          {"overhead_again_at", x.largest_overhead_above ? json(*x.largest_overhead_above) : json(nullptr)}});
+    crossovers.push_back(
+        {{"op", x.op},
+         {"dtype", x.dtype},
+         {"size", x.size ? json(*x.size) : json(nullptr)},
+         {"regime", x.regime_at_crossover},
+         {"overhead_again_at", x.largest_overhead_above ? json(*x.largest_overhead_above) : json(nullptr)}});
   }
   std::vector<std::int64_t> sizes = r.settings.sizes;
   json doc = {
@@ -445,9 +457,13 @@ void write_sweep_json(const SweepReport& r, std::ostream& out) {
        {{"source", "bench calibrate, " + c.created_utc},
         {"bandwidth_gbps", finite(c.bandwidth_gbps(), "bandwidth ceiling")},
         {"gemm_tflops", gemm},
-        {"datasheet",
-         d.known ? json{{"source", d.source}, {"bandwidth_gbps", d.bandwidth_gbps}, {"tflops", d.tflops}} : json(nullptr)},
-        {"clocks", {{"source", c.clock_source}, {"sm_max_mhz", c.sm_clock_max_mhz}, {"mem_max_mhz", c.mem_clock_max_mhz}, {"readings", clocks}}}}},
+        {"datasheet", d.known ? json{{"source", d.source}, {"bandwidth_gbps", d.bandwidth_gbps}, {"tflops", d.tflops}}
+                              : json(nullptr)},
+        {"clocks",
+         {{"source", c.clock_source},
+          {"sm_max_mhz", c.sm_clock_max_mhz},
+          {"mem_max_mhz", c.mem_clock_max_mhz},
+          {"readings", clocks}}}}},
       {"rules",
        {{"busy_threshold", finite(r.rules.busy_threshold, "busy threshold")},
         {"overhead_bound", "gpu_busy < busy_threshold"},
@@ -467,7 +483,8 @@ void write_sweep_json(const SweepReport& r, std::ostream& out) {
       {"points", points},
       {"crossovers", crossovers},
       {"validation",
-       {{"passed", r.validation_passed ? json(*r.validation_passed) : json(nullptr)}, {"summary", r.validation_summary}}},
+       {{"passed", r.validation_passed ? json(*r.validation_passed) : json(nullptr)},
+        {"summary", r.validation_summary}}},
       {"elapsed_s", finite(r.elapsed_s, "elapsed_s")}};
   out << doc.dump(1) << '\n';
 }
@@ -479,11 +496,10 @@ void write_sweep_csv(const SweepReport& r, std::ostream& out) {
          "graph_event_us,graph_kernel_us\n";
   for (const PointMetrics& p : r.points) {
     const PointMeasurement& m = p.m;
-    out << fmt::format("{},{},{},{},{},{},{},{},{},{},", m.fixture, m.op, m.dtype, m.n, m.measured ? "ok" : "failed",
-                       m.verified ? "true" : "false",
-                       m.max_rel_error < 0 ? std::string() : fmt::format("{:.6g}", m.max_rel_error),
-                       fmt::format("{:.0f}", m.flops), fmt::format("{:.0f}", m.bytes),
-                       fmt::format("{:.6g}", m.flops / m.bytes));
+    out << fmt::format(
+        "{},{},{},{},{},{},{},{},{},{},", m.fixture, m.op, m.dtype, m.n, m.measured ? "ok" : "failed",
+        m.verified ? "true" : "false", m.max_rel_error < 0 ? std::string() : fmt::format("{:.6g}", m.max_rel_error),
+        fmt::format("{:.0f}", m.flops), fmt::format("{:.0f}", m.bytes), fmt::format("{:.6g}", m.flops / m.bytes));
     if (m.measured) {
       out << fmt::format("{},{},{},{},{},{},{},{},{:.4f},{:.4g},{:.4g},{:.4g},{:.4g},{:.6g},{:.6g},{:.6g},{:.4g},",
                          m.steps, us(m.kernel_ns), us(m.event_ns), us(m.host_api_ns), us(m.host_op_ns), m.eager_calls,
@@ -515,19 +531,23 @@ void write_sweep_markdown(const SweepReport& r, std::ostream& out) {
   out << fmt::format("- recorded: {}; CUDA driver {}, runtime {}, CUPTI {}, cuBLAS {}; dropped records: {}\n",
                      r.created_utc, r.meta.cuda_driver_version, r.meta.cuda_runtime_version, r.meta.cupti_version,
                      r.meta.cublas_version, r.meta.dropped_records);
-  out << fmt::format("- per point: warm-up {} ms; timed schedule wait {}, warmup {}, active {}; eager window up to {} "
-                     "back-to-back calls; sweep wall time {:.1f} s\n",
-                     r.settings.warmup_ms, r.settings.wait_steps, r.settings.warmup_steps, r.settings.active_steps,
-                     r.settings.eager_calls, r.elapsed_s);
+  out << fmt::format(
+      "- per point: warm-up {} ms; timed schedule wait {}, warmup {}, active {}; eager window up to {} "
+      "back-to-back calls; sweep wall time {:.1f} s\n",
+      r.settings.warmup_ms, r.settings.wait_steps, r.settings.warmup_steps, r.settings.active_steps,
+      r.settings.eager_calls, r.elapsed_s);
   if (r.validation_passed) {
     out << fmt::format("- validation (validation.json): {}{}\n", *r.validation_passed ? "PASSED" : "FAILED",
                        r.validation_summary.empty() ? "" : ", " + r.validation_summary);
   }
   out << "\n## Ceilings (measured by `bench calibrate`, " << c.created_utc << ")\n\n";
   out << "| ceiling | measured | datasheet | measured / datasheet |\n| --- | ---: | ---: | ---: |\n";
-  const auto ratio = [](double a, double b) { return b > 0 ? fmt::format("{:.1f}%", 100.0 * a / b) : std::string("-"); };
+  const auto ratio = [](double a, double b) {
+    return b > 0 ? fmt::format("{:.1f}%", 100.0 * a / b) : std::string("-");
+  };
   out << fmt::format("| copy bandwidth, GB/s (read + written) | {:.0f} | {} | {} |\n", c.bandwidth_gbps(),
-                     d.known ? fmt::format("{:.0f}", d.bandwidth_gbps) : "-", ratio(c.bandwidth_gbps(), d.bandwidth_gbps));
+                     d.known ? fmt::format("{:.0f}", d.bandwidth_gbps) : "-",
+                     ratio(c.bandwidth_gbps(), d.bandwidth_gbps));
   for (const std::string& dtype : dtypes_of(r)) {
     const auto it = d.tflops.find(dtype);
     const double sheet = it == d.tflops.end() ? 0.0 : it->second;
@@ -538,12 +558,13 @@ void write_sweep_markdown(const SweepReport& r, std::ostream& out) {
   out << "\n## Points\n\n";
   out << "Times per call in us. GPU busy: device time / wall time of the eager (back-to-back) window. "
          "Roofline: bound time / CUPTI kernel time.\n\n";
-  out << "| point | verified | CUPTI kernel | cudaEvent | host API | GPU busy | FLOP/B | TFLOP/s | GB/s | of roofline | regime |\n";
+  out << "| point | verified | CUPTI kernel | cudaEvent | host API | GPU busy | FLOP/B | TFLOP/s | GB/s | of roofline "
+         "| regime |\n";
   out << "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n";
   for (const PointMetrics& p : r.points) {
     const PointMeasurement& m = p.m;
-    const std::string verified = m.verified ? (m.max_rel_error >= 0 ? fmt::format("yes ({:.1e})", m.max_rel_error) : "yes")
-                                            : "**NO**";
+    const std::string verified =
+        m.verified ? (m.max_rel_error >= 0 ? fmt::format("yes ({:.1e})", m.max_rel_error) : "yes") : "**NO**";
     if (!m.measured) {
       auto info = r.run_info.find(m.fixture);
       const std::string why = info != r.run_info.end() && !info->second.error.empty() ? info->second.error : m.note;
@@ -577,9 +598,10 @@ void write_sweep_markdown(const SweepReport& r, std::ostream& out) {
   out << "\n## Crossover\n\nFirst size, ascending, whose regime is no longer overhead-bound.\n\n";
   out << "| op | dtype | crossover size | regime there | note |\n| --- | --- | ---: | --- | --- |\n";
   for (const Crossover& x : r.crossovers) {
-    out << fmt::format("| {} | {} | {} | {} | {} |\n", x.op, x.dtype, x.size ? std::to_string(*x.size) : "none",
-                       x.size ? x.regime_at_crossover : "every size overhead-bound",
-                       x.largest_overhead_above ? fmt::format("overhead-bound again at {}", *x.largest_overhead_above) : "");
+    out << fmt::format(
+        "| {} | {} | {} | {} | {} |\n", x.op, x.dtype, x.size ? std::to_string(*x.size) : "none",
+        x.size ? x.regime_at_crossover : "every size overhead-bound",
+        x.largest_overhead_above ? fmt::format("overhead-bound again at {}", *x.largest_overhead_above) : "");
   }
   out << fmt::format(
       "\n## Rules\n\n- overhead-bound: GPU busy < {:.2f} (the GPU idles for more of the back-to-back window than it "
@@ -615,7 +637,8 @@ void print_sweep_table(const SweepReport& r, std::ostream& out) {
   out << '\n';
   const Calibration& c = r.calibration;
   out << fmt::format("ceilings: copy {:.0f} GB/s", c.bandwidth_gbps());
-  for (const std::string& dtype : dtypes_of(r)) out << fmt::format(", {} GEMM {:.1f} TFLOP/s", dtype, c.gemm_tflops(dtype));
+  for (const std::string& dtype : dtypes_of(r))
+    out << fmt::format(", {} GEMM {:.1f} TFLOP/s", dtype, c.gemm_tflops(dtype));
   out << '\n';
 }
 

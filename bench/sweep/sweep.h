@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "bench/sweep/roofline.h"
 #include "bench/core/harness_records.h"
+#include "bench/sweep/roofline.h"
 
 namespace xb {
 
@@ -37,11 +37,11 @@ struct SweepOptions {
   std::vector<std::int64_t> sizes;  ///< ascending order of the spec; default 64:16384:x2
   std::vector<std::string> ops{"matmul", "add", "addmm", "addmm_bias1d"};
   std::vector<std::string> dtypes{"bf16"};
-  int wait_steps = 1;      ///< timed schedule: unrecorded steps
-  int warmup_steps = 1;    ///< timed schedule: recorded-then-discarded steps
-  int active_steps = 10;   ///< timed schedule: recorded steps
-  int eager_calls = 20;    ///< calls in the eager window (fewer for long calls, at least 3)
-  double warmup_ms = 20;   ///< back-to-back warm-up per point before anything is recorded
+  int wait_steps = 1;           ///< timed schedule: unrecorded steps
+  int warmup_steps = 1;         ///< timed schedule: recorded-then-discarded steps
+  int active_steps = 10;        ///< timed schedule: recorded steps
+  int eager_calls = 20;         ///< calls in the eager window (fewer for long calls, at least 3)
+  double warmup_ms = 20;        ///< back-to-back warm-up per point before anything is recorded
   double busy_threshold = 0.5;  ///< RegimeRules::busy_threshold
   bool counters = false;        ///< after the points, the counter pass (counters.json; bench/core/counter_pass.h)
   bool graph = true;            ///< also time each point in CUDA-graph mode (--no-graph: skip)
@@ -57,16 +57,16 @@ std::optional<SweepOptions> parse_sweep_args(int argc, const char* const* argv);
 struct CalibrateOptions {
   std::vector<std::string> dtypes{"bf16", "fp16", "fp32"};
   std::vector<std::int64_t> gemm_sizes{4096, 8192};  ///< GEMM ceiling = best median over these
-  std::int64_t copy_mib = 1024;  ///< bytes copied per call, MiB (read + written: twice that)
-  int calls = 20;                ///< minimum samples per measurement (the sampling core's stopping rule)
-  double warmup_ms = 200;        ///< back-to-back warm-up before the copy measurement
+  std::int64_t copy_mib = 1024;                      ///< bytes copied per call, MiB (read + written: twice that)
+  int calls = 20;          ///< minimum samples per measurement (the sampling core's stopping rule)
+  double warmup_ms = 200;  ///< back-to-back warm-up before the copy measurement
   /// GEMM ceilings are measured as the sweep measures its points: after `cooldown_ms` of idle
   /// GPU and `gemm_warmup_ms` of warm-up. Under sustained back-to-back GEMMs the H200's power
   /// limit lowers its SM clock (1545 MHz seen after 200 ms at 8192, against 1980 MHz boost) and
   /// the rate by ~15%, which would put short-burst points above the "ceiling".
   double cooldown_ms = 500;
   double gemm_warmup_ms = 20;
-  std::filesystem::path out;     ///< folder for ceilings.json and calibration.md
+  std::filesystem::path out;  ///< folder for ceilings.json and calibration.md
 };
 
 /// Parses `bench calibrate` arguments (argv[0] = "calibrate"). Throws UsageError; returns
@@ -110,18 +110,18 @@ struct PointRunInfo {
   double verify_s = 0;       ///< wall time of the verification, s
   double tolerance = 0;      ///< relative-error bound the check used
   int warmup_calls = 0;
-  std::string error;         ///< why the point failed ("" when it ran)
+  std::string error;  ///< why the point failed ("" when it ran)
 };
 
 /// One sweep, analysed: what `bench sweep` writes as sweep.json / sweep.csv / sweep.md.
 struct SweepReport {
   std::string created_utc;
-  bool synthetic = false;         ///< true for made-up data (results/sweeps/synthetic-*)
-  std::string notes;              ///< shown at the top of sweep.md
-  SessionMeta meta;               ///< versions, schedule (from the raw session)
-  Calibration calibration;        ///< the ceilings used
+  bool synthetic = false;   ///< true for made-up data (results/sweeps/synthetic-*)
+  std::string notes;        ///< shown at the top of sweep.md
+  SessionMeta meta;         ///< versions, schedule (from the raw session)
+  Calibration calibration;  ///< the ceilings used
   RegimeRules rules;
-  SweepOptions settings;          ///< schedule, eager calls, warm-up (sizes/ops/dtypes as run)
+  SweepOptions settings;  ///< schedule, eager calls, warm-up (sizes/ops/dtypes as run)
   std::vector<PointMetrics> points;
   std::map<std::string, PointRunInfo> run_info;  ///< by fixture name
   std::vector<Crossover> crossovers;

@@ -16,13 +16,13 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/calibrate/calibrate.h"
+#include "bench/cli/cli.h"
 #include "bench/core/counter_pass.h"
+#include "bench/core/fixtures.h"
 #include "bench/core/interrupt.h"
 #include "bench/core/measure.h"
-#include "bench/cli/cli.h"
-#include "bench/core/fixtures.h"
-#include "bench/sweep/roofline.h"
 #include "bench/core/run_dir.h"
+#include "bench/sweep/roofline.h"
 #include "bench/sweep/sweep.h"
 #include "kernels/blocking.h"
 #include "kernels/cuda_check.h"
@@ -61,7 +61,8 @@ struct PointPlan {
 double predict_seconds(Op op, DType dtype, std::int64_t n, const SweepOptions& o, const Calibration& cal) {
   const double bound_ns = roofline_bound_ns(op_flops(op, n), op_bytes(op, dtype, n), cal.roof(to_string(dtype)));
   const double call_s = std::max(bound_ns / 0.7, 10e3) * 1e-9;
-  const int eager = std::max(std::min(o.eager_calls, 3), std::min(o.eager_calls, static_cast<int>(kEagerBudgetMs * 1e-3 / call_s)));
+  const int eager =
+      std::max(std::min(o.eager_calls, 3), std::min(o.eager_calls, static_cast<int>(kEagerBudgetMs * 1e-3 / call_s)));
   const int calls = (o.graph ? 2 : 1) * (o.wait_steps + o.warmup_steps + o.active_steps) + eager + 1;
   const double rows = n <= 256 ? static_cast<double>(n) : 16.0;
   const double nn = static_cast<double>(n);
@@ -202,10 +203,12 @@ std::optional<Calibration> preflight(const SweepOptions& opt) {
   }
   if (!given) {  // the calibration run_calibration will do
     const CalibrateOptions co;
-    require_device_memory(2 * (static_cast<std::size_t>(co.copy_mib) << 20), fmt::format("the {} MiB copy", co.copy_mib));
+    require_device_memory(2 * (static_cast<std::size_t>(co.copy_mib) << 20),
+                          fmt::format("the {} MiB copy", co.copy_mib));
     for (const std::string& dtype : opt.dtypes) {
       for (std::int64_t n : co.gemm_sizes) {
-        require_device_memory(workload_device_bytes(Op::Matmul, parse_dtype(dtype), n), fmt::format("GEMM {} {}", dtype, n));
+        require_device_memory(workload_device_bytes(Op::Matmul, parse_dtype(dtype), n),
+                              fmt::format("GEMM {} {}", dtype, n));
       }
     }
   }
@@ -282,10 +285,9 @@ int sweep_command(int argc, const char* const* argv) {
       what = "FAILED: " + r.info.error;
       errors.push_back(p.name + ": " + r.info.error);
     } else {
-      what = fmt::format("verified ({:.1f} s), event median {:>10.3f} us{}, eager x{}", r.info.verify_s,
-                         r.event_median_ns / 1e3,
-                         r.graph_median_ns > 0 ? fmt::format(" (graph {:.3f} us)", r.graph_median_ns / 1e3) : "",
-                         r.eager_calls);
+      what = fmt::format(
+          "verified ({:.1f} s), event median {:>10.3f} us{}, eager x{}", r.info.verify_s, r.event_median_ns / 1e3,
+          r.graph_median_ns > 0 ? fmt::format(" (graph {:.3f} us)", r.graph_median_ns / 1e3) : "", r.eager_calls);
     }
     std::cout << fmt::format(" {}  | {} elapsed, about {} left\n", what, duration_text(elapsed),
                              duration_text(std::max(0.0, predicted_left) * scale))

@@ -1,7 +1,7 @@
 #include "bench/tune_add/tune_add.h"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <iostream>
@@ -47,8 +47,9 @@ struct ConfigTimes {
 /// Times every config in `space` for one dtype and size in one profiler session: per pass and
 /// config, one unrecorded sample of kUntimedLaunches calls, then one recorded sample of
 /// o.launches calls (timed_sample; the step's device time per call from step_metrics).
-ConfigTimes measure(DType dtype, const std::string& dtype_name, std::int64_t n, const std::vector<AddLaunchConfig>& space,
-                    const TuneOptions& o, Stream& stream, SampleDevice& device) {
+ConfigTimes measure(DType dtype, const std::string& dtype_name, std::int64_t n,
+                    const std::vector<AddLaunchConfig>& space, const TuneOptions& o, Stream& stream,
+                    SampleDevice& device) {
   const std::int64_t count = n * n;
   const std::size_t bytes = static_cast<std::size_t>(count) * dtype_bytes(dtype);
   DeviceBuffer a(bytes), b(bytes), out(bytes);
@@ -56,7 +57,8 @@ ConfigTimes measure(DType dtype, const std::string& dtype_name, std::int64_t n, 
   launch_random_fill(dtype, b.get(), count, 2, stream.get());
   stream.synchronize();
   // The GPU leaves its idle clock before the first config is timed.
-  warm_up_for(stream.get(), kWarmMs, [&] { launch_add(dtype, a.get(), b.get(), out.get(), count, stream.get(), space.front()); });
+  warm_up_for(stream.get(), kWarmMs,
+              [&] { launch_add(dtype, a.get(), b.get(), out.get(), count, stream.get(), space.front()); });
   // Each config is its own fixture: annotation "add/<dtype>/<n>:<config>".
   std::vector<std::string> fixtures;
   for (const AddLaunchConfig& c : space) fixtures.push_back(fmt::format("add/{}/{}:{}", dtype_name, n, to_string(c)));
@@ -82,7 +84,8 @@ ConfigTimes measure(DType dtype, const std::string& dtype_name, std::int64_t n, 
   ConfigTimes t;
   for (std::size_t c = 0; c < space.size(); ++c) {
     // Exactly one kernel per call: the add is a single kernel launch.
-    const std::vector<StepMetrics> blocks = fixture_blocks(steps, fixtures[c], static_cast<std::size_t>(o.passes), true, "pass");
+    const std::vector<StepMetrics> blocks =
+        fixture_blocks(steps, fixtures[c], static_cast<std::size_t>(o.passes), true, "pass");
     t.device_ns.push_back(compute_stats(device_per_call_ns(blocks)).median);
     t.event_ns.push_back(compute_stats(event_per_call_ns(blocks)).median);
   }
@@ -112,7 +115,8 @@ int tune_add_command(int argc, const char* const* argv) {
 
   std::size_t need = 0;  // the largest dtype and size: a, b and out
   for (const std::string& d : o.dtypes) {
-    for (const std::int64_t n : o.sizes) need = std::max(need, 3 * static_cast<std::size_t>(n * n) * dtype_bytes(parse_dtype(d)));
+    for (const std::int64_t n : o.sizes)
+      need = std::max(need, 3 * static_cast<std::size_t>(n * n) * dtype_bytes(parse_dtype(d)));
   }
   require_device_memory(need, "the largest add of --size/--dtype (3 tensors)");
 
@@ -121,7 +125,8 @@ int tune_add_command(int argc, const char* const* argv) {
   // gaps outside the event interval) unless it could fill CUDA's launch queue (kMaxBatch).
   const bool blocking = o.launches <= kMaxBatch;
   BlockingKernel blocker;  // loads its module (lazy loading) outside any sample
-  const std::unique_ptr<SampleDevice> device = make_cuda_sample_device(stream.get(), blocking ? &blocker : nullptr, nullptr);
+  const std::unique_ptr<SampleDevice> device =
+      make_cuda_sample_device(stream.get(), blocking ? &blocker : nullptr, nullptr);
   const std::vector<AddLaunchConfig> space = add_tuning_space();
   nlohmann::json results = nlohmann::json::array();
   for (const std::string& dtype_name : o.dtypes) {
@@ -136,8 +141,9 @@ int tune_add_command(int argc, const char* const* argv) {
       std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return medians[x] < medians[y]; });
       const double best = medians[order.front()];
       double chosen_ns = 0;
-      std::cout << fmt::format("\n## add {} {}x{}\n\n| config | median us | GB/s | / fastest |\n| --- | ---: | ---: | ---: |\n",
-                               dtype_name, n, n);
+      std::cout << fmt::format(
+          "\n## add {} {}x{}\n\n| config | median us | GB/s | / fastest |\n| --- | ---: | ---: | ---: |\n", dtype_name,
+          n, n);
       nlohmann::json rows = nlohmann::json::array();
       for (std::size_t i : order) {
         const std::string name = to_string(space[i]);
@@ -149,8 +155,8 @@ int tune_add_command(int argc, const char* const* argv) {
                         {"gb_per_s", moved / medians[i]},
                         {"event_median_ns", times.event_ns[i]}});
       }
-      std::cout << fmt::format("\nfastest {} {:.2f} us; bench's {} {:.2f} us ({:.3f}x)\n", to_string(space[order.front()]),
-                               best / 1e3, chosen, chosen_ns / 1e3, chosen_ns / best);
+      std::cout << fmt::format("\nfastest {} {:.2f} us; bench's {} {:.2f} us ({:.3f}x)\n",
+                               to_string(space[order.front()]), best / 1e3, chosen, chosen_ns / 1e3, chosen_ns / best);
       results.push_back({{"dtype", dtype_name},
                          {"n", n},
                          {"launches", o.launches},

@@ -75,10 +75,11 @@ struct Buffers {
 }  // namespace
 
 // One call: 2 FLOPs per element; reads x and y, writes y: 12 bytes per element.
-XB_BENCHMARK(saxpy, [](const xb::Point& p, cudaStream_t) {
-  auto b = std::make_shared<Buffers>(p.size);
-  return xb::Instance{[b](cudaStream_t s) { b->launch(s); }, [b](cudaStream_t s) { return b->verify(s); }};
-})
+XB_BENCHMARK(saxpy,
+             [](const xb::Point& p, cudaStream_t) {
+               auto b = std::make_shared<Buffers>(p.size);
+               return xb::Instance{[b](cudaStream_t s) { b->launch(s); }, [b](cudaStream_t s) { return b->verify(s); }};
+             })
     .dtypes({"fp32"})
     .sizes({4096, 1 << 24})
     .flops([](const xb::Point& p) { return 2.0 * static_cast<double>(p.size); })

@@ -80,7 +80,7 @@ struct Sgemm {
     double err = 0, ref = 0;
     const std::int64_t rows = std::min<std::int64_t>(n, 16);
     for (std::int64_t r = 0; r < rows; ++r) {
-      const std::int64_t i = r * (n / rows);  // rows spread over C
+      const std::int64_t i = r * (n / rows);                 // rows spread over C
       std::vector<double> row(static_cast<std::size_t>(n));  // row i of A (column-major storage)
       for (std::int64_t k = 0; k < n; ++k) row[k] = host_a[k * n + i];
       for (std::int64_t j = 0; j < n; ++j) {

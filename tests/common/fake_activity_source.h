@@ -21,8 +21,8 @@ class FakeSource : public ActivitySource {
  public:
   std::int64_t clock = 1000;
   std::vector<RawRecord> pending;
-  std::vector<std::uint64_t> stack;      // every open range, innermost last
-  std::vector<std::uint64_t> external;   // the external ids pushed, innermost last
+  std::vector<std::uint64_t> stack;     // every open range, innermost last
+  std::vector<std::uint64_t> external;  // the external ids pushed, innermost last
   std::uint32_t next_corr = 1;
   std::uint32_t thread_id = static_cast<std::uint32_t>(::syscall(SYS_gettid));
 

@@ -97,7 +97,8 @@ TEST(AbBlocks, EachBlockIsOneStepAndRoundsPairFromStepMetrics) {
     for (int j = 0; j < 2; ++j) {
       const int k = ab_op_of(round, j);
       order.push_back(k);
-      const TimedCall c = timed_sample(launch[k], *r.prof, r.dev, fixtures[static_cast<std::size_t>(k)], "xb::op", spec);
+      const TimedCall c =
+          timed_sample(launch[k], *r.prof, r.dev, fixtures[static_cast<std::size_t>(k)], "xb::op", spec);
       EXPECT_TRUE(c.recorded);
     }
   }
@@ -205,7 +206,8 @@ TEST(AbBlocks, TuneAddPassesRecordOnlyTheTimedSampleOfEachConfig) {
     const std::vector<StepMetrics> blocks = fixture_blocks(steps, configs[c], passes, true, "pass");
     for (const StepMetrics& b : blocks) EXPECT_EQ(b.launches, launches);
     for (double d : device_per_call_ns(blocks)) EXPECT_DOUBLE_EQ(d, c == 0 ? 50.0 : 70.0);
-    for (double e : event_per_call_ns(blocks)) EXPECT_DOUBLE_EQ(e, (400.0 + launches * 100.0 * static_cast<double>(c + 1)) / launches);
+    for (double e : event_per_call_ns(blocks))
+      EXPECT_DOUBLE_EQ(e, (400.0 + launches * 100.0 * static_cast<double>(c + 1)) / launches);
   }
 }
 

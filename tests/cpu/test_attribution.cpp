@@ -45,9 +45,9 @@ std::vector<HostRange> nested() {
 }
 
 TEST(AttributeApiByTime, InnermostRangeHoldingTheStart) {
-  std::vector<RawRecord> records = {api_at(10, 105), api_at(11, 130), api_at(12, 200), api_at(13, 250),
-                                    api_at(14, 350), api_at(15, 395), api_at(16, 400), api_at(17, 50),
-                                    api_at(18, 130, kThread + 1)};
+  std::vector<RawRecord> records = {api_at(10, 105), api_at(11, 130), api_at(12, 200),
+                                    api_at(13, 250), api_at(14, 350), api_at(15, 395),
+                                    api_at(16, 400), api_at(17, 50),  api_at(18, 130, kThread + 1)};
   records.push_back(testing::device(RawKind::Kernel, 11, 500, 600));
   const auto out = attribute_api_by_time(records, nested(), kThread, {}, kProfilerExternalKind);
   const auto ext = external_ids(out);
@@ -77,14 +77,15 @@ TEST(AttributeApiByTime, NvtxExternalIdsKeepTheInnermost) {
   std::vector<HostRange> ranges = nested();
   ranges[0].parent_id = outer_nvtx;
   const std::vector<HostRange> nvtx = {range(inner_nvtx, 3, 125, 140), range(outer_nvtx, 0, 90, 500)};
-  std::vector<RawRecord> records = {testing::ext(20, inner_nvtx), api_at(20, 130),  // in the NVTX range in op 3
-                                    testing::ext(21, outer_nvtx), api_at(21, 250),  // op 4 inside the outer NVTX range
-                                    testing::ext(22, outer_nvtx), api_at(22, 450),  // only the NVTX range holds it
-                                    testing::ext(23, 99, 1), api_at(23, 150)};      // another kind: not ours
+  std::vector<RawRecord> records = {testing::ext(20, inner_nvtx), api_at(20, 130),   // in the NVTX range in op 3
+                                    testing::ext(21, outer_nvtx), api_at(21, 250),   // op 4 inside the outer NVTX range
+                                    testing::ext(22, outer_nvtx), api_at(22, 450),   // only the NVTX range holds it
+                                    testing::ext(23, 99, 1),      api_at(23, 150)};  // another kind: not ours
   const auto out = attribute_api_by_time(records, ranges, kThread, nvtx, kProfilerExternalKind);
   std::map<std::uint32_t, std::uint64_t> ours;
   for (const RawRecord& r : out) {
-    if (r.kind == RawKind::ExternalCorrelation && r.external_kind == kProfilerExternalKind) ours[r.correlation_id] = r.external_id;
+    if (r.kind == RawKind::ExternalCorrelation && r.external_kind == kProfilerExternalKind)
+      ours[r.correlation_id] = r.external_id;
   }
   EXPECT_EQ(ours, (std::map<std::uint32_t, std::uint64_t>{{20, inner_nvtx}, {21, 4}, {22, outer_nvtx}, {23, 3}}));
   EXPECT_EQ(out.size(), records.size() + 1) << "only 23 needed a record of our kind";

@@ -56,7 +56,8 @@ TEST(Cli, BuiltinOpsTakeSizesUpToTheirSquareLimit) {
     fixture_specs(*opt);
     FAIL() << "size 2000000 accepted for add";
   } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("'2000000' is too large for add (at most 1048576)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'2000000' is too large for add (at most 1048576)"), std::string::npos)
+        << e.what();
   }
   opt = parse({"--size", "1048576", "--op", "add"});
   ASSERT_TRUE(opt);
@@ -64,8 +65,8 @@ TEST(Cli, BuiltinOpsTakeSizesUpToTheirSquareLimit) {
 }
 
 TEST(Cli, ListsAndFlags) {
-  const auto opt = parse({"--size", "64,256", "--op", "add", "--dtype", "fp16,fp32", "--warmup",
-                          "--out", "/tmp/x", "--active-steps", "3", "--benchmark_filter=add"});
+  const auto opt = parse({"--size", "64,256", "--op", "add", "--dtype", "fp16,fp32", "--warmup", "--out", "/tmp/x",
+                          "--active-steps", "3", "--benchmark_filter=add"});
   ASSERT_TRUE(opt);
   EXPECT_EQ(opt->sizes, (std::vector<std::int64_t>{64, 256}));
   EXPECT_EQ(opt->ops, std::vector<std::string>{"add"});
@@ -100,30 +101,28 @@ TEST_P(CliBad, IsAUsageErrorNamingTheValue) {
 
 INSTANTIATE_TEST_SUITE_P(
     Table, CliBad,
-    ::testing::Values(BadCase{{"--size", "0"}, "'0'"}, BadCase{{"--size=-1"}, "'-1'"},
-                      BadCase{{"--size", "abc"}, "'abc'"}, BadCase{{"--size", "64,abc"}, "'abc'"},
-                      BadCase{{"--size", "99999999999999999999999"}, "too large"},
-                      BadCase{{"--size", "2000000000000"}, "too large"},
-                      BadCase{{"--size", "64,64"}, "duplicate size '64'"},
-                      BadCase{{"--size", ""}, "empty"}, BadCase{{"--size", "64,,128"}, "empty"},
-                      BadCase{{"--size", "1.5"}, "'1.5'"}, BadCase{{"--op", "conv"}, "'conv'"},
-                      BadCase{{"--op", "add,add"}, "duplicate op"},
-                      BadCase{{"--dtype", "fp8"}, "'fp8'"}, BadCase{{"--dtype", ""}, "empty"},
-                      BadCase{{"--active-steps", "0"}, "--active-steps"},
-                      BadCase{{"--wait-steps", "-2"}, "--wait-steps"},
-                      BadCase{{"--nonsense"}, "nonsense"},
-                      BadCase{{"--replay", "x.json", "--size", "64"}, "--replay"},
-                      BadCase{{"--replay", "x.json", "--warmup"}, "--warmup"},
-                      BadCase{{"--replay", "x.json", "--benchmark_filter=x"}, "--benchmark_filter"},
-                      BadCase{{"--replay", ""}, "empty --replay"}, BadCase{{"--out", ""}, "empty --out"},
-                      BadCase{{"--warmup-steps", "100001"}, "--warmup-steps"}),
+    ::testing::Values(
+        BadCase{{"--size", "0"}, "'0'"}, BadCase{{"--size=-1"}, "'-1'"}, BadCase{{"--size", "abc"}, "'abc'"},
+        BadCase{{"--size", "64,abc"}, "'abc'"}, BadCase{{"--size", "99999999999999999999999"}, "too large"},
+        BadCase{{"--size", "2000000000000"}, "too large"}, BadCase{{"--size", "64,64"}, "duplicate size '64'"},
+        BadCase{{"--size", ""}, "empty"}, BadCase{{"--size", "64,,128"}, "empty"}, BadCase{{"--size", "1.5"}, "'1.5'"},
+        BadCase{{"--op", "conv"}, "'conv'"}, BadCase{{"--op", "add,add"}, "duplicate op"},
+        BadCase{{"--dtype", "fp8"}, "'fp8'"}, BadCase{{"--dtype", ""}, "empty"},
+        BadCase{{"--active-steps", "0"}, "--active-steps"}, BadCase{{"--wait-steps", "-2"}, "--wait-steps"},
+        BadCase{{"--nonsense"}, "nonsense"}, BadCase{{"--replay", "x.json", "--size", "64"}, "--replay"},
+        BadCase{{"--replay", "x.json", "--warmup"}, "--warmup"},
+        BadCase{{"--replay", "x.json", "--benchmark_filter=x"}, "--benchmark_filter"},
+        BadCase{{"--replay", ""}, "empty --replay"}, BadCase{{"--out", ""}, "empty --out"},
+        BadCase{{"--warmup-steps", "100001"}, "--warmup-steps"}),
     [](const ::testing::TestParamInfo<BadCase>& param) { return "case" + std::to_string(param.index); });
 
 TEST(BenchExe, BadInputExitsTwoWithOneLineAndWritesNothing) {
-  const std::filesystem::path out = std::filesystem::temp_directory_path() / ("xb_cli_bad_out-" + std::to_string(::getpid()));
+  const std::filesystem::path out =
+      std::filesystem::temp_directory_path() / ("xb_cli_bad_out-" + std::to_string(::getpid()));
   std::filesystem::remove_all(out);
   for (const std::string args : {"--size 0", "--size -1", "--size abc", "--op conv", "--dtype fp8"}) {
-    const auto [code, text] = xb::testing::run_command(std::string(XB_BENCH_EXE) + " " + args + " --out " + out.string());
+    const auto [code, text] =
+        xb::testing::run_command(std::string(XB_BENCH_EXE) + " " + args + " --out " + out.string());
     EXPECT_EQ(code, 2) << args << ": " << text;
     EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << args << ": " << text;
     EXPECT_EQ(text.rfind("bench: error: ", 0), 0u) << text;
@@ -136,7 +135,8 @@ TEST(BenchExe, NoDeviceIsAClearErrorWithExitTwo) {
   if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0) {
     GTEST_SKIP() << "a CUDA device is present; this test covers machines without one";
   }
-  const std::filesystem::path out = std::filesystem::temp_directory_path() / ("xb_cli_nodev_out-" + std::to_string(::getpid()));
+  const std::filesystem::path out =
+      std::filesystem::temp_directory_path() / ("xb_cli_nodev_out-" + std::to_string(::getpid()));
   std::filesystem::remove_all(out);
   const auto [code, text] = xb::testing::run_command(std::string(XB_BENCH_EXE) + " --size 64 --out " + out.string());
   EXPECT_EQ(code, 2) << text;

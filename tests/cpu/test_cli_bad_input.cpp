@@ -29,9 +29,9 @@ namespace fs = std::filesystem;
 
 /// One bad command line. "{dir}" in an argument stands for the sandbox folder.
 struct BadInput {
-  const char* name;                 ///< gtest name
-  std::vector<std::string> args;    ///< bench's arguments
-  std::vector<std::string> needles; ///< each must appear in the error line
+  const char* name;                  ///< gtest name
+  std::vector<std::string> args;     ///< bench's arguments
+  std::vector<std::string> needles;  ///< each must appear in the error line
   /// Prepares the sandbox (files the case refers to); runs before the "before" snapshot.
   std::function<void(const fs::path&)> setup = nullptr;
 };
@@ -125,7 +125,10 @@ const std::vector<BadInput>& cases() {
       {"ReplayMissingFile", {"--replay", "{dir}/missing.json"}, {"{dir}/missing.json", "cannot open"}},
       {"ReplayAFolder", {"--replay", "{dir}"}, {"{dir}", "a directory"}},
       {"ReplayEmptyFile", {"--replay", "{dir}/empty.json"}, {"{dir}/empty.json"}, empty_file},
-      {"ReplayTruncatedFile", {"--replay", "{dir}/corrupt.json"}, {"{dir}/corrupt.json: raw_session: not valid JSON: truncated at byte 4000"}, corrupt_session},
+      {"ReplayTruncatedFile",
+       {"--replay", "{dir}/corrupt.json"},
+       {"{dir}/corrupt.json: raw_session: not valid JSON: truncated at byte 4000"},
+       corrupt_session},
       {"ReplayWrongFormat", {"--replay", "{dir}/events.json"}, {"{dir}/events.json", "raw_session"}, wrong_format},
       {"ReplayNewerVersion", {"--replay", "{dir}/v2.json"}, {"{dir}/v2.json", "version 2"}, newer_version},
       // Subcommands.
@@ -133,7 +136,10 @@ const std::vector<BadInput>& cases() {
       {"SweepCeilingsMissing", {"sweep", "--ceilings", "{dir}/missing.json"}, {"{dir}/missing.json"}},
       {"SweepOutExistsNotEmpty", {"sweep", "--out", "{dir}/old_run"}, {"{dir}/old_run", "not empty"}, existing_run},
       {"CalibrateUnknownFlag", {"calibrate", "--nonsense"}, {"--nonsense"}},
-      {"CalibrateOutExistsNotEmpty", {"calibrate", "--out", "{dir}/old_run"}, {"{dir}/old_run", "not empty"}, existing_run},
+      {"CalibrateOutExistsNotEmpty",
+       {"calibrate", "--out", "{dir}/old_run"},
+       {"{dir}/old_run", "not empty"},
+       existing_run},
       {"OverheadRepsZero", {"overhead", "--breakdown", "--reps", "0"}, {"--reps"}},
       {"OverheadUnknownOp", {"overhead", "--op", "conv"}, {"conv"}},
       {"OverheadSizeList", {"overhead", "--size", "64,128"}, {"'64,128'", "positive integer"}},
@@ -157,7 +163,8 @@ const std::vector<BadInput>& cases() {
 }
 
 std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
+  for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
   return s;
 }
 

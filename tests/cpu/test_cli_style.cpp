@@ -4,6 +4,7 @@
 // folder; a run folder's validation.json never replaced silently. No GPU needed.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -12,7 +13,6 @@
 #include <sstream>
 #include <string>
 #include <thread>
-#include <unistd.h>
 #include <vector>
 
 #include "../common/run_command.h"
@@ -69,7 +69,8 @@ TEST(CliStyle, EveryCommandAnswersHelpWithOneHeaderAndAUsageLineListingEveryFlag
       // Flags named inside a description ("--trace FILE" in validate's) are listed too; only
       // options of this command appear at a line's start.
       const std::size_t line_start = body.rfind('\n', static_cast<std::size_t>(it->position())) + 1;
-      if (body.find_first_not_of(' ', line_start) == static_cast<std::size_t>(it->position())) described.insert(it->str());
+      if (body.find_first_not_of(' ', line_start) == static_cast<std::size_t>(it->position()))
+        described.insert(it->str());
     }
     EXPECT_GE(described.size(), 2u) << c.argv;
     for (const std::string& f : described) {
@@ -118,7 +119,8 @@ TEST_F(ValidateFolder, NotARunFolderSaysSoAndSuggestsReplayWhereARawSessionIs) {
     const auto [code, text] = run_command(validate + " " + empty.string());
     EXPECT_EQ(code, 2) << text;
     EXPECT_NE(text.find("is not a crossbench run folder (no table.json, trace_only.json, full.json, events.json)"),
-              std::string::npos) << text;
+              std::string::npos)
+        << text;
     EXPECT_NE(text.find("--trace"), std::string::npos) << text;
   }
   const fs::path raw = dir_ / "raw";

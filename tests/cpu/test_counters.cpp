@@ -156,7 +156,8 @@ class FakeCollector : public xb::CounterCollector {
  public:
   explicit FakeCollector(std::string* log, std::string sass_why_not = "", int extra_kernels = 0)
       : log_(log), why_not_(std::move(sass_why_not)), extra_(extra_kernels) {}
-  std::vector<xb::KernelCounters> collect(const std::function<void()>& work, const std::function<void()>& before_pass) override {
+  std::vector<xb::KernelCounters> collect(const std::function<void()>& work,
+                                          const std::function<void()>& before_pass) override {
     std::size_t calls = 0;
     for (int pass = 0; pass < 2; ++pass) {
       before_pass();
@@ -166,7 +167,8 @@ class FakeCollector : public xb::CounterCollector {
       calls = count_calls(log_->substr(at));
       *log_ += "stop;";
     }
-    return std::vector<xb::KernelCounters>(calls + static_cast<std::size_t>(extra_), kernel({{"dram__bytes_read.sum", 10}}));
+    return std::vector<xb::KernelCounters>(calls + static_cast<std::size_t>(extra_),
+                                           kernel({{"dram__bytes_read.sum", 10}}));
   }
   std::string prepare_sass() override {
     *log_ += "prepare_sass;";
@@ -176,7 +178,8 @@ class FakeCollector : public xb::CounterCollector {
     *log_ += "sass{";
     work();
     *log_ += "}";
-    return {{"smsp__sass_thread_inst_executed_op_fadd_pred_on.sum", 8}, {"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", 1}};
+    return {{"smsp__sass_thread_inst_executed_op_fadd_pred_on.sum", 8},
+            {"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", 1}};
   }
   void describe(xb::CounterSession& s) const override {
     s.method = "fake";
@@ -214,7 +217,7 @@ TEST(CounterPass, KWarmUpCallsBeforeEveryReplayPassOfKCallsThenTheSassPass) {
   const auto s = xb::run_counter_pass(
       jobs(&log), [&] { return std::make_unique<FakeCollector>(&log); }, [&] { log += "sync;"; }, 2);
   EXPECT_EQ(log,
-            "call;sync;"  // range profiler: the unprofiled call (lazy loading)
+            "call;sync;"                            // range profiler: the unprofiled call (lazy loading)
             "call;call;sync;start;call;call;stop;"  // pass 1: K = 2 warm-up calls, then K profiled, no flush
             "call;call;sync;start;call;call;stop;"  // pass 2: the same
             "prepare_sass;"
@@ -232,7 +235,9 @@ TEST(CounterPass, KWarmUpCallsBeforeEveryReplayPassOfKCallsThenTheSassPass) {
   EXPECT_DOUBLE_EQ(xb::derive_figures(s.fixtures[0]).sass_flops, (8 + 2 * 1) / 2.0) << "per call, FFMA x 2";
   EXPECT_EQ(s.fixtures[1].error, "factory failed");
   EXPECT_NE(s.fixtures[1].sass_error.find("factory failed"), std::string::npos);
-  EXPECT_THROW(xb::run_counter_pass(jobs(&log), nullptr, [] {}, 0), std::invalid_argument);
+  EXPECT_THROW(xb::run_counter_pass(
+                   jobs(&log), nullptr, [] {}, 0),
+               std::invalid_argument);
 }
 
 TEST(CounterPass, IdleTimeComesBeforeTheWarmUpCallsOfEachReplayPass) {
@@ -268,7 +273,8 @@ TEST(CounterPass, BetweenCallsSpacesConsecutiveCallsOfEveryBatch) {
 
 TEST(CounterPass, DefaultsToKCallsAndRejectsAKernelCountThatIsNotAMultipleOfK) {
   std::string log;
-  const auto s = xb::run_counter_pass(jobs(&log), [&] { return std::make_unique<FakeCollector>(&log); }, [] {});
+  const auto s = xb::run_counter_pass(
+      jobs(&log), [&] { return std::make_unique<FakeCollector>(&log); }, [] {});
   EXPECT_EQ(xb::kCounterCalls, 16);
   EXPECT_EQ(s.fixtures[0].calls, xb::kCounterCalls);
   EXPECT_EQ(s.fixtures[0].kernels.size(), static_cast<std::size_t>(xb::kCounterCalls));
@@ -304,8 +310,9 @@ TEST(CounterPass, AnUnavailableCollectorIsOneLineNotAnException) {
   const auto s = xb::run_counter_pass(
       jobs(&log),
       []() -> std::unique_ptr<xb::CounterCollector> {
-        throw xb::ProfilerError("hardware counters unavailable: cuptiRangeProfilerEnable returned "
-                                "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES");
+        throw xb::ProfilerError(
+            "hardware counters unavailable: cuptiRangeProfilerEnable returned "
+            "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES");
       },
       [] {});
   EXPECT_EQ(log, "") << "nothing launched without a collector";
@@ -366,9 +373,9 @@ TEST_F(ModelVsCounters, SyntheticSessionPassesWhereTheModelApplies) {
   EXPECT_EQ(r.status_of(xb::checks::kModelVsCounters), xb::CheckStatus::Passed);
   std::map<std::string, xb::CheckStatus> by_subject;
   for (const auto* c : r.results_of(xb::checks::kModelVsCounters)) by_subject[c->subject] = c->status;
-  EXPECT_EQ(by_subject["add/bf16/4096"], xb::CheckStatus::Passed);        // bytes -0.79%
-  EXPECT_EQ(by_subject["matmul/bf16/2048"], xb::CheckStatus::Passed);     // FLOPs +0.05%
-  EXPECT_EQ(by_subject["add/bf16/1024"], xb::CheckStatus::NotRun);        // 6 MiB fit in the L2
+  EXPECT_EQ(by_subject["add/bf16/4096"], xb::CheckStatus::Passed);     // bytes -0.79%
+  EXPECT_EQ(by_subject["matmul/bf16/2048"], xb::CheckStatus::Passed);  // FLOPs +0.05%
+  EXPECT_EQ(by_subject["add/bf16/1024"], xb::CheckStatus::NotRun);     // 6 MiB fit in the L2
   EXPECT_NE(r.tolerances.at(xb::checks::kModelVsCounters).find("5%"), std::string::npos);
 }
 
@@ -391,7 +398,8 @@ TEST_F(ModelVsCounters, FlopsOffByMoreThanOnePercentFail) {
   const std::string from = "\"sm__ops_path_tensor_src_bf16_dst_fp32.sum\": 17179869184";
   const auto at = text.find(from);
   ASSERT_NE(at, std::string::npos);
-  text.replace(at, from.size(), "\"sm__ops_path_tensor_src_bf16_dst_fp32.sum\": 8589934592");  // half: ops counted as FMAs
+  text.replace(at, from.size(),
+               "\"sm__ops_path_tensor_src_bf16_dst_fp32.sum\": 8589934592");  // half: ops counted as FMAs
   const auto r = validate_with(&text);
   EXPECT_EQ(r.status_of(xb::checks::kModelVsCounters), xb::CheckStatus::Failed);
   for (const auto* res : r.results_of(xb::checks::kModelVsCounters)) {

@@ -233,9 +233,9 @@ TEST(DevicesRun, BenchLayoutOneFolderPerDevice) {
   std::vector<std::string> seen;
   std::ostringstream log;
   const fs::path out = tmp.path / "run";
-  const int code = run_on_devices(DevicesCommand::Bench, "bench",
-                                  {"--replay", kSession.string(), "--devices", "0,1", "--out", out.string()},
-                                  [] { return 0; }, fake_child(&seen, false), log);
+  const int code = run_on_devices(
+      DevicesCommand::Bench, "bench", {"--replay", kSession.string(), "--devices", "0,1", "--out", out.string()},
+      [] { return 0; }, fake_child(&seen, false), log);
   EXPECT_EQ(seen, (std::vector<std::string>{"0", "1"}));
   for (const char* f : {"device-0/raw_session.json", "device-0/validation.json", "device-0/summary.md",
                         "device-1/raw_session.json", "device-1/validation.json", "devices.md", "devices.json"}) {
@@ -258,20 +258,24 @@ TEST(DevicesRun, EachChildsCommandIsShownAsAShellCommand) {
   std::vector<std::string> seen;
   std::ostringstream log;
   const fs::path out = tmp.path / "run";
-  ASSERT_EQ(run_on_devices(DevicesCommand::Bench, "bench", {"--replay", kSession.string(), "--devices", "0,1", "--out", out.string()},
-                           [] { return 0; }, fake_child(&seen, false), log),
-            0)
+  ASSERT_EQ(
+      run_on_devices(
+          DevicesCommand::Bench, "bench", {"--replay", kSession.string(), "--devices", "0,1", "--out", out.string()},
+          [] { return 0; }, fake_child(&seen, false), log),
+      0)
       << log.str();
-  const std::string want = "CUDA_VISIBLE_DEVICES=1): " +
-                           xb::shell_command({"bench", "--replay", kSession.string(), "--out", (out / "device-1").string()}) + "\n";
+  const std::string want =
+      "CUDA_VISIBLE_DEVICES=1): " +
+      xb::shell_command({"bench", "--replay", kSession.string(), "--out", (out / "device-1").string()}) + "\n";
   EXPECT_NE(log.str().find(want), std::string::npos) << want << "\n" << log.str();
   EXPECT_NE(log.str().find(" --out '" + (out / "device-1").string() + "'\n"), std::string::npos) << log.str();
   EXPECT_EQ(log.str().find(",--out,"), std::string::npos) << log.str();
 }
 
 TEST(ShellCommand, QuotesOnlyTheWordsThatNeedIt) {
-  EXPECT_EQ(xb::shell_command({"bench", "--replay", "results/x/raw_session.json", "--devices", "0,1", "--sizes=64:4096:x2"}),
-            "bench --replay results/x/raw_session.json --devices 0,1 --sizes=64:4096:x2");
+  EXPECT_EQ(
+      xb::shell_command({"bench", "--replay", "results/x/raw_session.json", "--devices", "0,1", "--sizes=64:4096:x2"}),
+      "bench --replay results/x/raw_session.json --devices 0,1 --sizes=64:4096:x2");
   EXPECT_EQ(xb::shell_command({"bench", "--out", "/tmp/a b", "it's", "", "$HOME", "a*", "x;y"}),
             "bench --out '/tmp/a b' 'it'\\''s' '' '$HOME' 'a*' 'x;y'");
   EXPECT_EQ(xb::shell_command({}), "");
@@ -288,10 +292,17 @@ TEST(DevicesRun, AllOnOneGpuIsTheSameLayoutAsDeviceZero) {
     return out;
   };
   // bench (not a replay) with a device count of 1: --devices all asks for it, --devices 0 checks against it.
-  ASSERT_EQ(run_on_devices(DevicesCommand::Bench, "bench", {"--size", "64", "--devices", "all", "--out", (tmp.path / "a").string()},
-                           [] { return 1; }, fake_child(&seen_all, false), log), 0) << log.str();
-  ASSERT_EQ(run_on_devices(DevicesCommand::Bench, "bench", {"--size", "64", "--devices", "0", "--out", (tmp.path / "z").string()},
-                           [] { return 1; }, fake_child(&seen_0, false), log), 0) << log.str();
+  ASSERT_EQ(
+      run_on_devices(
+          DevicesCommand::Bench, "bench", {"--size", "64", "--devices", "all", "--out", (tmp.path / "a").string()},
+          [] { return 1; }, fake_child(&seen_all, false), log),
+      0)
+      << log.str();
+  ASSERT_EQ(run_on_devices(
+                DevicesCommand::Bench, "bench", {"--size", "64", "--devices", "0", "--out", (tmp.path / "z").string()},
+                [] { return 1; }, fake_child(&seen_0, false), log),
+            0)
+      << log.str();
   EXPECT_EQ(seen_all, seen_0);
   EXPECT_EQ(names(tmp.path / "a"), names(tmp.path / "z"));
   EXPECT_EQ(json::parse(read(tmp.path / "a" / "devices.json"))["devices"][0]["status"], "alone");
@@ -332,7 +343,8 @@ TEST(DevicesRun, BadInputWritesNothing) {
   const auto run = [&](DevicesCommand c, std::vector<std::string> args, int count = 2) {
     args.insert(args.end(), {"--out", out.string()});
     try {
-      run_on_devices(c, "bench", args, [count] { return count; }, fake_child(&seen, false), log);
+      run_on_devices(
+          c, "bench", args, [count] { return count; }, fake_child(&seen, false), log);
     } catch (const UsageError& e) {
       return std::string(e.what());
     } catch (const InputError& e) {
@@ -345,22 +357,25 @@ TEST(DevicesRun, BadInputWritesNothing) {
   EXPECT_NE(run(DevicesCommand::Bench, {"--devices", "0,0"}).find("listed twice"), std::string::npos);
   EXPECT_NE(run(DevicesCommand::Bench, {"--devices", "2"}).find("this machine has 2"), std::string::npos);
   EXPECT_NE(run(DevicesCommand::Bench, {"--devices", "0", "--size", "0"}).find("size '0'"), std::string::npos);
-  EXPECT_NE(run(DevicesCommand::Bench, {"--devices", "0", "--benchmark_out=x.json"}).find("--benchmark_out"), std::string::npos);
+  EXPECT_NE(run(DevicesCommand::Bench, {"--devices", "0", "--benchmark_out=x.json"}).find("--benchmark_out"),
+            std::string::npos);
   EXPECT_NE(run(DevicesCommand::Sweep, {"--devices", "0", "--bogus"}).find("--bogus"), std::string::npos);
-  EXPECT_NE(run(DevicesCommand::Qualify, {"--devices", "0", "--suite", suite.string(), "--baseline", baseline.string(),
-                                          "--update-baseline"})
+  EXPECT_NE(run(DevicesCommand::Qualify,
+                {"--devices", "0", "--suite", suite.string(), "--baseline", baseline.string(), "--update-baseline"})
                 .find("--update-baseline"),
             std::string::npos);
-  EXPECT_NE(run(DevicesCommand::Qualify, {"--devices", "0", "--suite", suite.string(), "--baseline", "/nonexistent.json"})
-                .find("nonexistent.json"),
-            std::string::npos);
+  EXPECT_NE(
+      run(DevicesCommand::Qualify, {"--devices", "0", "--suite", suite.string(), "--baseline", "/nonexistent.json"})
+          .find("nonexistent.json"),
+      std::string::npos);
   EXPECT_NE(run(DevicesCommand::Bench, {"--devices", "all"}, 0).find("no CUDA device"), std::string::npos);
   EXPECT_TRUE(seen.empty());
   EXPECT_FALSE(fs::exists(out));
   // A child that fails with a usage error before writing anything (the first device): exit 2,
   // the folder is taken back.
-  const int code = run_on_devices(DevicesCommand::Bench, "bench", {"--devices", "0,1", "--out", out.string()},
-                                  [] { return 2; }, [](const std::vector<std::string>&, const std::string&) { return 2; }, log);
+  const int code = run_on_devices(
+      DevicesCommand::Bench, "bench", {"--devices", "0,1", "--out", out.string()}, [] { return 2; },
+      [](const std::vector<std::string>&, const std::string&) { return 2; }, log);
   EXPECT_EQ(code, 2);
   EXPECT_FALSE(fs::exists(out));
 }

@@ -77,15 +77,13 @@ void check_table(const std::string& input) {
   try {
     const xb::TableData t = xb::parse_table(input, "fuzz.txt");
     for (const auto& r : t.rows) (void)t.where(r);
-  } catch (const xb::InputError&) {
-  }
+  } catch (const xb::InputError&) {}
 }
 
 void check_events(const std::string& input) {
   try {
     (void)xb::parse_events(input, "fuzz.json");
-  } catch (const xb::InputError&) {
-  }
+  } catch (const xb::InputError&) {}
 }
 
 void check_ceilings(const std::string& input) {
@@ -132,9 +130,11 @@ void check_raw_session(const std::string& input) {
 }
 
 const std::map<std::string, std::function<void(const std::string&)>>& checks() {
-  static const std::map<std::string, std::function<void(const std::string&)>> m = {
-      {"trace", check_trace},   {"table", check_table},       {"events", check_events},
-      {"ceilings", check_ceilings}, {"raw_session", check_raw_session}};
+  static const std::map<std::string, std::function<void(const std::string&)>> m = {{"trace", check_trace},
+                                                                                   {"table", check_table},
+                                                                                   {"events", check_events},
+                                                                                   {"ceilings", check_ceilings},
+                                                                                   {"raw_session", check_raw_session}};
   return m;
 }
 
@@ -167,7 +167,8 @@ TEST_P(FuzzCorpusFiles, EveryFileIsReadOrRefusedWithTheReadersError) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Readers, FuzzCorpusFiles, ::testing::Values("trace", "table", "events", "ceilings", "raw_session"),
+INSTANTIATE_TEST_SUITE_P(Readers, FuzzCorpusFiles,
+                         ::testing::Values("trace", "table", "events", "ceilings", "raw_session"),
                          [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
 
 // Every fuzz target has a corpus and a check here, so a new target cannot be left out.
@@ -197,11 +198,13 @@ TEST(FuzzCorpus, NineteenDigitTimestampIsAnErrorNotAnOverflow) {
   xb::set_fast_paths_for_testing(true);
   // The number alone, in an otherwise valid trace: read exactly where it fits in ns, refused where not.
   xb::NameTable names;
-  const std::string ok = R"({"traceEvents":[{"ph":"X","cat":"cpu_op","name":"k","pid":0,"tid":1,"ts":999999999999999.999,"dur":1}]})";
+  const std::string ok =
+      R"({"traceEvents":[{"ph":"X","cat":"cpu_op","name":"k","pid":0,"tid":1,"ts":999999999999999.999,"dur":1}]})";
   EXPECT_NO_THROW((void)xb::parse_trace(ok, "ok.json", names));
   for (const char* ts : {"9299999999999999457.214", "1234567890123456789", "12345678901234567890.5"}) {
-    const std::string bad = std::string(R"({"traceEvents":[{"ph":"X","cat":"cpu_op","name":"k","pid":0,"tid":1,"ts":)") + ts +
-                            R"(,"dur":1}]})";
+    const std::string bad =
+        std::string(R"({"traceEvents":[{"ph":"X","cat":"cpu_op","name":"k","pid":0,"tid":1,"ts":)") + ts +
+        R"(,"dur":1}]})";
     for (bool fast : {true, false}) {
       xb::set_fast_paths_for_testing(fast);
       EXPECT_THROW((void)xb::parse_trace(bad, "bad.json", names), xb::InputError) << ts << " fast paths " << fast;

@@ -23,8 +23,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* k8192Kernel = "nvjet_sm90_tst_320x128_64x3_1x2_h_bz_coopB_NNT";    // H200, bf16 8192
-constexpr const char* k4096Kernel = "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT";    // H200, bf16 2048/4096
+constexpr const char* k8192Kernel = "nvjet_sm90_tst_320x128_64x3_1x2_h_bz_coopB_NNT";   // H200, bf16 8192
+constexpr const char* k4096Kernel = "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT";   // H200, bf16 2048/4096
 constexpr const char* k16384Kernel = "nvjet_sm90_tst_192x192_64x3_2x1_v_bz_coopB_NNN";  // H200, bf16 16384
 
 void expect_tile(const std::string& name, std::int64_t m, std::int64_t n, std::int64_t k) {
@@ -41,8 +41,10 @@ TEST(GemmTile, ParsesTheCtaTileOfRealKernelNames) {
   expect_tile(k16384Kernel, 192, 192, 64);
   expect_tile("nvjet_sm90_tst_64x8_64x16_1x2_h_bz_NNT", 64, 8, 64);  // small sizes (h200-small session)
   expect_tile("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_bias_NN", 256, 128, 64);
-  expect_tile("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64_warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_cublas",
-              128, 256, 64);
+  expect_tile(
+      "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64_warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_"
+      "cublas",
+      128, 256, 64);
   EXPECT_EQ(xb::CtaTile({320, 128, 64}).text(), "320x128x64");
 }
 
@@ -63,7 +65,7 @@ TEST(GemmTile, ExecutedFlopsAreTheTilePaddedShapeAndMatchTheH200Counts) {
   EXPECT_THROW(xb::pad_to_tile(10, 0), std::invalid_argument);
   EXPECT_THROW(xb::pad_to_tile(-1, 64), std::invalid_argument);
   // The H200's counted tensor FLOPs (results/h200/counters-2026-12-01), to the operation.
-  EXPECT_EQ(xb::tile_padded_gemm_flops(8192, 8192, 8192, {320, 128, 64}), 1116691496960.0);    // 2 x 8320 x 8192 x 8192
+  EXPECT_EQ(xb::tile_padded_gemm_flops(8192, 8192, 8192, {320, 128, 64}), 1116691496960.0);  // 2 x 8320 x 8192 x 8192
   EXPECT_EQ(xb::tile_padded_gemm_flops(16384, 16384, 16384, {192, 192, 64}), 8934068846592.0);  // 2 x 16512^2 x 16384
   EXPECT_EQ(xb::tile_padded_gemm_flops(4096, 4096, 4096, {256, 128, 64}), 2.0 * 4096 * 4096 * 4096);  // exact 2 n^3
   // For a square shape, which tile extent goes with M and which with N does not matter.
@@ -138,9 +140,9 @@ TEST(ModelVsCountersTiles, TilePaddedGemmPassesAndSaysSo) {
   const xb::CheckResult* r = o.of("matmul/bf16/8192");
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->status, xb::CheckStatus::Passed) << r->message;
-  for (const char* part : {"passed against the tile-padded model", "2 x 8320 x 8192 x 8192 = 1116691496960",
-                           "useful 2 n^3 = 1099511627776", "waste +1.5625%", "CTA tile 320x128x64", k8192Kernel,
-                           "+0.000%", "+1.562%"}) {
+  for (const char* part :
+       {"passed against the tile-padded model", "2 x 8320 x 8192 x 8192 = 1116691496960",
+        "useful 2 n^3 = 1099511627776", "waste +1.5625%", "CTA tile 320x128x64", k8192Kernel, "+0.000%", "+1.562%"}) {
     EXPECT_NE(r->message.find(part), std::string::npos) << "'" << part << "' in: " << r->message;
   }
   const xb::CheckResult* r16 = o.of("matmul/bf16/16384");
@@ -202,7 +204,8 @@ TEST(ModelVsCountersTiles, TheCounterTableSaysUsefulAndExecuted) {
   xb::print_counter_table(session({gemm(8192, 1116691496960.0), gemm(4096, 2.0 * 4096 * 4096 * 4096)}), table);
   EXPECT_NE(table.str().find("useful GFLOP"), std::string::npos) << table.str();
   EXPECT_NE(table.str().find("executed GFLOP"), std::string::npos) << table.str();
-  EXPECT_NE(table.str().find("matmul/bf16/8192 executes +1.562% more FLOPs than the model's useful ones"), std::string::npos)
+  EXPECT_NE(table.str().find("matmul/bf16/8192 executes +1.562% more FLOPs than the model's useful ones"),
+            std::string::npos)
       << table.str();
   EXPECT_EQ(table.str().find("matmul/bf16/4096 executes"), std::string::npos) << "2 n^3 exactly: no such line";
 }

@@ -5,12 +5,12 @@
 // same session built with its typed RawSession::fixtures and SessionMeta::gpu); README there.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -184,13 +184,15 @@ TEST(HarnessRecords, ReaderChecksTheFixtureValues) {
   EXPECT_EQ(error_of(sample_fixture()), "");
   FixtureInfo f = sample_fixture();
   f.flops = -1;
-  EXPECT_EQ(error_of(f), "raw_session: fixtures[0]: size, flops, bytes and max_rel_error must be non-negative (size >= 1)");
+  EXPECT_EQ(error_of(f),
+            "raw_session: fixtures[0]: size, flops, bytes and max_rel_error must be non-negative (size >= 1)");
   f = sample_fixture();
   f.size = 0;
   EXPECT_NE(error_of(f).find("non-negative (size >= 1)"), std::string::npos);
   f = golden_fixtures()[0];
   f.timing.rotation = 0;
-  EXPECT_NE(error_of(f).find("fixtures[0]: timing launches_per_sample and rotation must be at least 1"), std::string::npos);
+  EXPECT_NE(error_of(f).find("fixtures[0]: timing launches_per_sample and rotation must be at least 1"),
+            std::string::npos);
   f = golden_fixtures()[0];
   f.timing.samples_ns.push_back(0);
   EXPECT_NE(error_of(f).find("fixtures[0]: timing sample 0 ns is not positive"), std::string::npos);
@@ -207,7 +209,7 @@ TEST(HarnessRecords, ReaderChecksTheFixtureValues) {
 
 TEST(HarnessRecords, MetadataKeysAreTheClients) {
   SessionMeta meta;
-  EXPECT_THROW(set_metadata(meta, "devices", "{}"), std::invalid_argument);     // the profiler's key
+  EXPECT_THROW(set_metadata(meta, "devices", "{}"), std::invalid_argument);      // the profiler's key
   EXPECT_THROW(set_metadata(meta, "traceEvents", "[]"), std::invalid_argument);  // a trace's key
   EXPECT_THROW(set_metadata(meta, "", "1"), std::invalid_argument);
   EXPECT_THROW(set_metadata(meta, "mine", "{not json"), std::invalid_argument);

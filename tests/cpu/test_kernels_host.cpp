@@ -74,8 +74,7 @@ TEST(Counts, DeviceBytes) {
   EXPECT_EQ(workload_device_bytes(Op::Add, DType::BF16, 1000), 3 * mat);
   EXPECT_EQ(workload_device_bytes(Op::Matmul, DType::BF16, 1000), 3 * mat + kGemmWorkspaceBytes);
   EXPECT_EQ(workload_device_bytes(Op::Addmm, DType::BF16, 1000), 4 * mat + kGemmWorkspaceBytes);
-  EXPECT_EQ(workload_device_bytes(Op::AddmmBias1d, DType::BF16, 1000),
-            3 * mat + 2000 + kGemmWorkspaceBytes);
+  EXPECT_EQ(workload_device_bytes(Op::AddmmBias1d, DType::BF16, 1000), 3 * mat + 2000 + kGemmWorkspaceBytes);
   EXPECT_EQ(kGemmWorkspaceBytes, std::size_t{32} * 1024 * 1024);
   EXPECT_THROW(workload_device_bytes(Op::Add, DType::BF16, 0), std::invalid_argument);
 }
@@ -122,8 +121,7 @@ TEST(ErrorMacros, CudaMessageHasFileLineCallNameAndString) {
   } catch (const CudaError& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("test_kernels_host.cpp:"), std::string::npos) << what;
-    EXPECT_NE(what.find(": cudaErrorInvalidValue failed: cudaErrorInvalidValue: invalid argument"),
-              std::string::npos)
+    EXPECT_NE(what.find(": cudaErrorInvalidValue failed: cudaErrorInvalidValue: invalid argument"), std::string::npos)
         << what;
   }
   EXPECT_NO_THROW(XB_CUDA(cudaSuccess));
@@ -136,8 +134,7 @@ TEST(ErrorMacros, CublasThrowsCublasErrorWhichIsACudaError) {
     FAIL() << "no exception";
   } catch (const CublasError& e) {
     const std::string what = e.what();
-    EXPECT_NE(what.find("CUBLAS_STATUS_NOT_SUPPORTED failed: CUBLAS_STATUS_NOT_SUPPORTED: "),
-              std::string::npos)
+    EXPECT_NE(what.find("CUBLAS_STATUS_NOT_SUPPORTED failed: CUBLAS_STATUS_NOT_SUPPORTED: "), std::string::npos)
         << what;
   }
   EXPECT_THROW(XB_CUBLAS(CUBLAS_STATUS_INTERNAL_ERROR), CudaError);

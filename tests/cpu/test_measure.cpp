@@ -274,7 +274,7 @@ TEST(Measure, GraphModeColdCapturesOneCallOfEachCopyAndFlushesOutsideTheGraph) {
   EXPECT_TRUE(m.timing.graph);
   EXPECT_EQ(m.timing.launches_per_sample, 2);
   EXPECT_EQ(r.dev.captures, 1);  // one graph: a call of each instance
-  EXPECT_EQ(counts[0], 2 + 1);  // setup and detection calls, then one captured call
+  EXPECT_EQ(counts[0], 2 + 1);   // setup and detection calls, then one captured call
   EXPECT_EQ(counts[1], 1 + 1);
   EXPECT_EQ(r.dev.replays, r.dev.samples);
   EXPECT_EQ(r.dev.flushes, r.dev.samples);
@@ -341,7 +341,7 @@ std::function<void()> sync_launch(Rig& r, int* count = nullptr) {
 TEST(Measure, LaunchSynchronizesTellsAWaitingLaunchFromAnAsynchronousOne) {
   Rig r;
   EXPECT_FALSE(launch_synchronizes(r.launch(), r.dev, 5.0));  // returns at once: no 5 s wait
-  EXPECT_EQ(r.dev.released, 1);  // released after the launch returned
+  EXPECT_EQ(r.dev.released, 1);                               // released after the launch returned
   EXPECT_EQ(r.dev.synchronizes, 1);
   int calls = 0;
   EXPECT_TRUE(launch_synchronizes(sync_launch(r, &calls), r.dev, 0.01));
@@ -461,7 +461,7 @@ TEST(Measure, AFailingLaunchGivesTheStreamBackAndClosesTheStep) {
   EXPECT_THROW(measure({bad}, *r.prof, r.dev, "k", "xb::k", r.cfg), std::runtime_error);
   EXPECT_EQ(r.dev.abandons, 1);
   EXPECT_EQ(r.dev.holds, r.dev.releases + 2);  // the detection's hold and the failed sample's
-  EXPECT_TRUE(r.src->stack.empty());  // every range closed, the step ended
+  EXPECT_TRUE(r.src->stack.empty());           // every range closed, the step ended
   EXPECT_NO_THROW(r.prof->stop());
 }
 

@@ -13,8 +13,8 @@ namespace {
 using namespace xb::testing;
 
 const DeviceActivity& find_device(const Session& s, std::uint32_t corr) {
-  const auto it = std::find_if(s.device.begin(), s.device.end(),
-                               [&](const DeviceActivity& a) { return a.correlation_id == corr; });
+  const auto it =
+      std::find_if(s.device.begin(), s.device.end(), [&](const DeviceActivity& a) { return a.correlation_id == corr; });
   if (it == s.device.end()) throw std::runtime_error("no activity with that correlation");
   return *it;
 }

@@ -3,8 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include <limits>
 #include <iterator>
+#include <limits>
 #include <random>
 #include <sstream>
 #include <string>
@@ -26,15 +26,16 @@ std::string write_string(const std::string& s, std::size_t chunk = 1 << 20) {
 }
 
 TEST(ModelJsonText, EscapesAndParsesBack) {
-  const std::string samples[] = {"",
-                                 "plain",
-                                 "exactly8",
-                                 "sixteen chars ok",
-                                 "void at::native::vectorized_elementwise_kernel<8, at::native::CUDAFunctor_add<float>>",
-                                 "quote\" in the middle of a long-enough string",
-                                 "back\\slash at offset nine......",
-                                 "tab\tnewline\ncr\rbell\x07 del\x7f",
-                                 "\xC2\xB5s \xE2\x86\x92 \xF0\x9F\x98\x80 multi-byte after eight"};
+  const std::string samples[] = {
+      "",
+      "plain",
+      "exactly8",
+      "sixteen chars ok",
+      "void at::native::vectorized_elementwise_kernel<8, at::native::CUDAFunctor_add<float>>",
+      "quote\" in the middle of a long-enough string",
+      "back\\slash at offset nine......",
+      "tab\tnewline\ncr\rbell\x07 del\x7f",
+      "\xC2\xB5s \xE2\x86\x92 \xF0\x9F\x98\x80 multi-byte after eight"};
   for (const std::string& s : samples) {
     const std::string text = write_string(s);
     EXPECT_EQ(nlohmann::json::parse(text).get<std::string>(), s) << text;
@@ -48,8 +49,24 @@ TEST(ModelJsonText, EscapesAndParsesBack) {
 
 TEST(ModelJsonText, RandomStringsAlwaysParse) {
   std::mt19937 rng(12345);
-  const std::string pieces[] = {"a", "Z", "<", ">", ",", " ", "\"", "\\", "\n", "\x01", "\x1f", "\x7f",
-                                "\xC2\xB5", "\xE2\x86\x92", "\xF0\x9F\x98\x80", "\x80", "\xFF", "\xC3"};
+  const std::string pieces[] = {"a",
+                                "Z",
+                                "<",
+                                ">",
+                                ",",
+                                " ",
+                                "\"",
+                                "\\",
+                                "\n",
+                                "\x01",
+                                "\x1f",
+                                "\x7f",
+                                "\xC2\xB5",
+                                "\xE2\x86\x92",
+                                "\xF0\x9F\x98\x80",
+                                "\x80",
+                                "\xFF",
+                                "\xC3"};
   for (int round = 0; round < 2000; ++round) {
     std::string s;
     bool valid = true;
@@ -74,7 +91,17 @@ TEST(ModelJsonText, NumbersMatchReferenceFormatting) {
   std::string expected;
   {
     detail::JsonOut o(out, 64);  // tiny chunk: exercises draining between items
-    const std::int64_t edge[] = {0, 1, -1, 9, 10, 99, 100, 999, 1000, -1000, std::numeric_limits<std::int64_t>::max(),
+    const std::int64_t edge[] = {0,
+                                 1,
+                                 -1,
+                                 9,
+                                 10,
+                                 99,
+                                 100,
+                                 999,
+                                 1000,
+                                 -1000,
+                                 std::numeric_limits<std::int64_t>::max(),
                                  std::numeric_limits<std::int64_t>::min()};
     for (std::int64_t v : edge) {
       o.integer(v);

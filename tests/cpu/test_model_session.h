@@ -32,8 +32,8 @@ inline FixtureInfo sample_fixture() {
   return f;
 }
 
-inline RawRecord api(RawKind kind, const std::string& name, std::uint32_t cbid, std::uint32_t corr,
-                     std::int64_t start, std::int64_t end) {
+inline RawRecord api(RawKind kind, const std::string& name, std::uint32_t cbid, std::uint32_t corr, std::int64_t start,
+                     std::int64_t end) {
   RawRecord r;
   r.kind = kind;
   r.name = name;

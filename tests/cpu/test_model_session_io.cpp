@@ -4,12 +4,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include <filesystem>
+#include <unistd.h>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <sstream>
-#include <unistd.h>
 
 #include "bench/core/harness_records.h"
 #include "profiler/session_io.h"
@@ -158,12 +158,14 @@ TEST(ModelSessionIo, ParseErrorsNameTheProblem) {
   EXPECT_NE(parse_error(to_text(sample_session()).substr(0, 500)), "");  // truncated
   // The one plain wording of a malformed file (strict_json::parse_error_text): where it stopped,
   // as a 0-based byte offset, "truncated" at the end of the input, no nlohmann prefix.
-  EXPECT_EQ(parse_error(to_text(sample_session()).substr(0, 500)), "raw_session: not valid JSON: truncated at byte 500");
+  EXPECT_EQ(parse_error(to_text(sample_session()).substr(0, 500)),
+            "raw_session: not valid JSON: truncated at byte 500");
   EXPECT_EQ(parse_error(""), "raw_session: not valid JSON: truncated at byte 0");
   EXPECT_EQ(parse_error("{\"a\": tru!}"),
             "raw_session: not valid JSON: syntax error while parsing value - invalid literal at byte 9");
   EXPECT_EQ(parse_error("{\"a\": 1,,}"),
-            "raw_session: not valid JSON: syntax error while parsing object key - unexpected ','; expected string literal at byte 8");
+            "raw_session: not valid JSON: syntax error while parsing object key - unexpected ','; expected string "
+            "literal at byte 8");
 
   const std::string missing = parse_error(mutated([](json& j) { j["records"][1].erase("end_ns"); }));
   EXPECT_NE(missing.find("records[1]"), std::string::npos) << missing;
@@ -174,8 +176,7 @@ TEST(ModelSessionIo, ParseErrorsNameTheProblem) {
 
   const std::string negative = parse_error(mutated([](json& j) { j["records"][1]["correlation_id"] = -1; }));
   EXPECT_NE(negative.find("correlation_id"), std::string::npos) << negative;
-  const std::string too_big =
-      parse_error(mutated([](json& j) { j["records"][1]["correlation_id"] = 1ull << 32; }));
+  const std::string too_big = parse_error(mutated([](json& j) { j["records"][1]["correlation_id"] = 1ull << 32; }));
   EXPECT_NE(too_big.find("out of range"), std::string::npos) << too_big;
   const std::string fractional = parse_error(mutated([](json& j) { j["records"][1]["end_ns"] = 1.5; }));
   EXPECT_NE(fractional.find("end_ns"), std::string::npos) << fractional;
@@ -192,20 +193,25 @@ TEST(ModelSessionIo, ParseErrorsNameTheProblem) {
             std::string::npos);
   EXPECT_NE(parse_error(mutated([](json& j) { j["crossbench"]["format"] = "table"; })), "");
   EXPECT_NE(parse_error(mutated([](json& j) { j["records"] = json::object(); })).find("records"), std::string::npos);
-  EXPECT_NE(parse_error(mutated([](json& j) { j["records"][15]["grid"] = json{{"x", 1}}; })).find("grid"),
+  EXPECT_NE(parse_error(mutated([](json& j) {
+              j["records"][15]["grid"] = json{{"x", 1}};
+            })).find("grid"),
             std::string::npos);
   EXPECT_NE(parse_error(mutated([](json& j) { j["records"][15]["grid"][1] = json::array({1}); })).find("grid"),
             std::string::npos);
-  EXPECT_NE(parse_error(mutated([](json& j) { j["records"][15]["name"] = json{{"x", 1}}; })).find("name"),
+  EXPECT_NE(parse_error(mutated([](json& j) {
+              j["records"][15]["name"] = json{{"x", 1}};
+            })).find("name"),
             std::string::npos);
   EXPECT_NE(parse_error(mutated([](json& j) { j["records"][2] = 5; })).find("records[2]: must be an object"),
             std::string::npos);
-  EXPECT_NE(parse_error(mutated([](json& j) { j["ranges"][1] = json::array(); })).find("ranges[1]"),
-            std::string::npos);
+  EXPECT_NE(parse_error(mutated([](json& j) { j["ranges"][1] = json::array(); })).find("ranges[1]"), std::string::npos);
   EXPECT_NE(parse_error(mutated([](json& j) { j["ranges"][0].erase("parent_id"); })).find("ranges[0]"),
             std::string::npos);
   // Unknown extra keys (nested or not) are ignored.
-  EXPECT_EQ(parse_error(mutated([](json& j) { j["records"][15]["extra"] = json{{"a", json::array({1, {{"b", 2}}})}}; })),
+  EXPECT_EQ(parse_error(mutated([](json& j) {
+              j["records"][15]["extra"] = json{{"a", json::array({1, {{"b", 2}}})}};
+            })),
             "");
   // Unchanged text parses.
   EXPECT_EQ(parse_error(mutated([](json&) {})), "");
@@ -288,13 +294,15 @@ TEST(ModelSessionIo, CheckRejectsInconsistentSessions) {
   const std::vector<std::pair<std::string, std::function<void(RawSession&)>>> cases = {
       {"ends before it starts", [](RawSession& s) { s.meta.window_end_ns = s.meta.window_start_ns - 1; }},
       {"negative schedule", [](RawSession& s) { s.meta.schedule_active = -3; }},
-      {"need 0 <= start <= end", [](RawSession& s) {
+      {"need 0 <= start <= end",
+       [](RawSession& s) {
          for (RawRecord& r : s.records) {
            if (r.kind == RawKind::Kernel) r.end_ns = r.start_ns - 1;
          }
        }},
       // Beyond 2^62 ns the validator's trace reader refuses times: a replay could not be validated.
-      {"<= 2^62", [](RawSession& s) {
+      {"<= 2^62",
+       [](RawSession& s) {
          for (RawRecord& r : s.records) {
            if (r.kind == RawKind::Kernel) r.end_ns = (std::int64_t{1} << 62) + 1;
          }

@@ -94,10 +94,19 @@ TEST(ModelTable, HandComputedRows) {
   EXPECT_EQ(row(t, "cuLaunchKernelEx", "cuda_driver").self_cpu_ns, 7000);
 
   // Sort order: CUDA total descending, then name.
-  const std::vector<std::string> expected_order = {
-      "ProfilerStep*", "addmm", "xb::addmm", kNvjet, kAddDemangled, "Memcpy DtoD (Device -> Device)",
-      "kernel(float*)", "Memset (Device)", "cuLaunchKernelEx", "cudaLaunchKernel", "cudaMemcpyAsync",
-      "cudaMemsetAsync", "cudaStreamSynchronize"};
+  const std::vector<std::string> expected_order = {"ProfilerStep*",
+                                                   "addmm",
+                                                   "xb::addmm",
+                                                   kNvjet,
+                                                   kAddDemangled,
+                                                   "Memcpy DtoD (Device -> Device)",
+                                                   "kernel(float*)",
+                                                   "Memset (Device)",
+                                                   "cuLaunchKernelEx",
+                                                   "cudaLaunchKernel",
+                                                   "cudaMemcpyAsync",
+                                                   "cudaMemsetAsync",
+                                                   "cudaStreamSynchronize"};
   for (std::size_t i = 0; i < expected_order.size(); ++i) EXPECT_EQ(t.rows[i].name, expected_order[i]) << i;
 }
 

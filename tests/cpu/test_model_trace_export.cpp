@@ -3,8 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include <map>
 #include <algorithm>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>

@@ -1,13 +1,13 @@
 // format_us / us_to_ns, enum names, atomic file output.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
-#include <unistd.h>
 
 #include "profiler/atomic_file.h"
 #include "profiler/event_model.h"
@@ -31,8 +31,8 @@ TEST(ModelUnits, FormatUsEdgeCases) {
 }
 
 TEST(ModelUnits, UsToNsRoundTripsFormattedText) {
-  const std::int64_t samples[] = {0, 1, -1, -5, 999, 1001, 15935, 123456789, -123456789,
-                                  5080739996078230LL, 8'000'000'000'000'000LL / 1000};
+  const std::int64_t samples[] = {
+      0, 1, -1, -5, 999, 1001, 15935, 123456789, -123456789, 5080739996078230LL, 8'000'000'000'000'000LL / 1000};
   for (std::int64_t ns : samples) {
     EXPECT_EQ(us_to_ns(std::stod(format_us(ns))), ns) << ns;
   }
@@ -75,9 +75,8 @@ TEST(ModelUnits, NamesOfDeviceWork) {
 class ModelAtomicFile : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("xb_model_atomic_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = std::filesystem::temp_directory_path() / ("xb_model_atomic_" + std::to_string(::getpid()) + "_" +
+                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
   }
@@ -131,8 +130,7 @@ TEST_F(ModelAtomicFile, MissingFolderNamesPath) {
 
 TEST_F(ModelAtomicFile, FailedStreamIsReported) {
   const auto path = dir_ / "out.json";
-  EXPECT_THROW(write_file_atomic(path, [](std::ostream& o) { o.setstate(std::ios::badbit); }),
-               std::runtime_error);
+  EXPECT_THROW(write_file_atomic(path, [](std::ostream& o) { o.setstate(std::ios::badbit); }), std::runtime_error);
   EXPECT_FALSE(std::filesystem::exists(path));
   EXPECT_EQ(file_count(), 0u);
 }

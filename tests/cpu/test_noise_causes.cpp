@@ -37,8 +37,8 @@ TEST(NoiseCauses, PowerCapAndClockMoveNamed) {
 
 TEST(NoiseCauses, ThermalAndHardwareGroupedClockWithinTwoPercentSteady) {
   FixtureTiming t;
-  t.gpu_before = snapshot(1650, 3201, 0x20);         // SwThermalSlowdown
-  t.gpu_after = snapshot(1620, 2619, 0x40 | 0x8);    // HwThermalSlowdown | HwSlowdown; 1.8% SM move
+  t.gpu_before = snapshot(1650, 3201, 0x20);       // SwThermalSlowdown
+  t.gpu_after = snapshot(1620, 2619, 0x40 | 0x8);  // HwThermalSlowdown | HwSlowdown; 1.8% SM move
   const NoiseCauses c = noise_causes(t);
   ASSERT_EQ(c.causes.size(), 3u);
   EXPECT_EQ(c.causes[0], "thermal slowdown (SwThermalSlowdown, HwThermalSlowdown)");
@@ -82,7 +82,8 @@ TEST(JudgePairs, UnstablePairsAreNotClaimedWithTheInterval) {
   const vd::PairedVerdict v = vd::judge_pairs(diffs, 1500);
   EXPECT_EQ(v.status, CheckStatus::Noisy);
   EXPECT_NE(v.reason.find("the pairs are unstable: the 95% interval of the median event - CUPTI difference"),
-            std::string::npos) << v.reason;
+            std::string::npos)
+      << v.reason;
   EXPECT_NE(v.reason.find("beyond +-1500 ns"), std::string::npos) << v.reason;
 }
 

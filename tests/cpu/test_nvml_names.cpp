@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "bench/core/gpu_meta.h"
-#include "kernels/nvml_probe.h"
-#include "profiler/session_io.h"
 #include "bench/core/harness_json.h"
 #include "bench/core/harness_records.h"
+#include "kernels/nvml_probe.h"
+#include "profiler/session_io.h"
 
 namespace xb {
 namespace {

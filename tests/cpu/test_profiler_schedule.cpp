@@ -93,12 +93,12 @@ TEST(FilterToWindows, KeepsDeviceWorkOfCallsInsideWindows) {
     r.correlation_id = corr;
     recs.push_back(r);
   };
-  add(RawKind::Driver, 50, 1);     // before the window
-  add(RawKind::Kernel, 120, 1);    // runs inside the window but launched outside: discarded
-  add(RawKind::Runtime, 100, 2);   // inside
-  add(RawKind::Memcpy, 300, 2);    // runs after the window: kept with its launch
+  add(RawKind::Driver, 50, 1);    // before the window
+  add(RawKind::Kernel, 120, 1);   // runs inside the window but launched outside: discarded
+  add(RawKind::Runtime, 100, 2);  // inside
+  add(RawKind::Memcpy, 300, 2);   // runs after the window: kept with its launch
   add(RawKind::Synchronization, 110, 2);
-  add(RawKind::Runtime, 250, 3);   // after
+  add(RawKind::Runtime, 250, 3);  // after
   const ScheduleFilter f = filter_to_windows(recs, {{100, 200}});
   ASSERT_EQ(f.kept.size(), 3u);
   EXPECT_EQ(f.discarded, 3u);
@@ -117,12 +117,12 @@ TEST(SourceRanges, KeptWhenOverlappingAWindowWithDanglingParentsCleared) {
   };
   const std::uint64_t k = kSourceRangeIdBase;
   const std::vector<HostRange> in = {
-      range(k + 0, 0, 0, 5),       // before every window: dropped
-      range(k + 1, 0, 0, 1000),    // spans both windows: kept
-      range(k + 2, k + 0, 95, 120),  // overlaps the first window's end; parent dropped -> 0
-      range(k + 3, k + 1, 150, 160), // between the windows: dropped
-      range(k + 4, 7, 210, 220),   // inside the second; parent is a profiler range: kept as is
-      range(k + 5, 0, 300, 300),   // exactly at the second window's end: kept (closed interval)
+      range(k + 0, 0, 0, 5),          // before every window: dropped
+      range(k + 1, 0, 0, 1000),       // spans both windows: kept
+      range(k + 2, k + 0, 95, 120),   // overlaps the first window's end; parent dropped -> 0
+      range(k + 3, k + 1, 150, 160),  // between the windows: dropped
+      range(k + 4, 7, 210, 220),      // inside the second; parent is a profiler range: kept as is
+      range(k + 5, 0, 300, 300),      // exactly at the second window's end: kept (closed interval)
   };
   const auto kept = filter_ranges_to_windows(in, {{200, 300}, {10, 100}});
   ASSERT_EQ(kept.size(), 4u);

@@ -71,10 +71,10 @@ TEST_F(QualifyAggregate, VerdictPerNode) {
   ASSERT_EQ(r.entries.size(), 4u);
   EXPECT_EQ(r.entries[0].label, "fleet/node-a");
   EXPECT_EQ(r.entries[2].label, "fleet/node-c/device-0");
-  EXPECT_EQ(r.entries[2].node, "fleet/node-c");     // no host recorded: the node's folder
-  EXPECT_EQ(r.entries[3].node, "gpu-node-c");       // the host qualify.json names
+  EXPECT_EQ(r.entries[2].node, "fleet/node-c");  // no host recorded: the node's folder
+  EXPECT_EQ(r.entries[3].node, "gpu-node-c");    // the host qualify.json names
   EXPECT_EQ(r.entries[3].gpu_pci_bus_id, "00000000:19:00.0");
-  EXPECT_EQ(r.entries[0].gpu_pci_bus_id, "");       // written before the bus id was recorded
+  EXPECT_EQ(r.entries[0].gpu_pci_bus_id, "");  // written before the bus id was recorded
   ASSERT_EQ(r.nodes.size(), 4u);
   EXPECT_EQ(r.nodes[0].node, "fleet/node-a");
   EXPECT_EQ(r.nodes[0].result, "pass");
@@ -96,11 +96,14 @@ TEST_F(QualifyAggregate, VerdictPerNode) {
   write_fleet_markdown(r, md);
   write_fleet_junit(r, xml);
   write_fleet_json(r, js);
-  EXPECT_NE(md.str().find("**Result: regression** (exit 1): 4 node(s), 4 qualification(s)"), std::string::npos) << md.str();
+  EXPECT_NE(md.str().find("**Result: regression** (exit 1): 4 node(s), 4 qualification(s)"), std::string::npos)
+      << md.str();
   EXPECT_NE(md.str().find("| fleet/node-b | regression | fleet/node-b |"), std::string::npos) << md.str();
   // JUnit: 4 qualifications x (9 fixtures + validation) test cases, one failure (node-b's regression).
-  EXPECT_NE(xml.str().find("<testsuites name=\"crossbench fleet qualification h200-gate\" tests=\"40\" failures=\"1\" errors=\"0\""),
-            std::string::npos)
+  EXPECT_NE(
+      xml.str().find(
+          "<testsuites name=\"crossbench fleet qualification h200-gate\" tests=\"40\" failures=\"1\" errors=\"0\""),
+      std::string::npos)
       << xml.str().substr(0, 400);
   EXPECT_NE(xml.str().find("<testsuite name=\"node.fleet/node-b\" tests=\"10\" failures=\"1\""), std::string::npos);
   const json doc = json::parse(js.str());
@@ -112,15 +115,16 @@ TEST_F(QualifyAggregate, VerdictPerNode) {
 }
 
 TEST_F(QualifyAggregate, PassingFleetAndInconclusive) {
-  const FleetReport pass = aggregate_qualifications(
-      collect_qualifications({root_ / "fleet" / "node-a", root_ / "fleet" / "node-c"}), "t");
+  const FleetReport pass =
+      aggregate_qualifications(collect_qualifications({root_ / "fleet" / "node-a", root_ / "fleet" / "node-c"}), "t");
   EXPECT_EQ(pass.result, "pass");
   EXPECT_EQ(pass.exit_code, 0);
   EXPECT_EQ(pass.entries[0].label, "node-a");
   json inc = json::parse(read(kPass));
   inc["result"] = "inconclusive";
   put("more/node-d", inc);
-  const FleetReport r = aggregate_qualifications(collect_qualifications({root_ / "fleet" / "node-a", root_ / "more"}), "t");
+  const FleetReport r =
+      aggregate_qualifications(collect_qualifications({root_ / "fleet" / "node-a", root_ / "more"}), "t");
   EXPECT_EQ(r.result, "inconclusive");
   EXPECT_EQ(r.exit_code, 3);
 }
@@ -142,7 +146,8 @@ TEST_F(QualifyAggregate, BadInputIsOneLine) {
   json other = json::parse(read(kPass));
   other["suite"]["name"] = "release";
   put("mixed/node-x", other);
-  EXPECT_NE(error({root_ / "fleet" / "node-a", root_ / "mixed"}).find("a fleet report merges one suite"), std::string::npos);
+  EXPECT_NE(error({root_ / "fleet" / "node-a", root_ / "mixed"}).find("a fleet report merges one suite"),
+            std::string::npos);
   fs::create_directories(root_ / "broken/node-y");
   std::ofstream(root_ / "broken/node-y/qualify.json") << "{\"crossbench\": {\"format\": \"baseline\", \"version\": 1}}";
   const std::string broken = error({root_ / "broken"});
@@ -161,15 +166,16 @@ TEST_F(QualifyAggregate, ThroughTheExecutable) {
   EXPECT_EQ(code, 1) << text;
   EXPECT_NE(text.find("regression     fleet/node-b"), std::string::npos) << text;
   for (const char* f : {"aggregate.md", "aggregate.xml", "aggregate.json"}) EXPECT_TRUE(fs::exists(out / f)) << f;
-  std::tie(code, text) = testing::run_command(bench + (root_ / "fleet" / "node-a").string() + " " +
-                                              (root_ / "fleet" / "node-c").string() + " --out " + (root_ / "ok").string());
+  std::tie(code, text) =
+      testing::run_command(bench + (root_ / "fleet" / "node-a").string() + " " + (root_ / "fleet" / "node-c").string() +
+                           " --out " + (root_ / "ok").string());
   EXPECT_EQ(code, 0) << text;
   // Bad input: one line on stderr, exit 2, nothing written.
   const fs::path never = root_ / "never";
-  for (const std::string& bad : {bench + (root_ / "nope").string(),
-                                 bench + (root_ / "fleet").string() + " --suite s.json",
-                                 bench + (root_ / "fleet").string() + " --out " + out.string(),  // not empty
-                                 std::string(XB_BENCH_EXE) + " qualify --aggregate"}) {
+  for (const std::string& bad :
+       {bench + (root_ / "nope").string(), bench + (root_ / "fleet").string() + " --suite s.json",
+        bench + (root_ / "fleet").string() + " --out " + out.string(),  // not empty
+        std::string(XB_BENCH_EXE) + " qualify --aggregate"}) {
     const bool names_out = bad.find("--out") != std::string::npos;
     std::tie(code, text) = testing::run_command(bad + (names_out ? std::string() : " --out " + never.string()));
     EXPECT_EQ(code, 2) << bad << "\n" << text;

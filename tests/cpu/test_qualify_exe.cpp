@@ -59,11 +59,13 @@ class QualifyExe : public ::testing::Test {
     nlohmann::json fixtures = nlohmann::json::array();
     for (const std::string& n : names) {
       const auto a = n.find('/'), b = n.rfind('/');
-      fixtures.push_back({{"op", n.substr(0, a)}, {"dtype", n.substr(a + 1, b - a - 1)},
-                          {"size", std::stoi(n.substr(b + 1))}, {"mode", "hot"}});
+      fixtures.push_back({{"op", n.substr(0, a)},
+                          {"dtype", n.substr(a + 1, b - a - 1)},
+                          {"size", std::stoi(n.substr(b + 1))},
+                          {"mode", "hot"}});
     }
-    return nlohmann::json{{"crossbench", {{"format", "suite"}, {"version", 1}}}, {"name", "h200-small"},
-                          {"fixtures", fixtures}}
+    return nlohmann::json{
+        {"crossbench", {{"format", "suite"}, {"version", 1}}}, {"name", "h200-small"}, {"fixtures", fixtures}}
         .dump();
   }
 
@@ -112,7 +114,8 @@ TEST_F(QualifyExe, UpdateThenCompareAgainstItselfPasses) {
   EXPECT_TRUE(fs::exists(root_ / "q-update" / "qualify.md"));
 
   const fs::path q = root_ / "q-pass";
-  const Result r = qualify("--suite " + (root_ / "clean.json").string() + " --baseline " + b.string() + " --out " + q.string());
+  const Result r =
+      qualify("--suite " + (root_ / "clean.json").string() + " --baseline " + b.string() + " --out " + q.string());
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("result: pass (exit 0)"), std::string::npos) << r.out;
   const nlohmann::json j = nlohmann::json::parse(read(q / "qualify.json"));
@@ -148,7 +151,8 @@ TEST_F(QualifyExe, SlowerBaselineSamplesGiveExactlyOneRegression) {
   const fs::path b = root_ / "baselines" / "faster.json";
   write(b, text.str());
   const fs::path q = root_ / "q-regress";
-  const Result r = qualify("--suite " + (root_ / "clean.json").string() + " --baseline " + b.string() + " --out " + q.string());
+  const Result r =
+      qualify("--suite " + (root_ / "clean.json").string() + " --baseline " + b.string() + " --out " + q.string());
   EXPECT_EQ(r.code, 1) << r.out << r.err;
   const nlohmann::json j = nlohmann::json::parse(read(q / "qualify.json"));
   EXPECT_EQ(j["counts"]["regression"], 1);
@@ -167,13 +171,15 @@ TEST_F(QualifyExe, BaselineFromAnotherGpuIsRefusedUnlessAllowed) {
   const fs::path b = root_ / "baselines" / "h100.json";
   write(b, j.dump());
   const fs::path q = root_ / "q-refused";
-  Result r = qualify("--suite " + (root_ / "clean.json").string() + " --baseline " + b.string() + " --out " + q.string());
-  expect_one_line_error(r, {"GPU name 'NVIDIA H100 80GB HBM3' (baseline) vs 'NVIDIA H200' (this run)", b.string(),
-                            "--allow-mismatch"});
+  Result r =
+      qualify("--suite " + (root_ / "clean.json").string() + " --baseline " + b.string() + " --out " + q.string());
+  expect_one_line_error(
+      r, {"GPU name 'NVIDIA H100 80GB HBM3' (baseline) vs 'NVIDIA H200' (this run)", b.string(), "--allow-mismatch"});
   EXPECT_FALSE(fs::exists(q)) << "a refused comparison writes nothing";
 
   const fs::path qa = root_ / "q-allowed";
-  r = qualify("--suite " + (root_ / "clean.json").string() + " --baseline " + b.string() + " --allow-mismatch --out " + qa.string());
+  r = qualify("--suite " + (root_ / "clean.json").string() + " --baseline " + b.string() + " --allow-mismatch --out " +
+              qa.string());
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_NE(r.err.find("WARNING"), std::string::npos);
   EXPECT_NE(r.out.find("WARNING"), std::string::npos);
@@ -199,8 +205,10 @@ TEST_F(QualifyExe, BadInputsExitTwoWithOneLine) {
     std::vector<std::string> needles;
   };
   const std::vector<Case> cases = {
-      {"--suite " + (root_ / "not-json.json").string() + " --baseline " + b.string(), {"not-json.json", "not valid JSON"}},
-      {"--suite " + (root_ / "bad-op.json").string() + " --baseline " + b.string(), {"bad-op.json", "unknown op 'conv'"}},
+      {"--suite " + (root_ / "not-json.json").string() + " --baseline " + b.string(),
+       {"not-json.json", "not valid JSON"}},
+      {"--suite " + (root_ / "bad-op.json").string() + " --baseline " + b.string(),
+       {"bad-op.json", "unknown op 'conv'"}},
       {"--suite " + (root_ / "missing.json").string() + " --baseline " + b.string(), {"missing.json", "cannot open"}},
       {"--suite " + clean + " --baseline " + (root_ / "bad-baseline.json").string(),
        {"bad-baseline.json", "missing key \"samples_ns\""}},
@@ -221,7 +229,8 @@ TEST_F(QualifyExe, BadInputsExitTwoWithOneLine) {
   for (const Case& c : std::vector<Case>{
            {"--suite " + clean + " --baseline " + b.string() + " --slow-fixture matmul/bf16/64=5 --update-baseline",
             {"--slow-fixture", "--update-baseline"}},
-           {"--suite " + clean + " --baseline " + b.string() + " --slow-fixture add/bf16/8192=5", {"add/bf16/8192", "suite"}},
+           {"--suite " + clean + " --baseline " + b.string() + " --slow-fixture add/bf16/8192=5",
+            {"add/bf16/8192", "suite"}},
        }) {
     SCOPED_TRACE(c.args);
     expect_one_line_error(qualify(c.args + " --out " + q.string(), false), c.needles);

@@ -17,10 +17,10 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/cli/cli.h"
+#include "bench/core/stopping_rule.h"
 #include "bench/qualify/qualify.h"
 #include "bench/qualify/qualify_files.h"
 #include "bench/qualify/qualify_report.h"
-#include "bench/core/stopping_rule.h"
 #include "kernels/nvml_probe.h"
 #include "profiler/session_io.h"
 
@@ -96,13 +96,20 @@ class XmlReader {
       const std::size_t semi = raw.find(';', k);
       if (semi == std::string::npos) fail("unterminated entity");
       const std::string ent = raw.substr(k + 1, semi - k - 1);
-      if (ent == "amp") out += '&';
-      else if (ent == "lt") out += '<';
-      else if (ent == "gt") out += '>';
-      else if (ent == "quot") out += '"';
-      else if (ent == "apos") out += '\'';
-      else if (ent.size() > 1 && ent[0] == '#') out += '?';
-      else fail("unknown entity &" + ent + ";");
+      if (ent == "amp")
+        out += '&';
+      else if (ent == "lt")
+        out += '<';
+      else if (ent == "gt")
+        out += '>';
+      else if (ent == "quot")
+        out += '"';
+      else if (ent == "apos")
+        out += '\'';
+      else if (ent.size() > 1 && ent[0] == '#')
+        out += '?';
+      else
+        fail("unknown entity &" + ent + ";");
       k = semi;
     }
     return out;
@@ -169,8 +176,8 @@ XmlNode parse_xml(const std::string& text) { return XmlReader(text).document(); 
 
 TEST(XmlReader, RejectsIllFormedDocuments) {
   EXPECT_NO_THROW(parse_xml("<?xml version=\"1.0\"?>\n<a x='1'><b/>t&amp;t</a>\n"));
-  for (const char* bad : {"<a><b></a>", "<a>x & y</a>", "<a x=\"1\" x=\"2\"/>", "<a>&nbsp;</a>", "<a/><b/>",
-                          "<a x=1/>", "<a>\x01</a>", "<a"}) {
+  for (const char* bad : {"<a><b></a>", "<a>x & y</a>", "<a x=\"1\" x=\"2\"/>", "<a>&nbsp;</a>", "<a/><b/>", "<a x=1/>",
+                          "<a>\x01</a>", "<a"}) {
     EXPECT_THROW(parse_xml(bad), std::runtime_error) << bad;
   }
 }
@@ -178,7 +185,8 @@ TEST(XmlReader, RejectsIllFormedDocuments) {
 // ---- suite ----------------------------------------------------------------------------------
 
 std::string suite_text(const std::string& fixtures, const std::string& extra = "") {
-  return R"({"crossbench": {"format": "suite", "version": 1}, "name": "t", )" + extra + R"("fixtures": [)" + fixtures + "]}";
+  return R"({"crossbench": {"format": "suite", "version": 1}, "name": "t", )" + extra + R"("fixtures": [)" + fixtures +
+         "]}";
 }
 
 TEST(Suite, ParsesAndResolvesStoppingRules) {
@@ -206,13 +214,15 @@ TEST(Suite, RejectsBadInputWithOneLine) {
   };
   const std::vector<Bad> cases = {
       {"", "not valid JSON"},
-      {"{\"crossbench\": {\"format\": \"suite\", \"version\": 1},\n \"name\": \"x\", \"fixtures\": [\n", "not valid JSON"},
+      {"{\"crossbench\": {\"format\": \"suite\", \"version\": 1},\n \"name\": \"x\", \"fixtures\": [\n",
+       "not valid JSON"},
       {"[]", "not a JSON object"},
       {R"({"crossbench": {"format": "baseline", "version": 1}, "name": "t", "fixtures": []})", "crossbench.format"},
       {R"({"crossbench": {"format": "suite", "version": 2}, "name": "t", "fixtures": []})", "version 2"},
       {suite_text(""), "\"fixtures\" is empty"},
       {suite_text(ok, R"("nmae": "x", )"), "unknown key 'nmae'"},
-      {suite_text(R"({"op": "matmull", "dtype": "bf16", "size": 64, "mode": "hot"})"), "fixtures[0]: unknown op 'matmull'"},
+      {suite_text(R"({"op": "matmull", "dtype": "bf16", "size": 64, "mode": "hot"})"),
+       "fixtures[0]: unknown op 'matmull'"},
       {suite_text(R"({"op": "add", "dtype": "fp8", "size": 64, "mode": "hot"})"), "unknown dtype 'fp8'"},
       {suite_text(R"({"op": "add", "dtype": "bf16", "size": 0, "mode": "hot"})"), "\"size\" = 0 is out of range"},
       {suite_text(R"({"op": "add", "dtype": "bf16", "size": 64.5, "mode": "hot"})"), "\"size\" is not an integer"},
@@ -221,8 +231,10 @@ TEST(Suite, RejectsBadInputWithOneLine) {
       {suite_text(R"({"op": "add", "dtype": "bf16", "size": 64, "mode": "warm"})"), "unknown mode 'warm'"},
       {suite_text(R"({"op": "add", "dtype": "bf16", "size": 64})"), "missing key \"mode\""},
       {suite_text(ok + "," + ok), "add/bf16/64 (hot) is listed twice"},
-      {suite_text(R"({"op": "add", "dtype": "bf16", "size": 64, "mode": "hot", "stopping": {"max_noise_pct": 0}})"), "max_noise_pct"},
-      {suite_text(R"({"op": "add", "dtype": "bf16", "size": 64, "mode": "hot", "stopping": {"min_time_s": 5, "max_time_s": 1}})"),
+      {suite_text(R"({"op": "add", "dtype": "bf16", "size": 64, "mode": "hot", "stopping": {"max_noise_pct": 0}})"),
+       "max_noise_pct"},
+      {suite_text(
+           R"({"op": "add", "dtype": "bf16", "size": 64, "mode": "hot", "stopping": {"min_time_s": 5, "max_time_s": 1}})"),
        "max_time_s must be at least min_time_s"},
       {suite_text(ok, R"("stopping": {"min_samples": 3}, )"), "\"min_samples\" = 3 is out of range"},
       {suite_text(ok, R"("warmup": "yes", )"), "\"warmup\" is not true or false"},
@@ -305,15 +317,20 @@ TEST(Baseline, RejectsBadInputWithOneLine) {
   const std::vector<Bad> cases = {
       {"wrong format", [](nlohmann::json& j) { j["crossbench"]["format"] = "suite"; }, "crossbench.format"},
       {"no environment", [](nlohmann::json& j) { j.erase("environment"); }, "missing key \"environment\""},
-      {"no gpu name", [](nlohmann::json& j) { j["environment"].erase("gpu_name"); }, "environment: missing key \"gpu_name\""},
-      {"cublas text", [](nlohmann::json& j) { j["environment"]["cublas_version"] = "13.1"; }, "\"cublas_version\" is not an integer"},
-      {"empty samples", [](nlohmann::json& j) { j["fixtures"][0]["samples_ns"] = nlohmann::json::array(); }, "fixtures[0]: \"samples_ns\" is empty"},
-      {"negative sample", [](nlohmann::json& j) { j["fixtures"][1]["samples_ns"][3] = -5; }, "fixtures[1]: samples_ns[3]"},
+      {"no gpu name", [](nlohmann::json& j) { j["environment"].erase("gpu_name"); },
+       "environment: missing key \"gpu_name\""},
+      {"cublas text", [](nlohmann::json& j) { j["environment"]["cublas_version"] = "13.1"; },
+       "\"cublas_version\" is not an integer"},
+      {"empty samples", [](nlohmann::json& j) { j["fixtures"][0]["samples_ns"] = nlohmann::json::array(); },
+       "fixtures[0]: \"samples_ns\" is empty"},
+      {"negative sample", [](nlohmann::json& j) { j["fixtures"][1]["samples_ns"][3] = -5; },
+       "fixtures[1]: samples_ns[3]"},
       {"count off", [](nlohmann::json& j) { j["fixtures"][0]["stats"]["count"] = 3; }, "stats.count 3"},
       {"median edited", [](nlohmann::json& j) { j["fixtures"][0]["stats"]["median_ns"] = 1.0; }, "stats.median_ns"},
       {"name mismatch", [](nlohmann::json& j) { j["fixtures"][0]["name"] = "add/bf16/64"; }, "is not op/dtype/size"},
       {"bad stop", [](nlohmann::json& j) { j["fixtures"][0]["stop"] = "done"; }, "stop 'done'"},
-      {"bad mask", [](nlohmann::json& j) { j["fixtures"][0]["gpu_before"]["throttle_reasons"] = -1; }, "throttle_reasons"},
+      {"bad mask", [](nlohmann::json& j) { j["fixtures"][0]["gpu_before"]["throttle_reasons"] = -1; },
+       "throttle_reasons"},
       {"duplicate", [](nlohmann::json& j) { j["fixtures"].push_back(j["fixtures"][0]); }, "listed twice"},
   };
   for (const Bad& c : cases) {
@@ -365,7 +382,8 @@ TEST(Environment, MismatchRefusesOnGpuDriverAndLibraries) {
   EXPECT_FALSE(diffs[2].refuses);  // another board of the same model is only a note
   const std::string line = mismatch_line(diffs, "results/baselines/h200.json");
   EXPECT_NE(line.find("results/baselines/h200.json"), std::string::npos);
-  EXPECT_NE(line.find("GPU name 'NVIDIA H200' (baseline) vs 'NVIDIA H100 80GB HBM3' (this run)"), std::string::npos) << line;
+  EXPECT_NE(line.find("GPU name 'NVIDIA H200' (baseline) vs 'NVIDIA H100 80GB HBM3' (this run)"), std::string::npos)
+      << line;
   EXPECT_NE(line.find("cuBLAS version '130100' (baseline) vs '130200'"), std::string::npos) << line;
   EXPECT_EQ(line.find('\n'), std::string::npos);
 
@@ -453,7 +471,8 @@ QualifyOutcome sample_outcome(bool warning) {
     o.mismatch_allowed = true;
     o.differences = {{"GPU name", "A", "B", true}};
   }
-  for (const FixtureRecord& f : n.fixtures) o.fixtures.push_back(gate_fixture(f, b.find(f.key()), "NVIDIA H200", o.rules));
+  for (const FixtureRecord& f : n.fixtures)
+    o.fixtures.push_back(gate_fixture(f, b.find(f.key()), "NVIDIA H200", o.rules));
   FixtureRecord slowed = *n.find("add/bf16/4096 (hot)");
   slowed.name = "add/bf16/4096<slow>";
   for (double& x : slowed.samples_ns) x += 10'000;
@@ -521,7 +540,8 @@ TEST(Reports, JUnitParsesBackWithMatchingCounts) {
     for (const XmlNode* c : gate.all("testcase")) by_name[c->attrs.at("name")] = c;
     EXPECT_EQ(by_name.at("add/bf16/4096<slow>")->all("failure").at(0)->attrs.at("type"), "regression");
     EXPECT_EQ(by_name.at("add/bf16/64")->all("error").size(), 1u);
-    EXPECT_NE(by_name.at("add/bf16/64")->all("error").at(0)->attrs.at("message").find("\"NaN\" & <garbage>"), std::string::npos);
+    EXPECT_NE(by_name.at("add/bf16/64")->all("error").at(0)->attrs.at("message").find("\"NaN\" & <garbage>"),
+              std::string::npos);
     EXPECT_EQ(by_name.at("matmul/bf16/4096")->all("skipped").size(), 1u);  // inconclusive (warm-1 noisy)
     EXPECT_TRUE(by_name.at("add/bf16/4096")->all("failure").empty());
     EXPECT_EQ(failures, 1 + 1);  // the regression and the failed table_rows check
@@ -544,11 +564,12 @@ TEST(Reports, JUnitParsesBackWithMatchingCounts) {
     EXPECT_EQ(val.attrs.at("name"), "validation.run-hot");
     std::map<std::string, const XmlNode*> checks_by_name;
     for (const XmlNode* c : val.all("testcase")) checks_by_name[c->attrs.at("name")] = c;
-    EXPECT_EQ(checks_by_name.size(), val.all("testcase").size());  // names unique
+    EXPECT_EQ(checks_by_name.size(), val.all("testcase").size());        // names unique
     EXPECT_EQ(val.all("testcase").size(), all_checks().size() - 1 + 2);  // event_vs_cupti twice
     const XmlNode* rows = checks_by_name.at("table_rows");
     ASSERT_EQ(rows->all("failure").size(), 1u);
-    EXPECT_NE(rows->all("failure")[0]->attrs.at("message").find("2 failures; first: ampere_<gemm>&"), std::string::npos);
+    EXPECT_NE(rows->all("failure")[0]->attrs.at("message").find("2 failures; first: ampere_<gemm>&"),
+              std::string::npos);
     EXPECT_EQ(checks_by_name.at("event_vs_cupti [matmul/bf16/4096]")->all("skipped").size(), 1u);
     EXPECT_TRUE(checks_by_name.at("event_vs_cupti [add/bf16/4096]")->all("skipped").empty());
     EXPECT_EQ(checks_by_name.at("flows")->all("skipped").size(), 1u);
@@ -564,7 +585,8 @@ TEST(Reports, MarkdownAndJsonCarryVerdictsAndWarning) {
   write_qualify_markdown(o, md);
   const std::string m = md.str();
   EXPECT_EQ(m.find("> **WARNING: baseline mismatch"), m.find("\n\n") + 2) << "the warning comes first:\n" << m;
-  EXPECT_NE(m.find("| fixture | mode | class | threshold | baseline median (us) | now (us) | delta % | delta (us) | p-value | verdict |"),
+  EXPECT_NE(m.find("| fixture | mode | class | threshold | baseline median (us) | now (us) | delta % | delta (us) | "
+                   "p-value | verdict |"),
             std::string::npos);
   EXPECT_NE(m.find("| add/bf16/4096<slow> | hot | memory-bound | 5% | 26.375 |"), std::string::npos) << m;
   EXPECT_NE(m.find("**regression**"), std::string::npos);

@@ -197,11 +197,13 @@ TEST(Gate, Improvement) {
 TEST(Gate, OverheadBoundFixturesGetTheLooserThreshold) {
   // add/bf16/64 at 1.9 us: overhead-bound, 10% threshold.
   const FixtureRecord base = fixture("add", 64, draw(1'900, 0.002, 400, 9));
-  const GateResult seven = gate_fixture(fixture("add", 64, scaled(draw(1'900, 0.002, 400, 10), 1.07)), &base, kH200, GateRules{});
+  const GateResult seven =
+      gate_fixture(fixture("add", 64, scaled(draw(1'900, 0.002, 400, 10), 1.07)), &base, kH200, GateRules{});
   EXPECT_EQ(seven.cls, FixtureClass::Overhead);
   EXPECT_DOUBLE_EQ(seven.threshold, 0.10);
   EXPECT_EQ(seven.verdict, Verdict::Unchanged);
-  const GateResult twelve = gate_fixture(fixture("add", 64, scaled(draw(1'900, 0.002, 400, 11), 1.12)), &base, kH200, GateRules{});
+  const GateResult twelve =
+      gate_fixture(fixture("add", 64, scaled(draw(1'900, 0.002, 400, 11), 1.12)), &base, kH200, GateRules{});
   EXPECT_EQ(twelve.verdict, Verdict::Regression);
   // --threshold 5 replaces both thresholds.
   GateRules five;
@@ -236,8 +238,9 @@ TEST(Gate, ThrottledIsInconclusiveNeverPass) {
   // A baseline recorded hard-throttled makes every comparison against it inconclusive.
   FixtureRecord hot_base = base;
   hot_base.gpu_after = clock(1300, clocks_event::kSwThermalSlowdown);
-  EXPECT_EQ(gate_fixture(fixture("matmul", 4096, draw(197'000, 0.005, 2000, 15)), &hot_base, kH200, GateRules{}).verdict,
-            Verdict::Inconclusive);
+  EXPECT_EQ(
+      gate_fixture(fixture("matmul", 4096, draw(197'000, 0.005, 2000, 15)), &hot_base, kH200, GateRules{}).verdict,
+      Verdict::Inconclusive);
 }
 
 TEST(Gate, PowerCapRuleAgainstTheBaseline) {

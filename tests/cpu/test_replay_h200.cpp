@@ -63,8 +63,8 @@ TEST(ReplayH200, OutputsParseBackAgreeAndValidate) {
   const fs::path dir = fresh_dir("xb_replay_h200");
   std::ostringstream log;
   ASSERT_EQ(replay_session(kSession, dir, log), 0) << log.str();
-  for (const char* f : {"raw_session.json", "events.json", "table.json", "trace_only.json",
-                        "full.json", "validation.json"}) {
+  for (const char* f :
+       {"raw_session.json", "events.json", "table.json", "trace_only.json", "full.json", "validation.json"}) {
     EXPECT_NO_THROW(load(dir / f)) << f;
   }
   // Per kernel name, counts and total ns from the raw records equal the three outputs'.
@@ -165,7 +165,8 @@ TEST(ReplayH200, SummaryFiguresArePerCall) {
   const std::string command = read_command(raw.meta);
   EXPECT_NE(text.find(command.empty() ? std::string("recorded by a command the session does not name")
                                       : "recorded by `" + command + "`"),
-            std::string::npos) << text;
+            std::string::npos)
+      << text;
   fs::remove_all(dir);
 }
 

@@ -48,12 +48,12 @@ TEST(Roofline, BadInputsThrow) {
 }
 
 TEST(Regime, Rules) {
-  const RegimeRules rules;  // busy threshold 0.5
-  EXPECT_EQ(classify(0.2, 10, 1, rules), Regime::Overhead);      // overhead wins over both terms
+  const RegimeRules rules;                                   // busy threshold 0.5
+  EXPECT_EQ(classify(0.2, 10, 1, rules), Regime::Overhead);  // overhead wins over both terms
   EXPECT_EQ(classify(0.49999, 1, 10, rules), Regime::Overhead);
-  EXPECT_EQ(classify(0.5, 1, 10, rules), Regime::Memory);        // the threshold itself is not overhead
+  EXPECT_EQ(classify(0.5, 1, 10, rules), Regime::Memory);  // the threshold itself is not overhead
   EXPECT_EQ(classify(0.99, 10, 1, rules), Regime::Compute);
-  EXPECT_EQ(classify(0.99, 5, 5, rules), Regime::Compute);       // a tie counts as compute-bound
+  EXPECT_EQ(classify(0.99, 5, 5, rules), Regime::Compute);  // a tie counts as compute-bound
   EXPECT_EQ(classify(0.7, 5, 5.0001, rules), Regime::Memory);
   EXPECT_EQ(classify(0.7, 10, 1, RegimeRules{0.8}), Regime::Overhead);
   EXPECT_STREQ(to_string(Regime::Overhead), "overhead-bound");
@@ -108,8 +108,8 @@ TEST(EvaluatePoint, Matmul4096IsComputeBound) {
 
 TEST(EvaluatePoint, Add4096IsMemoryBound) {
   // 20 calls of 24352 ns, each followed by a 700 ns gap: busy 487040 / 501040 = 0.972058.
-  const PointMetrics p = evaluate_point(point("add", 4096, 16777216.0, 100663296.0, 24352, 20 * 24352.0, 501040),
-                                        kRoof, RegimeRules{});
+  const PointMetrics p =
+      evaluate_point(point("add", 4096, 16777216.0, 100663296.0, 24352, 20 * 24352.0, 501040), kRoof, RegimeRules{});
   EXPECT_LT(rel(p.busy, 487040.0 / 501040.0), 1e-12);
   EXPECT_LT(rel(p.gbps, 4133.676741130092), 1e-12);
   EXPECT_LT(rel(p.compute_ns, 22.671913513513513), 1e-12);
@@ -157,9 +157,9 @@ TEST(Crossover, FirstSizeNotOverheadBoundInAscendingOrder) {
       with_regime("matmul", "bf16", 1024, Regime::Compute),
       with_regime("matmul", "bf16", 256, Regime::Overhead),
       with_regime("add", "bf16", 64, Regime::Overhead),
-      with_regime("add", "bf16", 128, Regime::NotMeasured),   // ignored
+      with_regime("add", "bf16", 128, Regime::NotMeasured),  // ignored
       with_regime("add", "bf16", 2048, Regime::Memory),
-      with_regime("add", "bf16", 4096, Regime::Overhead),     // overhead-bound again: flagged
+      with_regime("add", "bf16", 4096, Regime::Overhead),  // overhead-bound again: flagged
       with_regime("add", "bf16", 8192, Regime::Memory),
       with_regime("addmm", "bf16", 64, Regime::Overhead),
       with_regime("matmul", "fp16", 64, Regime::Compute),

@@ -63,17 +63,18 @@ TEST_P(SizeSpecBad, IsAUsageErrorNamingTheItem) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Table, SizeSpecBad,
-    ::testing::Values(BadSpec{"64:10:x2", "end 10 is below start 64"}, BadSpec{"0:64:x2", "'0'"},
-                      BadSpec{"64:16384:x3", "'x3'"}, BadSpec{"64:16384:2", "'2'"},
-                      BadSpec{"64:1000:x2", "not start 64 times a power of two"},
-                      BadSpec{"64:128", "START:END:x2"}, BadSpec{"64:128:x2:x2", "START:END:x2"},
-                      BadSpec{"a:128:x2", "'a'"}, BadSpec{"64:-128:x2", "'-128'"},
-                      BadSpec{"64:2097152:x2", "too large"}, BadSpec{"64,64:256:x2", "duplicate size 64"},
-                      BadSpec{"", "empty"}, BadSpec{"64,,128", "empty"}, BadSpec{"0", "'0'"},
-                      BadSpec{":64:x2", "''"}),
-    [](const ::testing::TestParamInfo<BadSpec>& spec) { return "case" + std::to_string(spec.index); });
+INSTANTIATE_TEST_SUITE_P(Table, SizeSpecBad,
+                         ::testing::Values(BadSpec{"64:10:x2", "end 10 is below start 64"}, BadSpec{"0:64:x2", "'0'"},
+                                           BadSpec{"64:16384:x3", "'x3'"}, BadSpec{"64:16384:2", "'2'"},
+                                           BadSpec{"64:1000:x2", "not start 64 times a power of two"},
+                                           BadSpec{"64:128", "START:END:x2"}, BadSpec{"64:128:x2:x2", "START:END:x2"},
+                                           BadSpec{"a:128:x2", "'a'"}, BadSpec{"64:-128:x2", "'-128'"},
+                                           BadSpec{"64:2097152:x2", "too large"},
+                                           BadSpec{"64,64:256:x2", "duplicate size 64"}, BadSpec{"", "empty"},
+                                           BadSpec{"64,,128", "empty"}, BadSpec{"0", "'0'"}, BadSpec{":64:x2", "''"}),
+                         [](const ::testing::TestParamInfo<BadSpec>& spec) {
+                           return "case" + std::to_string(spec.index);
+                         });
 
 std::optional<SweepOptions> sweep_args(std::vector<std::string> args) {
   args.insert(args.begin(), "sweep");
@@ -97,9 +98,10 @@ TEST(SweepCli, DefaultsAndOptions) {
   EXPECT_EQ(d->dtypes, std::vector<std::string>{"bf16"});
   EXPECT_EQ(d->busy_threshold, 0.5);
   EXPECT_FALSE(d->ceilings);
-  const auto o = sweep_args({"--size", "64:256:x2", "--size", "1000", "--op", "add,matmul", "--dtype", "fp16",
-                             "--ceilings", "c.json", "--out", "/tmp/s", "--active-steps", "3", "--eager-calls", "5",
-                             "--warmup-ms", "0", "--busy-threshold", "0.8"});
+  const auto o = sweep_args({"--size",           "64:256:x2", "--size",        "1000",   "--op",        "add,matmul",
+                             "--dtype",          "fp16",      "--ceilings",    "c.json", "--out",       "/tmp/s",
+                             "--active-steps",   "3",         "--eager-calls", "5",      "--warmup-ms", "0",
+                             "--busy-threshold", "0.8"});
   ASSERT_TRUE(o);
   EXPECT_EQ(o->sizes, sizes({64, 128, 256, 1000}));
   EXPECT_EQ(o->ops, (std::vector<std::string>{"add", "matmul"}));
@@ -114,9 +116,10 @@ TEST(SweepCli, DefaultsAndOptions) {
 
 TEST(SweepCli, BadInputIsAUsageError) {
   const std::vector<std::vector<std::string>> bad{
-      {"--size", "64:10:x2"}, {"--size", ""},           {"--op", "conv"},          {"--dtype", "fp8"},
-      {"--op", "add,add"},    {"--active-steps", "0"},  {"--eager-calls", "0"},    {"--warmup-ms", "-1"},
-      {"--busy-threshold", "0"}, {"--busy-threshold", "1.5"}, {"--ceilings", ""}, {"--nonsense"},
+      {"--size", "64:10:x2"},      {"--size", ""},        {"--op", "conv"},
+      {"--dtype", "fp8"},          {"--op", "add,add"},   {"--active-steps", "0"},
+      {"--eager-calls", "0"},      {"--warmup-ms", "-1"}, {"--busy-threshold", "0"},
+      {"--busy-threshold", "1.5"}, {"--ceilings", ""},    {"--nonsense"},
       {"--wait-steps", "-1"}};
   for (const auto& args : bad) {
     EXPECT_THROW(sweep_args(args), UsageError) << args[0];
@@ -133,9 +136,12 @@ TEST(CalibrateCli, DefaultsAndBadInput) {
   ASSERT_TRUE(o);
   EXPECT_EQ(o->gemm_sizes, sizes({2048, 4096, 8192}));
   EXPECT_EQ(o->copy_mib, 64);
-  for (const auto& args : std::vector<std::vector<std::string>>{
-           {"--dtype", "int8"}, {"--gemm-size", "0"}, {"--gemm-size", "64:10:x2"}, {"--copy-mib", "0"},
-           {"--calls", "2"}, {"--warmup-ms", "99999999"}}) {
+  for (const auto& args : std::vector<std::vector<std::string>>{{"--dtype", "int8"},
+                                                                {"--gemm-size", "0"},
+                                                                {"--gemm-size", "64:10:x2"},
+                                                                {"--copy-mib", "0"},
+                                                                {"--calls", "2"},
+                                                                {"--warmup-ms", "99999999"}}) {
     EXPECT_THROW(calibrate_args(args), UsageError) << args[0];
   }
 }
@@ -178,11 +184,16 @@ RawSession sweep_session() {
   r.push_back(device(RawKind::Kernel, 42, 229000, 231000, "add_kernel"));
   const auto ann = RangeCategory::UserAnnotation;
   const auto op = RangeCategory::CpuOp;
-  s.ranges = {range(1, 0, "ProfilerStep#5", ann, 0, 50000),     range(2, 1, "add/bf16/64", ann, 2000, 20000),
-              range(3, 2, "xb::add", op, 3000, 15000),           range(4, 0, "ProfilerStep#6", ann, 60000, 110000),
-              range(5, 4, "add/bf16/64", ann, 61000, 80000),     range(6, 5, "xb::add", op, 62000, 70000),
-              range(7, 0, "ProfilerStep#4", ann, 200000, 300000), range(8, 7, "eager:add/bf16/64", ann, 201000, 230000),
-              range(9, 8, "xb::add", op, 202000, 210000),        range(10, 8, "xb::add", op, 211000, 219000),
+  s.ranges = {range(1, 0, "ProfilerStep#5", ann, 0, 50000),
+              range(2, 1, "add/bf16/64", ann, 2000, 20000),
+              range(3, 2, "xb::add", op, 3000, 15000),
+              range(4, 0, "ProfilerStep#6", ann, 60000, 110000),
+              range(5, 4, "add/bf16/64", ann, 61000, 80000),
+              range(6, 5, "xb::add", op, 62000, 70000),
+              range(7, 0, "ProfilerStep#4", ann, 200000, 300000),
+              range(8, 7, "eager:add/bf16/64", ann, 201000, 230000),
+              range(9, 8, "xb::add", op, 202000, 210000),
+              range(10, 8, "xb::add", op, 211000, 219000),
               range(11, 8, "xb::add", op, 220000, 228000)};
   s.event_timings = {StepTiming{"add/bf16/64", 5, 1, 3000}, StepTiming{"add/bf16/64", 6, 4, 3400}};
   FixtureInfo add{"add/bf16/64", "add", "bf16", 64, 4096, 24576, true, 0.0017, {}, ""};
@@ -283,9 +294,10 @@ TEST(MeasurePoints, MissingEagerWindowIsAnInputError) {
 
 TEST(MeasurePoints, StepWithoutDeviceActivityIsAnInputError) {
   RawSession s = sweep_session();
-  s.records.erase(std::remove_if(s.records.begin(), s.records.end(),
-                                 [](const RawRecord& r) { return r.kind == RawKind::Kernel && r.correlation_id == 30; }),
-                  s.records.end());
+  s.records.erase(
+      std::remove_if(s.records.begin(), s.records.end(),
+                     [](const RawRecord& r) { return r.kind == RawKind::Kernel && r.correlation_id == 30; }),
+      s.records.end());
   EXPECT_THROW(measure_points(s), InputError);
 }
 
@@ -328,9 +340,10 @@ SweepReport synthetic_report() {
   SweepReport r;
   r.created_utc = "synthetic";
   r.synthetic = true;
-  r.notes = "Made by tests/cpu/test_sweep.cpp (synthetic_report) from a simple model of an H200: ceilings "
-            "4200 GB/s and 740 TFLOP/s, host API time per call 6.7-16 us, kernel efficiency rising with size. "
-            "Used by the plot test in CI. Not a measurement.";
+  r.notes =
+      "Made by tests/cpu/test_sweep.cpp (synthetic_report) from a simple model of an H200: ceilings "
+      "4200 GB/s and 740 TFLOP/s, host API time per call 6.7-16 us, kernel efficiency rising with size. "
+      "Used by the plot test in CI. Not a measurement.";
   r.meta.created_utc = "synthetic";
   r.meta.cuda_driver_version = 13000;
   r.meta.cuda_runtime_version = 13000;
@@ -480,8 +493,9 @@ TEST(SweepWriters, CommittedSyntheticSweep) {
   write_sweep_json(r, now);
   const auto committed = nlohmann::json::parse(read_text_file(dir / "sweep.json"));
   EXPECT_EQ(committed, nlohmann::json::parse(now.str()))
-      << dir.string() << "/sweep.json differs from what the writers produce; regenerate it with "
-                         "XB_REGENERATE_SYNTHETIC_SWEEP=1 build/xb_tests --gtest_filter=SweepWriters.CommittedSyntheticSweep";
+      << dir.string()
+      << "/sweep.json differs from what the writers produce; regenerate it with "
+         "XB_REGENERATE_SYNTHETIC_SWEEP=1 build/xb_tests --gtest_filter=SweepWriters.CommittedSyntheticSweep";
   // And the committed ceilings file parses.
   EXPECT_EQ(read_calibration(dir / "ceilings.json").gpu_name, "NVIDIA H200");
 }
@@ -510,8 +524,8 @@ TEST(BenchSweepExe, CeilingsWithoutTheDtypeIsAnError) {
   fs::create_directories(dir);
   const fs::path out = dir / "out";
   const std::string ceilings = (fs::path(XB_RESULTS_DIR) / "sweeps" / "synthetic-h200" / "ceilings.json").string();
-  const auto [code, text] = testing::run_command(std::string(XB_BENCH_EXE) + " sweep --dtype fp32 --size 64 --ceilings " +
-                                                 ceilings + " --out " + out.string());
+  const auto [code, text] = testing::run_command(
+      std::string(XB_BENCH_EXE) + " sweep --dtype fp32 --size 64 --ceilings " + ceilings + " --out " + out.string());
   EXPECT_EQ(code, 2) << text;
   EXPECT_NE(text.find("no GEMM ceiling for fp32"), std::string::npos) << text;
   EXPECT_FALSE(fs::exists(out));

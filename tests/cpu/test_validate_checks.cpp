@@ -53,7 +53,7 @@ struct MStep {
   std::int64_t step;
   std::uint64_t range_id;
   std::int64_t event_extra_ns = 300;  ///< event_ns = CUPTI span of the step + this
-  int launches = 1;                    ///< written as steps[].launches when not 1
+  int launches = 1;                   ///< written as steps[].launches when not 1
 };
 struct MFixture {
   std::string name, op;
@@ -133,7 +133,8 @@ double median(std::vector<std::int64_t> v) {
   std::sort(v.begin(), v.end());
   if (v.empty()) return 0;
   const std::size_t n = v.size();
-  return n % 2 ? static_cast<double>(v[n / 2]) : (static_cast<double>(v[n / 2 - 1]) + static_cast<double>(v[n / 2])) / 2;
+  return n % 2 ? static_cast<double>(v[n / 2])
+               : (static_cast<double>(v[n / 2 - 1]) + static_cast<double>(v[n / 2])) / 2;
 }
 
 const MApi* launch_of(const Model& m, std::uint64_t corr) {
@@ -235,7 +236,7 @@ json build_table(const Model& m) {
 
 json x_event(const std::string& cat, const std::string& name, std::int64_t pid, std::int64_t tid, std::int64_t start,
              std::int64_t end, json args) {
-  return {{"ph", "X"}, {"cat", cat},       {"name", name},   {"pid", pid},
+  return {{"ph", "X"},  {"cat", cat},      {"name", name},           {"pid", pid},
           {"tid", tid}, {"ts", us(start)}, {"dur", us(end - start)}, {"args", std::move(args)}};
 }
 
@@ -252,7 +253,8 @@ json act_args(const Model& m, const MAct& a) {
 
 json build_trace_only(const Model& m) {
   json evs = lane_names(m);
-  for (const auto& a : m.acts) evs.push_back(x_event(a.cat, a.name, m.device, a.stream, a.start, a.end, act_args(m, a)));
+  for (const auto& a : m.acts)
+    evs.push_back(x_event(a.cat, a.name, m.device, a.stream, a.start, a.end, act_args(m, a)));
   for (const auto& c : m.api)
     evs.push_back(x_event(c.cat, c.name, m.pid, m.tid, c.start, c.end, {{"cbid", c.cbid}, {"correlation", c.corr}}));
   for (const auto& r : m.ranges) {
@@ -275,7 +277,8 @@ json build_trace_only(const Model& m) {
 
 json build_full(const Model& m) {
   json evs = lane_names(m);
-  for (const auto& r : m.ranges) evs.push_back(x_event(r.cat, r.name, m.pid, m.tid, r.start, r.end, {{"External id", r.id}}));
+  for (const auto& r : m.ranges)
+    evs.push_back(x_event(r.cat, r.name, m.pid, m.tid, r.start, r.end, {{"External id", r.id}}));
   for (const auto& c : m.api)
     evs.push_back(x_event(c.cat, c.name, m.pid, m.tid, c.start, c.end,
                           {{"External id", c.ext}, {"cbid", c.cbid}, {"correlation", c.corr}}));
@@ -285,10 +288,21 @@ json build_full(const Model& m) {
     args["External id"] = l ? l->ext : 0;
     evs.push_back(x_event(a.cat, a.name, m.device, a.stream, a.start, a.end, args));
     if (!l) continue;
-    evs.push_back({{"ph", "s"}, {"id", a.corr}, {"pid", m.pid}, {"tid", m.tid}, {"ts", us(l->start)},
-                   {"cat", "ac2g"}, {"name", "ac2g"}});
-    evs.push_back({{"ph", "f"}, {"id", a.corr}, {"pid", m.device}, {"tid", a.stream}, {"ts", us(a.start)},
-                   {"cat", "ac2g"}, {"name", "ac2g"}, {"bp", "e"}});
+    evs.push_back({{"ph", "s"},
+                   {"id", a.corr},
+                   {"pid", m.pid},
+                   {"tid", m.tid},
+                   {"ts", us(l->start)},
+                   {"cat", "ac2g"},
+                   {"name", "ac2g"}});
+    evs.push_back({{"ph", "f"},
+                   {"id", a.corr},
+                   {"pid", m.device},
+                   {"tid", a.stream},
+                   {"ts", us(a.start)},
+                   {"cat", "ac2g"},
+                   {"name", "ac2g"},
+                   {"bp", "e"}});
   }
   // gpu_user_annotation: per user_annotation range, first start to last end of the device work
   // launched anywhere under it (as the real exporter writes them; annotation_span checks it).
@@ -399,8 +413,7 @@ class ValidateTest : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           ("xb_validate_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
+    dir_ = fs::temp_directory_path() / ("xb_validate_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -410,9 +423,7 @@ class ValidateTest : public ::testing::Test {
   }
 
   void write(const Files& f) {
-    auto put = [&](const char* name, const json& j) {
-      std::ofstream(dir_ / name) << j.dump(1) << '\n';
-    };
+    auto put = [&](const char* name, const json& j) { std::ofstream(dir_ / name) << j.dump(1) << '\n'; };
     put("table.json", f.table);
     put("trace_only.json", f.trace_only);
     put("full.json", f.full);
@@ -443,10 +454,10 @@ class ValidateTest : public ::testing::Test {
   }
 
   static constexpr const char* kAll[] = {
-      xb::checks::kKernelStats,        xb::checks::kAttribution,   xb::checks::kFlows,
+      xb::checks::kKernelStats,        xb::checks::kAttribution,       xb::checks::kFlows,
       xb::checks::kNoDroppedRecords,   xb::checks::kDurationsPositive, xb::checks::kStreamOverlap,
-      xb::checks::kLaunchBeforeKernel, xb::checks::kTableTotals,   xb::checks::kEventVsCupti,
-      xb::checks::kVerified,           xb::checks::kTableRows,     xb::checks::kAnnotationSpan,
+      xb::checks::kLaunchBeforeKernel, xb::checks::kTableTotals,       xb::checks::kEventVsCupti,
+      xb::checks::kVerified,           xb::checks::kTableRows,         xb::checks::kAnnotationSpan,
       xb::checks::kRecordingWindow,    xb::checks::kLaneOrder};
 
   fs::path dir_;
@@ -510,9 +521,8 @@ TEST_F(ValidateTest, ShiftedKernelDurationInTraceOnlyFailsKernelStats) {
 
 TEST_F(ValidateTest, DroppedKernelFailsKernelStats) {
   Files f = build(default_model());
-  erase_events(f.full, [](const json& e) {
-    return e.value("cat", "") == "kernel" && e["args"].value("correlation", 0) == 302;
-  });
+  erase_events(
+      f.full, [](const json& e) { return e.value("cat", "") == "kernel" && e["args"].value("correlation", 0) == 302; });
   const auto r = validate(f);
   expect_failed(r, xb::checks::kKernelStats);
   expect_failed(r, xb::checks::kAttribution);  // in trace_only.json, not in full.json
@@ -719,7 +729,8 @@ TEST_F(ValidateTest, UnstablePairsAreReportedNoisyNotPassed) {
   ASSERT_EQ(res.size(), 2u);
   EXPECT_EQ(res[0]->status, xb::CheckStatus::Noisy);  // ...and not a pass
   EXPECT_NE(res[0]->message.find("not claimed: the pairs are unstable: with 2 pairs too few to bound the median"),
-            std::string::npos) << res[0]->message;
+            std::string::npos)
+      << res[0]->message;
   EXPECT_EQ(res[1]->status, xb::CheckStatus::Passed);
   EXPECT_EQ(r.status_of(xb::checks::kEventVsCupti), xb::CheckStatus::Noisy);
   EXPECT_EQ(r.counts().noisy, 1u);
@@ -953,13 +964,16 @@ TEST_F(ValidateTest, ExecutableExitCodes) {
   // validation.json stays as it was (not rewritten by a command that then fails).
   const std::string before = slurp(run / "validation.json");
   std::ofstream(run / "validation.json") << "{\"earlier\": true}\n";
-  EXPECT_EQ(run_exe("\"" + run.string() + "\" --markdown \"" + (dir_ / "no-such-folder" / "x.md").string() + "\"", logs), 2);
+  EXPECT_EQ(
+      run_exe("\"" + run.string() + "\" --markdown \"" + (dir_ / "no-such-folder" / "x.md").string() + "\"", logs), 2);
   EXPECT_EQ(slurp(run / "validation.json"), "{\"earlier\": true}\n") << "rewritten by a failed command";
   EXPECT_EQ(slurp(logs / "stdout.txt"), "") << "no verdict printed before the usage error";
   EXPECT_NE(slurp(logs / "stderr.txt").find("cannot write"), std::string::npos) << slurp(logs / "stderr.txt");
-  EXPECT_EQ(run_exe("\"" + run.string() + "\" --report \"" + (dir_ / "no-such-folder" / "r.json").string() + "\"", logs), 2);
+  EXPECT_EQ(
+      run_exe("\"" + run.string() + "\" --report \"" + (dir_ / "no-such-folder" / "r.json").string() + "\"", logs), 2);
   EXPECT_EQ(slurp(run / "validation.json"), "{\"earlier\": true}\n");
-  EXPECT_EQ(run_exe("\"" + run.string() + "\" --markdown \"" + run.string() + "\"", logs), 2) << "a folder as --markdown";
+  EXPECT_EQ(run_exe("\"" + run.string() + "\" --markdown \"" + run.string() + "\"", logs), 2)
+      << "a folder as --markdown";
   EXPECT_NE(slurp(logs / "stderr.txt").find("is a folder"), std::string::npos) << slurp(logs / "stderr.txt");
   // The run folder's validation.json cannot be written (here: a folder of that name; a read-only
   // run folder is the real case, which root's tests cannot make): exit 2 before validating,
@@ -980,8 +994,8 @@ TEST_F(ValidateTest, ExecutableExitCodes) {
   EXPECT_NE(err.find("events.json"), std::string::npos) << err;
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
 
-  EXPECT_EQ(run_exe("", logs), 2);                                   // RUN_DIR missing
-  EXPECT_EQ(run_exe("\"" + run.string() + "\" --bogus", logs), 2);   // unknown option
+  EXPECT_EQ(run_exe("", logs), 2);                                  // RUN_DIR missing
+  EXPECT_EQ(run_exe("\"" + run.string() + "\" --bogus", logs), 2);  // unknown option
   EXPECT_EQ(run_exe("--help", logs), 0);
 }
 #endif

@@ -61,7 +61,8 @@ std::size_t find_x(const json& trace, const char* cat, std::uint64_t corr) {
 std::size_t find_launch(const json& trace, std::uint64_t corr) {
   const json& evs = trace["traceEvents"];
   for (std::size_t i = 0; i < evs.size(); ++i)
-    if ((is_x(evs[i], "cuda_runtime") || is_x(evs[i], "cuda_driver")) && evs[i]["args"].value("correlation", std::uint64_t{0}) == corr)
+    if ((is_x(evs[i], "cuda_runtime") || is_x(evs[i], "cuda_driver")) &&
+        evs[i]["args"].value("correlation", std::uint64_t{0}) == corr)
       return i;
   throw std::runtime_error(fmt::format("test: no launch with correlation {}", corr));
 }
@@ -69,7 +70,8 @@ std::size_t find_launch(const json& trace, std::uint64_t corr) {
 std::size_t find_flow(const json& trace, const char* ph, std::uint64_t id) {
   const json& evs = trace["traceEvents"];
   for (std::size_t i = 0; i < evs.size(); ++i)
-    if (evs[i].value("ph", "") == ph && evs[i].value("cat", "") == "ac2g" && evs[i].value("id", std::uint64_t{0}) == id) return i;
+    if (evs[i].value("ph", "") == ph && evs[i].value("cat", "") == "ac2g" && evs[i].value("id", std::uint64_t{0}) == id)
+      return i;
   throw std::runtime_error(fmt::format("test: no ac2g \"{}\" with id {}", ph, id));
 }
 
@@ -82,7 +84,8 @@ struct K {
 std::vector<K> kernels(const json& trace) {
   std::vector<K> out;
   for (const auto& e : trace["traceEvents"])
-    if (is_x(e, "kernel")) out.push_back({corr_of(e), e["ts"].get<double>(), e["dur"].get<double>(), e["name"].get<std::string>()});
+    if (is_x(e, "kernel"))
+      out.push_back({corr_of(e), e["ts"].get<double>(), e["dur"].get<double>(), e["name"].get<std::string>()});
   std::sort(out.begin(), out.end(), [](const K& a, const K& b) { return a.ts < b.ts; });
   return out;
 }
@@ -125,47 +128,65 @@ std::vector<Mutation> corpus(const Files& clean) {
   const K k0 = ks.at(a), k1 = ks.at(a + 1);
   std::vector<Mutation> m;
 
-  m.push_back({"shifted kernel timestamp (before its launch call)", c::kLaunchBeforeKernel, [=](Files& f) {
+  m.push_back({"shifted kernel timestamp (before its launch call)", c::kLaunchBeforeKernel,
+               [=](Files& f) {
                  const json& launch = f.full["traceEvents"][find_launch(f.full, k0.corr)];
                  set_kernel(f, k0.corr, "ts", launch["ts"].get<double>() - 1.0);
-               }, nullptr});
-  m.push_back({"dropped kernel", c::kKernelStats, [=](Files& f) {
-                 erase_at(f.full, {find_x(f.full, "kernel", k0.corr), find_flow(f.full, "f", k0.corr), find_flow(f.full, "s", k0.corr)});
-               }, nullptr});
-  m.push_back({"duplicated kernel", c::kKernelStats, [=](Files& f) {
-                 f.full["traceEvents"].push_back(f.full["traceEvents"][find_x(f.full, "kernel", k0.corr)]);
-               }, nullptr});
-  m.push_back({"swapped correlation ids", c::kAttribution, [=](Files& f) {
+               },
+               nullptr});
+  m.push_back({"dropped kernel", c::kKernelStats,
+               [=](Files& f) {
+                 erase_at(f.full, {find_x(f.full, "kernel", k0.corr), find_flow(f.full, "f", k0.corr),
+                                   find_flow(f.full, "s", k0.corr)});
+               },
+               nullptr});
+  m.push_back(
+      {"duplicated kernel", c::kKernelStats,
+       [=](Files& f) { f.full["traceEvents"].push_back(f.full["traceEvents"][find_x(f.full, "kernel", k0.corr)]); },
+       nullptr});
+  m.push_back({"swapped correlation ids", c::kAttribution,
+               [=](Files& f) {
                  auto& evs = f.full["traceEvents"];
                  const std::size_t i = find_x(f.full, "kernel", k0.corr), j = find_x(f.full, "kernel", k1.corr);
                  evs[i]["args"]["correlation"] = k1.corr;
                  evs[j]["args"]["correlation"] = k0.corr;
-               }, nullptr});
-  m.push_back({"kernel re-attributed to another op", c::kAttribution, [=](Files& f) {
+               },
+               nullptr});
+  m.push_back({"kernel re-attributed to another op", c::kAttribution,
+               [=](Files& f) {
                  auto& evs = f.full["traceEvents"];
                  const auto other = evs[find_x(f.full, "kernel", k1.corr)]["args"]["External id"];
                  evs[find_x(f.full, "kernel", k0.corr)]["args"]["External id"] = other;
                  evs[find_launch(f.full, k0.corr)]["args"]["External id"] = other;
-               }, nullptr});
-  m.push_back({"missing flow end", c::kFlows, [=](Files& f) { erase_at(f.full, {find_flow(f.full, "f", k0.corr)}); }, nullptr});
-  m.push_back({"orphan flow start on a launch call (its kernel and flow end gone)", c::kFlows, [=](Files& f) {
+               },
+               nullptr});
+  m.push_back(
+      {"missing flow end", c::kFlows, [=](Files& f) { erase_at(f.full, {find_flow(f.full, "f", k0.corr)}); }, nullptr});
+  m.push_back({"orphan flow start on a launch call (its kernel and flow end gone)", c::kFlows,
+               [=](Files& f) {
                  erase_at(f.full, {find_x(f.full, "kernel", k0.corr), find_flow(f.full, "f", k0.corr)});
-               }, nullptr});
+               },
+               nullptr});
   m.push_back({"zero duration", c::kDurationsPositive, [=](Files& f) { set_kernel(f, k0.corr, "dur", 0.0); }, nullptr});
-  m.push_back({"negative duration", c::kDurationsPositive, [=](Files& f) { set_kernel(f, k0.corr, "dur", -1.0); }, nullptr});
-  m.push_back({"overlapping kernels on one stream", c::kStreamOverlap, [=](Files& f) {
-                 set_kernel(f, k0.corr, "dur", k1.ts - k0.ts + 0.5);
-               }, nullptr});
-  m.push_back({"table row count off by one", c::kKernelStats, [=](Files& f) {
+  m.push_back(
+      {"negative duration", c::kDurationsPositive, [=](Files& f) { set_kernel(f, k0.corr, "dur", -1.0); }, nullptr});
+  m.push_back({"overlapping kernels on one stream", c::kStreamOverlap,
+               [=](Files& f) { set_kernel(f, k0.corr, "dur", k1.ts - k0.ts + 0.5); }, nullptr});
+  m.push_back({"table row count off by one", c::kKernelStats,
+               [=](Files& f) {
                  json& r = table_row(f.table, "kernel", k0.name);
                  r["calls"] = r["calls"].get<std::int64_t>() + 1;
-               }, nullptr});
-  m.push_back({"table total off by 1 us", c::kTableTotals, [=](Files& f) {
-                 f.table["self_cuda_total_ns"] = f.table["self_cuda_total_ns"].get<std::int64_t>() + 1000;
-               }, nullptr});
-  m.push_back({"annotation counted as kernel time", c::kAnnotationSpan, [=](Files& f) {
+               },
+               nullptr});
+  m.push_back(
+      {"table total off by 1 us", c::kTableTotals,
+       [=](Files& f) { f.table["self_cuda_total_ns"] = f.table["self_cuda_total_ns"].get<std::int64_t>() + 1000; },
+       nullptr});
+  m.push_back({"annotation counted as kernel time", c::kAnnotationSpan,
+               [=](Files& f) {
                  // The fixture annotation of k0's step shows its GPU span as Self CUDA, as PyTorch does.
-                 const std::uint64_t ext = f.full["traceEvents"][find_x(f.full, "kernel", k0.corr)]["args"]["External id"];
+                 const std::uint64_t ext =
+                     f.full["traceEvents"][find_x(f.full, "kernel", k0.corr)]["args"]["External id"];
                  std::string annot;
                  for (const auto& e : f.trace_only["traceEvents"])
                    if (is_x(e, "cpu_op") && e["args"]["External id"] == ext) {
@@ -176,56 +197,77 @@ std::vector<Mutation> corpus(const Files& clean) {
                  double span_us = 0;
                  for (const auto& e : f.full["traceEvents"])
                    if (is_x(e, "gpu_user_annotation") && e["name"] == annot) span_us += e["dur"].get<double>();
-                 table_row(f.table, "user_annotation", annot)["self_cuda_ns"] = static_cast<std::int64_t>(span_us * 1000 + 0.5);
-               }, nullptr});
-  m.push_back({"microseconds written as nanoseconds", c::kRecordingWindow, [=](Files& f) {
+                 table_row(f.table, "user_annotation", annot)["self_cuda_ns"] =
+                     static_cast<std::int64_t>(span_us * 1000 + 0.5);
+               },
+               nullptr});
+  m.push_back({"microseconds written as nanoseconds", c::kRecordingWindow,
+               [=](Files& f) {
                  json& e = f.full["traceEvents"][find_x(f.full, "kernel", k0.corr)];
                  e["ts"] = e["ts"].get<double>() * 1000.0;
                  e["dur"] = e["dur"].get<double>() * 1000.0;
-               }, nullptr});
+               },
+               nullptr});
   m.push_back({"truncated file", c::kInput, nullptr, [](const fs::path& dir) {
                  const fs::path p = dir / "full.json";
                  const auto size = fs::file_size(p);
                  fs::resize_file(p, size / 2);
                }});
-  m.push_back({"dropped-record count non-zero", c::kNoDroppedRecords, [](Files& f) {
-                 for (json* j : {&f.table, &f.trace_only, &f.full, &f.events}) (*j)["crossbench"]["dropped_records"] = 5;
-               }, nullptr});
+  m.push_back({"dropped-record count non-zero", c::kNoDroppedRecords,
+               [](Files& f) {
+                 for (json* j : {&f.table, &f.trace_only, &f.full, &f.events})
+                   (*j)["crossbench"]["dropped_records"] = 5;
+               },
+               nullptr});
   // Beyond the list.
-  m.push_back({"kernel moved after a later-launched kernel", c::kLaneOrder, [=](Files& f) {
-                 set_kernel(f, k0.corr, "ts", k1.ts + k1.dur + 0.5);
-               }, nullptr});
-  m.push_back({"event outside the recording window", c::kRecordingWindow, [](Files& f) {
-                 f.full["crossbench"]["window_end_ns"] = f.full["crossbench"]["window_start_ns"].get<std::int64_t>() + 1000;
-               }, nullptr});
-  m.push_back({"external correlation to an unknown range", c::kAttribution, [=](Files& f) {
+  m.push_back({"kernel moved after a later-launched kernel", c::kLaneOrder,
+               [=](Files& f) { set_kernel(f, k0.corr, "ts", k1.ts + k1.dur + 0.5); }, nullptr});
+  m.push_back({"event outside the recording window", c::kRecordingWindow,
+               [](Files& f) {
+                 f.full["crossbench"]["window_end_ns"] =
+                     f.full["crossbench"]["window_start_ns"].get<std::int64_t>() + 1000;
+               },
+               nullptr});
+  m.push_back({"external correlation to an unknown range", c::kAttribution,
+               [=](Files& f) {
                  for (auto& x : f.trace_only["externalCorrelations"])
                    if (x["correlation"] == k0.corr) x["External id"] = 999999;
-               }, nullptr});
-  m.push_back({"flow start off its launch call", c::kFlows, [=](Files& f) {
+               },
+               nullptr});
+  m.push_back({"flow start off its launch call", c::kFlows,
+               [=](Files& f) {
                  json& s = f.full["traceEvents"][find_flow(f.full, "s", k0.corr)];
                  s["ts"] = s["ts"].get<double>() + 0.001;
-               }, nullptr});
-  m.push_back({"GPU annotation span wider than its kernels", c::kAnnotationSpan, [](Files& f) {
+               },
+               nullptr});
+  m.push_back({"GPU annotation span wider than its kernels", c::kAnnotationSpan,
+               [](Files& f) {
                  for (auto& e : f.full["traceEvents"])
                    if (is_x(e, "gpu_user_annotation")) {
                      e["dur"] = e["dur"].get<double>() + 5.0;
                      break;
                    }
-               }, nullptr});
-  m.push_back({"row percentage above 100%", c::kTableTotals, [](Files& f) { f.table["rows"][0]["self_cpu_pct"] = 101.0; }, nullptr});
-  m.push_back({"host row CPU total off", c::kTableRows, [](Files& f) {
+               },
+               nullptr});
+  m.push_back({"row percentage above 100%", c::kTableTotals,
+               [](Files& f) { f.table["rows"][0]["self_cpu_pct"] = 101.0; }, nullptr});
+  m.push_back({"host row CPU total off", c::kTableRows,
+               [](Files& f) {
                  for (auto& r : f.table["rows"])
                    if (r["kind"] == "cpu_op") {
                      r["cpu_total_ns"] = r["cpu_total_ns"].get<std::int64_t>() + 1;
                      break;
                    }
-               }, nullptr});
-  m.push_back({"cudaEvent times off by 3x", c::kEventVsCupti, [](Files& f) {
+               },
+               nullptr});
+  m.push_back({"cudaEvent times off by 3x", c::kEventVsCupti,
+               [](Files& f) {
                  for (auto& s : f.events["fixtures"][0]["steps"]) s["event_ns"] = s["event_ns"].get<std::int64_t>() * 3;
                  f.events["fixtures"][0].erase("median_ns");
-               }, nullptr});
-  m.push_back({"unverified result", c::kVerified, [](Files& f) { f.events["fixtures"][0]["verified"] = false; }, nullptr});
+               },
+               nullptr});
+  m.push_back(
+      {"unverified result", c::kVerified, [](Files& f) { f.events["fixtures"][0]["verified"] = false; }, nullptr});
   m.push_back({"NaN in a trace", c::kInput, nullptr, [](const fs::path& dir) {
                  std::ifstream in(dir / "trace_only.json");
                  std::stringstream ss;
@@ -333,7 +375,8 @@ TEST_F(FaultCorpus, EveryCorruptionIsCaughtByItsCheck) {
   std::cout << "fault corpus (results/sessions/h200-small replayed, one corruption at a time):\n"
             << table.str()
             << fmt::format("mutation score: {}/{} corruptions caught by the check meant for them ({:.0f}%)\n", detected,
-                           mutations.size(), 100.0 * static_cast<double>(detected) / static_cast<double>(mutations.size()));
+                           mutations.size(),
+                           100.0 * static_cast<double>(detected) / static_cast<double>(mutations.size()));
   EXPECT_EQ(detected, mutations.size());
 }
 

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <zlib.h>
+#include <nlohmann/json.hpp>
 
 #include "bench/core/run_dir.h"
 #include "profiler/session_io.h"
@@ -76,19 +76,26 @@ class TempDir : public ::testing::Test {
 // Text tables
 
 const char* kTable =
-    "-----------------------------  ------------  ------------  ------------  ------------  ------------  ------------  "
+    "-----------------------------  ------------  ------------  ------------  ------------  ------------  ------------ "
+    " "
     "------------  ------------  ------------  ------------  \n"
-    "                         Name    Self CPU %      Self CPU   CPU total %     CPU total  CPU time avg     Self CUDA   "
+    "                         Name    Self CPU %      Self CPU   CPU total %     CPU total  CPU time avg     Self CUDA "
+    "  "
     "Self CUDA %    CUDA total  CUDA time avg    # of Calls  \n"
-    "-----------------------------  ------------  ------------  ------------  ------------  ------------  ------------  "
+    "-----------------------------  ------------  ------------  ------------  ------------  ------------  ------------ "
+    " "
     "------------  ------------  ------------  ------------  \n"
-    "                   aten::mm        40.00%       1.500ms        80.00%       3.000ms       1.500ms       2.000ms       "
+    "                   aten::mm        40.00%       1.500ms        80.00%       3.000ms       1.500ms       2.000ms   "
+    "    "
     "100.00%       2.000ms       1.000ms             2  \n"
-    "  void at::native::vectorized...         0.00%       0.000us         0.00%       0.000us       0.000us       2.000ms       "
+    "  void at::native::vectorized...         0.00%       0.000us         0.00%       0.000us       0.000us       "
+    "2.000ms       "
     "100.00%       2.000ms       1.000ms             2  \n"
-    "                 cuLaunchKernel        60.00%       2.250s        60.00%       2.250s       1.125s       0.000us         "
+    "                 cuLaunchKernel        60.00%       2.250s        60.00%       2.250s       1.125s       0.000us  "
+    "       "
     "0.00%       0.000us       0.000us             2  \n"
-    "-----------------------------  ------------  ------------  ------------  ------------  ------------  ------------  "
+    "-----------------------------  ------------  ------------  ------------  ------------  ------------  ------------ "
+    " "
     "------------  ------------  ------------  ------------  \n"
     "Self CPU time total: 3.750ms\n"
     "Self CUDA time total: 2.000ms\n";
@@ -176,14 +183,15 @@ TEST(TableText, OtherFormatsAreOneLineErrors) {
   };
   for (const std::string& text :
        {std::string("name,calls\naten::mm,2\n"), std::string(""), std::string("\x1f\x8b\x08\x00", 4),
-        std::string("{\"rows\": []}"), std::string("{\"crossbench\": {\"format\": \"full\"}}"), std::string("{not json"),
-        std::string(kTable).substr(0, 500)}) {
+        std::string("{\"rows\": []}"), std::string("{\"crossbench\": {\"format\": \"full\"}}"),
+        std::string("{not json"), std::string(kTable).substr(0, 500)}) {
     const std::string m = msg(text);
     EXPECT_EQ(m.rfind("dir/x.txt: ", 0), 0u) << m;
     EXPECT_EQ(m.find('\n'), std::string::npos) << m;
   }
   EXPECT_NE(msg("name,calls\n").find("not a key_averages() table"), std::string::npos);
-  const std::string no_end = std::string(kTable).substr(0, std::string(kTable).rfind("-----------------------------  "));
+  const std::string no_end =
+      std::string(kTable).substr(0, std::string(kTable).rfind("-----------------------------  "));
   EXPECT_NE(msg(no_end).find("no closing"), std::string::npos) << msg(no_end);
 }
 
@@ -200,13 +208,14 @@ void expect_same(const xb::TraceData& a, const xb::TraceData& b) {
   for (std::size_t i = 0; i < a.events.size(); ++i) {
     const auto &x = a.events[i], &y = b.events[i];
     ASSERT_TRUE(x.start_ns == y.start_ns && x.dur_ns == y.dur_ns && x.correlation == y.correlation &&
-                x.external_id == y.external_id && x.parent_id() == y.parent_id() && x.name == y.name && x.lane == y.lane &&
-                x.cat == y.cat && x.flags == y.flags && x.index == y.index)
+                x.external_id == y.external_id && x.parent_id() == y.parent_id() && x.name == y.name &&
+                x.lane == y.lane && x.cat == y.cat && x.flags == y.flags && x.index == y.index)
         << "event " << i;
   }
   for (std::size_t i = 0; i < a.flows.size(); ++i) {
     const auto &x = a.flows[i], &y = b.flows[i];
-    ASSERT_TRUE(x.id == y.id && x.ts_ns == y.ts_ns && x.lane == y.lane && x.start == y.start && x.bp_e == y.bp_e) << "flow " << i;
+    ASSERT_TRUE(x.id == y.id && x.ts_ns == y.ts_ns && x.lane == y.lane && x.start == y.start && x.bp_e == y.bp_e)
+        << "flow " << i;
   }
 }
 
@@ -282,19 +291,26 @@ TEST(TraceReader, BadInputIsAOneLineErrorNamingTheFile) {
       {R"({"traceEvents": 5})", "\"traceEvents\" is not an array"},
       {R"([{"ph": "X"}])", "top level is an array"},
       {R"({"other": []})", "missing \"traceEvents\""},
-      {R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": NaN, "dur": 2}]})", "NaN/Infinity"},
-      {R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": -Infinity}]})", "NaN/Infinity"},
-      {R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "dur": 2, "args": {"correlation": 1}}]})", "missing \"ts\""},
-      {R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 2}]})", "args.correlation"},
-      {R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": "1", "dur": 2}]})", "\"ts\" is not a number"},
-      {R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1e400, "dur": 2, "args": {"correlation": 1}}]})", "out of range"},
+      {R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": NaN, "dur": 2}]})",
+       "NaN/Infinity"},
+      {R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": -Infinity}]})",
+       "NaN/Infinity"},
+      {R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "dur": 2, "args": {"correlation": 1}}]})",
+       "missing \"ts\""},
+      {R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 2}]})",
+       "args.correlation"},
+      {R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": "1", "dur": 2}]})",
+       "\"ts\" is not a number"},
+      {R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1e400, "dur": 2, "args": {"correlation": 1}}]})",
+       "out of range"},
       {R"({"traceEvents": [{"ph": "X", "name": "\ud800"}]})", "surrogate"},
       {"{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"\xff\"}]}", "UTF-8"},
       {"{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\tb\"}]}", "control character"},
       {R"({"traceEvents": [01]})", "expected"},
       // Found by fuzzing: crossbench's layout with a value that is not a string, and an event
       // that ends exactly at the end of the input.
-      {R"({"traceEvents": [{"ph":"X","cat":Qkernel","name":"k","pid":0,"tid":7,"ts":1,"dur":2,"args":{"correlation":1}}]})", "unexpected 'Q'"},
+      {R"({"traceEvents": [{"ph":"X","cat":Qkernel","name":"k","pid":0,"tid":7,"ts":1,"dur":2,"args":{"correlation":1}}]})",
+       "unexpected 'Q'"},
       {R"({"traceEvents":[{"ph":"X","c;at":-8})", "truncated"},
       // Found by fuzzing: an element and its comma at the very end of the input (the fast path
       // used to wait for more input forever), for both arrays the fast paths read.
@@ -329,7 +345,14 @@ TEST(TraceReader, BadInputIsAOneLineErrorNamingTheFile) {
 json torch_like(const std::vector<std::string>& names) {
   json evs = json::array();
   auto x = [&](const char* cat, const std::string& name, json pid, json tid, double ts, double dur, json args) {
-    evs.push_back({{"ph", "X"}, {"cat", cat}, {"name", name}, {"pid", pid}, {"tid", tid}, {"ts", ts}, {"dur", dur}, {"args", args}});
+    evs.push_back({{"ph", "X"},
+                   {"cat", cat},
+                   {"name", name},
+                   {"pid", pid},
+                   {"tid", tid},
+                   {"ts", ts},
+                   {"dur", dur},
+                   {"args", args}});
   };
   x("user_annotation", "ProfilerStep#1", 10, 10, 100, 200, {{"External id", 1}});
   x("cpu_op", "aten::op", 10, 10, 110, 150, {{"External id", 2}});
@@ -339,38 +362,58 @@ json torch_like(const std::vector<std::string>& names) {
     x("cuda_runtime", "cudaLaunchKernel", 10, 10, t, 5, {{"External id", 2}, {"correlation", corr}});
     x("kernel", n, 0, 7, t + 100, 10, {{"External id", 2}, {"correlation", corr}});
     evs.push_back({{"ph", "s"}, {"id", corr}, {"pid", 10}, {"tid", 10}, {"ts", t}, {"cat", "ac2g"}, {"name", "ac2g"}});
-    evs.push_back({{"ph", "f"}, {"id", corr}, {"pid", 0}, {"tid", 7}, {"ts", t + 100}, {"cat", "ac2g"}, {"name", "ac2g"}, {"bp", "e"}});
+    evs.push_back({{"ph", "f"},
+                   {"id", corr},
+                   {"pid", 0},
+                   {"tid", 7},
+                   {"ts", t + 100},
+                   {"cat", "ac2g"},
+                   {"name", "ac2g"},
+                   {"bp", "e"}});
     t += 10;
     ++corr;
   }
-  evs.push_back({{"ph", "X"}, {"cat", "Trace"}, {"name", "PyTorch Profiler (0)"}, {"pid", "Spans"}, {"tid", "PyTorch Profiler"}, {"ts", 50}, {"dur", 1000}, {"args", json::object()}});
+  evs.push_back({{"ph", "X"},
+                 {"cat", "Trace"},
+                 {"name", "PyTorch Profiler (0)"},
+                 {"pid", "Spans"},
+                 {"tid", "PyTorch Profiler"},
+                 {"ts", 50},
+                 {"dur", 1000},
+                 {"args", json::object()}});
   return {{"schemaVersion", 1}, {"baseTimeNanoseconds", 0}, {"traceEvents", evs}};
 }
 
 /// The key_averages() text of torch_like(names), with `kernel_rows` as the kernel rows' names.
 std::string torch_like_table(const std::vector<std::string>& kernel_rows, std::size_t n_kernels, bool with_op = true) {
   const std::string rule =
-      "------------------------------------------  ------------  ------------  ------------  ------------  ------------  "
+      "------------------------------------------  ------------  ------------  ------------  ------------  "
+      "------------  "
       "------------  ------------  ------------  ------------  ------------  \n";
-  std::string t = rule +
-                  "                                      Name    Self CPU %      Self CPU   CPU total %     CPU total  CPU time "
-                  "avg     Self CUDA   Self CUDA %    CUDA total  CUDA time avg    # of Calls  \n" +
-                  rule;
+  std::string t =
+      rule +
+      "                                      Name    Self CPU %      Self CPU   CPU total %     CPU total  CPU time "
+      "avg     Self CUDA   Self CUDA %    CUDA total  CUDA time avg    # of Calls  \n" +
+      rule;
   const double k = static_cast<double>(n_kernels);
   char line[512];
   const double launch_cpu = 5 * k, op_self = 150 - launch_cpu;
-  auto row = [&](const std::string& name, double self_cpu, double cpu_total, double self_cuda, double cuda_total, int calls) {
+  auto row = [&](const std::string& name, double self_cpu, double cpu_total, double self_cuda, double cuda_total,
+                 int calls) {
     const double total_cpu = 50 + op_self + launch_cpu, total_cuda = 10 * k;
-    std::snprintf(line, sizeof line, "%42s  %11.2f%%  %10.3fus  %11.2f%%  %10.3fus  %10.3fus  %10.3fus  %11.2f%%  %10.3fus  %11.3fus  %12d  \n",
-                  name.c_str(), 100 * self_cpu / total_cpu, self_cpu, 100 * cpu_total / total_cpu, cpu_total, cpu_total / calls,
-                  self_cuda, 100 * self_cuda / total_cuda, cuda_total, cuda_total / calls, calls);
+    std::snprintf(
+        line, sizeof line,
+        "%42s  %11.2f%%  %10.3fus  %11.2f%%  %10.3fus  %10.3fus  %10.3fus  %11.2f%%  %10.3fus  %11.3fus  %12d  \n",
+        name.c_str(), 100 * self_cpu / total_cpu, self_cpu, 100 * cpu_total / total_cpu, cpu_total, cpu_total / calls,
+        self_cuda, 100 * self_cuda / total_cuda, cuda_total, cuda_total / calls, calls);
     t += line;
   };
   row("ProfilerStep*", 50, 200, 0, 10 * k, 1);
   if (with_op) row("aten::op", op_self, 150, 10 * k, 10 * k, 1);
   for (const auto& n : kernel_rows) row(n, 0, 0, 10, 10, 1);
   row("cudaLaunchKernel", launch_cpu, launch_cpu, 0, 0, static_cast<int>(n_kernels));
-  std::snprintf(line, sizeof line, "Self CPU time total: %.3fus\nSelf CUDA time total: %.3fus\n", 50 + op_self + launch_cpu, 10 * k);
+  std::snprintf(line, sizeof line, "Self CPU time total: %.3fus\nSelf CUDA time total: %.3fus\n",
+                50 + op_self + launch_cpu, 10 * k);
   return t + rule + line;
 }
 
@@ -390,9 +433,11 @@ class FileMode : public TempDir {
 };
 
 TEST_F(FileMode, CutNamesMatchByPrefix) {
-  const std::vector<std::string> names = {"void at::native::vectorized_elementwise_kernel<8, at::native::CUDAFunctor_add<float> >(int)",
-                                          "nvjet_sm90_tst_64x8_64x16_1x4_h_bz_NNT"};
-  const auto r = run(torch_like(names), torch_like_table({"void at::native::vectorized_elementwise_kernel...", names[1]}, 2));
+  const std::vector<std::string> names = {
+      "void at::native::vectorized_elementwise_kernel<8, at::native::CUDAFunctor_add<float> >(int)",
+      "nvjet_sm90_tst_64x8_64x16_1x4_h_bz_NNT"};
+  const auto r =
+      run(torch_like(names), torch_like_table({"void at::native::vectorized_elementwise_kernel...", names[1]}, 2));
   EXPECT_TRUE(r.passed()) << text(r);
   EXPECT_EQ(r.status_of(xb::checks::kKernelStats), xb::CheckStatus::Passed) << text(r);
   EXPECT_EQ(r.status_of(xb::checks::kTableRows), xb::CheckStatus::Passed) << text(r);
@@ -417,7 +462,8 @@ TEST_F(FileMode, AmbiguousCutNamesAreReportedNotGuessed) {
   // Never passed silently: the kernel rows' numbers are not compared (not judged).
   bool kernel_not_run = false;
   for (const auto* c : r.results_of(xb::checks::kKernelStats))
-    if (c->status == xb::CheckStatus::NotJudged && c->message.find("ambiguous") != std::string::npos) kernel_not_run = true;
+    if (c->status == xb::CheckStatus::NotJudged && c->message.find("ambiguous") != std::string::npos)
+      kernel_not_run = true;
   EXPECT_TRUE(kernel_not_run) << text(r);
   // Their kind is still known, so the per-kind sums run.
   EXPECT_EQ(r.status_of(xb::checks::kTableTotals), xb::CheckStatus::Passed) << text(r);
@@ -468,7 +514,8 @@ TEST_F(FileMode, TwoTracesOfOneSessionAreCompared) {
   in.traces = {put("a.json", a.dump()), put("b.json.gz", gzip(a.dump(1)))};
   auto r = xb::validate_files(in);
   EXPECT_TRUE(r.passed()) << text(r);
-  for (const auto* c : r.results_of(xb::checks::kAttribution)) EXPECT_NE(c->status, xb::CheckStatus::NotRun) << c->message;
+  for (const auto* c : r.results_of(xb::checks::kAttribution))
+    EXPECT_NE(c->status, xb::CheckStatus::NotRun) << c->message;
   // The second export attributes kernel_b to another op: attribution names the activity.
   json b = a;
   for (auto& e : b["traceEvents"])
@@ -487,8 +534,8 @@ TEST_F(FileMode, TwoTracesOfOneSessionAreCompared) {
 // The executable in file mode
 
 int run_exe(const std::string& args, const fs::path& out_dir) {
-  const std::string cmd = std::string("\"") + XB_VALIDATE_EXE + "\" " + args + " > \"" + (out_dir / "stdout.txt").string() +
-                          "\" 2> \"" + (out_dir / "stderr.txt").string() + "\"";
+  const std::string cmd = std::string("\"") + XB_VALIDATE_EXE + "\" " + args + " > \"" +
+                          (out_dir / "stdout.txt").string() + "\" 2> \"" + (out_dir / "stderr.txt").string() + "\"";
   const int status = std::system(cmd.c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
@@ -496,15 +543,17 @@ int run_exe(const std::string& args, const fs::path& out_dir) {
 TEST_F(TempDir, ExecutableFileModeExitCodes) {
   const std::string data = kTorch.string();
   const std::string trace = "--trace \"" + data + "/64_bf16_add.json\"";
-  EXPECT_EQ(run_exe(trace + " --table \"" + data + "/64_bf16_add.txt\" --events \"" + data + "/summary.json\"", dir_), 0)
+  EXPECT_EQ(run_exe(trace + " --table \"" + data + "/64_bf16_add.txt\" --events \"" + data + "/summary.json\"", dir_),
+            0)
       << slurp(dir_ / "stdout.txt") << slurp(dir_ / "stderr.txt");
   const fs::path report = dir_ / "r.json";
-  EXPECT_EQ(run_exe("--trace \"" + data + "/4096_bf16_addmm.json\" --table \"" + data + "/4096_bf16_addmm.txt\" --report \"" +
-                        report.string() + "\"",
+  EXPECT_EQ(run_exe("--trace \"" + data + "/4096_bf16_addmm.json\" --table \"" + data +
+                        "/4096_bf16_addmm.txt\" --report \"" + report.string() + "\"",
                     dir_),
             1);
   EXPECT_EQ(slurp(dir_ / "stdout.txt").rfind("PYTORCH DEFECTS: ", 0), 0u) << slurp(dir_ / "stdout.txt");
-  EXPECT_NE(slurp(dir_ / "stdout.txt").find("\n- annotation GPU span counted as Self CUDA (pytorch#130730): "), std::string::npos)
+  EXPECT_NE(slurp(dir_ / "stdout.txt").find("\n- annotation GPU span counted as Self CUDA (pytorch#130730): "),
+            std::string::npos)
       << slurp(dir_ / "stdout.txt");
   const json doc = json::parse(slurp(report));
   EXPECT_EQ(doc["verdicts"]["annotation_span"], "failed");
@@ -527,17 +576,18 @@ TEST_F(TempDir, ExecutableFileModeExitCodes) {
   bad(trace + " --events \"" + put("cut-events.json", slurp(kTorch / "summary.json").substr(0, 200)).string() + "\"",
       "cut-events.json", "cut-events.json: not valid JSON: truncated at byte 200");
   bad(trace + " --events \"" + put("bad-events.json", "{\"runs\": [1,,2]}").string() + "\"", "bad-events.json",
-      "bad-events.json: not valid JSON: syntax error while parsing value - unexpected ','; expected '[', '{', or a literal at byte 12");
-  bad(trace + " --table \"" + put("cut-table.json", "{\"crossbench\": {\"format\": \"table\"").string() + "\"", "cut-table.json",
-      "cut-table.json: not valid JSON: truncated at byte 33");
+      "bad-events.json: not valid JSON: syntax error while parsing value - unexpected ','; expected '[', '{', or a "
+      "literal at byte 12");
+  bad(trace + " --table \"" + put("cut-table.json", "{\"crossbench\": {\"format\": \"table\"").string() + "\"",
+      "cut-table.json", "cut-table.json: not valid JSON: truncated at byte 33");
   bad(trace + " --table \"" + put("t.csv", "name,calls\n").string() + "\"", "t.csv");
   bad(trace + " --table \"" + data + "/64_bf16_add.json\"", "64_bf16_add.json");
   bad("--trace \"" + (dir_ / "missing.json").string() + "\"", "missing.json");
   bad(trace + " --events \"" + data + "/64_bf16_add.txt\"", "64_bf16_add.txt");
   bad("--no-such-option", "--no-such-option");  // CLI11's parse errors: the same one prefixed line
   bad(trace + " --report", "--report");
-  EXPECT_EQ(run_exe(trace + " " + trace + " " + trace, dir_), 2);  // at most two traces
-  EXPECT_EQ(run_exe("", dir_), 2);                                 // nothing to validate
+  EXPECT_EQ(run_exe(trace + " " + trace + " " + trace, dir_), 2);     // at most two traces
+  EXPECT_EQ(run_exe("", dir_), 2);                                    // nothing to validate
   EXPECT_EQ(run_exe("\"" + dir_.string() + "\" " + trace, dir_), 2);  // both modes
 }
 

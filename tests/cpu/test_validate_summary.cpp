@@ -3,8 +3,8 @@
 // decimals; ns as integers), no line over 160 characters. On a crossbench run folder replayed from
 // the recorded H200 session (clean, and with failures), on PyTorch's exports of
 // tests/data/torch-h200-corpus and tests/data/torch-h200, and in summary.md.
-#include <algorithm>
 #include <unistd.h>
+#include <algorithm>
 
 #include <cstdint>
 #include <filesystem>
@@ -78,7 +78,8 @@ std::size_t rows_with_cause(const xb::ValidationReport& r, const std::string& ca
   static const std::regex row(R"(^(\S+ (line|row) [0-9]+) )");
   for (const auto& c : r.checks) {
     std::smatch m;
-    if (c.status == xb::CheckStatus::Failed && c.cause == cause && std::regex_search(c.subject, m, row)) rows.insert(m[1]);
+    if (c.status == xb::CheckStatus::Failed && c.cause == cause && std::regex_search(c.subject, m, row))
+      rows.insert(m[1]);
   }
   return rows.size();
 }
@@ -143,9 +144,12 @@ TEST_F(SummaryText, ReplayedRunFolderWithFailuresGroupsThem) {
   expect_readable(text, r);
   const auto lines = lines_of(text);
   EXPECT_NE(lines[0].find("results did not match the host reference (2 findings)"), std::string::npos) << text;
-  EXPECT_NE(lines[0].find("cudaEvent and CUPTI times disagree beyond tolerance (1 finding)"), std::string::npos) << text;
-  EXPECT_NE(text.find("\n- results did not match the host reference: 2 findings [verified]\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("\n- cudaEvent and CUPTI times disagree beyond tolerance: 1 finding [event_vs_cupti]\n"), std::string::npos)
+  EXPECT_NE(lines[0].find("cudaEvent and CUPTI times disagree beyond tolerance (1 finding)"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\n- results did not match the host reference: 2 findings [verified]\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\n- cudaEvent and CUPTI times disagree beyond tolerance: 1 finding [event_vs_cupti]\n"),
+            std::string::npos)
       << text;
   // The raw result holds the fraction; the printed text rounds ns to integers.
   bool raw_fraction = false;
@@ -153,7 +157,7 @@ TEST_F(SummaryText, ReplayedRunFolderWithFailuresGroupsThem) {
     if (c->status == xb::CheckStatus::Failed && c->found.find('.') != std::string::npos) raw_fraction = true;
   EXPECT_TRUE(raw_fraction) << "the test no longer exercises rounding";
   EXPECT_NE(text.find("found 2334 ns\n"), std::string::npos) << text;  // 2334.375 ns in the JSON report
-  EXPECT_NE(text.find(": FAILED"), std::string::npos) << text;  // the fixture's figure line
+  EXPECT_NE(text.find(": FAILED"), std::string::npos) << text;         // the fixture's figure line
 }
 
 TEST(SummaryRounding, NumbersAreRoundedForDisplay) {
@@ -168,9 +172,14 @@ TEST(SummaryRounding, NumbersAreRoundedForDisplay) {
   r.checks.push_back(c);
   const std::string text = printed(r);
   expect_readable(text, r);
-  EXPECT_NE(text.find("expected 197257 ns, 2022 ns, 12.5%, found 12.35% of 0.000 and 3.142 s, 2500000.000"), std::string::npos) << text;
+  EXPECT_NE(text.find("expected 197257 ns, 2022 ns, 12.5%, found 12.35% of 0.000 and 3.142 s, 2500000.000"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("'kernel_1.5x_v2.12345'"), std::string::npos) << text;  // names untouched
-  EXPECT_EQ(text.rfind("FAILED: 1 finding: the table's sums, percentages or averages do not add up (1 row) - t.json, t.txt\n", 0), 0u)
+  EXPECT_EQ(
+      text.rfind("FAILED: 1 finding: the table's sums, percentages or averages do not add up (1 row) - t.json, t.txt\n",
+                 0),
+      0u)
       << text;
 }
 
@@ -201,7 +210,8 @@ TEST_P(SummaryTorchCorpus, VerdictFirstGroupedRoundedShort) {
 
 INSTANTIATE_TEST_SUITE_P(Corpus, SummaryTorchCorpus,
                          ::testing::Values("linear_fwd_bwd", "transformer_train_adamw", "two_streams", "cuda_graph",
-                                           "memory_stack", "compile", "tiny_ops_20k", "long_names", "nested_same_name"));
+                                           "memory_stack", "compile", "tiny_ops_20k", "long_names",
+                                           "nested_same_name"));
 
 TEST(SummaryTorchCorpusVerdicts, ExpectedVerdicts) {
   const auto two = validate_torch(kCorpus, "two_streams");
@@ -217,7 +227,8 @@ TEST(SummaryTorchCorpusVerdicts, ExpectedVerdicts) {
 }
 
 TEST(SummaryTorchH200, SixExports) {
-  for (const char* w : {"64_bf16_add", "64_bf16_matmul", "64_bf16_addmm", "4096_bf16_add", "4096_bf16_matmul", "4096_bf16_addmm"}) {
+  for (const char* w :
+       {"64_bf16_add", "64_bf16_matmul", "64_bf16_addmm", "4096_bf16_add", "4096_bf16_matmul", "4096_bf16_addmm"}) {
     if (!fs::exists(kTorch / (std::string(w) + ".json"))) continue;
     xb::ValidateInputs in;
     in.traces = {kTorch / (std::string(w) + ".json")};

@@ -52,8 +52,9 @@ TEST_P(TorchH200, VerdictsMatchTheCommittedReport) {
       continue;
     }
     ASSERT_TRUE(committed["verdicts"].contains(check)) << check;
-    EXPECT_EQ(xb::to_string(r.status_of(check)), committed["verdicts"][check].get<std::string>()) << w << " " << check << "\n"
-                                                                                                    << summary(r);
+    EXPECT_EQ(xb::to_string(r.status_of(check)), committed["verdicts"][check].get<std::string>())
+        << w << " " << check << "\n"
+        << summary(r);
   }
   // The same failures, about the same rows and events.
   std::multiset<std::pair<std::string, std::string>> now, then;
@@ -99,7 +100,8 @@ TEST(TorchH200Facts, SpanEqualToKernelTimePassesWithANote) {
   EXPECT_EQ(r.status_of(xb::checks::kAnnotationSpan), xb::CheckStatus::Passed) << summary(r);
   bool note = false;
   for (const auto* c : r.results_of(xb::checks::kAnnotationSpan))
-    if (c->message.find("note: Self CUDA 5.760 us equals the device time under the annotation") != std::string::npos) note = true;
+    if (c->message.find("note: Self CUDA 5.760 us equals the device time under the annotation") != std::string::npos)
+      note = true;
   EXPECT_TRUE(note) << summary(r);
 }
 

@@ -10,9 +10,9 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   try {
-    const xb::EventsData ev = xb::parse_events(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.json");
+    const xb::EventsData ev =
+        xb::parse_events(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.json");
     (void)ev;
-  } catch (const xb::InputError&) {
-  }
+  } catch (const xb::InputError&) {}
   return 0;
 }

@@ -11,7 +11,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     const xb::TableData t = xb::parse_table(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.txt");
     for (const auto& r : t.rows) (void)t.where(r);
-  } catch (const xb::InputError&) {
-  }
+  } catch (const xb::InputError&) {}
   return 0;
 }

@@ -39,8 +39,9 @@ bool same_events(const xb::TraceData& a, const xb::TraceData& b) {
     return false;
   for (std::size_t i = 0; i < a.events.size(); ++i) {
     const auto &x = a.events[i], &y = b.events[i];
-    if (x.start_ns != y.start_ns || x.dur_ns != y.dur_ns || x.correlation != y.correlation || x.external_id != y.external_id ||
-        x.parent_id() != y.parent_id() || x.name != y.name || x.lane != y.lane || x.cat != y.cat || x.flags != y.flags)
+    if (x.start_ns != y.start_ns || x.dur_ns != y.dur_ns || x.correlation != y.correlation ||
+        x.external_id != y.external_id || x.parent_id() != y.parent_id() || x.name != y.name || x.lane != y.lane ||
+        x.cat != y.cat || x.flags != y.flags)
       return false;
   }
   for (std::size_t i = 0; i < a.flows.size(); ++i) {

@@ -78,10 +78,14 @@ void register_stand_ins() {
       {"matmul/bf16/64", 4.4e-6}, {"add/bf16/64", 3.3e-6}, {"add/bf16/4096", 24.3e-6}};
   for (const auto& [name, seconds] : fixtures) {
     const double s = seconds;
-    benchmark::RegisterBenchmark(name.c_str(), [s](benchmark::State& state) {
-      for (auto _ : state) state.SetIterationTime(s);
-      state.counters["GB/s"] = 1.0;
-    })->Iterations(1)->UseManualTime()->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(name.c_str(),
+                                 [s](benchmark::State& state) {
+                                   for (auto _ : state) state.SetIterationTime(s);
+                                   state.counters["GB/s"] = 1.0;
+                                 })
+        ->Iterations(1)
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond);
   }
 }
 
@@ -107,13 +111,12 @@ fs::path temp_dir(const std::string& name) {
 }
 
 TEST(GoogleBenchmarkFlags, PassThroughTheParserInOrder) {
-  const BenchOptions opt = parse({"--benchmark_filter=^add/", "--size", "64", "--benchmark_repetitions=3",
-                                  "--op", "add", "--benchmark_out=/tmp/gb.json", "--benchmark_out_format=json",
-                                  "--benchmark_min_time=0.01"});
-  EXPECT_EQ(opt.benchmark_args,
-            (std::vector<std::string>{"--benchmark_filter=^add/", "--benchmark_repetitions=3",
-                                      "--benchmark_out=/tmp/gb.json", "--benchmark_out_format=json",
-                                      "--benchmark_min_time=0.01"}));
+  const BenchOptions opt =
+      parse({"--benchmark_filter=^add/", "--size", "64", "--benchmark_repetitions=3", "--op", "add",
+             "--benchmark_out=/tmp/gb.json", "--benchmark_out_format=json", "--benchmark_min_time=0.01"});
+  EXPECT_EQ(opt.benchmark_args, (std::vector<std::string>{"--benchmark_filter=^add/", "--benchmark_repetitions=3",
+                                                          "--benchmark_out=/tmp/gb.json", "--benchmark_out_format=json",
+                                                          "--benchmark_min_time=0.01"}));
   EXPECT_EQ(opt.sizes, std::vector<std::int64_t>{64});
   EXPECT_EQ(opt.ops, std::vector<std::string>{"add"});
 }
@@ -126,9 +129,9 @@ TEST(GoogleBenchmarkFlags, NeedTheirValueAfterAnEqualsSign) {
 }
 
 TEST(GoogleBenchmarkFlags, AreAllConsumedByGoogleBenchmark) {
-  const BenchOptions opt = parse({"--benchmark_filter=add/bf16/64", "--benchmark_repetitions=3",
-                                  "--benchmark_out=/tmp/never-written.json", "--benchmark_out_format=json",
-                                  "--benchmark_report_aggregates_only=true"});
+  const BenchOptions opt =
+      parse({"--benchmark_filter=add/bf16/64", "--benchmark_repetitions=3", "--benchmark_out=/tmp/never-written.json",
+             "--benchmark_out_format=json", "--benchmark_report_aggregates_only=true"});
   EXPECT_TRUE(initialize(google_benchmark_args(opt, "/tmp/unused.json")).empty());
   EXPECT_EQ(benchmark::GetBenchmarkFilter(), "add/bf16/64");
 }
@@ -167,8 +170,7 @@ TEST(GoogleBenchmarkFlags, FilterRepetitionsAndOutTakeEffect) {
   ASSERT_EQ(repetitions.size(), 2u);
   for (const auto& [name, indices] : repetitions) {
     EXPECT_EQ(indices, (std::set<int>{0, 1, 2})) << name;
-    EXPECT_TRUE(aggregates[name].count("mean") && aggregates[name].count("median") &&
-                aggregates[name].count("stddev"))
+    EXPECT_TRUE(aggregates[name].count("mean") && aggregates[name].count("median") && aggregates[name].count("stddev"))
         << name;
   }
   fs::remove_all(dir);

@@ -70,9 +70,9 @@ TEST(ConsoleReporter, GpuContextFirstNoDebugWarningPerCallColumnsAndPlainCounter
   std::istringstream fields(row);
   std::string name, time, time_unit, cpu, cpu_unit, iterations;
   fields >> name >> time >> time_unit >> cpu >> cpu_unit >> iterations;
-  EXPECT_EQ(time, "2.500");   // the manual time: the median per call
+  EXPECT_EQ(time, "2.500");  // the manual time: the median per call
   EXPECT_EQ(time_unit, "us");
-  EXPECT_EQ(cpu, "0.7500");   // host CPU time per call, not the whole measurement's
+  EXPECT_EQ(cpu, "0.7500");  // host CPU time per call, not the whole measurement's
   EXPECT_EQ(cpu_unit, "us");
   EXPECT_EQ(iterations, "12000");  // calls timed, not Google Benchmark's one iteration
   EXPECT_NE(row.find("TFLOP/s=0.002091"), std::string::npos) << row;

@@ -22,9 +22,11 @@ using xb::testing::GpuTest;
 TEST_F(GpuTest, CalibrateTimesCopyAndGemmsThroughTheSamplingCore) {
   const auto dir = std::filesystem::temp_directory_path() / "xb_gpu_calibrate";
   std::filesystem::remove_all(dir);
-  const auto [code, text] = xb::testing::run_command(std::string(XB_BENCH_EXE) +
-                                " calibrate --dtype bf16 --gemm-size 512,1024 --copy-mib 64 --calls 5"
-                                " --warmup-ms 10 --out " + dir.string());
+  const auto [code, text] =
+      xb::testing::run_command(std::string(XB_BENCH_EXE) +
+                               " calibrate --dtype bf16 --gemm-size 512,1024 --copy-mib 64 --calls 5"
+                               " --warmup-ms 10 --out " +
+                               dir.string());
   ASSERT_EQ(code, 0) << text;
   EXPECT_NE(text.find("samples of"), std::string::npos) << text;  // the core's samples, per line
   nlohmann::json doc;
@@ -35,7 +37,8 @@ TEST_F(GpuTest, CalibrateTimesCopyAndGemmsThroughTheSamplingCore) {
   EXPECT_GE(copy["calls"].get<int>(), 5);  // at least --calls samples of at least one call
   EXPECT_GT(copy["min_ns"].get<double>(), 0.0);
   EXPECT_LE(copy["min_ns"].get<double>(), copy["median_ns"].get<double>());
-  EXPECT_NEAR(copy["gbps"].get<double>(), 2.0 * (64 << 20) / copy["median_ns"].get<double>(), 1e-6 * copy["gbps"].get<double>());
+  EXPECT_NEAR(copy["gbps"].get<double>(), 2.0 * (64 << 20) / copy["median_ns"].get<double>(),
+              1e-6 * copy["gbps"].get<double>());
   ASSERT_EQ(doc["gemm"].size(), 2u);
   for (const auto& g : doc["gemm"]) {
     EXPECT_EQ(g["dtype"], "bf16");
@@ -54,9 +57,9 @@ TEST_F(GpuTest, CalibrateTimesCopyAndGemmsThroughTheSamplingCore) {
 TEST_F(GpuTest, ColdModeMeasuresTheCopyBoundThroughTheSamplingCore) {
   const auto out = std::filesystem::temp_directory_path() / "xb_gpu_cold_bound";
   std::filesystem::remove_all(out);
-  const auto [code, text] = xb::testing::run_command(std::string(XB_BENCH_EXE) +
-                                " --op add --dtype bf16 --size 4096 --mode cold --active-steps 3 --out " +
-                                out.string());
+  const auto [code, text] =
+      xb::testing::run_command(std::string(XB_BENCH_EXE) +
+                               " --op add --dtype bf16 --size 4096 --mode cold --active-steps 3 --out " + out.string());
   EXPECT_EQ(code, 0) << text;
   // "device-to-device copy B GB/s (cudaMemcpyAsync M GB/s, copy kernel K GB/s; ...)": B = max(M, K).
   const std::regex line(R"(device-to-device copy (\d+) GB/s \(cudaMemcpyAsync (\d+) GB/s, copy kernel (\d+) GB/s)");

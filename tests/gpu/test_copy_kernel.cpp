@@ -26,15 +26,15 @@ struct CopySpan {
   std::size_t bytes;
   std::size_t src_offset;  // bytes past a 256-byte aligned address
   std::size_t dst_offset;
-  int max_blocks = 0;      // > 0: cap the grid, so that the grid-stride loop makes several passes
+  int max_blocks = 0;  // > 0: cap the grid, so that the grid-stride loop makes several passes
 };
 
 class CopyKernel : public GpuTestWithParam<CopySpan> {};
 
 TEST_P(CopyKernel, ByteExactAndWritesNothingElse) {
   const CopySpan s = GetParam();
-  constexpr std::size_t kGuard = 256;          // bytes checked on either side of the range
-  constexpr unsigned char kUntouched = 0xA5;   // dst's contents before the copy
+  constexpr std::size_t kGuard = 256;         // bytes checked on either side of the range
+  constexpr unsigned char kUntouched = 0xA5;  // dst's contents before the copy
   // Both buffers: guard, offset, range, guard; a multiple of 4 bytes for the fp32 random fill.
   const std::size_t total = (kGuard + 16 + s.bytes + kGuard + 3) / 4 * 4;
   Stream stream;
@@ -44,8 +44,8 @@ TEST_P(CopyKernel, ByteExactAndWritesNothingElse) {
 
   const std::size_t src_at = kGuard + s.src_offset;
   const std::size_t dst_at = kGuard + s.dst_offset;
-  launch_copy(src.get<const unsigned char>() + src_at, dst.get<unsigned char>() + dst_at, s.bytes,
-              stream.get(), s.max_blocks);
+  launch_copy(src.get<const unsigned char>() + src_at, dst.get<unsigned char>() + dst_at, s.bytes, stream.get(),
+              s.max_blocks);
   stream.synchronize();
 
   std::vector<unsigned char> hsrc(total), hdst(total);
@@ -57,9 +57,8 @@ TEST_P(CopyKernel, ByteExactAndWritesNothingElse) {
     const unsigned char want = inside ? hsrc[src_at + (i - dst_at)] : kUntouched;
     if (hdst[i] != want && wrong++ < 5) {
       ADD_FAILURE() << (inside ? "byte " + std::to_string(i - dst_at) + " of the range"
-                               : "byte at " + std::to_string(i) + " outside the range [" +
-                                     std::to_string(dst_at) + ", " +
-                                     std::to_string(dst_at + s.bytes) + ")")
+                               : "byte at " + std::to_string(i) + " outside the range [" + std::to_string(dst_at) +
+                                     ", " + std::to_string(dst_at + s.bytes) + ")")
                     << ": expected " << int{want} << ", found " << int{hdst[i]};
     }
   }
@@ -69,8 +68,8 @@ TEST_P(CopyKernel, ByteExactAndWritesNothingElse) {
 std::vector<CopySpan> copy_spans() {
   std::vector<CopySpan> spans;
   const std::size_t mib_plus_3 = (std::size_t{1} << 20) + 3;
-  for (std::size_t bytes : {std::size_t{0}, std::size_t{1}, std::size_t{15}, std::size_t{16},
-                            std::size_t{17}, std::size_t{4097}, mib_plus_3}) {
+  for (std::size_t bytes : {std::size_t{0}, std::size_t{1}, std::size_t{15}, std::size_t{16}, std::size_t{17},
+                            std::size_t{4097}, mib_plus_3}) {
     spans.push_back({bytes, 0, 0});    // both aligned: vector path, tails of 0 to 15 bytes
     spans.push_back({bytes, 1, 0});    // src unaligned: byte path
     spans.push_back({bytes, 0, 3});    // dst unaligned: byte path
@@ -86,8 +85,7 @@ std::vector<CopySpan> copy_spans() {
 INSTANTIATE_TEST_SUITE_P(Spans, CopyKernel, ::testing::ValuesIn(copy_spans()),
                          [](const ::testing::TestParamInfo<CopySpan>& span_info) {
                            const CopySpan& s = span_info.param;
-                           return "bytes" + std::to_string(s.bytes) + "_off" +
-                                  std::to_string(s.src_offset) + "_" +
+                           return "bytes" + std::to_string(s.bytes) + "_off" + std::to_string(s.src_offset) + "_" +
                                   std::to_string(s.dst_offset) +
                                   (s.max_blocks > 0 ? "_grid" + std::to_string(s.max_blocks) : "");
                          });

@@ -24,14 +24,14 @@
 #include <iostream>
 #include <map>
 #include <memory>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
+#include "../common/json_file.h"
 #include "bench/core/counter_pass.h"
 #include "bench/core/fixture_plan.h"
 #include "bench/run/builtin_ops.h"
-#include "../common/json_file.h"
 #include "gpu_test.h"
 #include "kernels/cuda_raii.h"
 #include "kernels/workload.h"
@@ -69,7 +69,8 @@ TEST_F(GpuTest, BenchCountersAgreeWithTheModelOrSayWhyNot) {
   std::filesystem::remove_all(out);
   const std::string cmd = std::string(XB_BENCH_EXE) +
                           " --op add,matmul --size 2048,4096 --counters --min-time 0.05 --max-time 0.5 --active-steps 5"
-                          " --out " + out.string();
+                          " --out " +
+                          out.string();
   const auto [code, text] = xb::testing::run_command("XB_COUNTERS_LOG=- " + cmd);
   std::cout << text;
   ASSERT_TRUE(std::filesystem::exists(out / "counters.json")) << text;
@@ -147,9 +148,10 @@ TEST_F(GpuTest, CuptiCounterCollectorCountsOneAddKernel) {
     fc.sass_error = why_not;
   }
   const CounterFigures f = derive_figures(fc);
-  std::cout << "per call: read " << f.dram_read_bytes << ", written " << f.dram_write_bytes << " (model " << model << ")\n";
-  EXPECT_NEAR(f.dram_bytes / model, 1.0, 0.05) << "steady state: read " << f.dram_read_bytes << ", written "
-                                               << f.dram_write_bytes;
+  std::cout << "per call: read " << f.dram_read_bytes << ", written " << f.dram_write_bytes << " (model " << model
+            << ")\n";
+  EXPECT_NEAR(f.dram_bytes / model, 1.0, 0.05)
+      << "steady state: read " << f.dram_read_bytes << ", written " << f.dram_write_bytes;
   EXPECT_NEAR(f.dram_read_bytes / (2.0 * n * n * 2), 1.0, 0.02) << "both inputs read from DRAM once per call";
   EXPECT_GT(f.duration_ns, 0);
   if (why_not.empty()) {
@@ -216,8 +218,8 @@ TEST_F(GpuTest, CounterPassProbeInAFreshProcess) {
   register_builtin_ops();
   std::filesystem::create_directories(out);
   const Stream stream;
-  const CounterSession s = run_counter_pass_on_gpu({FixtureSpec{probed->op, probed->dtype, probed->n}}, stream.get(), out, std::cout, idle_ms,
-                                                     gap_ms, k);
+  const CounterSession s = run_counter_pass_on_gpu({FixtureSpec{probed->op, probed->dtype, probed->n}}, stream.get(),
+                                                   out, std::cout, idle_ms, gap_ms, k);
   ASSERT_TRUE(std::filesystem::exists(std::filesystem::path(out) / "counters.json"));
   if (s.status == "unavailable") GTEST_SKIP() << "counters unavailable: " << s.reason;
   ASSERT_EQ(s.fixtures.size(), 1u);

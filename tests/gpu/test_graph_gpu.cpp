@@ -23,7 +23,8 @@ using xb::testing::read_json;
 
 void check_graph_run(const std::string& flags, const std::filesystem::path& out) {
   std::filesystem::remove_all(out);
-  const auto [code, text] = xb::testing::run_command(std::string(XB_BENCH_EXE) + " " + flags + " --out " + out.string());
+  const auto [code, text] =
+      xb::testing::run_command(std::string(XB_BENCH_EXE) + " " + flags + " --out " + out.string());
   ASSERT_EQ(code, 0) << text;
   EXPECT_TRUE(read_json(out / "validation.json").at("passed").get<bool>()) << text;
 

@@ -82,7 +82,7 @@ std::pair<std::int64_t, std::int64_t> time_span(const RawSession& raw) {
 
 TEST_F(GpuTest, ThousandSessionsAgreeAndDoNotGrow) {
   constexpr int kSessions = 1000;
-  constexpr int kLaunches = 4;  // add kernels per session
+  constexpr int kLaunches = 4;   // add kernels per session
   constexpr int kBaseline = 10;  // memory is measured from this session on
   Stream stream;
   auto add = make_workload(Op::Add, DType::FP32, 64, stream.get());
@@ -164,8 +164,8 @@ TEST_F(GpuTest, ThousandSessionsAgreeAndDoNotGrow) {
   std::cout << "[          ] " << kSessions << " sessions in " << seconds << " s; VmRSS after session " << kBaseline
             << ": " << rss_baseline_kb << " kB, after session " << kSessions << ": " << rss_end_kb << " kB ("
             << (rss_end_kb - rss_baseline_kb) << " kB)\n";
-  EXPECT_LT(rss_end_kb - rss_baseline_kb, 1024) << "resident memory grew by 1 MB or more over "
-                                                << (kSessions - kBaseline) << " sessions";
+  EXPECT_LT(rss_end_kb - rss_baseline_kb, 1024)
+      << "resident memory grew by 1 MB or more over " << (kSessions - kBaseline) << " sessions";
   EXPECT_LT(seconds, 60.0) << "1000 sessions should take well under a minute";
 }
 

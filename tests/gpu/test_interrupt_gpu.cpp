@@ -68,10 +68,11 @@ TEST_F(GpuTest, InterruptedRunsKeepEveryCompletedFixtureAndValidFiles) {
     const int sig = trial % 2 == 0 ? SIGINT : SIGTERM;
     const int ms = delay_ms(rng);
     const fs::path out = base / ("run" + std::to_string(trial));
-    const Child c = run_and_signal({"--size", "64,256", "--op", "add,matmul", "--min-time", "0.2", "--max-time", "0.5",
-                                    "--out", out.string()},
-                                   std::chrono::milliseconds(ms), sig, base / ("log" + std::to_string(trial)));
-    SCOPED_TRACE("trial " + std::to_string(trial) + ": signal " + std::to_string(sig) + " after " + std::to_string(ms) + " ms");
+    const Child c = run_and_signal(
+        {"--size", "64,256", "--op", "add,matmul", "--min-time", "0.2", "--max-time", "0.5", "--out", out.string()},
+        std::chrono::milliseconds(ms), sig, base / ("log" + std::to_string(trial)));
+    SCOPED_TRACE("trial " + std::to_string(trial) + ": signal " + std::to_string(sig) + " after " + std::to_string(ms) +
+                 " ms");
     // Killed before the handlers were installed (start-up): the default action, nothing half-written.
     if (WIFSIGNALED(c.status)) {
       EXPECT_EQ(WTERMSIG(c.status), sig);
@@ -87,7 +88,8 @@ TEST_F(GpuTest, InterruptedRunsKeepEveryCompletedFixtureAndValidFiles) {
     const int code = WEXITSTATUS(c.status);
     EXPECT_TRUE(code == 0 || code == 1 || code == 128 + sig) << "exit code " << code << "\n" << c.out;
     if (!fs::exists(out / "events.json")) continue;  // stopped before the run folder was written
-    for (const char* f : {"events.json", "raw_session.json", "table.json", "trace_only.json", "full.json", "validation.json"}) {
+    for (const char* f :
+         {"events.json", "raw_session.json", "table.json", "trace_only.json", "full.json", "validation.json"}) {
       std::ifstream in(out / f);
       ASSERT_TRUE(in) << f;
       nlohmann::json doc;

@@ -49,9 +49,8 @@ TEST_P(WorkloadVerifies, MatchesHostReference) {
   EXPECT_EQ(workload->stream(), stream.get());
 
   const Verification v = workload->verify();
-  EXPECT_TRUE(v.passed) << to_string(op) << " " << to_string(dtype) << " n=" << n
-                        << ": rel_error " << v.rel_error << " > tolerance " << v.tolerance << " ("
-                        << v.detail << ")";
+  EXPECT_TRUE(v.passed) << to_string(op) << " " << to_string(dtype) << " n=" << n << ": rel_error " << v.rel_error
+                        << " > tolerance " << v.tolerance << " (" << v.detail << ")";
   EXPECT_EQ(v.tolerance, verification_tolerance(op, dtype));
   EXPECT_GT(v.rel_error, -1.0);  // a number, not NaN
   const std::int64_t rows = n <= 256 ? n : 16;
@@ -64,24 +63,22 @@ TEST_P(WorkloadVerifies, MatchesHostReference) {
 }
 
 std::string case_name(const ::testing::TestParamInfo<WorkloadCase>& info) {
-  return std::string(to_string(std::get<0>(info.param))) + "_" +
-         to_string(std::get<1>(info.param)) + "_n" + std::to_string(std::get<2>(info.param));
+  return std::string(to_string(std::get<0>(info.param))) + "_" + to_string(std::get<1>(info.param)) + "_n" +
+         std::to_string(std::get<2>(info.param));
 }
 
 // 64 and 256: full checks; 100: rows of 100 elements (200 or 400 bytes, not a multiple of 256);
 // 300: the sampled-rows path.
-INSTANTIATE_TEST_SUITE_P(
-    AllOpsAllDtypes, WorkloadVerifies,
-    ::testing::Combine(::testing::Values(Op::Matmul, Op::Add, Op::Addmm, Op::AddmmBias1d),
-                       ::testing::Values(DType::BF16, DType::FP16, DType::FP32),
-                       ::testing::Values<std::int64_t>(64, 100, 256, 300)),
-    case_name);
+INSTANTIATE_TEST_SUITE_P(AllOpsAllDtypes, WorkloadVerifies,
+                         ::testing::Combine(::testing::Values(Op::Matmul, Op::Add, Op::Addmm, Op::AddmmBias1d),
+                                            ::testing::Values(DType::BF16, DType::FP16, DType::FP32),
+                                            ::testing::Values<std::int64_t>(64, 100, 256, 300)),
+                         case_name);
 
 // Odd n: n^2 % 8 == 1, so the add kernel's scalar tail runs.
 INSTANTIATE_TEST_SUITE_P(AddTails, WorkloadVerifies,
                          ::testing::Combine(::testing::Values(Op::Add),
-                                            ::testing::Values(DType::BF16, DType::FP16,
-                                                              DType::FP32),
+                                            ::testing::Values(DType::BF16, DType::FP16, DType::FP32),
                                             ::testing::Values<std::int64_t>(1, 7, 101)),
                          case_name);
 
@@ -91,27 +88,28 @@ INSTANTIATE_TEST_SUITE_P(AddTails, WorkloadVerifies,
 double expected_add(DType dtype, double a, double b) {
   const float sum = static_cast<float>(a) + static_cast<float>(b);
   switch (dtype) {
-    case DType::BF16: return static_cast<double>(__bfloat162float(__float2bfloat16_rn(sum)));
-    case DType::FP16: return static_cast<double>(__half2float(__float2half_rn(sum)));
-    case DType::FP32: return static_cast<double>(sum);
+    case DType::BF16:
+      return static_cast<double>(__bfloat162float(__float2bfloat16_rn(sum)));
+    case DType::FP16:
+      return static_cast<double>(__half2float(__float2half_rn(sum)));
+    case DType::FP32:
+      return static_cast<double>(sum);
   }
   return std::nan("");
 }
 
 // count elements (as one row) at byte offsets into the buffers.
-std::vector<double> copy_span(const DeviceBuffer& buffer, std::size_t offset_bytes, DType dtype,
-                              std::int64_t count) {
-  return copy_rows_to_host(static_cast<const char*>(buffer.get()) + offset_bytes, dtype, count, 0,
-                           1);
+std::vector<double> copy_span(const DeviceBuffer& buffer, std::size_t offset_bytes, DType dtype, std::int64_t count) {
+  return copy_rows_to_host(static_cast<const char*>(buffer.get()) + offset_bytes, dtype, count, 0, 1);
 }
 
 struct AddSpan {
   DType dtype;
   std::int64_t count;
-  std::size_t a_offset;    // bytes
+  std::size_t a_offset;  // bytes
   std::size_t b_offset;
   std::size_t out_offset;
-  int max_blocks = 0;      // > 0: cap the grid, so that the grid-stride loops make several passes
+  int max_blocks = 0;  // > 0: cap the grid, so that the grid-stride loops make several passes
 };
 
 class AddKernel : public GpuTestWithParam<AddSpan> {};
@@ -131,8 +129,7 @@ void check_add_span(const AddSpan& s, AddLaunchConfig config) {
   XB_CUDA(cudaMemsetAsync(out.get(), 0xFF, bytes, stream.get()));
 
   if (s.max_blocks > 0) config.max_blocks = s.max_blocks;
-  launch_add(s.dtype, static_cast<const char*>(a.get()) + s.a_offset,
-             static_cast<const char*>(b.get()) + s.b_offset,
+  launch_add(s.dtype, static_cast<const char*>(a.get()) + s.a_offset, static_cast<const char*>(b.get()) + s.b_offset,
              static_cast<char*>(out.get()) + s.out_offset, s.count, stream.get(), config);
   stream.synchronize();
 
@@ -220,10 +217,10 @@ TEST_F(GpuTest, AddRefusesConfigurationsItCannotRun) {
   // cap >= 0 and within what add_residency can request.
   const AddLaunchConfig lean = add_launch_config(DType::FP32, 4096LL * 4096);
   ASSERT_EQ(lean.kernel, AddKernelVariant::Lean);
-  for (auto edit : {+[](AddLaunchConfig& c) { c.threads_per_block = 64; }, +[](AddLaunchConfig& c) { c.vectors_per_thread = 2; },
-                    +[](AddLaunchConfig& c) { c.cache = AddCachePolicy::Streaming; },
-                    +[](AddLaunchConfig& c) { c.blocks_per_sm = -1; },
-                    +[](AddLaunchConfig& c) { c.blocks_per_sm = 40; }}) {
+  for (auto edit :
+       {+[](AddLaunchConfig& c) { c.threads_per_block = 64; }, +[](AddLaunchConfig& c) { c.vectors_per_thread = 2; },
+        +[](AddLaunchConfig& c) { c.cache = AddCachePolicy::Streaming; },
+        +[](AddLaunchConfig& c) { c.blocks_per_sm = -1; }, +[](AddLaunchConfig& c) { c.blocks_per_sm = 40; }}) {
     bad = lean;
     edit(bad);
     refused(bad);
@@ -231,8 +228,14 @@ TEST_F(GpuTest, AddRefusesConfigurationsItCannotRun) {
 #ifndef XB_LAB
   // The tuning space's own configurations: a standard one, another policy, the lean plain one.
   for (auto edit : {+[](AddLaunchConfig& c) { c.kernel = AddKernelVariant::Standard; },
-                    +[](AddLaunchConfig& c) { c.kernel = AddKernelVariant::Standard; c.vectors_per_thread = 2; },
-                    +[](AddLaunchConfig& c) { c.kernel = AddKernelVariant::Standard; c.cache = AddCachePolicy::Prefetch256; },
+                    +[](AddLaunchConfig& c) {
+                      c.kernel = AddKernelVariant::Standard;
+                      c.vectors_per_thread = 2;
+                    },
+                    +[](AddLaunchConfig& c) {
+                      c.kernel = AddKernelVariant::Standard;
+                      c.cache = AddCachePolicy::Prefetch256;
+                    },
                     +[](AddLaunchConfig& c) { c.cache = AddCachePolicy::Plain; }}) {
     bad = small;
     edit(bad);
@@ -255,9 +258,9 @@ TEST_F(GpuTest, AddTuningSpaceIsEveryCombinationOnce) {
   EXPECT_EQ(space.size(), 83u);
   EXPECT_EQ(names.size(), 83u);
   EXPECT_EQ(names.count("v1/t128/plain"), 1u);
-  for (const char* lean : {"v1/t128/default/lean", "v1/t128/plain/lean", "v1/t256/default/lean", "v1/t256/plain/lean",
-                           "v1/t128/default/lean/r10", "v1/t128/plain/lean/r10", "v1/t256/default/lean/r6",
-                           "v1/t256/plain/lean/r6"}) {
+  for (const char* lean :
+       {"v1/t128/default/lean", "v1/t128/plain/lean", "v1/t256/default/lean", "v1/t256/plain/lean",
+        "v1/t128/default/lean/r10", "v1/t128/plain/lean/r10", "v1/t256/default/lean/r6", "v1/t256/plain/lean/r6"}) {
     EXPECT_EQ(names.count(lean), 1u) << lean;
   }
   EXPECT_EQ(names.count("v1/t32/default"), 1u);
@@ -288,7 +291,7 @@ TEST_F(GpuTest, AddResidencyCapHoldsOnThisDevice) {
       c.blocks_per_sm = 0;
       const int uncapped = add_resident_blocks(d, c);
       EXPECT_EQ(uncapped, 2048 / threads) << threads;  // the lean kernels' registers never limit
-      for (int cap = 3; cap <= uncapped; ++cap) {  // 1 and 2 would need over 48 KB per block: refused below
+      for (int cap = 3; cap <= uncapped; ++cap) {      // 1 and 2 would need over 48 KB per block: refused below
         c.blocks_per_sm = cap;
         EXPECT_EQ(add_resident_blocks(d, c), cap) << to_string(c);
         const AddResidency r = add_residency(cap, threads);
@@ -337,9 +340,8 @@ std::vector<AddSpan> add_spans() {
 INSTANTIATE_TEST_SUITE_P(Spans, AddKernel, ::testing::ValuesIn(add_spans()),
                          [](const ::testing::TestParamInfo<AddSpan>& span_info) {
                            const AddSpan& s = span_info.param;
-                           return std::string(to_string(s.dtype)) + "_count" +
-                                  std::to_string(s.count) + "_off" + std::to_string(s.a_offset) +
-                                  "_" + std::to_string(s.b_offset) + "_" +
+                           return std::string(to_string(s.dtype)) + "_count" + std::to_string(s.count) + "_off" +
+                                  std::to_string(s.a_offset) + "_" + std::to_string(s.b_offset) + "_" +
                                   std::to_string(s.out_offset) +
                                   (s.max_blocks > 0 ? "_grid" + std::to_string(s.max_blocks) : "");
                          });
@@ -348,8 +350,7 @@ TEST_F(GpuTest, AddZeroCountLaunchesNothing) {
   Stream stream;
   const AddLaunchConfig config = add_launch_config(DType::BF16, 64 * 64);
   EXPECT_NO_THROW(launch_add(DType::BF16, nullptr, nullptr, nullptr, 0, stream.get(), config));
-  EXPECT_THROW(launch_add(DType::BF16, nullptr, nullptr, nullptr, -1, stream.get(), config),
-               std::invalid_argument);
+  EXPECT_THROW(launch_add(DType::BF16, nullptr, nullptr, nullptr, -1, stream.get(), config), std::invalid_argument);
 }
 
 // ---- the check catches wrong outputs --------------------------------------------------------
@@ -382,8 +383,7 @@ TEST_F(GpuTest, UnwrittenOutputFailsAsNaN) {
   // The run enqueues nothing: the poison (0xFF bytes = NaN) stays and must fail the check.
   Stream stream;
   OwnedTensors t(Op::Add, DType::BF16, 64, stream.get());
-  const Verification v =
-      verify_against_reference(Op::Add, DType::BF16, 64, t.view(), stream.get(), [] {});
+  const Verification v = verify_against_reference(Op::Add, DType::BF16, 64, t.view(), stream.get(), [] {});
   EXPECT_FALSE(v.passed);
   EXPECT_TRUE(std::isnan(v.rel_error));
   EXPECT_NE(v.detail.find("4096 non-finite outputs"), std::string::npos) << v.detail;
@@ -394,14 +394,11 @@ TEST_F(GpuTest, PartlyWrittenOutputFails) {
   Stream stream;
   OwnedTensors t(Op::Add, DType::FP32, 64, stream.get());
   const AddLaunchConfig config = add_launch_config(DType::FP32, 64 * 64);
-  const Verification v = verify_against_reference(
-      Op::Add, DType::FP32, 64, t.view(), stream.get(), [&] {
-        launch_add(DType::FP32, t.a.get(), t.b.get(), t.out.get(), 64 * 64 - 1, stream.get(),
-                   config);
-      });
+  const Verification v = verify_against_reference(Op::Add, DType::FP32, 64, t.view(), stream.get(), [&] {
+    launch_add(DType::FP32, t.a.get(), t.b.get(), t.out.get(), 64 * 64 - 1, stream.get(), config);
+  });
   EXPECT_FALSE(v.passed);
-  EXPECT_NE(v.detail.find("1 non-finite outputs, first at [63, 63]"), std::string::npos)
-      << v.detail;
+  EXPECT_NE(v.detail.find("1 non-finite outputs, first at [63, 63]"), std::string::npos) << v.detail;
 }
 
 TEST_F(GpuTest, CorruptedGemmRowFails) {
@@ -418,20 +415,17 @@ TEST_F(GpuTest, CorruptedGemmRowFails) {
     p.out = t.out.get();
     const LtGemm gemm(p);
     const std::size_t row_bytes = static_cast<std::size_t>(n) * 2;
-    const Verification good = verify_against_reference(Op::Matmul, DType::BF16, n, t.view(),
-                                                       stream.get(),
+    const Verification good = verify_against_reference(Op::Matmul, DType::BF16, n, t.view(), stream.get(),
                                                        [&] { gemm.enqueue(stream.get()); });
     EXPECT_TRUE(good.passed) << good.detail;
-    const Verification bad = verify_against_reference(
-        Op::Matmul, DType::BF16, n, t.view(), stream.get(), [&] {
-          gemm.enqueue(stream.get());
-          XB_CUDA(cudaMemsetAsync(t.out.get<char>() + static_cast<std::size_t>(bad_row) * row_bytes,
-                                  0, row_bytes, stream.get()));
-        });
+    const Verification bad = verify_against_reference(Op::Matmul, DType::BF16, n, t.view(), stream.get(), [&] {
+      gemm.enqueue(stream.get());
+      XB_CUDA(cudaMemsetAsync(t.out.get<char>() + static_cast<std::size_t>(bad_row) * row_bytes, 0, row_bytes,
+                              stream.get()));
+    });
     EXPECT_FALSE(bad.passed) << "n=" << n << ": " << bad.detail;
     EXPECT_GT(bad.rel_error, 0.05);  // one zeroed row of 64 (or of 16 sampled): ~1/8 .. 1/4
-    EXPECT_NE(bad.detail.find("at [" + std::to_string(bad_row) + ", "), std::string::npos)
-        << bad.detail;
+    EXPECT_NE(bad.detail.find("at [" + std::to_string(bad_row) + ", "), std::string::npos) << bad.detail;
   }
 }
 
@@ -440,15 +434,13 @@ TEST_F(GpuTest, SingleWrongElementFails) {
   Stream stream;
   OwnedTensors t(Op::Add, DType::BF16, 64, stream.get());
   const AddLaunchConfig config = add_launch_config(DType::BF16, 64 * 64);
-  const Verification v = verify_against_reference(
-      Op::Add, DType::BF16, 64, t.view(), stream.get(), [&] {
-        launch_add(DType::BF16, t.a.get(), t.b.get(), t.out.get(), 64 * 64, stream.get(), config);
-        XB_CUDA(cudaStreamSynchronize(stream.get()));
-        const std::vector<double> row = copy_rows_to_host(t.out.get(), DType::BF16, 64, 17, 18);
-        const __nv_bfloat16 wrong = __float2bfloat16_rn(static_cast<float>(row[9]) + 0.5f);
-        XB_CUDA(cudaMemcpy(t.out.get<__nv_bfloat16>() + 17 * 64 + 9, &wrong, sizeof wrong,
-                           cudaMemcpyHostToDevice));
-      });
+  const Verification v = verify_against_reference(Op::Add, DType::BF16, 64, t.view(), stream.get(), [&] {
+    launch_add(DType::BF16, t.a.get(), t.b.get(), t.out.get(), 64 * 64, stream.get(), config);
+    XB_CUDA(cudaStreamSynchronize(stream.get()));
+    const std::vector<double> row = copy_rows_to_host(t.out.get(), DType::BF16, 64, 17, 18);
+    const __nv_bfloat16 wrong = __float2bfloat16_rn(static_cast<float>(row[9]) + 0.5f);
+    XB_CUDA(cudaMemcpy(t.out.get<__nv_bfloat16>() + 17 * 64 + 9, &wrong, sizeof wrong, cudaMemcpyHostToDevice));
+  });
   // ||ref|| ~ sqrt(4096 * 2/3) ~ 52, so one 0.5 error is ~1e-2 relative, above bf16's 4e-3.
   EXPECT_FALSE(v.passed) << v.detail;
   EXPECT_NE(v.detail.find("at [17, 9]"), std::string::npos) << v.detail;
@@ -575,13 +567,12 @@ TEST_P(RandomFill, UniformInMinusOneOneNotConstant) {
   }
   const double mean = sum / kCount;
   const double variance = sum2 / kCount - mean * mean;
-  EXPECT_NEAR(mean, 0.0, 0.005);             // U(-1,1): mean 0, sd of the mean 0.00056
-  EXPECT_NEAR(variance, 1.0 / 3.0, 0.005);   // U(-1,1): variance 1/3
+  EXPECT_NEAR(mean, 0.0, 0.005);            // U(-1,1): mean 0, sd of the mean 0.00056
+  EXPECT_NEAR(variance, 1.0 / 3.0, 0.005);  // U(-1,1): variance 1/3
   EXPECT_LT(zeros, kCount / 1000);
   // Distinct values that 1M uniform draws can reach: bf16 ~3000 (128 per binade), fp16 ~20000
   // (1024 per binade), fp32 nearly 1M.
-  const std::size_t min_distinct =
-      dtype == DType::BF16 ? 2000 : dtype == DType::FP16 ? 10000 : 500000;
+  const std::size_t min_distinct = dtype == DType::BF16 ? 2000 : dtype == DType::FP16 ? 10000 : 500000;
   EXPECT_GT(distinct.size(), min_distinct);
   EXPECT_EQ(hx, hy) << "same seed, same values";
   std::int64_t equal = 0;
@@ -589,8 +580,7 @@ TEST_P(RandomFill, UniformInMinusOneOneNotConstant) {
   EXPECT_LT(equal, kCount / 100) << "different seeds must give different tensors";
 }
 
-INSTANTIATE_TEST_SUITE_P(AllDtypes, RandomFill,
-                         ::testing::Values(DType::BF16, DType::FP16, DType::FP32),
+INSTANTIATE_TEST_SUITE_P(AllDtypes, RandomFill, ::testing::Values(DType::BF16, DType::FP16, DType::FP32),
                          [](const ::testing::TestParamInfo<DType>& dtype_info) {
                            return std::string(to_string(dtype_info.param));
                          });
@@ -645,8 +635,7 @@ TEST_F(GpuTest, FailedCallThrowsWithCallText) {
   } catch (const CudaError& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("test_kernels.cpp:"), std::string::npos) << what;
-    EXPECT_NE(what.find("cudaMalloc(&p, std::size_t{1} << 62) failed: cudaErrorMemoryAllocation"),
-              std::string::npos)
+    EXPECT_NE(what.find("cudaMalloc(&p, std::size_t{1} << 62) failed: cudaErrorMemoryAllocation"), std::string::npos)
         << what;
   }
   (void)cudaGetLastError();

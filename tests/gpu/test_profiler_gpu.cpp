@@ -9,8 +9,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "gpu_test.h"
@@ -51,8 +51,8 @@ TEST_F(GpuTest, CuptiRecordsEveryKindAndTheModelJoinsThem) {
   ASSERT_FALSE(raw.meta.devices.empty());
   std::set<RawKind> kinds;
   for (const RawRecord& r : raw.records) kinds.insert(r.kind);
-  for (RawKind k : {RawKind::Kernel, RawKind::Memcpy, RawKind::Runtime, RawKind::Driver,
-                    RawKind::Synchronization, RawKind::ExternalCorrelation}) {
+  for (RawKind k : {RawKind::Kernel, RawKind::Memcpy, RawKind::Runtime, RawKind::Driver, RawKind::Synchronization,
+                    RawKind::ExternalCorrelation}) {
     EXPECT_TRUE(kinds.count(k)) << "no " << to_string(k) << " record";
   }
   const Session s = build_session(raw);
@@ -101,13 +101,11 @@ TEST_F(GpuTest, BenchRefusesSizesThatDoNotFitInDeviceMemory) {
 TEST_F(GpuTest, BenchEndToEndSmallRunValidates) {
   const auto out = std::filesystem::temp_directory_path() / "xb_gpu_e2e";
   std::filesystem::remove_all(out);
-  const auto [code, text] = xb::testing::run_command(std::string(XB_BENCH_EXE) +
-                                " --size 64 --dtype bf16,fp16,fp32 --active-steps 3 --out " +
-                                out.string());
+  const auto [code, text] = xb::testing::run_command(
+      std::string(XB_BENCH_EXE) + " --size 64 --dtype bf16,fp16,fp32 --active-steps 3 --out " + out.string());
   EXPECT_EQ(code, 0) << text;
-  for (const char* f : {"benchmark.json", "events.json", "raw_session.json", "table.txt",
-                        "table.json", "trace_only.json", "full.json", "validation.json",
-                        "summary.md"}) {
+  for (const char* f : {"benchmark.json", "events.json", "raw_session.json", "table.txt", "table.json",
+                        "trace_only.json", "full.json", "validation.json", "summary.md"}) {
     EXPECT_TRUE(std::filesystem::exists(out / f)) << f;
   }
 }
@@ -143,9 +141,9 @@ TEST_F(GpuTest, BenchTuneAddAndOverheadBreakdownWriteTheirFigures) {
   std::filesystem::create_directories(dir);
 #ifdef XB_LAB  // bench tune-add ships with -DXB_LAB=ON only
   {
-    const auto [code, text] = xb::testing::run_command(std::string(XB_BENCH_EXE) +
-                                  " tune-add --dtype fp16 --size 64,100 --launches 2 --passes 2 --out " +
-                                  (dir / "tune.json").string());
+    const auto [code, text] = xb::testing::run_command(
+        std::string(XB_BENCH_EXE) + " tune-add --dtype fp16 --size 64,100 --launches 2 --passes 2 --out " +
+        (dir / "tune.json").string());
     ASSERT_EQ(code, 0) << text;
     EXPECT_NE(text.find("v1/t128/default/lean (bench)"), std::string::npos) << text;  // 64^2, 100^2 <= 256^2
     nlohmann::json doc;
@@ -165,9 +163,9 @@ TEST_F(GpuTest, BenchTuneAddAndOverheadBreakdownWriteTheirFigures) {
   }
 #endif
   {
-    const auto [code, text] = xb::testing::run_command(std::string(XB_BENCH_EXE) +
-                                  " overhead --breakdown --op add,matmul --reps 3 --launches 5 --out " +
-                                  (dir / "overhead.json").string());
+    const auto [code, text] = xb::testing::run_command(
+        std::string(XB_BENCH_EXE) + " overhead --breakdown --op add,matmul --reps 3 --launches 5 --out " +
+        (dir / "overhead.json").string());
     ASSERT_EQ(code, 0) << text;
     nlohmann::json doc;
     std::ifstream(dir / "overhead.json") >> doc;
@@ -186,9 +184,9 @@ TEST_F(GpuTest, BenchTuneAddAndOverheadBreakdownWriteTheirFigures) {
 TEST_F(GpuTest, BenchAbInterleavesTwoWorkloads) {
   const auto file = std::filesystem::temp_directory_path() / "xb_gpu_ab.json";
   std::filesystem::remove(file);
-  const auto [code, text] = xb::testing::run_command(std::string(XB_BENCH_EXE) +
-                                " ab --op matmul,addmm --size 256 --rounds 4 --launches 3 --warmup-s 0 --out " +
-                                file.string());
+  const auto [code, text] = xb::testing::run_command(
+      std::string(XB_BENCH_EXE) + " ab --op matmul,addmm --size 256 --rounds 4 --launches 3 --warmup-s 0 --out " +
+      file.string());
   ASSERT_EQ(code, 0) << text;
   EXPECT_NE(text.find("B / A: median over 4 interleaved rounds"), std::string::npos) << text;
   nlohmann::json doc;

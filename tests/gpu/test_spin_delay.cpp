@@ -75,9 +75,9 @@ TEST_F(SpinDelay, SlowFixtureGrowsThePerCallTimeByTheDelay) {
   fs::remove_all(root);
   auto median_of = [&](const std::string& extra, const std::string& name) {
     const fs::path out = root / name;
-    const auto [code, text] = xb::testing::run_command(std::string(XB_BENCH_EXE) +
-                                                       " --op add --size 4096 --min-time 0.3 --max-time 1 " + extra +
-                                                       " --out " + out.string());
+    const auto [code, text] =
+        xb::testing::run_command(std::string(XB_BENCH_EXE) + " --op add --size 4096 --min-time 0.3 --max-time 1 " +
+                                 extra + " --out " + out.string());
     EXPECT_EQ(code, 0) << text;
     std::ifstream in(out / "events.json");
     const nlohmann::json j = nlohmann::json::parse(in);

@@ -146,8 +146,8 @@ TEST_F(GpuTest, UserNvtxRangesBecomeAnnotationsThatOwnTheirKernels) {
     EXPECT_NE(text.find("mylib::inner"), std::string::npos) << file;
   }
   if (const char* keep = std::getenv("XB_NVTX_KEEP")) {  // evidence for results/ (tools/lab/h200.sh)
-    std::filesystem::copy(dir, keep, std::filesystem::copy_options::recursive |
-                                         std::filesystem::copy_options::overwrite_existing);
+    std::filesystem::copy(dir, keep,
+                          std::filesystem::copy_options::recursive | std::filesystem::copy_options::overwrite_existing);
   }
   std::filesystem::remove_all(dir);
 }
@@ -173,7 +173,8 @@ TEST_F(GpuTest, EverySessionSubscribesAgainAndSeesUserNvtxRanges) {
     ASSERT_NE(again, nullptr) << "session " << session;
     const Session s = build_session(raw);
     int owned = 0;
-    for (const DeviceActivity& a : s.device) owned += a.kind == DeviceActivityKind::Kernel && a.external_id == again->id;
+    for (const DeviceActivity& a : s.device)
+      owned += a.kind == DeviceActivityKind::Kernel && a.external_id == again->id;
     EXPECT_EQ(owned, 1) << "session " << session;
   }
 }

@@ -79,8 +79,7 @@ TEST(NvtxMirror, EveryRecordedRangeIsPushedAndPoppedInTheCrossbenchDomain) {
   EXPECT_EQ(log, expected);
   ASSERT_EQ(raw.ranges.size(), 6u);
   for (const HostRange& r : raw.ranges) {
-    EXPECT_NE(std::find(log.begin(), log.end(), "push crossbench/" + r.name), log.end())
-        << r.name;
+    EXPECT_NE(std::find(log.begin(), log.end(), "push crossbench/" + r.name), log.end()) << r.name;
   }
 }
 

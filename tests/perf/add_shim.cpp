@@ -101,12 +101,12 @@ xb::AddLaunchConfig bench_config(xb::DType dtype, std::int64_t count) {
 
 // bench's configuration for (dtype, count) with each field given > 0 replaced.
 xb::AddLaunchConfig resolve(xb::DType dtype, std::int64_t count, int threads, int vectors, int policy, int variant,
-                           int blocks_per_sm) {
+                            int blocks_per_sm) {
   xb::AddLaunchConfig config = bench_config(dtype, count);
   if (blocks_per_sm >= 0) config.blocks_per_sm = blocks_per_sm;
   if (threads > 0) config.threads_per_block = threads;
   if (vectors > 0) config.vectors_per_thread = vectors;
-  if (policy > 0) config.cache = static_cast<xb::AddCachePolicy>(policy - 1);  // launch_add checks the value
+  if (policy > 0) config.cache = static_cast<xb::AddCachePolicy>(policy - 1);       // launch_add checks the value
   if (variant > 0) config.kernel = static_cast<xb::AddKernelVariant>(variant - 1);  // launch_add checks it too
   return config;
 }
@@ -140,7 +140,8 @@ XB_ADD_SHIM_API int xb_add_launch(int dtype, const void* a, const void* b, void*
                                   int max_blocks) {
   return guarded("xb_add_launch", [&] {
     const xb::DType d = dtype_of(dtype);
-    if (count > 0 && (a == nullptr || b == nullptr || out == nullptr)) throw std::invalid_argument("null tensor pointer");
+    if (count > 0 && (a == nullptr || b == nullptr || out == nullptr))
+      throw std::invalid_argument("null tensor pointer");
     xb::AddLaunchConfig config = resolve(d, count, threads, vectors, policy, variant, blocks_per_sm);
     if (max_blocks > 0) config.max_blocks = std::min(max_blocks, config.max_blocks);
     xb::launch_add(d, a, b, out, count, static_cast<cudaStream_t>(stream), config);

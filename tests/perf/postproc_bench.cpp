@@ -50,12 +50,12 @@
 
 #include <fmt/format.h>
 
-#include "tests/perf/synthetic_session.h"
 #include "profiler/atomic_file.h"
 #include "profiler/event_model.h"
 #include "profiler/raw_records.h"
 #include "profiler/table.h"
 #include "profiler/trace_export.h"
+#include "tests/perf/synthetic_session.h"
 
 namespace fs = std::filesystem;
 
@@ -79,19 +79,19 @@ class CountingBuf final : public std::streambuf {
 
 /// The timed steps, in the order they run in each repetition, then the sums reported.
 enum Step : int {
-  kSession,      ///< build_session
-  kTableBuild,   ///< build_table
-  kTableText,    ///< write_table_text -> null
-  kTableJson,    ///< write_table_json -> null
-  kTraceNull,    ///< write_trace_only -> null
-  kFullNull,     ///< write_full_trace -> null
-  kTraceFile,    ///< write_trace_only -> file
-  kFullFile,     ///< write_full_trace -> file
-  kTable,        ///< build_table + write_table_text + write_table_json (derived)
-  kFullExport,   ///< build_session + write_full_trace -> file (derived)
+  kSession,         ///< build_session
+  kTableBuild,      ///< build_table
+  kTableText,       ///< write_table_text -> null
+  kTableJson,       ///< write_table_json -> null
+  kTraceNull,       ///< write_trace_only -> null
+  kFullNull,        ///< write_full_trace -> null
+  kTraceFile,       ///< write_trace_only -> file
+  kFullFile,        ///< write_full_trace -> file
+  kTable,           ///< build_table + write_table_text + write_table_json (derived)
+  kFullExport,      ///< build_session + write_full_trace -> file (derived)
   kFullExportNull,  ///< build_session + write_full_trace -> null (derived)
-  kExportsNull,  ///< write_trace_only + build_session + write_full_trace, null (derived)
-  kExportsFile,  ///< the same, to files (derived)
+  kExportsNull,     ///< write_trace_only + build_session + write_full_trace, null (derived)
+  kExportsFile,     ///< the same, to files (derived)
   kSteps
 };
 constexpr const char* kStepNames[kSteps] = {
@@ -119,7 +119,7 @@ struct Result {
   double sys_seconds[kSteps] = {};  ///< system (kernel) part of it: page faults, write(2)
   std::uint64_t trace_only_bytes = 0, full_bytes = 0, table_text_bytes = 0, table_json_bytes = 0;
   std::uint64_t records = 0, ranges = 0;
-  double raw_rss_mb = 0;  ///< VmHWM after generating the raw session
+  double raw_rss_mb = 0;   ///< VmHWM after generating the raw session
   double peak_rss_mb = 0;  ///< ru_maxrss of the child (filled in by the parent)
   bool ok = false;
   char error[256] = {};
@@ -210,8 +210,10 @@ void measure(std::int64_t kernels, const fs::path& dir, Result& r) {
   r.table_json_bytes = json.bytes;
   r.trace_only_bytes = trace.bytes;
   r.full_bytes = full.bytes;
-  timed(r, kTraceFile, [&] { xb::write_file_atomic(trace_path, [&](std::ostream& o) { xb::write_trace_only(raw, o); }); });
-  timed(r, kFullFile, [&] { xb::write_file_atomic(full_path, [&](std::ostream& o) { xb::write_full_trace(*session, o); }); });
+  timed(r, kTraceFile,
+        [&] { xb::write_file_atomic(trace_path, [&](std::ostream& o) { xb::write_trace_only(raw, o); }); });
+  timed(r, kFullFile,
+        [&] { xb::write_file_atomic(full_path, [&](std::ostream& o) { xb::write_full_trace(*session, o); }); });
   if (fs::file_size(trace_path) != r.trace_only_bytes || fs::file_size(full_path) != r.full_bytes) {
     throw std::runtime_error("file and null outputs differ in size");
   }
@@ -324,17 +326,15 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (sizes.empty() || repeat < 1 ||
-      std::any_of(sizes.begin(), sizes.end(), [](std::int64_t n) { return n < 100; })) {
+  if (sizes.empty() || repeat < 1 || std::any_of(sizes.begin(), sizes.end(), [](std::int64_t n) { return n < 100; })) {
     std::cerr << "postproc_bench: need sizes >= 100 and --repeat >= 1\n";
     return 2;
   }
   std::sort(sizes.begin(), sizes.end());
   std::string size_list;
   for (const std::int64_t n : sizes) size_list += (size_list.empty() ? "" : ", ") + group(n);
-  std::cout << fmt::format("postproc_bench: sizes {}, best and median of {} runs each, {}; files in {}\n",
-                           size_list, repeat, cpu >= 0 ? fmt::format("pinned to CPU {}", cpu) : "not pinned",
-                           dir.string());
+  std::cout << fmt::format("postproc_bench: sizes {}, best and median of {} runs each, {}; files in {}\n", size_list,
+                           repeat, cpu >= 0 ? fmt::format("pinned to CPU {}", cpu) : "not pinned", dir.string());
 
   // One fresh child per (repetition, size), sizes interleaved.
   struct Point {
@@ -377,36 +377,41 @@ int main(int argc, char** argv) {
 
   for (const Point& p : points) {
     const Result& r = p.runs.front();
-    std::cout << fmt::format("\n{} kernels ({} records, {} ranges; generated in {:.2f} s; raw session {:.0f} MB, peak memory "
-                             "{:.0f} MB); trace_only.json {:.1f} MB, full.json {:.1f} MB, table.txt {:.1f} kB, table.json "
-                             "{:.1f} kB\n",
-                             group(p.kernels), group(static_cast<std::int64_t>(r.records)), group(static_cast<std::int64_t>(r.ranges)),
-                             r.generate_s, r.raw_rss_mb, p.peak_rss_mb, static_cast<double>(r.trace_only_bytes) / 1e6,
-                             static_cast<double>(r.full_bytes) / 1e6, static_cast<double>(r.table_text_bytes) / 1e3,
-                             static_cast<double>(r.table_json_bytes) / 1e3);
+    std::cout << fmt::format(
+        "\n{} kernels ({} records, {} ranges; generated in {:.2f} s; raw session {:.0f} MB, peak memory "
+        "{:.0f} MB); trace_only.json {:.1f} MB, full.json {:.1f} MB, table.txt {:.1f} kB, table.json "
+        "{:.1f} kB\n",
+        group(p.kernels), group(static_cast<std::int64_t>(r.records)), group(static_cast<std::int64_t>(r.ranges)),
+        r.generate_s, r.raw_rss_mb, p.peak_rss_mb, static_cast<double>(r.trace_only_bytes) / 1e6,
+        static_cast<double>(r.full_bytes) / 1e6, static_cast<double>(r.table_text_bytes) / 1e3,
+        static_cast<double>(r.table_json_bytes) / 1e3);
     for (int s = 0; s < kSteps; ++s) {
-      std::cout << fmt::format("  {:<56} best {:8.4f} s  median {:8.4f} s  {:>11} kernels/s;  CPU best {:.4f} s (system {:.4f} s)\n",
-                               kStepNames[s], p.best(s), p.median(s),
-                               group(static_cast<std::int64_t>(static_cast<double>(p.kernels) / p.best(s))), best_of(p.cpu(s)),
-                               best_of(p.sys(s)));
+      std::cout << fmt::format(
+          "  {:<56} best {:8.4f} s  median {:8.4f} s  {:>11} kernels/s;  CPU best {:.4f} s (system {:.4f} s)\n",
+          kStepNames[s], p.best(s), p.median(s),
+          group(static_cast<std::int64_t>(static_cast<double>(p.kernels) / p.best(s))), best_of(p.cpu(s)),
+          best_of(p.sys(s)));
     }
   }
 
   // Markdown summary: seconds, best / median.
   const auto cell = [](const Point& p, int s) { return fmt::format("{:.3f} / {:.3f}", p.best(s), p.median(s)); };
-  std::cout << "\n| kernels | build_session | table | trace-only export | full export | both exports | both exports to files "
-               "(kernel time) | peak memory |\n"
-               "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+  std::cout
+      << "\n| kernels | build_session | table | trace-only export | full export | both exports | both exports to files "
+         "(kernel time) | peak memory |\n"
+         "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
   for (const Point& p : points) {
-    std::cout << fmt::format("| {} | {} | {} | {} | {} | {} | {} ({:.2f}) | {:.0f} MB |\n", group(p.kernels), cell(p, kSession),
-                             cell(p, kTable), cell(p, kTraceNull), cell(p, kFullExportNull), cell(p, kExportsNull),
-                             cell(p, kExportsFile), best_of(p.sys(kExportsFile)), p.peak_rss_mb);
+    std::cout << fmt::format("| {} | {} | {} | {} | {} | {} | {} ({:.2f}) | {:.0f} MB |\n", group(p.kernels),
+                             cell(p, kSession), cell(p, kTable), cell(p, kTraceNull), cell(p, kFullExportNull),
+                             cell(p, kExportsNull), cell(p, kExportsFile), best_of(p.sys(kExportsFile)), p.peak_rss_mb);
   }
-  std::cout << "\nSeconds, best / median of " << repeat
-            << " runs, each in a fresh process. table = build_table + write_table_text + write_table_json; trace-only export = "
-               "write_trace_only; full export = build_session + write_full_trace; both exports = write_trace_only + "
-               "build_session + write_full_trace; all into a counting stream that keeps nothing, except the column \"to "
-               "files\" (write_file_atomic, as bench writes them), whose kernel (system) time at best is in parentheses.\n";
+  std::cout
+      << "\nSeconds, best / median of " << repeat
+      << " runs, each in a fresh process. table = build_table + write_table_text + write_table_json; trace-only export "
+         "= "
+         "write_trace_only; full export = build_session + write_full_trace; both exports = write_trace_only + "
+         "build_session + write_full_trace; all into a counting stream that keeps nothing, except the column \"to "
+         "files\" (write_file_atomic, as bench writes them), whose kernel (system) time at best is in parentheses.\n";
 
   // Targets: the exporters' own cost (counting stream); the same written to files for reference,
   // since the kernel's page-cache time depends on the machine rather than on crossbench.
@@ -420,22 +425,26 @@ int main(int argc, char** argv) {
   std::cout << '\n';
   if (const Point* p = find(50'000)) {
     const double table = p->best(kTable), exports = p->best(kExportsNull), files = p->best(kExportsFile);
-    std::cout << fmt::format("  50,000 kernels: table {:.4f} s best, {:.4f} s median (target <= 0.1 s; PyTorch key_averages: "
-                             "15.4 s): {}\n",
-                             table, p->median(kTable), verdict(table <= 0.1));
-    std::cout << fmt::format("  50,000 kernels: both exports {:.3f} s best, {:.3f} s median; to files {:.3f} s best, {:.3f} s "
-                             "median (target <= 0.5 s): {}\n",
-                             exports, p->median(kExportsNull), files, p->median(kExportsFile), verdict(std::max(exports, files) <= 0.5));
+    std::cout << fmt::format(
+        "  50,000 kernels: table {:.4f} s best, {:.4f} s median (target <= 0.1 s; PyTorch key_averages: "
+        "15.4 s): {}\n",
+        table, p->median(kTable), verdict(table <= 0.1));
+    std::cout << fmt::format(
+        "  50,000 kernels: both exports {:.3f} s best, {:.3f} s median; to files {:.3f} s best, {:.3f} s "
+        "median (target <= 0.5 s): {}\n",
+        exports, p->median(kExportsNull), files, p->median(kExportsFile), verdict(std::max(exports, files) <= 0.5));
     ok = ok && table <= 0.1 && std::max(exports, files) <= 0.5;
   }
   if (const Point* p = find(1'000'000)) {
     const double full = p->best(kFullExportNull), file = p->best(kFullExport);
-    std::cout << fmt::format("  1,000,000 kernels: full export {:.3f} s best, {:.3f} s median (CPU {:.3f} s) (target <= 1 s on one "
-                             "core): {}\n",
-                             full, p->median(kFullExportNull), best_of(p->cpu(kFullExportNull)), verdict(full <= 1.0));
-    std::cout << fmt::format("  1,000,000 kernels: full export to a file {:.3f} s best, {:.3f} s median, of which kernel time {:.3f} "
-                             "s at best (page cache): {}\n",
-                             file, p->median(kFullExport), best_of(p->sys(kFullExport)), verdict(file <= 1.0));
+    std::cout << fmt::format(
+        "  1,000,000 kernels: full export {:.3f} s best, {:.3f} s median (CPU {:.3f} s) (target <= 1 s on one "
+        "core): {}\n",
+        full, p->median(kFullExportNull), best_of(p->cpu(kFullExportNull)), verdict(full <= 1.0));
+    std::cout << fmt::format(
+        "  1,000,000 kernels: full export to a file {:.3f} s best, {:.3f} s median, of which kernel time {:.3f} "
+        "s at best (page cache): {}\n",
+        file, p->median(kFullExport), best_of(p->sys(kFullExport)), verdict(file <= 1.0));
     ok = ok && full <= 1.0;
   }
   if (points.size() >= 2) {
@@ -445,9 +454,10 @@ int main(int argc, char** argv) {
     for (const int s : {kSession, kTable, kTraceNull, kFullNull, kExportsNull, kExportsFile}) {
       const double ratio = b.best(s) / a.best(s), ratio_med = b.median(s) / a.median(s);
       const bool linear = std::min(ratio, ratio_med) <= 1.1 * size_ratio;
-      std::cout << fmt::format("  growth of {}: {:.1f}x (best) / {:.1f}x (median) for {:.0f}x kernels (target <= {:.0f}x): {}\n",
-                               kStepNames[s], ratio, ratio_med, size_ratio, 1.1 * size_ratio,
-                               s == kExportsFile ? (linear ? "met" : "not linear (page cache)") : verdict(linear));
+      std::cout << fmt::format(
+          "  growth of {}: {:.1f}x (best) / {:.1f}x (median) for {:.0f}x kernels (target <= {:.0f}x): {}\n",
+          kStepNames[s], ratio, ratio_med, size_ratio, 1.1 * size_ratio,
+          s == kExportsFile ? (linear ? "met" : "not linear (page cache)") : verdict(linear));
       if (s != kExportsFile) ok = ok && linear;
     }
   }

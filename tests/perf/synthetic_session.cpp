@@ -55,7 +55,7 @@ RawSession synthetic_session(std::int64_t kernels) {
   s.records.reserve(static_cast<std::size_t>(steps) * kOpsPerStep * kKernelsPerOp * 3);
   s.ranges.reserve(static_cast<std::size_t>(steps) * (2 + kOpsPerStep));
   std::int64_t t = s.meta.window_start_ns + 1000;  // host clock
-  std::int64_t gpu = t;                             // end of the last kernel on the stream
+  std::int64_t gpu = t;                            // end of the last kernel on the stream
   std::uint64_t id = 1;
   std::uint32_t corr = 1;
   for (std::int64_t k = 0; k < steps; ++k) {
@@ -63,13 +63,20 @@ RawSession synthetic_session(std::int64_t kernels) {
     const int fixture = static_cast<int>(k % 4);
     HostRange step{step_id, 0, fmt::format("ProfilerStep#{}", k + 2), RangeCategory::UserAnnotation, t, 0, 4242, 4242};
     const std::uint64_t annot_id = id++;
-    HostRange annot{annot_id, step_id, s.fixtures[static_cast<std::size_t>(fixture)].name, RangeCategory::UserAnnotation,
-                        t + 500, 0, 4242, 4242};
+    HostRange annot{annot_id,
+                    step_id,
+                    s.fixtures[static_cast<std::size_t>(fixture)].name,
+                    RangeCategory::UserAnnotation,
+                    t + 500,
+                    0,
+                    4242,
+                    4242};
     t += 1000;
     std::int64_t first_kernel = -1;
     for (int o = 0; o < kOpsPerStep; ++o) {
       const std::uint64_t op_id = id++;
-      HostRange op{op_id, annot_id, fmt::format("aten::{}", kOps[(fixture + o) % 4]), RangeCategory::CpuOp, t, 0, 4242, 4242};
+      HostRange op{op_id, annot_id, fmt::format("aten::{}", kOps[(fixture + o) % 4]), RangeCategory::CpuOp, t, 0,
+                   4242,  4242};
       t += 300;
       for (int j = 0; j < kKernelsPerOp; ++j) {
         RawRecord x;
@@ -117,7 +124,8 @@ RawSession synthetic_session(std::int64_t kernels) {
     step.end_ns = t;
     s.ranges.push_back(step);
     s.ranges.push_back(annot);
-    s.event_timings.push_back({s.fixtures[static_cast<std::size_t>(fixture)].name, k + 2, step_id, gpu - first_kernel + 1500});
+    s.event_timings.push_back(
+        {s.fixtures[static_cast<std::size_t>(fixture)].name, k + 2, step_id, gpu - first_kernel + 1500});
     t = std::max(t, gpu) + 2000;  // the next step starts after this one's kernels
   }
   s.meta.window_end_ns = std::max(t, gpu) + 1000;

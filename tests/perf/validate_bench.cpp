@@ -32,12 +32,12 @@
 #include <fmt/format.h>
 
 #include "bench/core/run_dir.h"
-#include "tests/perf/synthetic_session.h"
 #include "profiler/atomic_file.h"
 #include "profiler/event_model.h"
 #include "profiler/raw_records.h"
 #include "profiler/table.h"
 #include "profiler/trace_export.h"
+#include "tests/perf/synthetic_session.h"
 
 namespace fs = std::filesystem;
 
@@ -111,14 +111,21 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (a == "--kernels") kernels = std::stoll(value());
-    else if (a == "--dir") dir = value();
-    else if (a == "--validate") exe = value();
-    else if (a == "--repeat") repeat = std::max(1, std::stoi(value()));
-    else if (a == "--cpu") cpu = std::max(0, std::stoi(value()));
-    else if (a == "--keep") keep = true;
+    if (a == "--kernels")
+      kernels = std::stoll(value());
+    else if (a == "--dir")
+      dir = value();
+    else if (a == "--validate")
+      exe = value();
+    else if (a == "--repeat")
+      repeat = std::max(1, std::stoi(value()));
+    else if (a == "--cpu")
+      cpu = std::max(0, std::stoi(value()));
+    else if (a == "--keep")
+      keep = true;
     else {
-      std::cerr << "usage: validate_bench [--kernels N] [--dir DIR] [--validate PATH] [--repeat R] [--cpu C] [--keep]\n";
+      std::cerr
+          << "usage: validate_bench [--kernels N] [--dir DIR] [--validate PATH] [--repeat R] [--cpu C] [--keep]\n";
       return 2;
     }
   }
@@ -130,8 +137,9 @@ int main(int argc, char** argv) {
     std::cerr << "validate_bench: no validate executable at " << exe << " (give --validate PATH)\n";
     return 2;
   }
-  std::cout << fmt::format("validate_bench: {} kernels and {} kernels, best of {} runs each, validate pinned to CPU {}\n",
-                           kernels / 10, kernels, repeat, cpu);
+  std::cout << fmt::format(
+      "validate_bench: {} kernels and {} kernels, best of {} runs each, validate pinned to CPU {}\n", kernels / 10,
+      kernels, repeat, cpu);
   struct Point {
     std::int64_t kernels;
     std::uint64_t bytes;
@@ -175,8 +183,9 @@ int main(int argc, char** argv) {
     std::uint64_t bytes = 0;
     for (const char* f : {"trace_only.json", "full.json", "table.json", "events.json"}) bytes += fs::file_size(d / f);
     const double gen = std::chrono::duration<double>(std::chrono::steady_clock::now() - g0).count();
-    std::cout << fmt::format("  {:>9} kernels: {:>7.1f} MB of exports ({:.0f} bytes per kernel), generated in {:.1f} s\n", n,
-                             static_cast<double>(bytes) / 1e6, static_cast<double>(bytes) / static_cast<double>(n), gen);
+    std::cout << fmt::format(
+        "  {:>9} kernels: {:>7.1f} MB of exports ({:.0f} bytes per kernel), generated in {:.1f} s\n", n,
+        static_cast<double>(bytes) / 1e6, static_cast<double>(bytes) / static_cast<double>(n), gen);
     points.push_back({n, bytes, d, {}, {}, 0});
   }
   // Interleaved runs, so that a noisy neighbour affects both sizes alike.
@@ -194,10 +203,11 @@ int main(int argc, char** argv) {
     }
   }
   for (const Point& p : points) {
-    std::cout << fmt::format("  {:>9} kernels: validate best {:.3f} s, median {:.3f} s of {} runs ({:.0f} MB/s at best), peak "
-                             "memory {:.0f} MB; CPU time (user + system) best {:.3f} s, median {:.3f} s\n",
-                             p.kernels, p.best(), p.median(), p.seconds.size(), static_cast<double>(p.bytes) / 1e6 / p.best(),
-                             p.max_rss_mb, Point::best_of(p.cpu_seconds), Point::median_of(p.cpu_seconds));
+    std::cout << fmt::format(
+        "  {:>9} kernels: validate best {:.3f} s, median {:.3f} s of {} runs ({:.0f} MB/s at best), peak "
+        "memory {:.0f} MB; CPU time (user + system) best {:.3f} s, median {:.3f} s\n",
+        p.kernels, p.best(), p.median(), p.seconds.size(), static_cast<double>(p.bytes) / 1e6 / p.best(), p.max_rss_mb,
+        Point::best_of(p.cpu_seconds), Point::median_of(p.cpu_seconds));
     if (!keep) fs::remove_all(p.dir);
   }
   const Point& small = points[0];
@@ -207,9 +217,11 @@ int main(int argc, char** argv) {
   const bool time_ok = big.best() <= 2.0, linear_ok = std::min(ratio, ratio_median) <= 1.1 * size_ratio,
              mem_ok = big.max_rss_mb <= 1536;
   std::cout << fmt::format("  time {:.3f} s at best (target <= 2 s): {}\n", big.best(), time_ok ? "met" : "MISSED");
-  std::cout << fmt::format("  growth {:.2f}x (best) / {:.2f}x (median) time for {:.0f}x kernels (target <= {:.0f}x): {}\n", ratio,
-                           ratio_median, size_ratio, 1.1 * size_ratio, linear_ok ? "met" : "MISSED");
-  std::cout << fmt::format("  peak memory {:.0f} MB (target <= 1536 MB): {}\n", big.max_rss_mb, mem_ok ? "met" : "MISSED");
+  std::cout << fmt::format(
+      "  growth {:.2f}x (best) / {:.2f}x (median) time for {:.0f}x kernels (target <= {:.0f}x): {}\n", ratio,
+      ratio_median, size_ratio, 1.1 * size_ratio, linear_ok ? "met" : "MISSED");
+  std::cout << fmt::format("  peak memory {:.0f} MB (target <= 1536 MB): {}\n", big.max_rss_mb,
+                           mem_ok ? "met" : "MISSED");
   if (!keep) fs::remove_all(dir);
   return ok && time_ok && linear_ok && mem_ok ? 0 : 1;
 }

@@ -12,8 +12,7 @@ namespace xb {
 /// temporary file cannot be created, written or renamed; the temporary is removed on failure.
 /// An exception thrown by `writer` itself propagates unchanged (temporary removed, old file intact).
 /// The temporary is "<path>.tmp.<pid>.<n>" in the same folder; no fsync is done.
-void write_file_atomic(const std::filesystem::path& path,
-                       const std::function<void(std::ostream&)>& writer);
+void write_file_atomic(const std::filesystem::path& path, const std::function<void(std::ostream&)>& writer);
 
 /// Checks, before any output is written, that write_file_atomic(`path`, ...) can succeed: `path`
 /// is not a folder, and a temporary file can be created (then removed) beside it. A command with

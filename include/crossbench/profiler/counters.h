@@ -72,13 +72,13 @@ struct KernelCounters {
 struct CounterFigures {
   double dram_read_bytes = 0;
   double dram_write_bytes = 0;
-  double dram_bytes = 0;            ///< read + written
-  double sass_flops = 0;            ///< sum of SASS counters x weights
-  double tensor_flops = 0;          ///< sum of tensor-pipe counters x weights
-  double flops = 0;                 ///< sass_flops + tensor_flops
-  double duration_ns = 0;           ///< sum of the kernels' gpu__time_duration
-  double sm_throughput_pct = 0;     ///< duration-weighted mean over the kernels
-  double dram_throughput_pct = 0;   ///< duration-weighted mean over the kernels
+  double dram_bytes = 0;           ///< read + written
+  double sass_flops = 0;           ///< sum of SASS counters x weights
+  double tensor_flops = 0;         ///< sum of tensor-pipe counters x weights
+  double flops = 0;                ///< sass_flops + tensor_flops
+  double duration_ns = 0;          ///< sum of the kernels' gpu__time_duration
+  double sm_throughput_pct = 0;    ///< duration-weighted mean over the kernels
+  double dram_throughput_pct = 0;  ///< duration-weighted mean over the kernels
   /// flops / dram_bytes, FLOP/B; 0 when no DRAM byte was counted.
   double intensity() const { return dram_bytes > 0 ? flops / dram_bytes : 0.0; }
 };
@@ -101,7 +101,7 @@ struct FixtureCounters {
   /// as many unprofiled warm-up calls; per-call figures are totals / calls.
   int calls = 1;
   std::vector<KernelCounters> kernels;  ///< every kernel of those calls, in launch order
-  std::string error;       ///< why this fixture has no counters ("" = collected)
+  std::string error;                    ///< why this fixture has no counters ("" = collected)
   /// The SASS metrics pass: metric name -> total over all kernels of the `calls` calls (SASS
   /// patching counts per instruction, not per launch). Empty when not counted.
   std::map<std::string, double> sass;
@@ -118,19 +118,19 @@ struct CounterSession {
   /// "collected", or "unavailable" (library, permission, device: `reason` says which; the
   /// timing pass ran anyway).
   std::string status = "collected";
-  std::string reason;         ///< one line: why unavailable ("" when collected)
-  std::string method;         ///< e.g. "CUPTI range profiler, auto range, kernel replay"
-  std::string library;        ///< the CUPTI library file used
+  std::string reason;   ///< one line: why unavailable ("" when collected)
+  std::string method;   ///< e.g. "CUPTI range profiler, auto range, kernel replay"
+  std::string library;  ///< the CUPTI library file used
   std::string gpu_name;
-  std::string chip;           ///< CUPTI's chip name, e.g. "GH100"
-  std::uint64_t l2_bytes = 0; ///< the device's L2 size (cudaDevAttrL2CacheSize)
-  int passes = 0;             ///< replay passes per call the range profiler needed for the metrics
+  std::string chip;            ///< CUPTI's chip name, e.g. "GH100"
+  std::uint64_t l2_bytes = 0;  ///< the device's L2 size (cudaDevAttrL2CacheSize)
+  int passes = 0;              ///< replay passes per call the range profiler needed for the metrics
   /// The SASS metrics pass: "counted", or "not counted" (`sass_reason` says why: API missing,
   /// device unsupported, no SASS metric offered); independent of `status`.
   std::string sass_status = "not counted";
   std::string sass_reason;
-  std::vector<std::string> accepted;                   ///< metrics CUPTI accepted
-  std::map<std::string, std::string> rejected;         ///< metric -> why CUPTI refused it
+  std::vector<std::string> accepted;            ///< metrics CUPTI accepted
+  std::map<std::string, std::string> rejected;  ///< metric -> why CUPTI refused it
   std::vector<FixtureCounters> fixtures;
 };
 
@@ -175,10 +175,10 @@ class CounterCollector {
 
 /// The CUPTI counter collector on CUDA device `device` (profiler/cupti_counters.cpp): CUPTI's range
 /// profiler (cupti_range_profiler.h), auto range and user replay (the caller's `before_pass`
-/// before each pass, the counter pass's warm-up calls), metrics evaluated with the profiler host API (cupti_profiler_host.h); the
-/// SASS instruction counters from CUPTI's SASS metrics API (profiler/cupti_sass_metrics.cpp) in a
-/// pass of their own, unless XB_COUNTERS_SASS=0. libcupti is loaded at run time as for the activity
-/// profiler (profiler/cupti_api.h). Metrics the chip does not know are left out and listed in
+/// before each pass, the counter pass's warm-up calls), metrics evaluated with the profiler host API
+/// (cupti_profiler_host.h); the SASS instruction counters from CUPTI's SASS metrics API
+/// (profiler/cupti_sass_metrics.cpp) in a pass of their own, unless XB_COUNTERS_SASS=0. libcupti is loaded at run time
+/// as for the activity profiler (profiler/cupti_api.h). Metrics the chip does not know are left out and listed in
 /// `rejected`. Throws ProfilerError with one line saying why when it cannot collect: the library or
 /// its range profiler functions missing, CUPTI_ERROR_INSUFFICIENT_PRIVILEGES (profiling restricted
 /// to admin users), an unsupported device, or none of the essential metrics accepted. With

@@ -31,9 +31,9 @@ struct DeviceActivity {
   std::uint32_t context_id = 0;
   std::uint32_t stream_id = 0;
   std::uint32_t correlation_id = 0;
-  std::uint64_t external_id = 0;  ///< innermost host range open at launch; 0 = none
-  std::int64_t launch = -1;       ///< index into Session::api of the launching call; -1 = none
-  const RawRecord* raw = nullptr; ///< the record it came from (grid, block, bytes, ...)
+  std::uint64_t external_id = 0;   ///< innermost host range open at launch; 0 = none
+  std::int64_t launch = -1;        ///< index into Session::api of the launching call; -1 = none
+  const RawRecord* raw = nullptr;  ///< the record it came from (grid, block, bytes, ...)
   std::int64_t duration_ns() const { return end_ns - start_ns; }
 };
 

@@ -1,7 +1,7 @@
 // The profiler front end: host ranges (record_function-like annotations and CPU ops), a
 // wait/warmup/active step schedule, and the collection of raw activity records from an
-// ActivitySource. The CUPTI source is make_cupti_source() (below; profiler/cupti_collector.cpp); tests inject a fake one.
-// No CUDA or CUPTI headers here.
+// ActivitySource. The CUPTI source is make_cupti_source() (below; profiler/cupti_collector.cpp); tests inject a fake
+// one. No CUDA or CUPTI headers here.
 //
 // Units: nanoseconds on the activity source's clock (cuptiGetTimestamp for CUPTI).
 #pragma once
@@ -233,8 +233,7 @@ enum CuptiKindBits : unsigned {
 /// std::invalid_argument for a buffer under 4 KiB. `kinds` (CuptiKindBits) selects what is
 /// recorded; a session without all of them is incomplete (the validator will say so): for cost
 /// measurements only.
-std::unique_ptr<ActivitySource> make_cupti_source(std::size_t buffer_bytes = 8u << 20,
-                                                  std::size_t max_buffers = 256,
+std::unique_ptr<ActivitySource> make_cupti_source(std::size_t buffer_bytes = 8u << 20, std::size_t max_buffers = 256,
                                                   unsigned kinds = kCuptiAllKinds);
 
 }  // namespace xb

@@ -99,11 +99,11 @@ struct HostRange {
 /// cudaEvent timing of one active profiler step: the interval between the start and stop events
 /// recorded around the step's workload.
 struct StepTiming {
-  std::string fixture;          ///< fixture name, e.g. "matmul/bf16/4096"
-  std::int64_t step = 0;        ///< ProfilerStep number
-  std::uint64_t range_id = 0;   ///< id of the "ProfilerStep#N" HostRange
-  std::int64_t event_ns = 0;    ///< cudaEventElapsedTime, converted to ns (0.5 us resolution)
-  int launches = 1;             ///< workload calls between the two events (hot mode: the batch)
+  std::string fixture;         ///< fixture name, e.g. "matmul/bf16/4096"
+  std::int64_t step = 0;       ///< ProfilerStep number
+  std::uint64_t range_id = 0;  ///< id of the "ProfilerStep#N" HostRange
+  std::int64_t event_ns = 0;   ///< cudaEventElapsedTime, converted to ns (0.5 us resolution)
+  int launches = 1;            ///< workload calls between the two events (hot mode: the batch)
 };
 
 /// Static properties of the device, as PyTorch writes them in "deviceProperties".
@@ -150,10 +150,10 @@ struct SessionMeta {
   /// Where device records came from: "cupti", or "none" in event-only mode (bench --no-cupti),
   /// where the session has host ranges and cudaEvent times but no activity records.
   std::string activity_source = "cupti";
-  std::string created_utc;               ///< ISO 8601
-  std::int64_t window_start_ns = 0;      ///< recording window on the CUPTI clock, ns
+  std::string created_utc;           ///< ISO 8601
+  std::int64_t window_start_ns = 0;  ///< recording window on the CUPTI clock, ns
   std::int64_t window_end_ns = 0;
-  std::uint64_t dropped_records = 0;     ///< sum of cuptiActivityGetNumDroppedRecords
+  std::uint64_t dropped_records = 0;        ///< sum of cuptiActivityGetNumDroppedRecords
   std::uint64_t discarded_by_schedule = 0;  ///< records outside active steps (wait/warmup)
   int cuda_driver_version = 0;
   int cuda_runtime_version = 0;

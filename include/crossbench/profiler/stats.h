@@ -57,11 +57,11 @@ double median_of(std::vector<std::int64_t> values);
 /// Units: those of the samples. Throws std::invalid_argument for no samples, a non-finite sample or
 /// confidence outside (0, 1).
 struct MedianInterval {
-  double median = 0;           ///< the sample median (type 7: SampleStats::median)
-  double low = 0, high = 0;    ///< x_(l) and x_(u); min and max when not bounded
-  double confidence = 0;       ///< the stated level, e.g. 0.95
+  double median = 0;         ///< the sample median (type 7: SampleStats::median)
+  double low = 0, high = 0;  ///< x_(l) and x_(u); min and max when not bounded
+  double confidence = 0;     ///< the stated level, e.g. 0.95
   std::size_t count = 0;
-  std::size_t batches = 0;     ///< batches of the dependence estimate; 0 with under 25 samples
+  std::size_t batches = 0;  ///< batches of the dependence estimate; 0 with under 25 samples
   /// count / max(1, variance inflation of the count below the median): the independent samples
   /// that would give the same interval.
   double effective_samples = 0;

@@ -46,13 +46,13 @@ std::unordered_map<std::uint64_t, StepDevice> device_by_step(const Session& sess
 /// One active step (a StepTiming) with the device work recorded inside it.
 struct StepMetrics {
   std::string fixture;
-  std::int64_t step = 0;          ///< ProfilerStep number
-  std::uint64_t range_id = 0;     ///< the ProfilerStep range
-  int launches = 1;               ///< calls between the events (hot mode: the batch)
-  std::int64_t event_ns = 0;      ///< cudaEvent interval of the whole step
-  std::int64_t device_sum_ns = 0; ///< sum of the step's kernel, memcpy and memset durations
-  std::int64_t device_span_ns = 0;///< first activity start to last activity end (0: no activity)
-  std::size_t activities = 0;     ///< device activities in the step
+  std::int64_t step = 0;            ///< ProfilerStep number
+  std::uint64_t range_id = 0;       ///< the ProfilerStep range
+  int launches = 1;                 ///< calls between the events (hot mode: the batch)
+  std::int64_t event_ns = 0;        ///< cudaEvent interval of the whole step
+  std::int64_t device_sum_ns = 0;   ///< sum of the step's kernel, memcpy and memset durations
+  std::int64_t device_span_ns = 0;  ///< first activity start to last activity end (0: no activity)
+  std::size_t activities = 0;       ///< device activities in the step
   double event_per_call_ns() const { return static_cast<double>(event_ns) / launches; }
   double device_per_call_ns() const { return static_cast<double>(device_sum_ns) / launches; }
   double span_per_call_ns() const { return static_cast<double>(device_span_ns) / launches; }

@@ -20,7 +20,7 @@ __global__ void producer(float* x, int n, int spins) {
 __global__ void consumer(float* x, float* y, int n, int spins) {
   float acc = 0.f;
   for (int k = 0; k < spins; ++k) acc = acc * 0.5f + 1.f;  // prologue work before the wait
-  cudaGridDependencySynchronize();                          // the producer's writes are visible
+  cudaGridDependencySynchronize();                         // the producer's writes are visible
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) y[i] = x[i] + acc;
 }

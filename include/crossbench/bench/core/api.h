@@ -71,10 +71,10 @@ struct BenchmarkDef {
   Factory make;
   std::vector<std::string> dtypes{"fp32"};  ///< the first is the default when --dtype is not given
   std::vector<std::int64_t> sizes;          ///< default sizes; empty: --size's default (64, 4096)
-  PointFigure flops;         ///< floating-point operations per call (TFLOP/s, roofline); empty: 0
-  PointFigure bytes;         ///< minimum bytes moved per call (GB/s; cold-mode rotation); empty: 0
-  PointFigure device_bytes;  ///< device memory one instance allocates (checked before any run); empty: unchecked
-  std::int64_t max_size = 0; ///< largest size it takes (checked before any run); 0: the command line's limit
+  PointFigure flops;                        ///< floating-point operations per call (TFLOP/s, roofline); empty: 0
+  PointFigure bytes;                        ///< minimum bytes moved per call (GB/s; cold-mode rotation); empty: 0
+  PointFigure device_bytes;   ///< device memory one instance allocates (checked before any run); empty: unchecked
+  std::int64_t max_size = 0;  ///< largest size it takes (checked before any run); 0: the command line's limit
   /// Cold mode: instances made and used in turn (input rotation); 0: enough to span twice the L2
   /// from `bytes` (1 without bytes). crossbench.bench sets it to the number of callables given.
   int rotation = 0;
@@ -126,6 +126,6 @@ int main(int argc, char** argv);
 #define XB_DETAIL_CONCAT(a, b) XB_DETAIL_CONCAT2(a, b)
 /// Registers a benchmark at static-initialization time: XB_BENCHMARK(name, factory) followed by
 /// optional builder calls (.dtypes(...).flops(...)...). `name` is a plain identifier.
-#define XB_BENCHMARK(name, ...)                                                                   \
+#define XB_BENCHMARK(name, ...)                                                                       \
   static ::xb::Registration XB_DETAIL_CONCAT(xb_benchmark_registration_, __LINE__) [[maybe_unused]] = \
       ::xb::register_benchmark(#name, __VA_ARGS__)
