@@ -249,10 +249,10 @@ void note_groups(const Model& m, CheckLog& log, const std::vector<NameRow>& rows
                                                  : "(name, overload name)";
   log.not_judged(
       fmt::format("{} groups", tb.file),
-      fmt::format("{} rows are {} groups (key_averages group_by_...): each name's groups are summed and the sum "
-                  "compared with the trace; the split into groups is not judged ({} names have several groups), "
-                  "the validator keys the trace's events by name only",
-                  tb.rows.size(), by, multi));
+      fmt::format("the split of a grouped table's names into {} groups (key_averages group_by_...; the validator "
+                  "keys the trace's events by name only): {} rows, {} names with several groups; each name's groups "
+                  "are summed and the sum compared with the trace",
+                  by, tb.rows.size(), multi));
 }
 
 // ---------------------------------------------------------------------------------------------

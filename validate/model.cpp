@@ -345,28 +345,40 @@ Derived derive(const View& v, NameTable& names) {
   // model does not follow (seen with two Python threads launching while Kineto requested a
   // buffer). Their rows, and the overhead row, are not judged.
   if (kineto) {
-    // events of the main timeline: its ranges, API calls and overhead events
-    std::vector<std::uint32_t> main_events;
+    // Events of the main timeline (its ranges, API calls and overhead events), by start and by
+    // end: the ones that partly overlap a moved call start inside it and end after it, or start
+    // before it and end inside it; two binary searches find them (no scan of every pair).
+    std::vector<std::uint32_t> by_s, by_e;
     for (std::uint32_t i : v.rng)
-      if (v.ev(i).lane == main_lane) main_events.push_back(i);
+      if (v.ev(i).lane == main_lane) by_s.push_back(i);
     for (std::size_t j = 0; j < v.api.size(); ++j)
-      if (api_lane[j] == main_lane) main_events.push_back(v.api[j]);
-    for (const Ovh& ov : ovhs) main_events.push_back(ov.ev);
+      if (api_lane[j] == main_lane) by_s.push_back(v.api[j]);
+    for (const Ovh& ov : ovhs) by_s.push_back(ov.ev);
+    by_e = by_s;
+    std::sort(by_s.begin(), by_s.end(),
+              [&](std::uint32_t x, std::uint32_t y) { return v.ev(x).start_ns < v.ev(y).start_ns; });
+    std::sort(by_e.begin(), by_e.end(),
+              [&](std::uint32_t x, std::uint32_t y) { return v.ev(x).end_ns() < v.ev(y).end_ns(); });
     const char* why =
         "API calls of another thread partly overlap events on the main thread's timeline, where PyTorch "
         "nests them (partial overlaps there are not modelled)";
+    const auto mark = [&](const TraceEvent& a, const TraceEvent& o) {
+      d.unmodelled[{a.cat, disp(a.name)}] = why;
+      d.unmodelled[{o.cat, disp(o.name)}] = why;
+    };
     for (std::size_t j = 0; j < v.api.size(); ++j) {
       const TraceEvent& a = v.ev(v.api[j]);
-      if (a.lane == api_lane[j]) continue;
-      for (std::uint32_t k : main_events) {
-        const TraceEvent& o = v.ev(k);
-        if (k == v.api[j] || !(a.start_ns < o.end_ns() && o.start_ns < a.end_ns())) continue;
-        if ((a.start_ns <= o.start_ns && o.end_ns() <= a.end_ns()) ||
-            (o.start_ns <= a.start_ns && a.end_ns() <= o.end_ns()))
-          continue;  // one holds the other: modelled
-        d.unmodelled[{a.cat, disp(a.name)}] = why;
-        d.unmodelled[{o.cat, disp(o.name)}] = why;
-      }
+      if (a.lane == api_lane[j] || by_s.empty()) continue;
+      // starts inside a, ends after it
+      auto it = std::upper_bound(by_s.begin(), by_s.end(), a.start_ns,
+                                 [&](std::int64_t t, std::uint32_t x) { return t < v.ev(x).start_ns; });
+      for (; it != by_s.end() && v.ev(*it).start_ns < a.end_ns(); ++it)
+        if (*it != v.api[j] && v.ev(*it).end_ns() > a.end_ns()) mark(a, v.ev(*it));
+      // starts before a, ends inside it
+      auto jt = std::upper_bound(by_e.begin(), by_e.end(), a.start_ns,
+                                 [&](std::int64_t t, std::uint32_t x) { return t < v.ev(x).end_ns(); });
+      for (; jt != by_e.end() && v.ev(*jt).end_ns() < a.end_ns(); ++jt)
+        if (*jt != v.api[j] && v.ev(*jt).start_ns < a.start_ns) mark(a, v.ev(*jt));
     }
   }
   // The same-name fold: children per range (ranges, API calls, overhead events), then a range
