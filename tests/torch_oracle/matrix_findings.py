@@ -35,10 +35,12 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import key_averages as ka  # noqa: E402
+import trace_checks  # noqa: E402
 import table_compare as tc  # noqa: E402
 import table_text as tt  # noqa: E402
 
 DEFECT_CAUSES = (ka.CAUSE_OVERHEAD, ka.CAUSE_SPAN)
+_CORR = re.compile(r"\(correlation (\d+)\)")
 _LINE = re.compile(r"\.txt line (\d+)\b")
 
 
@@ -118,6 +120,10 @@ def judge(exe, corpora, quiet=False):
                     checks = json.load(f)["checks"]
                 lines, absent, totals, defects, nj, others, err = oracle_view(trace, table, call,
                                                                               cache)
+                if cache.get("trace_checks_of") != trace:
+                    cache["trace_checks_of"] = trace
+                    cache["trace_checks"] = trace_checks.check_trace(trace)
+                tchk = cache["trace_checks"]
                 if err:
                     res["oracle_unreadable"].append((tname, err))
                 for _, reason in nj:
@@ -153,11 +159,26 @@ def judge(exe, corpora, quiet=False):
                     elif c["check"] == "table_rows" and "has events of this name" in c["message"]:
                         nm = c["subject"].split("'", 1)[-1].rsplit("'", 1)[0]
                         ok = any(_same_name(a, nm) for a in absent)
+                    elif c["check"] in ("stream_overlap", "flows"):
+                        corr = _CORR.search(c.get("subject", ""))
+                        found = tchk["overlap"] if c["check"] == "stream_overlap" else tchk["flows"]
+                        ok = corr is not None and any(x[0] == int(corr.group(1)) for x in found)
                     if ok:
                         res["confirmed"] += 1
                     else:
                         res["false_alarms"].append((tname, c["check"], cause, c["subject"][:120],
                                                     c["message"][:200]))
+                # the oracle's own trace findings (stream overlap, flows) the validator did not report
+                for kind, check in (("overlap", "stream_overlap"), ("flows", "flows")):
+                    for corr, _ in tchk[kind]:
+                        if not any(c["check"] == check and c["status"] in ("failed", "not_judged")
+                                   and "correlation %d)" % corr in c["subject"] for c in checks):
+                            res["missed"].append((tname, 0, "%s: correlation %d" % (check, corr)))
+                for kind in ("overlap_not_judged", "flows_not_judged"):
+                    if tchk[kind]:
+                        why = "trace %s (%s)" % (kind, "no deviceProperties" if kind.startswith("overlap")
+                                                 else "memset/memcpy without a device record")
+                        res["oracle_not_judged"][why] = res["oracle_not_judged"].get(why, 0) + len(tchk[kind])
                 reported_names = {_subject_name(c["subject"]) for c in checks
                                   if c["status"] in ("failed", "not_run", "not_judged")}
                 for nm in sorted(absent):

@@ -539,6 +539,39 @@ def test_cpu_tables_every_option_without_stacks():
     assert n == 57, n
 
 
+def test_trace_checks_pdl_and_flows():
+    # O1: the H200 PDL probe's 20 consumer kernels start 7.6 us before their producers end, on a
+    # 9.0 device: programmatic dependent launch, no overlap finding. Without deviceProperties
+    # the same overlaps are not judged; on a 8.0 device they are findings.
+    import gzip
+    import tempfile
+    import trace_checks
+    path = os.path.join(ROOT, "results", "h200", "pdl-2026-12-03", "pdl_pair.json.gz")
+    r = trace_checks.check_trace(path)
+    assert len(r["pdl"]) == 20 and not r["overlap"] and not r["overlap_not_judged"], r
+    assert 7000 < max(ns for _, ns in r["pdl"]) < 8000
+    doc = json.load(gzip.open(path, "rt"))
+    with tempfile.TemporaryDirectory() as tmp:
+        for props, key in ((None, "overlap_not_judged"), ([{"id": 0, "computeMajor": 8, "computeMinor": 0}], "overlap")):
+            d = copy.deepcopy(doc)
+            if props is None:
+                d.pop("deviceProperties", None)
+            else:
+                d["deviceProperties"] = props
+            f = os.path.join(tmp, "t.json")
+            with open(f, "w") as fh:
+                json.dump(d, fh)
+            assert len(trace_checks.check_trace(f)[key]) == 20, key
+    # F1: no flow finding on any export of the matrix; memset/memcpy starts without a device
+    # record are not judged
+    nj = 0
+    for f in sorted(glob.glob(os.path.join(ROOT, "tests", "data", "torch-matrix", "corpus", "*.json.gz"))):
+        r = trace_checks.check_trace(f)
+        assert not r["flows"] and not r["overlap"], (f, r["flows"][:3], r["overlap"][:3])
+        nj += len(r["flows_not_judged"])
+    assert nj > 0
+
+
 def _main():
     tests = [(n, f) for n, f in sorted(globals().items()) if n.startswith("test_") and callable(f)]
     passed = failed = 0

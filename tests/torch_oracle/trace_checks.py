@@ -1,0 +1,101 @@
+"""The oracle's own trace checks: stream overlap and launch-to-kernel flows, re-derived from a
+PyTorch Chrome trace in plain Python (json and gzip only; no code shared with validate/).
+
+Rules (each what the validator must agree with; docs/validator.md):
+  O1  Device activities (kernel, gpu_memcpy, gpu_memset) of one lane (pid = device, tid = stream)
+      do not overlap, except (a) consecutive nodes of one CUDA graph launch (the same correlation
+      id, a cudaGraphLaunch/cuGraphLaunch call) by up to 2 us, CUPTI's timestamps of graph replays,
+      and (b) on a device of compute capability 9.0 or more (the trace's deviceProperties) any
+      overlap: programmatic dependent launch (CUDA Programming Guide, "Programmatic Dependent
+      Launch and Synchronization"; results/h200/pdl-2026-12-03). Without deviceProperties an
+      overlap is not judged.
+  F1  Every ac2g flow start ("s") is on an API call and every flow end ("f") on a device activity
+      or API call of the same correlation id (Kineto also writes both ends on calls that launch
+      nothing, e.g. cudaDeviceGetAttribute). A flow start whose call put no record on the device is a
+      finding when the call launches device work, except memset/memcpy calls, which Kineto
+      flows also at zero bytes (the trace does not carry the size): not judged.
+"""
+import gzip
+import json
+from decimal import Decimal
+
+DEVICE_CATS = {"kernel", "gpu_memcpy", "gpu_memset", "Kernel", "Memcpy", "Memset"}
+API_CATS = {"cuda_runtime", "cuda_driver", "Runtime"}
+GRAPH_LAUNCHES = {"cudaGraphLaunch", "cuGraphLaunch", "cudaGraphLaunch_v10000", "cuGraphLaunch_ptsz"}
+GRAPH_NODE_OVERLAP_NS = 2000
+
+
+def _load(path):
+    with open(path, "rb") as f:
+        head = f.read(2)
+    opener = gzip.open if head == b"\x1f\x8b" else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        return json.load(f, parse_float=Decimal)
+
+
+def _ns(us):
+    return int((Decimal(us) * 1000).to_integral_value())
+
+
+def _launches_device_work(name):
+    n = name.lower()
+    return any(w in n for w in ("launch", "memcpy", "memset"))
+
+
+def check_trace(path):
+    """{"overlap": [(correlation, ns)], "pdl": [(correlation, ns)], "graph": [...],
+    "overlap_not_judged": [...], "flows": [(correlation, why)], "flows_not_judged": [...]}"""
+    t = _load(path)
+    events = t["traceEvents"] if isinstance(t, dict) else t
+    cc = {}
+    for d in (t.get("deviceProperties") or []) if isinstance(t, dict) else []:
+        if isinstance(d, dict) and isinstance(d.get("computeMajor"), int):
+            cc[d.get("id")] = d["computeMajor"] * 10 + int(d.get("computeMinor", 0))
+    dev, api, s_ids, f_ids = {}, {}, {}, {}
+    lanes = {}
+    for e in events:
+        if not isinstance(e, dict):
+            continue
+        cat, ph, args = e.get("cat"), e.get("ph"), e.get("args") or {}
+        if ph == "X" and cat in DEVICE_CATS:
+            c = int(args.get("correlation", 0))
+            s0 = _ns(e["ts"])
+            item = (s0, s0 + _ns(e.get("dur", 0)), c)
+            lanes.setdefault((e.get("pid"), e.get("tid")), []).append(item)
+            dev.setdefault(c, []).append(e)
+        elif ph == "X" and cat in API_CATS and "correlation" in args:
+            api[int(args["correlation"])] = e.get("name", "")
+        elif cat == "ac2g" and ph in ("s", "f"):
+            (s_ids if ph == "s" else f_ids).setdefault(int(e.get("id", 0)), []).append(e)
+    out = {"overlap": [], "pdl": [], "graph": [], "overlap_not_judged": [], "flows": [],
+           "flows_not_judged": []}
+    for (pid, _tid), items in lanes.items():
+        items.sort()
+        prev = None
+        for it in items:
+            if prev is not None and it[0] < prev[1]:
+                ov = prev[1] - it[0]
+                if it[2] == prev[2] and api.get(it[2]) in GRAPH_LAUNCHES and ov <= GRAPH_NODE_OVERLAP_NS:
+                    out["graph"].append((it[2], ov))
+                elif not cc:
+                    out["overlap_not_judged"].append((it[2], ov))
+                elif cc.get(pid, 0) >= 90:
+                    out["pdl"].append((it[2], ov))
+                else:
+                    out["overlap"].append((it[2], ov))
+            if prev is None or it[1] > prev[1]:
+                prev = it
+    for c in s_ids:
+        if c in dev:
+            continue
+        name = api.get(c)
+        if name is None:
+            out["flows"].append((c, "flow start on no API call"))
+        elif "memset" in name.lower() or "memcpy" in name.lower():
+            out["flows_not_judged"].append((c, name))
+        elif _launches_device_work(name):
+            out["flows"].append((c, "flow start on '%s' with no device record" % name))
+    for c in f_ids:
+        if c not in dev and c not in api:
+            out["flows"].append((c, "flow end on no device activity or API call"))
+    return out
