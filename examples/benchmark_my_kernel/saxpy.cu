@@ -42,6 +42,9 @@ struct Buffers {
     for (float& v : h) v = static_cast<float>((s = s * 1664525u + 1013904223u) >> 8) / 8388608.0f - 1.0f;
     check(cudaMemcpy(x, h.data(), n * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy x");
     check(cudaMemcpy(y, h.data(), n * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy y");
+    // A copy from pageable memory may return before its DMA lands, and bench's stream does not
+    // wait for the legacy default stream: finish it before any launch reads the inputs.
+    check(cudaDeviceSynchronize(), "inputs copied");
   }
   ~Buffers() {
     cudaFree(x);

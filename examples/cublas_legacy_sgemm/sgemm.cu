@@ -52,6 +52,9 @@ struct Sgemm {
     for (float& v : host_b) v = next();
     check(cudaMemcpy(a, host_a.data(), count * sizeof(float), cudaMemcpyHostToDevice), "copy A");
     check(cudaMemcpy(b, host_b.data(), count * sizeof(float), cudaMemcpyHostToDevice), "copy B");
+    // A copy from pageable memory may return before its DMA lands, and bench's stream does not
+    // wait for the legacy default stream: finish it before any launch reads the inputs.
+    check(cudaDeviceSynchronize(), "inputs copied");
   }
   ~Sgemm() {
     cublasDestroy(handle);

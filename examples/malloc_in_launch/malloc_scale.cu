@@ -46,6 +46,9 @@ struct Buffers {
     std::uint32_t s = 777;
     for (float& v : host_x) v = static_cast<float>((s = s * 1664525u + 1013904223u) >> 8) / 8388608.0f - 1.0f;
     check(cudaMemcpy(x, host_x.data(), n * sizeof(float), cudaMemcpyHostToDevice), "copy x");
+    // A copy from pageable memory may return before its DMA lands, and bench's stream does not
+    // wait for the legacy default stream: finish it before any launch reads the inputs.
+    check(cudaDeviceSynchronize(), "inputs copied");
   }
   ~Buffers() {
     cudaFree(x);
