@@ -139,8 +139,12 @@ def main():
             want = expected[w]
             check(v.passed == (not want) and v.status == ("passed" if not want else "failed") and bool(v) == v.passed,
                   "%s: status %r, expected findings %r" % (w, v.status, want))
+            # counts: one entry per status, plus pytorch_defects (the failed results with a known PyTorch cause).
+            statuses = ("passed", "failed", "not_run", "noisy", "not_judged")
             check(v.counts["failed"] == sum(1 for r in v.results if r["status"] == "failed") and
-                  sum(v.counts.values()) == len(v.results), "%s: counts %r do not count results" % (w, v.counts))
+                  sum(v.counts[k] for k in statuses) == len(v.results) and
+                  v.counts["pytorch_defects"] == sum(1 for r in v.results if r["status"] == "failed" and r.get("cause")),
+                  "%s: counts %r do not count results" % (w, v.counts))
             got = {k: c["rows"] for k, c in v.causes.items()}
             check(got == want, "%s: causes (rows) %r, the oracle expects %r" % (w, got, want))
             check(set(v.findings) == set(v.causes), "%s: findings grouped by the same causes" % w)
@@ -184,7 +188,8 @@ def main():
             strict(FakeProfile("two_streams", step_num=1))
             check(False, "raise_on_failure did not raise")
         except AssertionError as e:
-            check("FAILED: " in str(e), "raise_on_failure message %r" % str(e))
+            check(str(e).startswith("profile check failed: PYTORCH DEFECTS: ") and "kernels counted twice" in str(e),
+                  "raise_on_failure message %r" % str(e))
 
         # Unusable input: validate's one line as ValidateError, nothing left behind; exit 2 on the command line.
         bad = os.path.join(tmp, "bad.json")
