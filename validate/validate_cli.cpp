@@ -49,19 +49,64 @@ std::string not_a_run_folder(const fs::path& dir) {
   return what;
 }
 
-/// The report as JSON without its creation time (crossbench.created_utc) and the folder's name as
-/// given (run_dir: "out/run" and "./out/run" are one folder): two validations of the same files
-/// compare equal.
+/// True where `c` may precede a path inside a message: the path is a whole token there, not part
+/// of a longer name ("run" in "run/full.json", never in "rerun/full.json").
+bool path_border(char c) { return c == ' ' || c == '\'' || c == '"' || c == '(' || c == ',' || c == ':'; }
+
+/// `text` with every occurrence of the folder `dir` as a path replaced by "<RUN_DIR>": the whole
+/// string, a path inside it ("run/full.json") or the verdict's closing " - run". A word that only
+/// reads like the folder is left alone ("1 result not run" where the folder is "run").
+std::string without_dir(const std::string& text, const std::string& dir) {
+  if (dir.empty()) return text;
+  std::string out;
+  std::size_t from = 0;
+  for (std::size_t at = text.find(dir); at != std::string::npos; at = text.find(dir, at + 1)) {
+    const std::size_t end = at + dir.size();
+    const bool starts = at == 0 || path_border(text[at - 1]);
+    const bool closing = end == text.size() && (at == 0 || (at >= 3 && text.compare(at - 3, 3, " - ") == 0));
+    const bool ends = closing || (end < text.size() && text[end] == '/');
+    if (!starts || !ends || at < from) continue;
+    out.append(text, from, at - from).append("<RUN_DIR>");
+    from = end;
+  }
+  return out.append(text, from, std::string::npos);
+}
+
+/// Every string in `j` without_dir(dir).
+void erase_dir(nlohmann::json& j, const std::string& dir) {
+  if (j.is_string()) {
+    j = without_dir(j.get<std::string>(), dir);
+  } else if (j.is_structured()) {
+    for (auto& v : j) erase_dir(v, dir);
+  }
+}
+
+/// The report as JSON without its creation time (crossbench.created_utc) and without the run
+/// folder's name as it was spelled (run_dir, and that spelling inside the verdict, messages and
+/// input paths: "out/run", "./out/run" and "/abs/out/run" are one folder): two validations of the
+/// same files compare equal.
 nlohmann::json comparable(nlohmann::json doc) {
   if (!doc.is_object()) return doc;
   if (doc.contains("crossbench") && doc["crossbench"].is_object()) doc["crossbench"].erase("created_utc");
+  const std::string dir =
+      doc.contains("run_dir") && doc["run_dir"].is_string() ? doc["run_dir"].get<std::string>() : "";
   doc.erase("run_dir");
+  erase_dir(doc, dir);
   return doc;
+}
+
+/// `dir` without trailing separators ("out/run/" is "out/run"), so that messages name
+/// RUN_DIR/full.json, never RUN_DIR//full.json.
+fs::path without_trailing_separator(fs::path dir) {
+  while (!dir.empty() && !dir.has_filename() && dir.has_relative_path()) dir = dir.parent_path();
+  return dir;
 }
 
 }  // namespace
 
-ValidateOutcome run_validate(const ValidateRequest& rq, std::ostream& out) {
+ValidateOutcome run_validate(const ValidateRequest& given, std::ostream& out) {
+  ValidateRequest rq = given;
+  rq.run_dir = without_trailing_separator(rq.run_dir);
   if (rq.run_dir.empty() == rq.traces.empty()) {
     throw std::invalid_argument(rq.run_dir.empty() ? "give a run folder (validate RUN_DIR) or --trace FILE (see --help)"
                                                    : "give either a run folder or --trace files, not both");

@@ -154,6 +154,15 @@ TEST_F(ValidateFolder, ARunFoldersValidationIsNeverReplacedSilently) {
     EXPECT_NE(text.find("(unchanged: the same validation)"), std::string::npos) << text;
     EXPECT_EQ(read(report), written);
   }
+  // The same folder spelled otherwise (a trailing slash; relative from its parent, with "./"): the
+  // same validation, the file left as it is.
+  for (const std::string& spelling : {run.string() + "/", std::string("./run"), std::string("run//")}) {
+    const auto [code, text] = run_command("cd " + dir_.string() + " && " + validate + " " + spelling);
+    EXPECT_TRUE(code == 0 || code == 1) << spelling << ": " << text;
+    EXPECT_NE(text.find("(unchanged: the same validation)"), std::string::npos) << spelling << ": " << text;
+    EXPECT_EQ(text.find("run//"), std::string::npos) << spelling << ": " << text;
+    EXPECT_EQ(read(report), written) << spelling;
+  }
   // Another validation in the file (as a committed folder validated by an older validator): refused.
   std::string other = written;
   const std::size_t verdict = other.find("\"verdict\"");
