@@ -250,9 +250,14 @@ void write_summary(const RawSession& raw, const ValidationReport& report, const 
       known = ci.bounded ? fmt::format("+-{:.3f}% ({:.0f}%)", ci.half_width() * 100, ci.confidence * 100)
                          : fmt::format("unbounded ({:.0f}%)", ci.confidence * 100);
     }
+    // A session recorded before the median-interval rule (confidence 0) stopped on the samples'
+    // RSD: its "timed out" is that rule's, which the interval shown beside it does not contradict.
+    const std::string rule = f.timing.confidence > 0 ? ""
+                                                     : fmt::format(" on RSD > {:.1f}%, the rule it was recorded under",
+                                                                   f.timing.max_noise * 100);
     const std::string met = f.timing.stop.empty() || samples == 0 ? "-"
                             : f.timing.stop == "converged"        ? "yes"
-                                                                  : "NO (" + f.timing.stop + ")";
+                                                                  : "NO (" + f.timing.stop + rule + ")";
     // Why the samples spread: named for every fixture that spread beyond its target or timed out.
     if (samples > 0 && (rsd > f.timing.max_noise || f.timing.stop != "converged")) {
       spread_notes.push_back(fmt::format("- {}: RSD {:.2f}%: {}", f.name, rsd * 100, noise_causes(f.timing).text()));

@@ -124,6 +124,16 @@ TEST_F(SummaryText, ReplayedRunFolderPasses) {
   ASSERT_NE(at, std::string::npos) << summary;
   EXPECT_EQ(summary.compare(at + 15, 8, "PASSED: "), 0) << summary.substr(at);
   for (const auto& l : lines_of(summary.substr(at))) EXPECT_LE(l.size(), 160u) << l;
+  // The session predates the median-interval stopping rule: a fixture that timed out did so on its
+  // samples' RSD, and its row says so beside the interval the current rule computes.
+  std::size_t timed_out = 0;
+  for (const auto& l : lines_of(summary.substr(0, at))) {
+    if (l.find("| NO (timed out") == std::string::npos) continue;
+    ++timed_out;
+    EXPECT_NE(l.find("| NO (timed out on RSD > "), std::string::npos) << l;
+    EXPECT_NE(l.find("the rule it was recorded under) |"), std::string::npos) << l;
+  }
+  EXPECT_GT(timed_out, 0u) << summary;
 }
 
 TEST_F(SummaryText, ReplayedRunFolderWithFailuresGroupsThem) {
