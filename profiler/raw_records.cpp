@@ -3,9 +3,12 @@
 #include "profiler/raw_records.h"
 
 #include <algorithm>
+#include <iterator>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
+
+#include "profiler/session_json.h"
 
 namespace xb {
 
@@ -62,34 +65,15 @@ RangeCategory range_category_from_string(const std::string& name) {
 std::string metadata_key_error(const std::string& key) {
   // raw_session.json's "meta" keys (session_write.cpp) and a trace's top-level keys
   // (trace_export.cpp): a block may take neither, so no file gets a key twice.
-  static const char* const kReserved[] = {"tool",
-                                          "created_utc",
-                                          "window_start_ns",
-                                          "window_end_ns",
-                                          "dropped_records",
-                                          "discarded_by_schedule",
-                                          "cuda_driver_version",
-                                          "cuda_runtime_version",
-                                          "cupti_version",
-                                          "cublas_version",
-                                          "activity_source",
-                                          "process_id",
-                                          "schedule_wait",
-                                          "schedule_warmup",
-                                          "schedule_active",
-                                          "devices",
-                                          "schemaVersion",
-                                          "crossbench",
-                                          "deviceProperties",
-                                          "distributedInfo",
-                                          "displayTimeUnit",
-                                          "baseTimeNanoseconds",
-                                          "traceEvents",
-                                          "externalCorrelations"};
+  static const char* const kTraceKeys[] = {"schemaVersion",   "crossbench",          "deviceProperties",
+                                           "distributedInfo", "displayTimeUnit",     "baseTimeNanoseconds",
+                                           "traceEvents",     "externalCorrelations"};
   if (key.empty()) return "metadata key is empty";
-  for (const char* reserved : kReserved) {
-    if (key == reserved) return "metadata key \"" + key + "\" is one the profiler writes itself";
-  }
+  const auto reserved = [&key](const auto& keys) {
+    return std::find(std::begin(keys), std::end(keys), key) != std::end(keys);
+  };
+  if (reserved(kSessionMetaKeys) || reserved(kTraceKeys))
+    return "metadata key \"" + key + "\" is one the profiler writes itself";
   return "";
 }
 

@@ -3,11 +3,13 @@
 #include "profiler/session_io.h"
 #include "profiler/session_json.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstddef>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <sstream>
 #include <string_view>
@@ -238,24 +240,6 @@ DeviceInfo parse_device(const json& j, const Loc& w) {
   return d;
 }
 
-/// The keys of raw_session.json's "meta" that the profiler writes (session_write.cpp).
-const std::unordered_set<std::string> kMetaKeys = {"tool",
-                                                   "created_utc",
-                                                   "window_start_ns",
-                                                   "window_end_ns",
-                                                   "dropped_records",
-                                                   "discarded_by_schedule",
-                                                   "cuda_driver_version",
-                                                   "cuda_runtime_version",
-                                                   "cupti_version",
-                                                   "cublas_version",
-                                                   "activity_source",
-                                                   "process_id",
-                                                   "schedule_wait",
-                                                   "schedule_warmup",
-                                                   "schedule_active",
-                                                   "devices"};
-
 SessionMeta parse_meta(const json& j) {
   const Loc w{"meta"};
   SessionMeta m;
@@ -287,7 +271,9 @@ SessionMeta parse_meta(const json& j) {
   // Every other key is the client's metadata, kept as text for the client to read (in key order:
   // nlohmann's objects are sorted).
   for (auto it = j.begin(); it != j.end(); ++it) {
-    if (kMetaKeys.count(it.key()) != 0) continue;
+    if (std::find(std::begin(kSessionMetaKeys), std::end(kSessionMetaKeys), it.key()) != std::end(kSessionMetaKeys)) {
+      continue;
+    }
     if (const std::string error = metadata_key_error(it.key()); !error.empty()) fail(w, error);
     m.metadata.push_back(MetadataBlock{it.key(), it.value().dump(-1, ' ', false, json::error_handler_t::replace)});
   }

@@ -13,6 +13,25 @@
 
 namespace xb {
 
+/// The keys of raw_session.json's "meta" that the profiler writes itself (session_write.cpp):
+/// the reader skips them when it collects the client's metadata blocks, and no block may take one.
+inline constexpr const char* kSessionMetaKeys[] = {"tool",
+                                                   "created_utc",
+                                                   "window_start_ns",
+                                                   "window_end_ns",
+                                                   "dropped_records",
+                                                   "discarded_by_schedule",
+                                                   "cuda_driver_version",
+                                                   "cuda_runtime_version",
+                                                   "cupti_version",
+                                                   "cublas_version",
+                                                   "activity_source",
+                                                   "process_id",
+                                                   "schedule_wait",
+                                                   "schedule_warmup",
+                                                   "schedule_active",
+                                                   "devices"};
+
 /// The "crossbench" metadata block every output file carries (docs/formats.md): format, version
 /// 1, created_utc, dropped_records, discarded_by_schedule, window_start_ns, window_end_ns, the
 /// CUDA/CUPTI/cuBLAS versions and schedule {wait, warmup, active}.

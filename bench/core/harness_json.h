@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/core/harness_records.h"
+#include "profiler/stats.h"
 
 namespace xb {
 
@@ -13,6 +14,11 @@ namespace xb {
 /// gpu_after): valid, sm_clock_mhz, mem_clock_mhz, temperature_c, power_w, throttle_reasons,
 /// throttled, and error when not empty. Throws std::invalid_argument for a non-finite power.
 nlohmann::json gpu_sample_json(const GpuClockSample& sample);
+
+/// JSON of a fixture's sample statistics (events.json's and the qualify report's "stats", all in
+/// ns but rsd, a fraction): count, median_ns, min_ns, max_ns, mean_ns, stddev_ns, mad_ns, q1_ns,
+/// q3_ns, rsd.
+nlohmann::json sample_stats_json(const SampleStats& stats);
 
 /// JSON of the session's NVML facts (raw_session.json's "meta.gpu" and the traces' top-level
 /// "gpu"): source, error, uuid, pci_bus_id, driver_version, power_limit_w, sm_clock_max_mhz,

@@ -127,6 +127,12 @@ json block_json(const std::string& text, const std::string& where) {
 
 }  // namespace
 
+json sample_stats_json(const SampleStats& st) {
+  return {{"count", st.count},  {"median_ns", st.median}, {"min_ns", st.min}, {"max_ns", st.max},
+          {"mean_ns", st.mean}, {"stddev_ns", st.stddev}, {"mad_ns", st.mad}, {"q1_ns", st.q1},
+          {"q3_ns", st.q3},     {"rsd", st.rsd()}};
+}
+
 json gpu_sample_json(const GpuClockSample& g) {
   check_finite(g.power_w, "GPU power");
   json j{{"valid", g.valid},

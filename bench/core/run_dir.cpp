@@ -165,25 +165,15 @@ void write_events_json(const RawSession& raw, std::ostream& out) {
       // Statistics of every sample (per call, ns), computed here from the raw samples.
       const SampleStats st = compute_stats(f.timing.samples_ns);
       const MedianInterval ci = fixture_median_interval(f.timing);
-      fj["stats"] = {{"count", st.count},
-                     {"median_ns", st.median},
-                     {"min_ns", st.min},
-                     {"max_ns", st.max},
-                     {"mean_ns", st.mean},
-                     {"stddev_ns", st.stddev},
-                     {"mad_ns", st.mad},
-                     {"q1_ns", st.q1},
-                     {"q3_ns", st.q3},
-                     {"rsd", st.rsd()},
-                     {"median_ci",
-                      {{"confidence", ci.confidence},
-                       {"low_ns", ci.low},
-                       {"high_ns", ci.high},
-                       {"bounded", ci.bounded},
-                       // JSON has no infinity: an unbounded interval's half-width is null.
-                       {"half_width", ci.bounded ? nlohmann::json(ci.half_width()) : nlohmann::json()},
-                       {"batches", ci.batches},
-                       {"effective_samples", ci.effective_samples}}}};
+      fj["stats"] = sample_stats_json(st);
+      fj["stats"]["median_ci"] = {{"confidence", ci.confidence},
+                                  {"low_ns", ci.low},
+                                  {"high_ns", ci.high},
+                                  {"bounded", ci.bounded},
+                                  // JSON has no infinity: an unbounded interval's half-width is null.
+                                  {"half_width", ci.bounded ? nlohmann::json(ci.half_width()) : nlohmann::json()},
+                                  {"batches", ci.batches},
+                                  {"effective_samples", ci.effective_samples}};
       fj["stop_rule"] = f.timing.confidence > 0 ? "median_ci" : "rsd";
       fj["noisy"] = f.timing.stop != "converged";
       fj["throttled"] = f.timing.gpu_before.throttled || f.timing.gpu_after.throttled;

@@ -265,17 +265,7 @@ void write_baseline_json(const Baseline& b, std::ostream& out) {
                   {"throttled", f.gpu_before.throttled || f.gpu_after.throttled},
                   {"gpu_before", gpu_sample_json(f.gpu_before)},
                   {"gpu_after", gpu_sample_json(f.gpu_after)},
-                  {"stats",
-                   {{"count", st.count},
-                    {"median_ns", st.median},
-                    {"min_ns", st.min},
-                    {"max_ns", st.max},
-                    {"mean_ns", st.mean},
-                    {"stddev_ns", st.stddev},
-                    {"mad_ns", st.mad},
-                    {"q1_ns", st.q1},
-                    {"q3_ns", st.q3},
-                    {"rsd", st.rsd()}}}};
+                  {"stats", sample_stats_json(st)}};
     std::string head = fj.dump();
     head.pop_back();  // the closing brace: samples follow
     out << (i == 0 ? "\n  " : ",\n  ") << head << ",\n   \"samples_ns\": " << json(samples).dump() << "}";
