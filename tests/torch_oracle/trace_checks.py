@@ -1,5 +1,5 @@
 """The oracle's own trace checks: stream overlap and launch-to-kernel flows, re-derived from a
-PyTorch Chrome trace in plain Python (json and gzip only; no code shared with validate/).
+PyTorch Chrome trace in plain Python (read with key_averages.py's reader; no code shared with validate/).
 
 Rules (each what the validator must agree with; docs/validator.md):
   O1  Device activities (kernel, gpu_memcpy, gpu_memset) of one lane (pid = device, tid = stream)
@@ -15,26 +15,12 @@ Rules (each what the validator must agree with; docs/validator.md):
       finding when the call launches device work, except memset/memcpy calls, which Kineto
       flows also at zero bytes (the trace does not carry the size): not judged.
 """
-import gzip
-import json
-from decimal import Decimal
+from key_averages import _load_json as _load, _ns  # one reader of the export: exact Decimal times
 
 DEVICE_CATS = {"kernel", "gpu_memcpy", "gpu_memset", "Kernel", "Memcpy", "Memset"}
 API_CATS = {"cuda_runtime", "cuda_driver", "Runtime"}
 GRAPH_LAUNCHES = {"cudaGraphLaunch", "cuGraphLaunch", "cudaGraphLaunch_v10000", "cuGraphLaunch_ptsz"}
 GRAPH_NODE_OVERLAP_NS = 2000
-
-
-def _load(path):
-    with open(path, "rb") as f:
-        head = f.read(2)
-    opener = gzip.open if head == b"\x1f\x8b" else open
-    with opener(path, "rt", encoding="utf-8") as f:
-        return json.load(f, parse_float=Decimal)
-
-
-def _ns(us):
-    return int((Decimal(us) * 1000).to_integral_value())
 
 
 def _launches_device_work(name):
