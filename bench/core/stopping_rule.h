@@ -14,8 +14,9 @@ namespace xb {
 /// within `max_noise`: the half-width of its distribution-free interval at level `confidence`,
 /// widened for the samples' drift (profiler/stats.h median_interval), is at most `max_noise` of the
 /// median; or at `max_time_s` seconds (the target was not met). The samples' spread (RSD) is
-/// reported, not a stopping criterion: a power-capped GEMM's samples spread 2.5% while 4,000 of
-/// them fix its median to 0.05% (issue 30). The interval is recomputed when the sample count has
+/// reported, not a stopping criterion: a power-capped GEMM's samples spread 2.5% however many are
+/// taken, while the median's interval narrows with them (as far as their drift allows:
+/// docs/metrics.md, "Stopping rule"). The interval is recomputed when the sample count has
 /// grown by 5% since the last check (O(n log n) each), so a stop comes at most 5% of samples late.
 class StoppingRule {
  public:
