@@ -1,0 +1,277 @@
+// table_totals: the table against itself and the trace's device time (validate/checks.h).
+#include "validate/checks.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "validate/checks_table_common.h"
+
+namespace xb::vd {
+
+namespace {
+
+std::string table_value(double ns, double res) {
+  if (res <= 0) return num(ns) + " ns";
+  return fmt::format("{} ns (printed to {} ns)", num(ns), num(res));
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// table_totals
+
+void check_table_totals(const Model& m, const ValidateOptions& opts, CheckLog& log) {
+  if (!m.table) return log.not_run("", "no table given");
+  const TableData& tb = *m.table;
+  const auto& rows = tb.rows;
+  const double cpu_t = tb.self_cpu_total.ns, cpu_res = tb.self_cpu_total.res_ns;
+  const double cuda_t = tb.self_cuda_total.ns, cuda_res = tb.self_cuda_total.res_ns;
+  auto kind_of = [&](std::size_t i) -> std::optional<TraceCat> {
+    const RowMatch& mt = m.matches[i];
+    if (mt.matched || mt.ambiguous) return mt.key.first;
+    return std::nullopt;
+  };
+  /// Tolerance of a printed percentage of value v (res rv) over total t (res rt).
+  auto pct_tol = [&](const TablePct& p, double v, double rv, double t, double rt) {
+    if (tb.json) return opts.pct_tol;
+    return p.res / 2 + (t > 0 ? 100.0 * (rv / 2) / t + 100.0 * std::fabs(v) * (rt / 2) / (t * t) : 0) + 1e-9;
+  };
+  std::size_t unknown = 0;
+  double dev_sum = 0, dev_res = 0, dev_pct = 0, dev_pct_tol = 0;
+  double rng_sum = 0, rng_res = 0;
+  double cpu_sum = 0, cpu_sum_res = 0, cpu_pct = 0, cpu_pct_tol = 0;
+  std::size_t dev_rows = 0, rng_rows = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const TableRowData& r = rows[i];
+    const std::string where = tb.where(r);
+    const auto kind = kind_of(i);
+    if (!kind) ++unknown;
+    if (tb.has_cpu) {
+      cpu_sum += r.self_cpu.ns;
+      cpu_sum_res += r.self_cpu.res_ns;
+      cpu_pct += r.self_cpu_pct.pct;
+      cpu_pct_tol += tb.json ? 0 : r.self_cpu_pct.res / 2;
+    }
+    if (kind && is_device(*kind)) {
+      ++dev_rows;
+      dev_sum += r.self_cuda.ns;
+      dev_res += r.self_cuda.res_ns;
+      dev_pct += r.self_cuda_pct.pct;
+      dev_pct_tol += tb.json ? 0 : r.self_cuda_pct.res / 2;
+    } else if (kind && is_range(*kind)) {
+      ++rng_rows;
+      rng_sum += r.self_cuda.ns;
+      rng_res += r.self_cuda.res_ns;
+    }
+    // Per row: percentages of their totals, none above 100.
+    auto pct_check = [&](const char* col, const TablePct& p, double v, double rv, double t, double rt, bool has) {
+      if (!has || p.async_zero) return;  // an async event's CPU total % prints as 0: no value to check
+      if (p.nan) {
+        if (t != 0)
+          log.fail(where, fmt::format("{} = 100 * {} / {}", col, num(v), num(t)), "NaN",
+                   fmt::format("{} is NaN though its total is not 0", col));
+        return;
+      }
+      const double tol = pct_tol(p, v, rv, t, rt);
+      if (p.pct > 100.0 + tol && !tb.json && col == std::string("CPU total %")) {
+        // PyTorch's CPU total of a row counts every event of its name, also events nested in one
+        // another (a recursive range, a same-name range with other children): over the Self CPU
+        // total that can exceed 100%. The value itself is judged by table_rows.
+        log.note(where,
+                 fmt::format("CPU total % is {:.2f}%: the row's events nest in one another and each level counts "
+                             "(PyTorch's arithmetic, not an inconsistency)",
+                             p.pct));
+      } else if (p.pct > 100.0 + tol) {
+        const bool span = kind && *kind == TraceCat::GpuUserAnnotation && col == std::string("Self CUDA %");
+        log.fail(where, fmt::format("{} <= 100%", col),
+                 fmt::format("{:.2f}% (= 100 x {} / {})", p.pct, print_time(v, rv), print_time(t, rt)),
+                 span
+                     ? std::string("row above 100%: the annotation's GPU span is counted as Self CUDA (pytorch#130730)")
+                     : fmt::format("row above 100%: its {} exceeds the column's total",
+                                   col == std::string("Self CUDA %")  ? "Self CUDA"
+                                   : col == std::string("Self CPU %") ? "Self CPU"
+                                                                      : "CPU total"),
+                 span ? causes::kAnnotationSpan : "");
+      }
+      if (t > 0) {
+        const double want = 100.0 * v / t;
+        if (std::fabs(want - p.pct) > tol)
+          log.fail(where, fmt::format("{} = 100 * {} / {} = {}", col, num(v), num(t), num(want)),
+                   fmt::format("{}%", num(p.pct)), fmt::format("{} does not match its value over the total", col));
+      }
+    };
+    if (tb.has_pct) {
+      pct_check("Self CPU %", r.self_cpu_pct, r.self_cpu.ns, r.self_cpu.res_ns, cpu_t, cpu_res,
+                tb.has_cpu && tb.has_self_cpu_total);
+      pct_check("CPU total %", r.cpu_total_pct, r.cpu_total.ns, r.cpu_total.res_ns, cpu_t, cpu_res,
+                tb.has_cpu && tb.has_self_cpu_total);
+      pct_check("Self CUDA %", r.self_cuda_pct, r.self_cuda.ns, r.self_cuda.res_ns, cuda_t, cuda_res,
+                tb.has_cuda && tb.has_self_cuda_total);
+    }
+    // Averages.
+    if (tb.has_avg && r.calls > 0) {
+      const double c = static_cast<double>(r.calls);
+      if (tb.has_cpu && !within(r.cpu_avg.ns, r.cpu_avg.res_ns, r.cpu_total.ns / c, r.cpu_total.res_ns / c))
+        log.fail(where,
+                 fmt::format("CPU time avg = {} / {} = {} ns", num(r.cpu_total.ns), r.calls, num(r.cpu_total.ns / c)),
+                 table_value(r.cpu_avg.ns, r.cpu_avg.res_ns), "CPU time avg is not CPU total / # of Calls");
+      if (tb.has_cuda && !within(r.cuda_avg.ns, r.cuda_avg.res_ns, r.cuda_total.ns / c, r.cuda_total.res_ns / c))
+        log.fail(
+            where,
+            fmt::format("CUDA time avg = {} / {} = {} ns", num(r.cuda_total.ns), r.calls, num(r.cuda_total.ns / c)),
+            table_value(r.cuda_avg.ns, r.cuda_avg.res_ns), "CUDA time avg is not CUDA total / # of Calls");
+    }
+    // Self <= total, and the shape of each kind's row.
+    if (tb.has_cpu && r.self_cpu.ns > r.cpu_total.ns + (r.self_cpu.res_ns + r.cpu_total.res_ns) / 2 + 1e-6)
+      log.fail(where, fmt::format("Self CPU <= CPU total ({} ns)", num(r.cpu_total.ns)),
+               table_value(r.self_cpu.ns, r.self_cpu.res_ns), "Self CPU above CPU total");
+    if (tb.has_cuda && r.self_cuda.ns > r.cuda_total.ns + (r.self_cuda.res_ns + r.cuda_total.res_ns) / 2 + 1e-6)
+      log.fail(where, fmt::format("Self CUDA <= CUDA total ({} ns)", num(r.cuda_total.ns)),
+               table_value(r.self_cuda.ns, r.self_cuda.res_ns), "Self CUDA above CUDA total");
+    if (kind && device_side(*kind)) {
+      if (tb.has_cuda && !within(r.self_cuda.ns, r.self_cuda.res_ns, r.cuda_total.ns, r.cuda_total.res_ns))
+        log.fail(where, fmt::format("CUDA total = Self CUDA = {} ns", num(r.self_cuda.ns)),
+                 table_value(r.cuda_total.ns, r.cuda_total.res_ns),
+                 "a device row's Self CUDA and CUDA total must be equal");
+      if (tb.has_cpu && (r.self_cpu.ns != 0 || r.cpu_total.ns != 0))
+        log.fail(where, "CPU columns 0",
+                 fmt::format("Self CPU {} ns, CPU total {} ns", num(r.self_cpu.ns), num(r.cpu_total.ns)),
+                 "a device row has no CPU time");
+    } else if (kind && is_api(*kind)) {
+      if (tb.has_cuda && (r.self_cuda.ns != 0 || r.cuda_total.ns != 0)) {
+        // An overhead event nested in the API call took the External id of its op: PyTorch's defect.
+        const Expected* ex = nullptr;
+        if (m.matches[i].matched)
+          if (auto it = m.derived.rows.find(m.matches[i].key); it != m.derived.rows.end()) ex = &it->second;
+        const bool ovh = ex && ex->ovh_cuda_total > 0 &&
+                         within(r.cuda_total.ns, r.cuda_total.res_ns, static_cast<double>(ex->ovh_cuda_total)) &&
+                         within(r.self_cuda.ns, r.self_cuda.res_ns, 0);
+        log.fail(where, "CUDA columns 0",
+                 fmt::format("Self CUDA {}, CUDA total {}", print_time(r.self_cuda.ns, r.self_cuda.res_ns),
+                             print_time(r.cuda_total.ns, r.cuda_total.res_ns)),
+                 ovh ? fmt::format("an API call row carries device time: overhead event '{}' nested in it took the "
+                                   "External id of the "
+                                   "op around it, so that op's kernels are counted again",
+                                   m.names.str(m.A().ev(ex->ovh_event).name))
+                     : std::string("an API call row has no device time of its own"),
+                 ovh ? causes::kOverheadDoubleCount : "");
+      }
+    }
+  }
+  // A table cut by row_limit lacks rows: its sums cannot reach the totals.
+  std::size_t cut = 0;
+  for (const Absent& ab : absent_rows(m)) cut += !ab.cut_reason.empty();
+  if (cut == 0 && !groups_may_be_cut(m).empty()) {
+    cut = 1;
+    log.not_judged("sums over rows",
+                   fmt::format("{} is grouped and {}: sums over its rows are not compared with its totals", tb.file,
+                               groups_may_be_cut(m)));
+  }
+  if (cut != 0)
+    log.not_run("sums over rows", fmt::format("{} lacks {} rows of the trace that key_averages().table(row_limit=...) "
+                                              "probably cut, so sums over its rows are not compared with its totals",
+                                              tb.file, cut));
+  // Self CUDA per kind of row.
+  if (cut == 0 && tb.has_cuda && tb.has_self_cuda_total) {
+    if (dev_rows > 0 && !within(dev_sum, dev_res, cuda_t, cuda_res))
+      log.fail("Self CUDA over device rows", fmt::format("{} (Self CUDA total)", table_value(cuda_t, cuda_res)),
+               fmt::format("{} (sum of {} device rows' Self CUDA)", num(dev_sum), dev_rows),
+               "Self CUDA total is not the sum of the device rows (kernels, memcpy, memset)");
+    if (dev_rows > 0 && cuda_t > 0 && tb.has_pct &&
+        std::fabs(dev_pct - 100.0) > (tb.json ? opts.pct_tol : dev_pct_tol + 1e-9))
+      log.fail("Self CUDA % over device rows", fmt::format("100 +- {}", num(tb.json ? opts.pct_tol : dev_pct_tol)),
+               num(dev_pct), "device rows' Self CUDA % does not sum to 100");
+    if (m.derived.unattributed == 0 && rng_rows > 0) {
+      if (!within(rng_sum, rng_res, cuda_t, cuda_res))
+        log.fail("Self CUDA over host range rows", fmt::format("{} (Self CUDA total)", table_value(cuda_t, cuda_res)),
+                 fmt::format("{} (sum of {} host range rows)", num(rng_sum), rng_rows),
+                 "every device activity was launched inside a host range, so the host ranges' Self CUDA must add up to "
+                 "the total");
+    }
+  }
+  // Self CPU over all rows.
+  if (cut == 0 && tb.has_cpu && tb.has_self_cpu_total) {
+    if (!within(cpu_sum, cpu_sum_res, cpu_t, cpu_res))
+      log.fail("Self CPU over all rows", fmt::format("{} (Self CPU time total)", table_value(cpu_t, cpu_res)),
+               num(cpu_sum), "Self CPU total is not the sum of the rows' Self CPU");
+    if (tb.has_pct && cpu_t > 0 && std::fabs(cpu_pct - 100.0) > (tb.json ? opts.pct_tol * 10 : cpu_pct_tol + 1e-9))
+      log.fail("Self CPU % over all rows", fmt::format("100 +- {}", num(tb.json ? opts.pct_tol * 10 : cpu_pct_tol)),
+               num(cpu_pct), "rows' Self CPU % does not sum to 100");
+  }
+  // Parent rows' totals >= their children's, with children found through the trace's nesting;
+  // only child names whose every instance has one parent name.
+  std::map<RowKey, std::vector<std::size_t>> children_of;
+  std::map<RowKey, std::size_t> row_of;
+  for (std::size_t i = 0; i < rows.size() && !tb.grouped(); ++i)
+    if (m.matches[i].matched) row_of.emplace(m.matches[i].key, i);
+  if (tb.grouped())
+    log.not_judged("parent/child rows",
+                   fmt::format("{} has one row per group, not per name: parent and child totals are "
+                               "not ordered group by group",
+                               tb.file));
+  for (const auto& [child, ps] : m.derived.parents) {
+    if (ps.size() != 1 || ps.begin()->second == kNone || *ps.begin() == child) continue;
+    auto c = row_of.find(child);
+    if (c == row_of.end()) continue;
+    children_of[*ps.begin()].push_back(c->second);
+  }
+  std::size_t links = 0;
+  for (const auto& [parent, kids] : children_of) {
+    auto p = row_of.find(parent);
+    if (p == row_of.end()) continue;
+    const TableRowData& pr = rows[p->second];
+    double cuda = 0, cuda_r = pr.cuda_total.res_ns, cpu = 0, cpu_r = pr.cpu_total.res_ns;
+    std::string names;
+    for (std::size_t k : kids) {
+      cuda += rows[k].cuda_total.ns;
+      cuda_r += rows[k].cuda_total.res_ns;
+      cpu += rows[k].cpu_total.ns;
+      cpu_r += rows[k].cpu_total.res_ns;
+      names += (names.empty() ? "'" : ", '") + rows[k].name + "'";
+    }
+    links += kids.size();
+    if (tb.has_cuda && pr.cuda_total.ns + cuda_r / 2 + 1e-6 < cuda)
+      log.fail(fmt::format("{} > {}", tb.where(pr), names),
+               fmt::format("parent CUDA total >= its children's sum, {} ns", num(cuda)),
+               table_value(pr.cuda_total.ns, pr.cuda_total.res_ns),
+               "a parent row's CUDA total is below the sum of its children's");
+    if (tb.has_cpu && pr.cpu_total.ns + cpu_r / 2 + 1e-6 < cpu)
+      log.fail(fmt::format("{} > {}", tb.where(pr), names),
+               fmt::format("parent CPU total >= its children's sum, {} ns", num(cpu)),
+               table_value(pr.cpu_total.ns, pr.cpu_total.res_ns),
+               "a parent row's CPU total is below the sum of its children's");
+  }
+  if (tb.has_cuda && tb.has_self_cuda_total && cuda_t > 0) {
+    double span_sum = 0, api_sum = 0, all_sum = 0;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      all_sum += rows[i].self_cuda.ns;
+      const auto kind = kind_of(i);
+      if (kind && *kind == TraceCat::GpuUserAnnotation) span_sum += rows[i].self_cuda.ns;
+      if (kind && is_api(*kind)) api_sum += rows[i].self_cuda.ns;
+    }
+    auto pc = [&](double x) { return fmt::format("{:.2f}%", 100.0 * x / cuda_t); };
+    std::string parts =
+        fmt::format("device rows {} ({}), host range rows {} ({})", us(dev_sum), pc(dev_sum), us(rng_sum), pc(rng_sum));
+    if (span_sum > 0) parts += fmt::format(", annotation GPU-span rows {} ({})", us(span_sum), pc(span_sum));
+    if (api_sum > 0) parts += fmt::format(", API rows {} ({})", us(api_sum), pc(api_sum));
+    log.note("Self CUDA by kind of row", fmt::format("Self CUDA total {}; the column sums to {} over all rows ({}): {}",
+                                                     us(cuda_t), us(all_sum), pc(all_sum), parts));
+  }
+  log.pass_if_clean(
+      tb.file,
+      fmt::format("Self CUDA total = sum of {} device rows{}; Self CPU total = sum of the rows; "
+                  "percentages and averages match their values; no row above 100%; {} parent/child "
+                  "row links ordered",
+                  dev_rows, m.derived.unattributed == 0 && rng_rows ? " = sum of the host range rows" : "", links));
+  if (m.derived.unattributed != 0)
+    log.not_run("Self CUDA over host range rows",
+                fmt::format("{} device activities in {} have no host range, so host ranges' Self CUDA need not add up "
+                            "to the total",
+                            m.derived.unattributed, m.A().file()));
+  if (unknown != 0)
+    log.note(tb.file, fmt::format("{} rows of unknown kind are left out of the per-kind sums", unknown));
+}
+
+}  // namespace xb::vd
