@@ -69,11 +69,8 @@ std::string metadata_key_error(const std::string& key) {
                                            "distributedInfo", "displayTimeUnit",     "baseTimeNanoseconds",
                                            "traceEvents",     "externalCorrelations"};
   if (key.empty()) return "metadata key is empty";
-  const auto reserved = [&key](const auto& keys) {
-    return std::find(std::begin(keys), std::end(keys), key) != std::end(keys);
-  };
-  if (reserved(kSessionMetaKeys) || reserved(kTraceKeys))
-    return "metadata key \"" + key + "\" is one the profiler writes itself";
+  const bool trace_key = std::find(std::begin(kTraceKeys), std::end(kTraceKeys), key) != std::end(kTraceKeys);
+  if (is_session_meta_key(key) || trace_key) return "metadata key \"" + key + "\" is one the profiler writes itself";
   return "";
 }
 

@@ -3,13 +3,11 @@
 #include "profiler/session_io.h"
 #include "profiler/session_json.h"
 
-#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstddef>
 #include <cstring>
 #include <fstream>
-#include <iterator>
 #include <limits>
 #include <sstream>
 #include <string_view>
@@ -271,9 +269,7 @@ SessionMeta parse_meta(const json& j) {
   // Every other key is the client's metadata, kept as text for the client to read (in key order:
   // nlohmann's objects are sorted).
   for (auto it = j.begin(); it != j.end(); ++it) {
-    if (std::find(std::begin(kSessionMetaKeys), std::end(kSessionMetaKeys), it.key()) != std::end(kSessionMetaKeys)) {
-      continue;
-    }
+    if (is_session_meta_key(it.key())) continue;
     if (const std::string error = metadata_key_error(it.key()); !error.empty()) fail(w, error);
     m.metadata.push_back(MetadataBlock{it.key(), it.value().dump(-1, ' ', false, json::error_handler_t::replace)});
   }

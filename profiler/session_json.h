@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -31,6 +32,14 @@ inline constexpr const char* kSessionMetaKeys[] = {"tool",
                                                    "schedule_warmup",
                                                    "schedule_active",
                                                    "devices"};
+
+/// True where `key` is one of kSessionMetaKeys.
+inline bool is_session_meta_key(std::string_view key) {
+  for (const char* k : kSessionMetaKeys) {
+    if (key == k) return true;
+  }
+  return false;
+}
 
 /// The "crossbench" metadata block every output file carries (docs/formats.md): format, version
 /// 1, created_utc, dropped_records, discarded_by_schedule, window_start_ns, window_end_ns, the
