@@ -1,10 +1,8 @@
 // table_totals: the table against itself and the trace's device time (validate/checks.h).
 #include "validate/checks.h"
 
-#include <algorithm>
 #include <map>
 #include <optional>
-#include <set>
 
 #include "validate/checks_table_common.h"
 
