@@ -68,7 +68,27 @@ double normal_quantile(double p) {
 
 double student_t_quantile(double p, double dof) {
   if (!(p > 0 && p < 1)) throw std::invalid_argument("t quantile: p must be in (0, 1)");
-  if (!(dof >= 4)) throw std::invalid_argument("t quantile: needs at least 4 degrees of freedom");
+  if (!(dof >= 1)) throw std::invalid_argument("t quantile: needs at least 1 degree of freedom");
+  if (dof < 4) {
+    if (dof != std::floor(dof)) throw std::invalid_argument("t quantile: under 4 degrees of freedom, an integer");
+    // A & S 26.7.3, the distribution function for 1, 2 and 3 degrees of freedom.
+    constexpr double kPi = 3.14159265358979323846;
+    const auto cdf = [dof](double t) {
+      if (dof == 1) return 0.5 + std::atan(t) / kPi;
+      if (dof == 2) return 0.5 + t / (2 * std::sqrt(2 + t * t));
+      const double x = t / std::sqrt(3.0);
+      return 0.5 + (std::atan(x) + x / (1 + x * x)) / kPi;
+    };
+    const double q = std::max(p, 1 - p);  // symmetric: bisect on the upper half
+    double lo = 0, hi = 1;
+    while (cdf(hi) < q) hi *= 2;
+    for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; ++i) {
+      const double mid = 0.5 * (lo + hi);
+      (cdf(mid) < q ? lo : hi) = mid;
+    }
+    const double t = 0.5 * (lo + hi);
+    return p >= 0.5 ? t : -t;
+  }
   const double z = normal_quantile(p);
   const double z2 = z * z, z3 = z2 * z, z5 = z3 * z2, z7 = z5 * z2, z9 = z7 * z2;
   const double g1 = (z3 + z) / 4;
@@ -85,7 +105,13 @@ double MedianInterval::half_width() const {
   return w / std::fabs(median);
 }
 
-MedianInterval median_interval(const std::vector<double>& samples, double confidence) {
+std::size_t batches_in_span(double span_s, double batch_min_s) {
+  if (!(batch_min_s > 0)) return kNoBatchLimit;
+  if (!(span_s > 0)) return 0;
+  return static_cast<std::size_t>(std::floor(span_s / batch_min_s));
+}
+
+MedianInterval median_interval(const std::vector<double>& samples, double confidence, std::size_t max_batches) {
   if (samples.empty()) throw std::invalid_argument("median interval of an empty sample set");
   if (!(confidence > 0 && confidence < 1)) throw std::invalid_argument("median interval: confidence must be in (0, 1)");
   for (double s : samples) {
@@ -104,8 +130,17 @@ MedianInterval median_interval(const std::vector<double>& samples, double confid
   r.effective_samples = n;
   // Batch means of the indicator [x < median] (1/2 at a tie), batches in time order.
   constexpr std::size_t kMaxBatches = 20, kMinBatch = 5, kMinBatches = 5;
-  const std::size_t k = std::min(kMaxBatches, r.count / kMinBatch);
-  if (k >= kMinBatches) {
+  const bool span_limited = max_batches != kNoBatchLimit;
+  const std::size_t k = std::min({kMaxBatches, r.count / kMinBatch, max_batches});
+  if (span_limited && k < 2) {
+    // The span holds under two batches of the drift's length: it cannot show the drift.
+    r.effective_samples = std::min(1.0, n);
+    r.bounded = false;
+    r.low = sorted.front();
+    r.high = sorted.back();
+    return r;
+  }
+  if (k >= (span_limited ? 2 : kMinBatches)) {
     r.batches = k;
     std::vector<double> means(k);
     for (std::size_t j = 0; j < k; ++j) {

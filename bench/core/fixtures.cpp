@@ -160,7 +160,7 @@ void run_fixture(benchmark::State& state, BenchContext& ctx, const BenchmarkDef&
     state.counters["median_us"] = st.median / 1e3;
     state.counters["rsd_pct"] = st.rsd() * 100;
     // The half-width of the median's interval, percent (-1: too few samples to bound it).
-    const MedianInterval ci = median_interval(t.samples_ns, t.confidence);
+    const MedianInterval ci = fixture_median_interval(t);
     state.counters["median_ci_pct"] = ci.bounded ? ci.half_width() * 100 : -1.0;
     state.counters["samples"] = static_cast<double>(st.count);
     state.counters["launches_per_sample"] = t.launches_per_sample;

@@ -65,6 +65,11 @@ FixtureTiming parse_fixture_timing(const json& j, const std::string& w) {
   t.min_samples = rj::get_int(j, "min_samples", w);
   t.min_time_s = rj::get_double(j, "min_time_s", w);
   t.max_time_s = rj::get_double(j, "max_time_s", w);
+  // Optional: absent when no minimum batch length applied (and before the rule had one).
+  if (j.contains("batch_min_s")) {
+    t.batch_min_s = rj::get_double(j, "batch_min_s", w);
+    if (!(t.batch_min_s > 0) || !std::isfinite(t.batch_min_s)) rj::fail(w, "timing batch_min_s must be positive");
+  }
   t.stop = rj::get_string(j, "stop", w);
   t.sampling_s = rj::get_double(j, "sampling_s", w);
   const json& samples = rj::require(j, "samples_ns", w);
@@ -160,8 +165,14 @@ json gpu_meta_json(const GpuMeta& g) {
               {"at_end", gpu_sample_json(g.at_end)}};
 }
 
+MedianInterval fixture_median_interval(const FixtureTiming& t) {
+  return median_interval(t.samples_ns, t.confidence > 0 ? t.confidence : 0.95,
+                         batches_in_span(t.sampling_s, t.batch_min_s));
+}
+
 json fixture_timing_json(const FixtureTiming& t) {
-  for (double v : {t.max_noise, t.confidence, t.min_time_s, t.max_time_s, t.sampling_s, t.early_slowdown})
+  for (double v :
+       {t.max_noise, t.confidence, t.min_time_s, t.max_time_s, t.sampling_s, t.early_slowdown, t.batch_min_s})
     check_finite(v, "fixture timing");
   for (double v : t.samples_ns) check_finite(v, "fixture timing sample");
   json j{{"mode", t.mode},
@@ -183,6 +194,7 @@ json fixture_timing_json(const FixtureTiming& t) {
   if (t.graph) j["graph"] = true;                        // optional key: absent means eager launches
   if (t.confidence > 0) j["confidence"] = t.confidence;  // optional key: absent means the RSD rule
   if (!t.sync.empty()) j["sync"] = t.sync;               // optional key: absent means the launch does not synchronize
+  if (t.batch_min_s > 0) j["batch_min_s"] = t.batch_min_s;  // optional key: absent means no minimum batch length
   return j;
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "profiler/raw_records.h"
+#include "profiler/stats.h"
 
 namespace xb {
 
@@ -62,6 +63,9 @@ struct FixtureTiming {
   double confidence = 0;  ///< level of the median's interval (0.95); 0: recorded before, RSD rule
   int min_samples = 0;
   double min_time_s = 0, max_time_s = 0;
+  /// Minimum length of the median interval's batches, s (profiler/stats.h batches_in_span):
+  /// kDriftBatchS once NVML saw a power or thermal limit holding the clock; 0: none.
+  double batch_min_s = 0;
   std::string stop;                      ///< "converged" or "timed out" (precision target not met)
   double sampling_s = 0;                 ///< wall time spent sampling
   std::vector<double> samples_ns;        ///< every sample, per call (event interval / launches), in order
@@ -70,6 +74,12 @@ struct FixtureTiming {
   double early_slowdown = 0;             ///< median of the first tenth of samples / median of all - 1
   GpuClockSample gpu_before, gpu_after;  ///< NVML before and after sampling
 };
+
+/// The median's interval of a fixture's samples (profiler/stats.h median_interval) as its stopping
+/// rule computed it: at the level it used (95% for sessions recorded before that rule, confidence
+/// 0), its batches at least batch_min_s long over sampling_s. Throws std::invalid_argument when it
+/// has no samples.
+MedianInterval fixture_median_interval(const FixtureTiming& t);
 
 /// One benchmark fixture (op x dtype x size) and its verified result.
 struct FixtureInfo {

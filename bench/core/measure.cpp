@@ -280,25 +280,39 @@ Measurement measure(const std::vector<std::function<void()>>& launches, Profiler
     m.warmup_s = wr.seconds;
     t.warmed_up = wr.steady;
   }
+  // A power or thermal limit holding the clock, seen before or during sampling, makes the median
+  // interval's batches at least kDriftBatchS long (StoppingRule::set_batch_min_s).
+  StoppingRule rule(cfg.stopping);
+  const auto watch_clock = [&](const GpuClockSample& g) {
+    if (g.valid && g.throttled) rule.set_batch_min_s(kDriftBatchS);
+  };
   t.gpu_before = read_gpu(cfg);
+  watch_clock(t.gpu_before);
 
   prof.begin_fixture(cfg.schedule);
-  StoppingRule rule(cfg.stopping);
   const double t0 = cfg.now();
   const double cpu0 = cfg.cpu_now ? cfg.cpu_now() : 0.0;
   const int scheduled = cfg.schedule.total();
+  double next_poll = kGpuPollS;
   for (std::size_t i = 0;; ++i) {
     interrupt();
     const TimedCall call = timed_sample(calls[i % calls.size()], prof, dev, annotation, op_name, spec);
     const double per_launch = static_cast<double>(call.event_ns) / spec.launches;
     t.samples_ns.push_back(per_launch);
-    rule.add(per_launch, cfg.now() - t0);
+    const double elapsed = cfg.now() - t0;
+    if (elapsed >= next_poll) {
+      watch_clock(read_gpu(cfg));
+      next_poll = elapsed + kGpuPollS;
+    }
+    rule.add(per_launch, elapsed);
     if (rule.state() != StoppingRule::State::Continue && static_cast<int>(i + 1) >= scheduled) break;
   }
   t.sampling_s = cfg.now() - t0;
   m.sampling_cpu_s = cfg.cpu_now ? cfg.cpu_now() - cpu0 : 0.0;
   m.calls = static_cast<std::int64_t>(t.samples_ns.size()) * spec.launches;
   t.gpu_after = read_gpu(cfg);
+  watch_clock(t.gpu_after);
+  t.batch_min_s = rule.config().batch_min_s;
   t.stop = to_string(rule.state());
   m.stats = compute_stats(t.samples_ns);
   m.converged = rule.state() == StoppingRule::State::Converged;

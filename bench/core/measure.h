@@ -116,6 +116,15 @@ constexpr double kSyncDetectWaitFactor = 10;
 /// ... and at least this long, s (well above the host time of an asynchronous launch: 2 to 20 us).
 constexpr double kSyncDetectMinWaitS = 0.05;
 
+/// The median interval's minimum batch length, s, once NVML reports a power or thermal limit
+/// holding the clock (GpuClockSample::throttled, before or during sampling): the H200's power
+/// controller moves a capped GEMM's clock over about a second, and only batches at least 0.5 s
+/// long gave its median's 95% interval about 95% coverage (results/h200/drift-2026-12-04).
+constexpr double kDriftBatchS = 0.5;
+/// NVML is read this often during sampling, s (each read takes well under a millisecond, between
+/// samples, outside every event interval).
+constexpr double kGpuPollS = 0.25;
+
 /// Seconds on a monotonic clock; the core's only time source (a fake in the CPU tests).
 using Seconds = std::function<double()>;
 /// std::chrono::steady_clock in seconds.

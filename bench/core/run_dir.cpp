@@ -187,10 +187,6 @@ void write_events_json(const RawSession& raw, std::ostream& out) {
   out << doc.dump(1) << '\n';
 }
 
-MedianInterval fixture_median_interval(const FixtureTiming& t) {
-  return median_interval(t.samples_ns, t.confidence > 0 ? t.confidence : 0.95);
-}
-
 namespace {
 
 void write_summary(const RawSession& raw, const ValidationReport& report, const fs::path& replayed_from,
@@ -237,8 +233,11 @@ void write_summary(const RawSession& raw, const ValidationReport& report, const 
     std::string known = "-";
     if (samples > 0) {
       const MedianInterval ci = fixture_median_interval(f.timing);
-      known = ci.bounded ? fmt::format("+-{:.3f}% ({:.0f}%)", ci.half_width() * 100, ci.confidence * 100)
-                         : fmt::format("unbounded ({:.0f}%)", ci.confidence * 100);
+      // Batches of a minimum length: a power or thermal limit held the clock (FixtureTiming).
+      const std::string batches =
+          f.timing.batch_min_s > 0 ? fmt::format(", batches >= {:g} s", f.timing.batch_min_s) : "";
+      known = ci.bounded ? fmt::format("+-{:.3f}% ({:.0f}%{})", ci.half_width() * 100, ci.confidence * 100, batches)
+                         : fmt::format("unbounded ({:.0f}%{})", ci.confidence * 100, batches);
     }
     // A session recorded before the median-interval rule (confidence 0) stopped on the samples'
     // RSD: its "timed out" is that rule's, which the interval shown beside it does not contradict.

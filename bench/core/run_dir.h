@@ -65,11 +65,6 @@ class RunDirClaim {
 /// each atomically. Throws std::runtime_error (from write_file_atomic) on I/O failure.
 void write_run_outputs(const RawSession& raw, const std::filesystem::path& dir);
 
-/// The median's interval of a fixture's samples (profiler/stats.h median_interval) at the level its
-/// stopping rule used; 95% for sessions recorded before that rule (confidence 0). Throws
-/// std::invalid_argument when it has no samples.
-MedianInterval fixture_median_interval(const FixtureTiming& t);
-
 /// Writes events.json (per-iteration cudaEvent times per fixture, with medians).
 void write_events_json(const RawSession& raw, std::ostream& out);
 

@@ -16,12 +16,19 @@ StoppingRule::StoppingRule(Config config) : config_(config) {
   if (!(config_.confidence > 0 && config_.confidence < 1)) {
     throw std::invalid_argument("stopping rule: confidence must be in (0, 1)");
   }
+  set_batch_min_s(config_.batch_min_s);
+}
+
+void StoppingRule::set_batch_min_s(double s) {
+  if (!(s >= 0) || !std::isfinite(s)) throw std::invalid_argument("stopping rule: batch_min_s must be finite and >= 0");
+  config_.batch_min_s = std::max(config_.batch_min_s, s);
 }
 
 StoppingRule::State StoppingRule::add(double sample, double elapsed_s) {
   if (!std::isfinite(sample)) throw std::invalid_argument("stopping rule: non-finite sample");
   if (state_ != State::Continue) return state_;
   samples_.push_back(sample);
+  elapsed_s_ = elapsed_s;
   const std::size_t n = samples_.size();
   if (n >= static_cast<std::size_t>(config_.min_samples) && elapsed_s >= config_.min_time_s && n >= next_check_) {
     next_check_ = n + std::max<std::size_t>(1, n / 20);

@@ -18,6 +18,8 @@ namespace xb {
 /// taken, while the median's interval narrows with them (as far as their drift allows:
 /// docs/metrics.md, "Stopping rule"). The interval is recomputed when the sample count has
 /// grown by 5% since the last check (O(n log n) each), so a stop comes at most 5% of samples late.
+/// Where a controller moves the clock (a power or thermal limit: set_batch_min_s), the interval's
+/// batches are at least that long, so no stop comes before the span can show the drift.
 class StoppingRule {
  public:
   struct Config {
@@ -26,11 +28,13 @@ class StoppingRule {
     double max_time_s = 3.0;
     double max_noise = 0.005;  ///< target half-width of the median's interval, a fraction (0.005 = 0.5%)
     double confidence = 0.95;  ///< level of that interval
+    /// Minimum length of the interval's batches, s (profiler/stats.h batches_in_span); 0: none.
+    double batch_min_s = 0;
   };
   enum class State { Continue, Converged, TimedOut };
 
   /// Throws std::invalid_argument for min_samples < 2, negative times, max_time_s < min_time_s,
-  /// max_noise <= 0 or confidence outside (0, 1).
+  /// max_noise <= 0, confidence outside (0, 1) or a negative batch_min_s.
   explicit StoppingRule(Config config);
 
   /// Adds one sample taken when `elapsed_s` seconds of sampling had passed, returns the new state.
@@ -43,8 +47,16 @@ class StoppingRule {
 
   State state() const { return state_; }
   std::size_t count() const { return samples_.size(); }
-  /// The median's interval over the samples so far (throws std::invalid_argument with none).
-  MedianInterval interval() const { return median_interval(samples_, config_.confidence); }
+  /// From now on the interval's batches are at least `s` seconds long (the larger of this and the
+  /// configured minimum is kept): measure() calls it when NVML reports a power or thermal limit
+  /// holding the clock. Throws std::invalid_argument for a negative or non-finite `s`.
+  void set_batch_min_s(double s);
+
+  /// The median's interval over the samples so far, its batches limited to those the sampling
+  /// span so far holds at Config::batch_min_s (throws std::invalid_argument with no samples).
+  MedianInterval interval() const {
+    return median_interval(samples_, config_.confidence, batches_in_span(elapsed_s_, config_.batch_min_s));
+  }
   const Config& config() const { return config_; }
 
  private:
@@ -52,6 +64,7 @@ class StoppingRule {
   State state_ = State::Continue;
   std::vector<double> samples_;
   std::size_t next_check_ = 0;
+  double elapsed_s_ = 0;  ///< the latest sample's time
 };
 
 /// "converged", "timed out" or "running".

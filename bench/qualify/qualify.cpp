@@ -108,6 +108,7 @@ FixtureRecord record_of(const FixtureInfo& f) {
   r.stop = f.timing.stop;
   r.max_noise = f.timing.max_noise;
   r.sampling_s = f.timing.sampling_s;
+  r.batch_min_s = f.timing.batch_min_s;
   r.samples_ns = f.timing.samples_ns;
   r.gpu_before = f.timing.gpu_before;
   r.gpu_after = f.timing.gpu_after;
@@ -283,7 +284,7 @@ GateResult gate_fixture(const FixtureRecord& now, const FixtureRecord* baseline,
   std::vector<std::string> why;
   if (now.stop != "converged") {
     r.noisy = true;
-    const MedianInterval ci = median_interval(now.samples_ns);
+    const MedianInterval ci = median_interval(now.samples_ns, 0.95, batches_in_span(now.sampling_s, now.batch_min_s));
     why.push_back(fmt::format("precision target {:.2f}% not met (median known to {}, RSD {:.2f}%, stop: {})",
                               now.max_noise * 100,
                               ci.bounded ? fmt::format("+-{:.3f}% at 95%", ci.half_width() * 100) : "no bound at 95%",

@@ -89,6 +89,7 @@ struct FixtureRecord {
   std::string stop;  ///< "converged" or "timed out"
   double max_noise = 0;
   double sampling_s = 0;
+  double batch_min_s = 0;          ///< FixtureTiming::batch_min_s (0: none)
   std::vector<double> samples_ns;  ///< per call, every sample
   GpuClockSample gpu_before, gpu_after;
   std::string error;  ///< the fixture failed: why ("" when it ran)

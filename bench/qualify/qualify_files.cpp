@@ -250,22 +250,23 @@ void write_baseline_json(const Baseline& b, std::ostream& out) {
       samples.push_back(std::round(x * 1000) / 1000);
     }
     const SampleStats st = compute_stats(samples);
-    const json fj{{"name", f.name},
-                  {"op", f.op},
-                  {"dtype", f.dtype},
-                  {"size", f.size},
-                  {"mode", f.mode},
-                  {"flops", f.flops},
-                  {"bytes", f.bytes},
-                  {"launches_per_sample", f.launches_per_sample},
-                  {"warmed_up", f.warmed_up},
-                  {"stop", f.stop},
-                  {"max_noise", f.max_noise},
-                  {"sampling_s", f.sampling_s},
-                  {"throttled", f.gpu_before.throttled || f.gpu_after.throttled},
-                  {"gpu_before", gpu_sample_json(f.gpu_before)},
-                  {"gpu_after", gpu_sample_json(f.gpu_after)},
-                  {"stats", sample_stats_json(st)}};
+    json fj{{"name", f.name},
+            {"op", f.op},
+            {"dtype", f.dtype},
+            {"size", f.size},
+            {"mode", f.mode},
+            {"flops", f.flops},
+            {"bytes", f.bytes},
+            {"launches_per_sample", f.launches_per_sample},
+            {"warmed_up", f.warmed_up},
+            {"stop", f.stop},
+            {"max_noise", f.max_noise},
+            {"sampling_s", f.sampling_s},
+            {"throttled", f.gpu_before.throttled || f.gpu_after.throttled},
+            {"gpu_before", gpu_sample_json(f.gpu_before)},
+            {"gpu_after", gpu_sample_json(f.gpu_after)},
+            {"stats", sample_stats_json(st)}};
+    if (f.batch_min_s > 0) fj["batch_min_s"] = f.batch_min_s;  // optional: absent means none
     std::string head = fj.dump();
     head.pop_back();  // the closing brace: samples follow
     out << (i == 0 ? "\n  " : ",\n  ") << head << ",\n   \"samples_ns\": " << json(samples).dump() << "}";
@@ -325,6 +326,10 @@ Baseline parse_baseline(std::string_view text) {
       fail(at, fmt::format("stop {} is not \"converged\" or \"timed out\"", quote_input(r.stop)));
     r.max_noise = need_number(f, "max_noise", at);
     r.sampling_s = need_number(f, "sampling_s", at);
+    if (f.contains("batch_min_s")) {  // optional: recorded where a power or thermal limit held the clock
+      r.batch_min_s = need_number(f, "batch_min_s", at);
+      if (!(r.batch_min_s > 0)) fail(at, "batch_min_s must be positive");
+    }
     r.gpu_before = parse_sample(need(f, "gpu_before", at), at + ": gpu_before");
     r.gpu_after = parse_sample(need(f, "gpu_after", at), at + ": gpu_after");
     const json& samples = need_array(f, "samples_ns", at);

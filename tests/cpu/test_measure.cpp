@@ -450,6 +450,37 @@ TEST(Measure, WarmupWaitsForThePowerCapAndGivesUpAtMaxTime) {
   EXPECT_TRUE(m.timing.gpu_before.valid);
 }
 
+TEST(Measure, APowerCapSeenDuringSamplingLengthensTheIntervalBatches) {
+  // NVML reports the software power cap from the third read on (gpu_before, then polls every
+  // kGpuPollS of sampling): the fixture's interval batches become kDriftBatchS long.
+  Rig r;
+  r.cfg.batch = 1;
+  r.dev.per_call = [](int i) { return std::int64_t{i % 2 == 0 ? 1000 : 1500}; };  // runs to max-time
+  int reads = 0;
+  r.cfg.read_gpu = [&reads] {
+    GpuClockSample g;
+    g.valid = true;
+    g.throttled = ++reads >= 3;
+    g.throttle_reasons = g.throttled ? 0x4 : 0;
+    return g;
+  };
+  const Measurement m = measure({r.launch()}, *r.prof, r.dev, "k", "xb::k", r.cfg);
+  EXPECT_GE(reads, 3);
+  EXPECT_DOUBLE_EQ(m.timing.batch_min_s, kDriftBatchS);
+  // The recorded interval is the rule's: batches over the span at that length.
+  EXPECT_EQ(fixture_median_interval(m.timing).batches,
+            std::min<std::size_t>(batches_in_span(m.timing.sampling_s, kDriftBatchS), 20));
+  // Never throttled: no minimum.
+  Rig quiet;
+  quiet.cfg.batch = 1;
+  quiet.cfg.read_gpu = [] {
+    GpuClockSample g;
+    g.valid = true;
+    return g;
+  };
+  EXPECT_DOUBLE_EQ(measure({quiet.launch()}, *quiet.prof, quiet.dev, "k", "xb::k", quiet.cfg).timing.batch_min_s, 0);
+}
+
 TEST(Measure, AFailingLaunchGivesTheStreamBackAndClosesTheStep) {
   Rig r;
   r.cfg.batch = 2;

@@ -235,10 +235,111 @@ TEST(MedianInterval, QuantilesAndBadInput) {
   EXPECT_NEAR(student_t_quantile(0.975, 4), 2.776445, 2e-3);
   EXPECT_NEAR(student_t_quantile(0.975, 19), 2.093024, 1e-4);
   EXPECT_THROW(normal_quantile(1), std::invalid_argument);
-  EXPECT_THROW(student_t_quantile(0.975, 3), std::invalid_argument);
+  // 1 to 3 degrees of freedom: exact (A & S table 26.10).
+  EXPECT_NEAR(student_t_quantile(0.975, 1), 12.7062, 1e-4);
+  EXPECT_NEAR(student_t_quantile(0.975, 2), 4.3027, 1e-4);
+  EXPECT_NEAR(student_t_quantile(0.975, 3), 3.1824, 1e-4);
+  EXPECT_NEAR(student_t_quantile(0.025, 3), -3.1824, 1e-4);
+  EXPECT_NEAR(student_t_quantile(0.95, 2), 2.9200, 1e-4);
+  EXPECT_THROW(student_t_quantile(0.975, 0.5), std::invalid_argument);
+  EXPECT_THROW(student_t_quantile(0.975, 2.5), std::invalid_argument);
   EXPECT_THROW(median_interval({}), std::invalid_argument);
   EXPECT_THROW(median_interval({1, NAN}), std::invalid_argument);
   EXPECT_THROW(median_interval({1, 2}, 1.0), std::invalid_argument);
+}
+
+// A power-capped GEMM as the H200 showed it (results/h200/drift-2026-12-04): the clock wanders
+// with a period of about a second (here a sine of 1 s, +-3% of the time) under 1% noise, one sample
+// every 1.5 ms (667 a second). The first half second sits on the slow half of the wander.
+std::vector<double> wandering_series(std::size_t n, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> noise(0.0, 0.01);
+  std::vector<double> out;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double t = static_cast<double>(i) * 1.5e-3;
+    out.push_back(200'000 * (1 + 0.03 * std::sin(2 * 3.14159265358979 * t) + noise(rng)));
+  }
+  return out;
+}
+
+TEST(MedianInterval, BatchesInSpan) {
+  EXPECT_EQ(batches_in_span(3.0, 0.5), 6u);
+  EXPECT_EQ(batches_in_span(0.99, 0.5), 1u);
+  EXPECT_EQ(batches_in_span(0.2, 0.5), 0u);
+  EXPECT_EQ(batches_in_span(0, 0.5), 0u);
+  EXPECT_EQ(batches_in_span(3.0, 0), kNoBatchLimit);
+  EXPECT_EQ(batches_in_span(3.0, -1), kNoBatchLimit);
+}
+
+TEST(MedianInterval, BatchesAsLongAsTheWanderCoverTheLongRunMedian) {
+  const std::vector<double> x = wandering_series(20'000, 21);  // 30 s
+  const double whole = median_interval(x).median;
+  EXPECT_NEAR(whole, 200'000, 200);
+  // The first half second (334 samples): 20 batches of 25 ms see a steady median, narrow and off.
+  const std::vector<double> half(x.begin(), x.begin() + 334);
+  const MedianInterval narrow = median_interval(half);
+  EXPECT_TRUE(narrow.bounded);
+  EXPECT_LT(narrow.half_width(), 0.01);
+  EXPECT_GT(narrow.low, whole);  // misses the long-run median
+  // Batches of at least 0.5 s: one fits, the span cannot show the wander, the interval states nothing.
+  const MedianInterval none = median_interval(half, 0.95, batches_in_span(0.5, 0.5));
+  EXPECT_FALSE(none.bounded);
+  EXPECT_EQ(none.batches, 0u);
+  EXPECT_DOUBLE_EQ(none.low, *std::min_element(half.begin(), half.end()));
+  EXPECT_DOUBLE_EQ(none.high, *std::max_element(half.begin(), half.end()));
+  // Over 1.5 s (3 batches, Student's t at 2 degrees of freedom: no bound), 3 s (6 batches) and
+  // 6 s (12 batches): covering the long-run median, bounded from 3 s on.
+  for (std::size_t n : {1000u, 2000u, 4000u}) {
+    const std::vector<double> head(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(n));
+    const double span = static_cast<double>(n) * 1.5e-3;
+    const MedianInterval ci = median_interval(head, 0.95, batches_in_span(span, 0.5));
+    EXPECT_EQ(ci.batches, batches_in_span(span, 0.5));
+    EXPECT_EQ(ci.bounded, n >= 2000u) << n;
+    EXPECT_LE(ci.low, whole) << n;
+    EXPECT_GE(ci.high, whole) << n;
+  }
+  // Under 25 samples the span-limited interval still uses its batches (2 of them here).
+  const std::vector<double> few(x.begin(), x.begin() + 20);
+  EXPECT_EQ(median_interval(few, 0.95, 2).batches, 2u);
+  EXPECT_EQ(median_interval(few).batches, 0u);
+}
+
+TEST(StoppingRule, DriftBatchesHoldTheStopUntilTheSpanShowsTheWander) {
+  const std::vector<double> x = wandering_series(4001, 22);  // 6 s
+  const auto run = [&](double batch_min_s) {
+    StoppingRule::Config c = config(10, 0.5, 3.0, 0.01);
+    StoppingRule rule(c);
+    rule.set_batch_min_s(batch_min_s);
+    for (std::size_t i = 0; i < x.size() && rule.state() == StoppingRule::State::Continue; ++i)
+      rule.add(x[i], static_cast<double>(i) * 1.5e-3);
+    return rule;
+  };
+  // Without a minimum batch length: converged at min-time on the slow half of the wander, its
+  // interval (1% target) clear of the long-run median of 200,000.
+  const StoppingRule quick = run(0);
+  EXPECT_EQ(quick.state(), StoppingRule::State::Converged);
+  EXPECT_LE(quick.count(), 350u);
+  EXPECT_GT(quick.interval().low, 200'000);
+  // With batches of at least 0.5 s: no stop before the span holds 2 batches, and the interval it
+  // stops on covers the long-run median.
+  const StoppingRule slow = run(0.5);
+  EXPECT_GE(slow.count(), 667u);
+  EXPECT_GE(slow.config().batch_min_s, 0.5);
+  const MedianInterval ci = slow.interval();
+  EXPECT_LE(ci.low, 200'000 * 1.002);
+  EXPECT_GE(ci.high, 200'000 * 0.998);
+}
+
+TEST(StoppingRule, BatchMinimumOnlyGrows) {
+  StoppingRule rule(config(10, 0, 1, 0.005));
+  rule.set_batch_min_s(0.5);
+  rule.set_batch_min_s(0.25);
+  EXPECT_DOUBLE_EQ(rule.config().batch_min_s, 0.5);
+  EXPECT_THROW(rule.set_batch_min_s(-1), std::invalid_argument);
+  EXPECT_THROW(rule.set_batch_min_s(INFINITY), std::invalid_argument);
+  StoppingRule::Config bad = config(10, 0, 1, 0.005);
+  bad.batch_min_s = -0.5;
+  EXPECT_THROW(StoppingRule{bad}, std::invalid_argument);
 }
 
 TEST(StoppingRule, TickTimesOutWithoutSamples) {

@@ -54,6 +54,14 @@ double median_of(std::vector<std::int64_t> values);
 /// the wider of the two. A median that moves during sampling makes the batches disagree and the
 /// interval wide; noise around a steady median does not.
 ///
+/// Drift slower than a batch is invisible to the batches: a power-capped H200 GEMM's clock wanders
+/// over about a second, and 20 batches of a 0.5-s run (25 ms each) covered its long-run median in
+/// 46-76% of stretches instead of 95% (results/h200/drift-2026-12-04). Where such drift is known
+/// to act, the caller limits the batches to those the samples' span holds at a minimum batch
+/// length (`max_batches`, batches_in_span): k = min(20, n / 5, max_batches); then 2 to 4 batches
+/// are used too (Student's t makes them wide), and with fewer than 2 the interval is not bounded
+/// (the span cannot show the drift, so it states nothing).
+///
 /// Units: those of the samples. Throws std::invalid_argument for no samples, a non-finite sample or
 /// confidence outside (0, 1).
 struct MedianInterval {
@@ -72,17 +80,28 @@ struct MedianInterval {
   double half_width() const;
 };
 
-/// See MedianInterval. `samples` in the order they were taken.
-MedianInterval median_interval(const std::vector<double>& samples, double confidence = 0.95);
+/// No limit on the batches of median_interval other than its own (20, n / 5).
+constexpr std::size_t kNoBatchLimit = static_cast<std::size_t>(-1);
+
+/// See MedianInterval. `samples` in the order they were taken; `max_batches`: the most batches their
+/// span holds at a minimum batch length (batches_in_span), kNoBatchLimit for none.
+MedianInterval median_interval(const std::vector<double>& samples, double confidence = 0.95,
+                               std::size_t max_batches = kNoBatchLimit);
+
+/// Batches of at least `batch_min_s` seconds that a span of `span_s` seconds holds:
+/// floor(span_s / batch_min_s); kNoBatchLimit when batch_min_s <= 0 (no minimum length).
+std::size_t batches_in_span(double span_s, double batch_min_s);
 
 /// Quantile p in (0, 1) of the standard normal distribution (bisection on std::erfc to 1e-12).
 /// Throws std::invalid_argument for p outside (0, 1).
 double normal_quantile(double p);
 
-/// Quantile p in (0, 1) of Student's t with `dof` >= 4 degrees of freedom: the Cornish-Fisher
-/// expansion of the normal quantile to four terms (Abramowitz & Stegun 26.7.5; within 0.001 of
-/// the exact value at dof 4 and p = 0.975, closer for more degrees of freedom). Throws
-/// std::invalid_argument for p outside (0, 1) or dof < 4.
+/// Quantile p in (0, 1) of Student's t with `dof` degrees of freedom: for dof >= 4 the
+/// Cornish-Fisher expansion of the normal quantile to four terms (Abramowitz & Stegun 26.7.5;
+/// within 0.001 of the exact value at dof 4 and p = 0.975, closer for more degrees of freedom);
+/// for dof 1, 2 and 3 (integers) bisection on the closed-form distribution function (A & S
+/// 26.7.3: 12.706, 4.303 and 3.182 at p = 0.975). Throws std::invalid_argument for p outside
+/// (0, 1), dof < 1 or a dof under 4 that is not an integer.
 double student_t_quantile(double p, double dof);
 
 /// Quantile p in [0, 1] of already sorted, non-empty samples (type 7, as above).
