@@ -144,13 +144,8 @@ void run_fixture(benchmark::State& state, BenchContext& ctx, const BenchmarkDef&
     info.timing = m.timing;
     const FixtureTiming& t = info.timing;
     const SampleStats& st = m.stats;
-    if (!t.sync.empty()) {
-      std::cerr << fmt::format(
-          "bench: note: {} synchronizes with the device in its launch ({}): timed without the "
-          "blocking kernel, so its times include the host's launch overhead{}\n",
-          name, t.sync == "declared" ? "declared .sync()" : "detected: the call waited for the blocking kernel",
-          t.sync == "declared" ? "" : " (declare .sync() to skip the detection)");
-    }
+    if (const std::string note = sync_note(t); !note.empty())
+      std::cerr << fmt::format("bench: note: {} {}\n", name, note);
     if (cfg.warmup) {
       state.counters["warmup_s"] = m.warmup_s;
       if (!t.warmed_up)

@@ -54,6 +54,12 @@ FixtureTiming parse_fixture_timing(const json& j, const std::string& w) {
     if (t.sync != "declared" && t.sync != "detected")
       rj::fail(w, "timing sync must be \"declared\" or \"detected\", not \"" + t.sync + "\"");
   }
+  if (j.contains("sync_declared")) t.sync_declared = rj::get_bool(j, "sync_declared", w);  // optional: false
+  if (j.contains("sync_found_after")) {                                                    // optional: 0
+    t.sync_found_after = rj::get_int64(j, "sync_found_after", w);
+    if (t.sync_found_after < 1 || t.sync.empty())
+      rj::fail(w, "timing sync_found_after must be at least 1, and only beside a sync");
+  }
   t.launches_per_sample = rj::get_int(j, "launches_per_sample", w);
   t.rotation = rj::get_int(j, "rotation", w);
   t.max_noise = rj::get_double(j, "max_noise", w);
@@ -170,6 +176,27 @@ MedianInterval fixture_median_interval(const FixtureTiming& t) {
                          batches_in_span(t.sampling_s, t.batch_min_s));
 }
 
+std::string sync_note(const FixtureTiming& t) {
+  const std::string how = t.sync == "declared" ? "declared .sync()" : "detected";
+  if (t.sync.empty()) {
+    return t.sync_declared ? "is declared .sync(), but its launch did not wait for the device after its setup call: "
+                             "timed behind the blocking kernel like any asynchronous launch (a later call that "
+                             "synchronizes would be caught and the rest timed without it)"
+                           : "";
+  }
+  if (t.sync_found_after > 0) {
+    return fmt::format(
+        "synchronized with the device in a launch after {} calls that did not ({}): the samples so far were "
+        "dropped and the rest timed without the blocking kernel, so its times include the host's launch overhead",
+        t.sync_found_after, how);
+  }
+  return fmt::format(
+      "synchronizes with the device in its launch ({}): timed without the blocking kernel, so its times "
+      "include the host's launch overhead",
+      t.sync == "declared" ? "declared .sync(), and it waited for the blocking kernel"
+                           : "detected: the call waited for the blocking kernel");
+}
+
 json fixture_timing_json(const FixtureTiming& t) {
   for (double v :
        {t.max_noise, t.confidence, t.min_time_s, t.max_time_s, t.sampling_s, t.early_slowdown, t.batch_min_s})
@@ -195,6 +222,8 @@ json fixture_timing_json(const FixtureTiming& t) {
   if (t.confidence > 0) j["confidence"] = t.confidence;  // optional key: absent means the RSD rule
   if (!t.sync.empty()) j["sync"] = t.sync;               // optional key: absent means the launch does not synchronize
   if (t.batch_min_s > 0) j["batch_min_s"] = t.batch_min_s;  // optional key: absent means no minimum batch length
+  if (t.sync_declared) j["sync_declared"] = true;           // optional key: absent means not declared
+  if (t.sync_found_after > 0) j["sync_found_after"] = t.sync_found_after;  // optional key: absent means 0
   return j;
 }
 

@@ -54,6 +54,12 @@ struct FixtureTiming {
   /// The launch synchronizes with the device: "declared" (.sync(), sync=True), "detected"
   /// (measure.h launch_synchronizes), "" (it does not). Sampled without the blocking kernel then.
   std::string sync;
+  /// The launch was declared to synchronize (.sync(), sync=True), whether or not it did: a
+  /// declared launch that did not is timed behind the blocking kernel (sync "").
+  bool sync_declared = false;
+  /// Calls timed behind the blocking kernel before one was caught synchronizing (HoldWatch); 0:
+  /// found after the setup call (or not at all).
+  std::int64_t sync_found_after = 0;
   int launches_per_sample = 1;  ///< hot mode: calls between the events; cold mode: 1
   int rotation = 1;             ///< cold mode: input copies used in turn (1 = no rotation)
   /// Stopping rule's target, a fraction: the half-width of the median's interval at `confidence`
@@ -80,6 +86,12 @@ struct FixtureTiming {
 /// 0), its batches at least batch_min_s long over sampling_s. Throws std::invalid_argument when it
 /// has no samples.
 MedianInterval fixture_median_interval(const FixtureTiming& t);
+
+/// What the fixture's launch did against the blocking kernel, in one clause after its name (the
+/// console and summary.md): timed without it because the launch synchronizes (declared, detected
+/// after the setup call, or caught during sampling after `sync_found_after` calls), or declared
+/// .sync() but timed behind it because it did not; "" for an undeclared asynchronous launch.
+std::string sync_note(const FixtureTiming& t);
 
 /// One benchmark fixture (op x dtype x size) and its verified result.
 struct FixtureInfo {

@@ -34,10 +34,53 @@ int SampleDevice::capture(const std::function<void()>&) {
 
 void SampleDevice::replay(int) { throw std::logic_error("this device cannot replay CUDA graphs"); }
 
+HoldWatch::HoldWatch(SampleDevice& dev) : dev_(dev), thread_([this] { run(); }) {}
+
+HoldWatch::~HoldWatch() {
+  {
+    std::lock_guard<std::mutex> lock(m_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void HoldWatch::arm(double wait_s) {
+  {
+    std::lock_guard<std::mutex> lock(m_);
+    armed_ = true;
+    fired_ = false;
+    wait_s_ = wait_s;
+  }
+  cv_.notify_all();
+}
+
+bool HoldWatch::disarm() {
+  std::lock_guard<std::mutex> lock(m_);
+  armed_ = false;
+  cv_.notify_all();
+  return fired_;
+}
+
+void HoldWatch::run() {
+  std::unique_lock<std::mutex> lock(m_);
+  for (;;) {
+    cv_.wait(lock, [this] { return stop_ || armed_; });
+    if (stop_) return;
+    // Armed: wait for disarm() (or stop) at most wait_s_; past it, release the hold.
+    if (!cv_.wait_for(lock, std::chrono::duration<double>(wait_s_), [this] { return stop_ || !armed_; })) {
+      fired_ = true;
+      dev_.release();  // never throws; any thread (SampleDevice::release)
+      cv_.wait(lock, [this] { return stop_ || !armed_; });
+    }
+  }
+}
+
 TimedCall timed_sample(const std::function<void()>& launch, Profiler& prof, SampleDevice& dev,
                        const std::string& annotation, const std::string& op_name, const SampleSpec& spec) {
   if (spec.launches < 1) throw std::invalid_argument("timed_sample: launches must be at least 1");
   if (!spec.sync) dev.hold();  // a synchronizing launch would wait for the hold: none
+  HoldWatch* const watch = spec.sync || spec.graph ? nullptr : spec.watch;
   std::uint64_t step = 0;
   std::int64_t ns = 0;
   try {
@@ -53,15 +96,25 @@ TimedCall timed_sample(const std::function<void()>& launch, Profiler& prof, Samp
         ScopedRange op(prof, op_name, RangeCategory::CpuOp);
         launch();  // one cudaGraphLaunch of all the calls: its kernels belong to this range
       } else {
-        for (int i = 0; i < spec.launches; ++i) {
-          {
-            ScopedRange op(prof, op_name, RangeCategory::CpuOp);
-            launch();
+        if (watch != nullptr) watch->arm(spec.watch_s);
+        try {
+          for (int i = 0; i < spec.launches; ++i) {
+            {
+              ScopedRange op(prof, op_name, RangeCategory::CpuOp);
+              launch();
+            }
+            if (spec.delay_ns > 0) {
+              ScopedRange delay(prof, "xb::delay", RangeCategory::CpuOp);
+              dev.delay(spec.delay_ns);
+            }
           }
-          if (spec.delay_ns > 0) {
-            ScopedRange delay(prof, "xb::delay", RangeCategory::CpuOp);
-            dev.delay(spec.delay_ns);
-          }
+        } catch (...) {
+          if (watch != nullptr) watch->disarm();
+          throw;
+        }
+        if (watch != nullptr && watch->disarm()) {
+          throw LaunchSynchronized(
+              fmt::format("a launch of {} waited for the device while the stream was held", annotation));
         }
       }
     }
@@ -86,36 +139,20 @@ TimedCall timed_sample(const std::function<void()>& launch, Profiler& prof, Samp
 }
 
 bool launch_synchronizes(const std::function<void()>& launch, SampleDevice& dev, double wait_s) {
+  // The watch, not the launch, runs on the second thread: the launch stays on the caller's thread
+  // (a Python callable needs the GIL its caller holds; CUDA's thread-local capture and context
+  // state stay the same as in every sample).
+  HoldWatch watch(dev);
   dev.hold();
-  std::mutex m;
-  std::condition_variable cv;
-  bool returned = false, released = false;
-  // The watchdog, not the launch, runs on the second thread: the launch stays on the caller's
-  // thread (a Python callable needs the GIL its caller holds; CUDA's thread-local capture and
-  // context state stay the same as in every sample).
-  std::thread watchdog([&] {
-    std::unique_lock<std::mutex> lock(m);
-    if (!cv.wait_for(lock, std::chrono::duration<double>(wait_s), [&] { return returned; })) {
-      released = true;
-      dev.release();
-    }
-  });
-  const auto finish = [&] {
-    {
-      std::lock_guard<std::mutex> lock(m);
-      returned = true;
-    }
-    cv.notify_all();
-    watchdog.join();
-  };
+  watch.arm(wait_s);
   try {
     launch();
   } catch (...) {
-    finish();
+    watch.disarm();
     dev.abandon();
     throw;
   }
-  finish();
+  const bool released = watch.disarm();
   dev.release();
   dev.synchronize();
   return released;
@@ -196,18 +233,23 @@ Measurement measure(const std::vector<std::function<void()>>& launches, Profiler
     dev.synchronize();
     call_host_s = cfg.now() - c0;
   }
-  if (cfg.sync) {
-    t.sync = "declared";
-  } else if (cfg.detect_sync && dev.blocking()) {
-    interrupt();
-    const double wait_s = std::max(kSyncDetectMinWaitS, kSyncDetectWaitFactor * call_host_s);
-    if (launch_synchronizes(launches.front(), dev, wait_s)) t.sync = "detected";
-  }
-  if (!t.sync.empty() && cfg.graph) {
-    throw std::invalid_argument(
+  const auto refuse_graph = [](const char* how) {
+    return std::invalid_argument(
         fmt::format("its launch synchronizes with the device ({}), and a synchronizing call "
                     "cannot be captured into a CUDA graph: run it without --graph",
-                    t.sync == "declared" ? "declared .sync()" : "detected"));
+                    how));
+  };
+  if (cfg.sync && cfg.graph) throw refuse_graph("declared .sync()");
+  // Declared or not, the launch is checked against the blocking kernel: a declaration that does
+  // not hold (the launch synchronized only in its setup call) gets the same method as any launch.
+  t.sync_declared = cfg.sync;
+  const char* const sync_kind = cfg.sync ? "declared" : "detected";
+  if (dev.blocking()) {
+    interrupt();
+    const double wait_s = std::max(kSyncDetectMinWaitS, kSyncDetectWaitFactor * call_host_s);
+    if (launch_synchronizes(launches.front(), dev, wait_s)) t.sync = sync_kind;
+  } else if (cfg.sync) {
+    t.sync = sync_kind;  // --no-blocking: nothing to check against; unblocked anyway
   }
   t.blocking = dev.blocking() && t.sync.empty();
   t.rotation = static_cast<int>(launches.size());
@@ -221,6 +263,31 @@ Measurement measure(const std::vector<std::function<void()>>& launches, Profiler
   spec.flush = cold;
   spec.delay_ns = cfg.delay_ns;
   spec.sync = !t.sync.empty();
+  // Every held eager sample from here on is watched: a launch that synchronizes later (a cache
+  // that grows, an allocator that maps more memory) voids its sample, and the fixture goes on
+  // without the blocking kernel (`restarted` tells the sampling loop to start again).
+  HoldWatch watch(dev);
+  spec.watch = &watch;
+  std::int64_t held_calls = 0;  // calls of held samples that completed
+  bool restarted = false;
+  const auto sample = [&](const std::function<void()>& launch, int calls, const std::string& op) {
+    SampleSpec s = spec;
+    s.launches = calls;
+    s.watch_s =
+        std::min(kSyncWatchMaxWaitS, std::max(kSyncDetectMinWaitS, kSyncDetectWaitFactor * call_host_s * calls));
+    try {
+      const TimedCall c = timed_sample(launch, prof, dev, annotation, op, s);
+      if (!s.sync) held_calls += calls;
+      return c;
+    } catch (const LaunchSynchronized&) {
+      t.sync = sync_kind;
+      t.sync_found_after = std::max<std::int64_t>(1, held_calls);
+      t.blocking = false;
+      spec.sync = s.sync = true;
+      restarted = true;
+      return timed_sample(launch, prof, dev, annotation, op, s);
+    }
+  };
   // Cold mode: one flush, then every instance once (sampling.h, kColdCallsPerSample), through one
   // function that takes the next instance on each call.
   std::size_t next_instance = 0;
@@ -233,16 +300,14 @@ Measurement measure(const std::vector<std::function<void()>>& launches, Profiler
       // Probe: median of three unrecorded single-launch samples sizes the batch.
       std::vector<double> probe;
       prof.begin_fixture(Schedule{3, 0, 1});
-      SampleSpec single = spec;
-      single.launches = 1;
       for (int i = 0; i < 3; ++i) {
         interrupt();
-        probe.push_back(
-            static_cast<double>(timed_sample(launches[0], prof, dev, annotation, "probe", single).event_ns));
+        probe.push_back(static_cast<double>(sample(launches[0], 1, "probe").event_ns));
       }
       spec.launches = auto_batch(compute_stats(probe).median);
     }
   }
+  if (!t.sync.empty() && cfg.graph) throw refuse_graph("detected");
   t.launches_per_sample = spec.launches;
   t.graph = cfg.graph;
   // Graph mode: one graph per instance of its whole sample, captured outside every step (the
@@ -273,8 +338,7 @@ Measurement measure(const std::vector<std::function<void()>>& launches, Profiler
         [&] {
           interrupt();
           const auto& launch = calls[k++ % calls.size()];
-          return static_cast<double>(timed_sample(launch, prof, dev, annotation, op_name, spec).event_ns) /
-                 spec.launches;
+          return static_cast<double>(sample(launch, spec.launches, op_name).event_ns) / spec.launches;
         },
         cfg);
     m.warmup_s = wr.seconds;
@@ -290,13 +354,25 @@ Measurement measure(const std::vector<std::function<void()>>& launches, Profiler
   watch_clock(t.gpu_before);
 
   prof.begin_fixture(cfg.schedule);
-  const double t0 = cfg.now();
-  const double cpu0 = cfg.cpu_now ? cfg.cpu_now() : 0.0;
+  double t0 = cfg.now();
+  double cpu0 = cfg.cpu_now ? cfg.cpu_now() : 0.0;
   const int scheduled = cfg.schedule.total();
   double next_poll = kGpuPollS;
   for (std::size_t i = 0;; ++i) {
     interrupt();
-    const TimedCall call = timed_sample(calls[i % calls.size()], prof, dev, annotation, op_name, spec);
+    restarted = false;
+    const TimedCall call = sample(calls[i % calls.size()], spec.launches, op_name);
+    if (restarted) {
+      // A launch synchronized: the held samples so far are another method's. Start again (the
+      // profiler's schedule goes on: the steps recorded so far keep their own timings).
+      t.samples_ns.clear();
+      const double batch_min_s = rule.config().batch_min_s;
+      rule = StoppingRule(cfg.stopping);
+      rule.set_batch_min_s(batch_min_s);
+      t0 = cfg.now();
+      cpu0 = cfg.cpu_now ? cfg.cpu_now() : 0.0;
+      next_poll = kGpuPollS;
+    }
     const double per_launch = static_cast<double>(call.event_ns) / spec.launches;
     t.samples_ns.push_back(per_launch);
     const double elapsed = cfg.now() - t0;

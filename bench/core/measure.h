@@ -9,10 +9,14 @@
 // (tests/cpu/test_measure.cpp). Units: ns for every time, s for wall-clock budgets.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <cuda_runtime_api.h>
@@ -72,6 +76,40 @@ class SampleDevice {
 std::unique_ptr<SampleDevice> make_cuda_sample_device(cudaStream_t stream, BlockingKernel* blocking,
                                                       const DeviceBuffer* flush);
 
+/// Watches a held stream while the host launches into it: arm(wait_s) before the launches,
+/// disarm() after. If they have not returned `wait_s` seconds after arm(), the watch's own thread
+/// releases the hold (SampleDevice::release), so a launch that waits for the device (it
+/// synchronizes) returns instead of stalling until the blocking kernel times out (10 s), and
+/// disarm() says so. One thread for the watch's lifetime: a watched sample costs a lock and a
+/// notify, not a thread. Not copyable; arm() and disarm() from one thread, in turn.
+class HoldWatch {
+ public:
+  explicit HoldWatch(SampleDevice& dev);
+  ~HoldWatch();
+  HoldWatch(const HoldWatch&) = delete;
+  HoldWatch& operator=(const HoldWatch&) = delete;
+  /// Starts watching: the hold is released if disarm() has not come within `wait_s` seconds.
+  void arm(double wait_s);
+  /// Stops watching; true when the hold was released meanwhile (the launches did not return in time).
+  bool disarm();
+
+ private:
+  void run();
+  SampleDevice& dev_;
+  std::mutex m_;
+  std::condition_variable cv_;
+  bool armed_ = false, fired_ = false, stop_ = false;
+  double wait_s_ = 0;
+  std::thread thread_;
+};
+
+/// Thrown by timed_sample when its launches, watched (SampleSpec::watch), did not return while the
+/// stream was held: a launch synchronized with the device. The sample is void: the stream is given
+/// back and the step closed without a timing.
+struct LaunchSynchronized : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 /// One timed sample.
 struct SampleSpec {
   int launches = 1;           ///< calls between the events
@@ -83,6 +121,10 @@ struct SampleSpec {
   /// The launch synchronizes with the device (MeasureConfig::sync, or launch_synchronizes found
   /// it): no blocking kernel holds the stream, so the interval also holds the host's launch time.
   bool sync = false;
+  /// A held (not `sync`) eager sample's launches run under this watch, armed for `watch_s`
+  /// seconds: a launch that synchronizes makes timed_sample throw LaunchSynchronized. Null: none.
+  HoldWatch* watch = nullptr;
+  double watch_s = 0;
 };
 
 /// Result of one timed sample.
@@ -115,6 +157,10 @@ bool launch_synchronizes(const std::function<void()>& launch, SampleDevice& dev,
 constexpr double kSyncDetectWaitFactor = 10;
 /// ... and at least this long, s (well above the host time of an asynchronous launch: 2 to 20 us).
 constexpr double kSyncDetectMinWaitS = 0.05;
+/// A watched sample's wait (SampleSpec::watch_s): kSyncDetectWaitFactor times the host time of its
+/// calls unblocked, at least kSyncDetectMinWaitS, at most this, s (well under the blocking
+/// kernel's 10-s timeout).
+constexpr double kSyncWatchMaxWaitS = 2.0;
 
 /// The median interval's minimum batch length, s, once NVML reports a power or thermal limit
 /// holding the clock (GpuClockSample::throttled, before or during sampling): the H200's power
@@ -153,11 +199,11 @@ struct MeasureConfig {
   /// cudaGraphLaunch inside the op range. Hold, flush, events and the stopping rule are unchanged.
   bool graph = false;
   /// The launch is declared to synchronize with the device (BenchmarkDef::sync; nvbench's
-  /// exec_tag::sync): sampled without the blocking kernel, no detection. Graph mode refuses it.
+  /// exec_tag::sync). Graph mode refuses it. It is checked like any launch (measure()): declared
+  /// or not, a launch is timed without the blocking kernel when, and from when, it is seen to
+  /// synchronize, so a declared and an undeclared registration of the same work get the same
+  /// figures; the declaration is recorded (timing.sync_declared) and said where it did not hold.
   bool sync = false;
-  /// Without `sync`, and with a blocking device: find out with launch_synchronizes (after the
-  /// setup calls), and sample a synchronizing launch as if declared. Off: no detection.
-  bool detect_sync = true;
   bool warmup = false;  ///< warm up until steady before anything is recorded
   WarmupConfig warmup_config;
   Schedule schedule;                         ///< wait / warmup / active profiler steps, at least
@@ -186,12 +232,15 @@ struct Measurement {
 /// Measures one fixture: `launches[i]` enqueues one call of rotation copy i (one copy in hot
 /// mode; cold mode uses them in turn). First every copy's setup call: one call each, unblocked,
 /// then the stream synchronized (one-time work: workspaces, module loading, autotuning, outside
-/// any blocked sample and any step). Then, unless cfg.sync declares it, whether the launch
-/// synchronizes (launch_synchronizes; timing.sync says "declared" or "detected"); such a fixture is
-/// sampled without the blocking kernel (timing.blocking false). Records its steps in `prof` under
-/// `annotation` > `op_name`. Throws std::invalid_argument for graph mode with a synchronizing
-/// launch (a synchronizing call cannot be captured), what timed_sample throws, and what
-/// `check_interrupt` throws.
+/// any blocked sample and any step). Then, with a blocking device, whether the launch
+/// synchronizes (launch_synchronizes), declared (cfg.sync) or not: such a fixture is sampled
+/// without the blocking kernel (timing.blocking false, timing.sync "declared" or "detected").
+/// Every held eager sample after that is watched (HoldWatch): a launch that synchronizes later
+/// (a cache that grows, an allocator that maps more memory) voids its sample, and the fixture's
+/// sampling starts again without the blocking kernel (timing.sync_found_after: the calls timed
+/// before). Records its steps in `prof` under `annotation` > `op_name`. Throws
+/// std::invalid_argument for graph mode with a synchronizing launch (a synchronizing call cannot
+/// be captured), what timed_sample throws, and what `check_interrupt` throws.
 Measurement measure(const std::vector<std::function<void()>>& launches, Profiler& prof, SampleDevice& dev,
                     const std::string& annotation, const std::string& op_name, const MeasureConfig& cfg);
 

@@ -214,7 +214,7 @@ void write_summary(const RawSession& raw, const ValidationReport& report, const 
          "cudaEvent per call (us) | CUPTI span per call (us) | event - span (us) | CUPTI kernel sum per call (us) | "
          "TFLOP/s | GB/s |\n";
   out << "| --- | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n";
-  std::vector<std::string> spread_notes;
+  std::vector<std::string> spread_notes, sync_notes;
   for (const FixtureInfo& f : read_fixtures(raw)) {
     std::vector<double> ev, span, sum;
     for (const StepMetrics& m : step_metrics_of(steps, f.name)) {
@@ -247,6 +247,8 @@ void write_summary(const RawSession& raw, const ValidationReport& report, const 
     const std::string met = f.timing.stop.empty() || samples == 0 ? "-"
                             : f.timing.stop == "converged"        ? "yes"
                                                                   : "NO (" + f.timing.stop + rule + ")";
+    if (const std::string note = sync_note(f.timing); !note.empty())
+      sync_notes.push_back(fmt::format("- {} {}", f.name, note));
     // Why the samples spread: named for every fixture that spread beyond its target or timed out.
     if (samples > 0 && (rsd > f.timing.max_noise || f.timing.stop != "converged")) {
       spread_notes.push_back(fmt::format("- {}: RSD {:.2f}%: {}", f.name, rsd * 100, noise_causes(f.timing).text()));
@@ -259,6 +261,10 @@ void write_summary(const RawSession& raw, const ValidationReport& report, const 
   if (!spread_notes.empty()) {
     out << "\nWhy the samples spread (NVML clock-event reasons and clocks before and after sampling):\n\n";
     for (const std::string& n : spread_notes) out << n << "\n";
+  }
+  if (!sync_notes.empty()) {
+    out << "\nLaunches that synchronize with the device (docs/own-kernel.md):\n\n";
+    for (const std::string& n : sync_notes) out << n << "\n";
   }
   out << "\nPer call: each recorded step's figure divided by the calls it made (hot mode queues a batch\n"
          "back to back), median over the recorded steps. Samples, spread and \"median known to\": every\n"

@@ -5,6 +5,9 @@
 // host's launch time (bench/core/api.h). Two registrations of the same work:
 //   scale           the synchronization is detected (events.json timing.sync "detected")
 //   scale_declared  declared with .sync() (timing.sync "declared")
+//   scale_growing   a caching allocator's pattern: the scratch buffer is kept between calls and
+//                   replaced (cudaFree, cudaMalloc) every 64th call only, so the launch
+//                   synchronizes now and then: caught during sampling (timing.sync_found_after)
 //   ./malloc_scale --warmup --out run_hot            (then: validate run_hot)
 //   ./malloc_scale --mode cold --warmup --out run_cold
 //   ./malloc_scale --graph                           refused: a synchronizing call cannot be captured
@@ -53,6 +56,7 @@ struct Buffers {
   ~Buffers() {
     cudaFree(x);
     cudaFree(y);
+    cudaFree(cached);
   }
   Buffers(const Buffers&) = delete;
   Buffers& operator=(const Buffers&) = delete;
@@ -68,10 +72,31 @@ struct Buffers {
     check(cudaFree(scratch), "cudaFree scratch");  // waits for the device
   }
 
+  /// The same work through a kept scratch buffer, replaced on every 64th call (cudaFree waits for
+  /// the device): asynchronous 63 calls in 64.
+  void launch_growing(cudaStream_t stream) const {
+    if (cached == nullptr || ++calls % 64 == 0) {
+      if (cached != nullptr) check(cudaFree(cached), "cudaFree cached scratch");  // waits for the device
+      cached = nullptr;
+      check(cudaMalloc(&cached, n * sizeof(float)), "cudaMalloc cached scratch");
+    }
+    const int block = 256;
+    const auto grid = static_cast<unsigned>(std::min<std::int64_t>((n + block - 1) / block, 132 * 32));
+    scale<<<grid, block, 0, stream>>>(n, 2.0f, x, cached);
+    check(cudaGetLastError(), "scale launch");
+    check(cudaMemcpyAsync(y, cached, n * sizeof(float), cudaMemcpyDeviceToDevice, stream), "copy out");
+  }
+  mutable float* cached = nullptr;
+  mutable std::int64_t calls = 0;
+
   /// y poisoned, one call, every element against 2 x (exact in fp32).
-  xb::Check verify(cudaStream_t stream) const {
+  xb::Check verify(cudaStream_t stream, bool growing = false) const {
     check(cudaMemsetAsync(y, 0xff, n * sizeof(float), stream), "poison y");
-    launch(stream);
+    if (growing) {
+      launch_growing(stream);
+    } else {
+      launch(stream);
+    }
     check(cudaStreamSynchronize(stream), "scale");
     std::vector<float> out(static_cast<std::size_t>(n));
     check(cudaMemcpy(out.data(), y, n * sizeof(float), cudaMemcpyDeviceToHost), "read y");
@@ -89,6 +114,12 @@ struct Buffers {
 xb::Instance make(const xb::Point& p) {
   auto b = std::make_shared<Buffers>(p.size);
   return xb::Instance{[b](cudaStream_t s) { b->launch(s); }, [b](cudaStream_t s) { return b->verify(s); }};
+}
+
+xb::Instance make_growing(const xb::Point& p) {
+  auto b = std::make_shared<Buffers>(p.size);
+  return xb::Instance{[b](cudaStream_t s) { b->launch_growing(s); },
+                      [b](cudaStream_t s) { return b->verify(s, true); }};
 }
 
 double flops(const xb::Point& p) { return static_cast<double>(p.size); }
@@ -110,5 +141,11 @@ XB_BENCHMARK(scale_declared, [](const xb::Point& p, cudaStream_t) { return make(
     .bytes(bytes)
     .device_bytes(device_bytes)
     .sync();
+
+XB_BENCHMARK(scale_growing, [](const xb::Point& p, cudaStream_t) { return make_growing(p); })
+    .sizes({1 << 20, 1 << 26})
+    .flops(flops)
+    .bytes(bytes)
+    .device_bytes(device_bytes);
 
 int main(int argc, char** argv) { return xb::main(argc, argv); }

@@ -384,14 +384,30 @@ TEST(Measure, ADetectedSynchronizingLaunchIsSampledWithoutTheBlockingKernel) {
   EXPECT_EQ(m.calls, static_cast<std::int64_t>(m.timing.samples_ns.size()) * 2);
 }
 
-TEST(Measure, ADeclaredSynchronizingLaunchIsNeverHeldAndGraphModeRefusesIt) {
+TEST(Measure, ADeclaredSynchronizingLaunchIsCheckedOnceThenNeverHeldAndGraphModeRefusesIt) {
   Rig r;
   r.cfg.batch = 1;
   r.cfg.sync = true;
   const Measurement m = measure({sync_launch(r)}, *r.prof, r.dev, "k", "xb::k", r.cfg);
   EXPECT_EQ(m.timing.sync, "declared");
+  EXPECT_TRUE(m.timing.sync_declared);
+  EXPECT_EQ(m.timing.sync_found_after, 0);
   EXPECT_FALSE(m.timing.blocking);
-  EXPECT_EQ(r.dev.holds, 0);
+  EXPECT_EQ(r.dev.holds, 1);  // the check after the setup call: no sample held the stream
+  EXPECT_NE(sync_note(m.timing).find("declared .sync(), and it waited"), std::string::npos) << sync_note(m.timing);
+
+  Rig d;  // graph mode refuses a declared launch before running it
+  d.cfg.batch = 1;
+  d.cfg.sync = true;
+  d.cfg.graph = true;
+  int calls = 0;
+  try {
+    measure({d.launch(&calls)}, *d.prof, d.dev, "k", "xb::k", d.cfg);
+    FAIL() << "graph mode took a declared synchronizing launch";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("declared .sync()"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(d.dev.captures, 0);
 
   Rig g;
   g.cfg.batch = 1;
@@ -404,6 +420,57 @@ TEST(Measure, ADeclaredSynchronizingLaunchIsNeverHeldAndGraphModeRefusesIt) {
     EXPECT_NE(std::string(e.what()).find("detected"), std::string::npos) << e.what();
   }
   EXPECT_EQ(g.dev.captures, 0);
+}
+
+TEST(Measure, ADeclaredLaunchThatDoesNotSynchronizeIsTimedAsAnUndeclaredOne) {
+  // cublasSgemm (legacy API) synchronizes in its first call only: declared or not, every sample
+  // after the setup call is held, and both registrations get the same samples.
+  const auto run = [](bool declared) {
+    Rig r;
+    r.cfg.batch = 2;
+    r.cfg.sync = declared;
+    r.dev.per_call = [](int i) { return std::int64_t{1000 + 10 * (i % 7)}; };
+    Measurement m = measure({r.launch()}, *r.prof, r.dev, "k", "xb::k", r.cfg);
+    EXPECT_EQ(r.dev.holds, 1 + static_cast<int>(m.timing.samples_ns.size())) << declared;  // check + samples
+    return m;
+  };
+  const Measurement declared = run(true), undeclared = run(false);
+  EXPECT_TRUE(declared.timing.sync.empty());
+  EXPECT_TRUE(declared.timing.blocking);
+  EXPECT_TRUE(declared.timing.sync_declared);
+  EXPECT_FALSE(undeclared.timing.sync_declared);
+  EXPECT_EQ(declared.timing.samples_ns, undeclared.timing.samples_ns);
+  EXPECT_NE(sync_note(declared.timing).find("did not wait for the device after its setup call"), std::string::npos);
+  EXPECT_EQ(sync_note(undeclared.timing), "");
+}
+
+TEST(Measure, ALaunchThatSynchronizesLaterIsCaughtAndTheFixtureGoesOnUnblocked) {
+  // Asynchronous for its first 12 calls (setup and check included), then it waits for the
+  // device (an allocator that maps more memory): the held sample it stalls is voided by the
+  // watch, and the fixture starts sampling again without the blocking kernel; nothing fails.
+  Rig r;
+  r.cfg.batch = 2;
+  int n = 0;
+  const auto late = [&r, &n] {
+    if (++n > 12) {
+      std::unique_lock<std::mutex> lock(r.dev.hold_mutex);
+      r.dev.hold_cv.wait(lock, [&] { return !r.dev.held; });
+    }
+    r.src->launch("kernel");
+    ++r.dev.calls_in_sample;
+  };
+  const Measurement m = measure({late}, *r.prof, r.dev, "k", "xb::k", r.cfg);
+  EXPECT_EQ(m.timing.sync, "detected");
+  EXPECT_FALSE(m.timing.blocking);
+  EXPECT_EQ(m.timing.sync_found_after, 10);    // 5 held samples of 2 calls (setup and check: 2 calls)
+  EXPECT_GE(m.timing.samples_ns.size(), 10u);  // all of them taken after the switch
+  EXPECT_EQ(m.calls, static_cast<std::int64_t>(m.timing.samples_ns.size()) * 2);
+  EXPECT_EQ(r.dev.abandons, 1);  // the voided sample gave the stream back
+  EXPECT_NE(sync_note(m.timing).find("after 10 calls that did not"), std::string::npos) << sync_note(m.timing);
+  // Active steps (the schedule's 3rd to 7th samples): three held ones before the switch kept their
+  // timings, the voided one has none, the rest come from unblocked samples.
+  const RawSession raw = r.prof->stop();
+  EXPECT_EQ(raw.event_timings.size(), 4u);
 }
 
 TEST(Measure, NoisySamplesStopAtMaxTimeAndSayTheTargetWasMissed) {

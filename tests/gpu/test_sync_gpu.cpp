@@ -1,7 +1,8 @@
 // Launches that synchronize with the device (issue 30) on a real GPU: launch_synchronizes tells a
 // launch that waits for the stream (cudaStreamSynchronize, cudaFree) from a plain kernel launch
 // behind the real blocking kernel, and measure() samples a detected or declared synchronizing
-// launch without the blocking kernel, to the same per-call time.
+// launch without the blocking kernel, to the same per-call time; one that synchronizes now and
+// then is caught during sampling; a declared one that does not is timed behind it.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -73,6 +74,44 @@ TEST_F(SyncGpu, DetectedAndDeclaredSynchronizingLaunchesAreSampledAlikeWithoutTh
   }
   EXPECT_LT(std::fabs(declared.stats.median / detected.stats.median - 1), 0.10)
       << "detected " << detected.stats.median << " ns, declared " << declared.stats.median << " ns per call";
+}
+
+TEST_F(SyncGpu, ALaunchThatSynchronizesNowAndThenIsCaughtAndADeclarationThatDoesNotHoldIsTimedHeld) {
+  Stream stream;
+  BlockingKernel blocking;
+  warm_up_spin_delay(stream.get());
+  const auto dev = make_cuda_sample_device(stream.get(), &blocking, nullptr);
+  Profiler prof(make_null_source());
+  MeasureConfig cfg;
+  cfg.batch = 4;
+  cfg.schedule = Schedule{0, 0, 20};
+  cfg.stopping.min_samples = 50;
+  cfg.stopping.min_time_s = 0.2;
+  cfg.stopping.max_time_s = 2;
+  // Every 40th call waits for the stream (a cache that grows): caught during sampling, no failure.
+  int calls = 0;
+  const auto now_and_then = [&] {
+    enqueue_spin_delay(stream.get(), kKernelNs);
+    if (++calls % 40 == 0) XB_CUDA(cudaStreamSynchronize(stream.get()));
+  };
+  const Measurement late = measure({now_and_then}, prof, *dev, "late", "xb::late", cfg);
+  EXPECT_EQ(late.timing.sync, "detected");
+  EXPECT_FALSE(late.timing.blocking);
+  EXPECT_GE(late.timing.sync_found_after, 4);
+  EXPECT_GE(late.timing.samples_ns.size(), 50u);
+  EXPECT_FALSE(blocking.timed_out());
+  // A plain launch declared .sync(): checked, found not to synchronize, timed behind the blocking
+  // kernel, to the undeclared figure.
+  const auto plain = [&] { enqueue_spin_delay(stream.get(), kKernelNs); };
+  cfg.sync = false;
+  const Measurement undeclared = measure({plain}, prof, *dev, "plain", "xb::plain", cfg);
+  cfg.sync = true;
+  const Measurement declared = measure({plain}, prof, *dev, "plain", "xb::plain", cfg);
+  EXPECT_TRUE(declared.timing.sync.empty());
+  EXPECT_TRUE(declared.timing.blocking);
+  EXPECT_TRUE(declared.timing.sync_declared);
+  EXPECT_LT(std::fabs(declared.stats.median / undeclared.stats.median - 1), 0.01)
+      << "undeclared " << undeclared.stats.median << " ns, declared " << declared.stats.median << " ns per call";
 }
 
 }  // namespace

@@ -146,8 +146,9 @@ def bench(fn, *, warmup=True, mode="hot", flops=0.0, bytes=0.0, stream=None, out
         synchronizes with the device (e.g. .item(), .cpu(), an allocation that frees) is found on
         its first blocked call and timed without the blocking kernel (its times then hold the
         launch overhead; the run's events.json says timing.sync "detected").
-    sync: declares that fn synchronizes (nvbench's exec_tag::sync): timed without the blocking
-        kernel from the start, no detection (events.json: timing.sync "declared").
+    sync: declares that fn synchronizes (nvbench's exec_tag::sync): recorded and checked like any
+        callable (events.json: timing.sync_declared; timing.sync "declared" where it did
+        synchronize, timed without the blocking kernel; behind it where it did not).
     warmup: run until steady (bench --warmup) before recording. mode: "hot" or "cold".
     flops, bytes: per call, for TFLOP/s and GB/s (and cold mode's copy-bandwidth check).
     stream: the stream fn enqueues on; None: torch.cuda.current_stream() (legacy default stream 0

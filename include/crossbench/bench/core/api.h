@@ -50,9 +50,10 @@ struct Instance {
   /// exception's message. Best without synchronization (the harness times the stream, behind a
   /// blocking kernel that keeps the host's launch time out of the interval). A launch that
   /// synchronizes with the device (cudaFree, cudaMalloc on some paths, a library call that waits)
-  /// is found and timed without the blocking kernel, its times then holding the host's launch
-  /// time; declare it with Registration::sync() to skip the detection. The first call of every
-  /// instance runs unblocked and synchronized before anything is timed (one-time setup).
+  /// is found, after its setup call or on any later call, and timed without the blocking kernel
+  /// from then on, its times then holding the host's launch time; nothing fails for it. The first
+  /// call of every instance runs unblocked and synchronized before anything is timed (one-time
+  /// setup).
   std::function<void(cudaStream_t stream)> launch;
   /// Optional: poisons the output, runs one call on `stream`, synchronizes and compares with a
   /// reference. Run once per fixture before any timing. Without it the run says so: the files
@@ -78,8 +79,9 @@ struct BenchmarkDef {
   /// Cold mode: instances made and used in turn (input rotation); 0: enough to span twice the L2
   /// from `bytes` (1 without bytes). crossbench.bench sets it to the number of callables given.
   int rotation = 0;
-  /// The launch synchronizes with the device (nvbench's exec_tag::sync): timed without the
-  /// blocking kernel, so its times hold the host's launch time; bench --graph refuses it.
+  /// Declared: the launch synchronizes with the device (nvbench's exec_tag::sync). Checked like
+  /// any launch (timed without the blocking kernel where it does synchronize, behind it where it
+  /// does not, saying so); bench --graph refuses it.
   bool sync = false;
 };
 
@@ -96,8 +98,10 @@ class Registration {
   Registration& max_size(std::int64_t n);
   /// Cold mode's instance count (BenchmarkDef::rotation); throws std::invalid_argument for n < 0.
   Registration& rotation(int n);
-  /// Declares that the launch synchronizes with the device (BenchmarkDef::sync); without it such
-  /// a launch is detected on its first blocked call, which costs up to 10 calls' host time once.
+  /// Declares that the launch synchronizes with the device (BenchmarkDef::sync, nvbench's
+  /// exec_tag::sync): recorded (events.json timing.sync_declared) and checked like any launch, so
+  /// a declared and an undeclared registration of the same work are timed alike; --graph refuses
+  /// a declared fixture before running it.
   Registration& sync(bool on = true);
   const BenchmarkDef& def() const;
 
