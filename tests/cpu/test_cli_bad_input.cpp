@@ -49,7 +49,7 @@ std::string read_text(const fs::path& p) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-const fs::path kSession = fs::path(XB_RESULTS_DIR) / "sessions" / "h200-small" / "raw_session.json";
+const fs::path kSession = fs::path(XB_RESULTS_DIR) / "sessions" / "h200-small-2026-11-29" / "raw_session.json";
 
 void existing_run(const fs::path& d) { write_text(d / "old_run" / "table.txt", "an earlier run\n"); }
 void a_file(const fs::path& d) { write_text(d / "a_file", "not a folder\n"); }

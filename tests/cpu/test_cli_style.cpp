@@ -125,7 +125,7 @@ TEST_F(ValidateFolder, NotARunFolderSaysSoAndSuggestsReplayWhereARawSessionIs) {
   }
   const fs::path raw = dir_ / "raw";
   fs::create_directories(raw);
-  fs::copy_file(fs::path(XB_RESULTS_DIR) / "sessions/h200-small/raw_session.json", raw / "raw_session.json");
+  fs::copy_file(fs::path(XB_RESULTS_DIR) / "sessions/h200-small-2026-11-29/raw_session.json", raw / "raw_session.json");
   {
     const auto [code, text] = run_command(validate + " " + raw.string());
     EXPECT_EQ(code, 2) << text;
@@ -140,7 +140,7 @@ TEST_F(ValidateFolder, ARunFoldersValidationIsNeverReplacedSilently) {
   const fs::path run = dir_ / "run";
   {
     const auto [code, text] = run_command(std::string(XB_BENCH_EXE) + " --replay " + XB_RESULTS_DIR +
-                                          "/sessions/h200-small/raw_session.json --out " + run.string());
+                                          "/sessions/h200-small-2026-11-29/raw_session.json --out " + run.string());
     ASSERT_TRUE(code == 0 || code == 1) << text;
     ASSERT_TRUE(fs::exists(run / "validation.json")) << text;
   }

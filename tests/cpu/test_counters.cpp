@@ -343,7 +343,8 @@ class ModelVsCounters : public ::testing::Test {
     dir_ = fs::temp_directory_path() / ("xb_counters_run_" + std::to_string(::getpid()));
     fs::remove_all(dir_);
     std::ostringstream sink;
-    xb::replay_session(fs::path(XB_RESULTS_DIR) / "sessions" / "h200-small" / "raw_session.json", dir_, sink);
+    xb::replay_session(fs::path(XB_RESULTS_DIR) / "sessions" / "h200-small-2026-11-29" / "raw_session.json", dir_,
+                       sink);
   }
   static void TearDownTestSuite() { fs::remove_all(dir_); }
   void TearDown() override { fs::remove(dir_ / "counters.json"); }

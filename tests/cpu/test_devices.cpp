@@ -31,7 +31,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const fs::path kSession = fs::path(XB_RESULTS_DIR) / "sessions" / "h200-small" / "raw_session.json";
+const fs::path kSession = fs::path(XB_RESULTS_DIR) / "sessions" / "h200-small-2026-11-29" / "raw_session.json";
 const fs::path kWarm1 = fs::path(XB_TEST_DATA_DIR) / "qualify" / "h200-warm-1.json";
 const fs::path kWarm2 = fs::path(XB_TEST_DATA_DIR) / "qualify" / "h200-warm-2.json";
 const fs::path kPassQualify = fs::path(XB_RESULTS_DIR) / "h200" / "qualify-2026-11-29" / "pass-qualify.json";

@@ -217,7 +217,7 @@ TEST(ModelVsCountersTiles, TheValidatorTakesTheKernelFromTheRunFolder) {
   const fs::path dir = fs::temp_directory_path() / ("xb_gemm_tile_run_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   std::ostringstream sink;
-  xb::replay_session(fs::path(XB_RESULTS_DIR) / "sessions" / "h200-small" / "raw_session.json", dir, sink);
+  xb::replay_session(fs::path(XB_RESULTS_DIR) / "sessions" / "h200-small-2026-11-29" / "raw_session.json", dir, sink);
   // matmul bf16 256 ran nvjet_sm90_tst_64x8_64x16_* in that session (64x8x64 divides 256): 3% more
   // tensor work than 2 n^3 is not tile padding. Compute-bound for this test by a lower threshold
   // (256^3 GEMMs are below the default 256 FLOP/B).

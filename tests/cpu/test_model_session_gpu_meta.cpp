@@ -145,7 +145,7 @@ TEST(ModelSessionGpuMeta, OptionalOnRead) {
 }
 
 TEST(ModelSessionGpuMeta, RecordedH200SessionCarriesNvmlFacts) {
-  const auto path = std::filesystem::path(XB_RESULTS_DIR) / "sessions" / "h200-small" / "raw_session.json";
+  const auto path = std::filesystem::path(XB_RESULTS_DIR) / "sessions" / "h200-small-2026-11-29" / "raw_session.json";
   const RawSession s = read_recorded_session(path);
   EXPECT_FALSE(s.records.empty());
   const GpuMeta g = read_gpu_meta(s.meta);

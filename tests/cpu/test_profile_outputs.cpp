@@ -27,7 +27,8 @@ std::string text_of(const fs::path& p) {
 }
 
 TEST(ProfileOutputs, SameFilesAsBenchForTheRecordedSession) {
-  const RawSession raw = read_raw_session(fs::path(XB_RESULTS_DIR) / "sessions" / "h200-small" / "raw_session.json");
+  const RawSession raw =
+      read_raw_session(fs::path(XB_RESULTS_DIR) / "sessions" / "h200-small-2026-11-29" / "raw_session.json");
   const fs::path base = fs::temp_directory_path() / ("xb-profile-outputs-" + std::to_string(::getpid()));
   fs::remove_all(base);
   const fs::path ours = base / "nested" / "out";  // created, parents included

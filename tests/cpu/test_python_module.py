@@ -113,7 +113,7 @@ else:
 # Result from a run folder: the replayed H200 session (add/bf16/64 recorded with CUPTI).
 with tempfile.TemporaryDirectory(prefix="xb-py-replay-") as tmp:
     run = os.path.join(tmp, "run")
-    proc = subprocess.run([BENCH, "--replay", os.path.join(ROOT, "results", "sessions", "h200-small", "raw_session.json"),
+    proc = subprocess.run([BENCH, "--replay", os.path.join(ROOT, "results", "sessions", "h200-small-2026-11-29", "raw_session.json"),
                            "--out", run], capture_output=True, text=True, cwd=ROOT)
     check(proc.returncode in (0, 1), f"bench --replay exited {proc.returncode}: {proc.stderr}")
     events = json.load(open(os.path.join(run, "events.json")))

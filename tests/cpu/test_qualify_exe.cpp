@@ -1,5 +1,5 @@
 // `bench qualify` through the real executable, without a GPU: the recorded H200 session
-// (results/sessions/h200-small) is replayed into a run folder, and `--from-run` gates it. Covers the
+// (results/sessions/h200-small-2026-11-29) is replayed into a run folder, and `--from-run` gates it. Covers the
 // exit codes (0 pass, 1 regression, 2 usage or input error with one line on stderr and nothing
 // written, 3 inconclusive only), --update-baseline, the refusal of a baseline from another GPU and
 // --allow-mismatch's warning in every report.
@@ -25,7 +25,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kSession = fs::path(XB_RESULTS_DIR) / "sessions" / "h200-small" / "raw_session.json";
+const fs::path kSession = fs::path(XB_RESULTS_DIR) / "sessions" / "h200-small-2026-11-29" / "raw_session.json";
 
 std::string read(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);

@@ -1,4 +1,4 @@
-// Replays a session recorded on the H200 (results/sessions/h200-small, `bench --size 64,256
+// Replays a session recorded on the H200 (results/sessions/h200-small-2026-11-29, `bench --size 64,256
 // --active-steps 3`) through the event model, the table and both exporters, parses every output
 // back and runs the validator on the files, as `bench --replay` does.
 #include <gtest/gtest.h>
@@ -8,8 +8,10 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
+#include <string>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -27,7 +29,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kSession = fs::path(XB_RESULTS_DIR) / "sessions" / "h200-small" / "raw_session.json";
+const fs::path kSession = fs::path(XB_RESULTS_DIR) / "sessions" / "h200-small-2026-11-29" / "raw_session.json";
 
 nlohmann::json load(const fs::path& p) {
   std::ifstream f(p);
@@ -168,6 +170,30 @@ TEST(ReplayH200, SummaryFiguresArePerCall) {
             std::string::npos)
       << text;
   fs::remove_all(dir);
+}
+
+TEST(ReplayH200, TheNewcomersReplayShowsEveryResultClaimedUnderTheCurrentRules) {
+  // results/sessions/h200-small: the replay the README runs first, recorded on the H200 with the
+  // median-interval stopping rule (timing.confidence) and the paired event-vs-CUPTI rule.
+  const fs::path session = fs::path(XB_RESULTS_DIR) / "sessions" / "h200-small" / "raw_session.json";
+  const RawSession raw = read_recorded_session(session);
+  ASSERT_EQ(raw.fixtures.size(), 8u);
+  for (const FixtureInfo& f : read_fixtures(raw)) {
+    EXPECT_TRUE(f.verified) << f.name;
+    EXPECT_GT(f.timing.confidence, 0) << f.name << " was recorded under the RSD rule";
+  }
+  const fs::path dir = fresh_dir("xb_replay_h200_newcomer");
+  std::ostringstream log;
+  ASSERT_EQ(replay_session(session, dir, log), 0) << log.str();
+  const nlohmann::json v = load(dir / "validation.json");
+  EXPECT_TRUE(v["passed"].get<bool>());
+  EXPECT_EQ(v["verdict"].get<std::string>().rfind("PASSED", 0), 0u) << v["verdict"];
+  ASSERT_EQ(v["figures"]["event_vs_cupti"].size(), 8u);
+  for (const auto& f : v["figures"]["event_vs_cupti"]) EXPECT_TRUE(f["claimed"].get<bool>()) << f["fixture"];
+  std::ifstream in(dir / "summary.md");
+  const std::string summary((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(summary.find("**replay** of"), std::string::npos);
+  EXPECT_NE(summary.find("recorded by `build-h200/bench --size 64,256"), std::string::npos);
 }
 
 TEST(ReplayH200, DroppedRecordsInTheSessionFailValidation) {

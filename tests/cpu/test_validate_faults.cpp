@@ -1,4 +1,4 @@
-// Fault corpus (issue 3): the recorded H200 session (results/sessions/h200-small) is replayed
+// Fault corpus (issue 3): the recorded H200 session (results/sessions/h200-small-2026-11-29) is replayed
 // into a clean run folder; a generator then applies one corruption at a time to a copy of its
 // files, and each corrupted folder must be caught by the check meant for that corruption (the
 // test asserts the check's name). The clean folder must pass. The test prints the mutation score.
@@ -28,7 +28,7 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-const fs::path kSession = fs::path(XB_RESULTS_DIR) / "sessions" / "h200-small" / "raw_session.json";
+const fs::path kSession = fs::path(XB_RESULTS_DIR) / "sessions" / "h200-small-2026-11-29" / "raw_session.json";
 
 /// The four validated files of a run folder, as JSON.
 struct Files {
@@ -372,7 +372,7 @@ TEST_F(FaultCorpus, EveryCorruptionIsCaughtByItsCheck) {
     EXPECT_TRUE(caught) << mu.name << ": expected check '" << mu.check << "' to fail; " << found;
     table << fmt::format("  {:<4} {:<68} {:<22} {}\n", caught ? "ok" : "MISS", mu.name, mu.check, found.substr(0, 160));
   }
-  std::cout << "fault corpus (results/sessions/h200-small replayed, one corruption at a time):\n"
+  std::cout << "fault corpus (results/sessions/h200-small-2026-11-29 replayed, one corruption at a time):\n"
             << table.str()
             << fmt::format("mutation score: {}/{} corruptions caught by the check meant for them ({:.0f}%)\n", detected,
                            mutations.size(),

@@ -30,7 +30,7 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 const fs::path kTorch = fs::path(XB_TEST_DATA_DIR) / "torch-h200";
-const fs::path kSession = fs::path(XB_RESULTS_DIR) / "sessions" / "h200-small" / "raw_session.json";
+const fs::path kSession = fs::path(XB_RESULTS_DIR) / "sessions" / "h200-small-2026-11-29" / "raw_session.json";
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);

@@ -2,7 +2,7 @@
 
 Each test takes REPO_ROOT and BENCH_EXE on its command line, checks the committed H200 run folder
 (results/h200/2026-11-29-e2e) and a run folder replayed from the recorded H200 session
-(`bench --replay results/sessions/h200-small/raw_session.json`, no GPU needed), and either passes
+(`bench --replay results/sessions/h200-small-2026-11-29/raw_session.json`, no GPU needed), and either passes
 (exit 0), fails (an AssertionError naming the file and the event or field, exit 1) or is skipped
 (a line starting "SKIPPED:" that says why, exit 77 = ctest's SKIP_RETURN_CODE).
 """
@@ -14,7 +14,7 @@ import tempfile
 
 SKIP_CODE = 77
 E2E_DIR = os.path.join("results", "h200", "2026-11-29-e2e")
-SESSION = os.path.join("results", "sessions", "h200-small", "raw_session.json")
+SESSION = os.path.join("results", "sessions", "h200-small-2026-11-29", "raw_session.json")
 
 
 def skip(reason):

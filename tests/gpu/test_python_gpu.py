@@ -14,6 +14,7 @@ sees its kernels, and the next bench records with CUPTI again.
 Usage: test_python_gpu.py PACKAGE_DIR VALIDATE_EXE
 Skips (exit 77, "SKIPPED:"/"no CUDA device") without a GPU, torch or triton (the Triton part alone).
 """
+import json
 import os
 import signal
 import subprocess
@@ -76,12 +77,26 @@ s_in = torch.randn(1 << 20, device=dev)
 r = crossbench.bench(lambda: torch.sum(s_in).item(), name="sum_item", size=1 << 20, **FAST)
 check(r.sync == "detected", f"a synchronizing callable is detected (timing.sync {r.sync!r})")
 check_run(r, "torch.sum(...).item() detected")
-detected_ns = r.event_ns
+detected = r
 r = crossbench.bench(lambda: torch.sum(s_in).item(), name="sum_item_declared", size=1 << 20, sync=True, **FAST)
 check(r.sync == "declared", f"sync=True declares it (timing.sync {r.sync!r})")
 check_run(r, "torch.sum(...).item() declared")
-check(abs(r.event_ns / detected_ns - 1) < 0.1,
-      f"declared {r.event_ns:.0f} ns vs detected {detected_ns:.0f} ns per call within 10%")
+
+
+def median_interval(res):
+    """The stated 95% interval of the median per call, ns (events.json stats.median_ci)."""
+    with open(os.path.join(res.run_dir, "events.json")) as f:
+        ci = json.load(f)["fixtures"][0]["stats"]["median_ci"]
+    return ci["low_ns"], ci["high_ns"]
+
+
+# The same figure within the stated precision: the two medians' intervals overlap (a launch whose
+# host-side .item() moves by 10-25% from sample to sample states a wide one; a fixed percentage
+# would pass or fail by luck).
+(dl, dh), (rl, rh) = median_interval(detected), median_interval(r)
+check(dl <= rh and rl <= dh,
+      f"declared {r.event_ns:.0f} ns [{rl:.0f}, {rh:.0f}] and detected {detected.event_ns:.0f} ns [{dl:.0f}, {dh:.0f}] "
+      "per call: intervals overlap")
 
 # Cold mode with three copies of the inputs: the callables are the rotation.
 copies = [(torch.randn(1024, 1024, device=dev, dtype=bf16), torch.randn(1024, 1024, device=dev, dtype=bf16))
