@@ -61,14 +61,19 @@ struct Buffers {
   Buffers(const Buffers&) = delete;
   Buffers& operator=(const Buffers&) = delete;
 
-  void launch(cudaStream_t stream) const {
-    float* scratch = nullptr;
-    check(cudaMalloc(&scratch, n * sizeof(float)), "cudaMalloc scratch");
+  /// scratch = 2 x, then y = scratch, on `stream`.
+  void scale_through(float* scratch, cudaStream_t stream) const {
     const int block = 256;
     const auto grid = static_cast<unsigned>(std::min<std::int64_t>((n + block - 1) / block, 132 * 32));
     scale<<<grid, block, 0, stream>>>(n, 2.0f, x, scratch);
     check(cudaGetLastError(), "scale launch");
     check(cudaMemcpyAsync(y, scratch, n * sizeof(float), cudaMemcpyDeviceToDevice, stream), "copy out");
+  }
+
+  void launch(cudaStream_t stream) const {
+    float* scratch = nullptr;
+    check(cudaMalloc(&scratch, n * sizeof(float)), "cudaMalloc scratch");
+    scale_through(scratch, stream);
     check(cudaFree(scratch), "cudaFree scratch");  // waits for the device
   }
 
@@ -80,11 +85,7 @@ struct Buffers {
       cached = nullptr;
       check(cudaMalloc(&cached, n * sizeof(float)), "cudaMalloc cached scratch");
     }
-    const int block = 256;
-    const auto grid = static_cast<unsigned>(std::min<std::int64_t>((n + block - 1) / block, 132 * 32));
-    scale<<<grid, block, 0, stream>>>(n, 2.0f, x, cached);
-    check(cudaGetLastError(), "scale launch");
-    check(cudaMemcpyAsync(y, cached, n * sizeof(float), cudaMemcpyDeviceToDevice, stream), "copy out");
+    scale_through(cached, stream);
   }
   mutable float* cached = nullptr;
   mutable std::int64_t calls = 0;

@@ -22,6 +22,17 @@ using SyncGpu = testing::GpuTest;
 
 constexpr std::int64_t kKernelNs = 20'000;  // a 20 us spin kernel per call
 
+/// Batches of 4 calls, 20 recorded steps, 50 samples and 0.2 s at least, 2 s at most.
+MeasureConfig short_config() {
+  MeasureConfig cfg;
+  cfg.batch = 4;
+  cfg.schedule = Schedule{0, 0, 20};
+  cfg.stopping.min_samples = 50;
+  cfg.stopping.min_time_s = 0.2;
+  cfg.stopping.max_time_s = 2;
+  return cfg;
+}
+
 TEST_F(SyncGpu, DetectsALaunchThatWaitsForTheStreamAndNotAPlainKernelLaunch) {
   Stream stream;
   BlockingKernel blocking;
@@ -54,12 +65,7 @@ TEST_F(SyncGpu, DetectedAndDeclaredSynchronizingLaunchesAreSampledAlikeWithoutTh
     XB_CUDA(cudaStreamSynchronize(stream.get()));
   };
   Profiler prof(make_null_source());
-  MeasureConfig cfg;
-  cfg.batch = 4;
-  cfg.schedule = Schedule{0, 0, 20};
-  cfg.stopping.min_samples = 50;
-  cfg.stopping.min_time_s = 0.2;
-  cfg.stopping.max_time_s = 2;
+  MeasureConfig cfg = short_config();
   const Measurement detected = measure({waits}, prof, *dev, "sync", "xb::sync", cfg);
   EXPECT_EQ(detected.timing.sync, "detected");
   EXPECT_FALSE(detected.timing.blocking);
@@ -82,12 +88,7 @@ TEST_F(SyncGpu, ALaunchThatSynchronizesNowAndThenIsCaughtAndADeclarationThatDoes
   warm_up_spin_delay(stream.get());
   const auto dev = make_cuda_sample_device(stream.get(), &blocking, nullptr);
   Profiler prof(make_null_source());
-  MeasureConfig cfg;
-  cfg.batch = 4;
-  cfg.schedule = Schedule{0, 0, 20};
-  cfg.stopping.min_samples = 50;
-  cfg.stopping.min_time_s = 0.2;
-  cfg.stopping.max_time_s = 2;
+  MeasureConfig cfg = short_config();
   // Every 40th call waits for the stream (a cache that grows): caught during sampling, no failure.
   int calls = 0;
   const auto now_and_then = [&] {
