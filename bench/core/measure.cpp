@@ -51,6 +51,7 @@ void HoldWatch::arm(double wait_s) {
     armed_ = true;
     fired_ = false;
     wait_s_ = wait_s;
+    ++generation_;
   }
   cv_.notify_all();
 }
@@ -67,11 +68,14 @@ void HoldWatch::run() {
   for (;;) {
     cv_.wait(lock, [this] { return stop_ || armed_; });
     if (stop_) return;
-    // Armed: wait for disarm() (or stop) at most wait_s_; past it, release the hold.
-    if (!cv_.wait_for(lock, std::chrono::duration<double>(wait_s_), [this] { return stop_ || !armed_; })) {
+    // Armed: wait for this arm's disarm() (or a new arm, or stop) at most wait_s_; past it,
+    // release the hold, then wait for that disarm before watching again.
+    const std::uint64_t generation = generation_;
+    const auto ended = [this, generation] { return stop_ || !armed_ || generation_ != generation; };
+    if (!cv_.wait_for(lock, std::chrono::duration<double>(wait_s_), ended)) {
       fired_ = true;
       dev_.release();  // never throws; any thread (SampleDevice::release)
-      cv_.wait(lock, [this] { return stop_ || !armed_; });
+      cv_.wait(lock, ended);
     }
   }
 }

@@ -100,6 +100,7 @@ class HoldWatch {
   std::condition_variable cv_;
   bool armed_ = false, fired_ = false, stop_ = false;
   double wait_s_ = 0;
+  std::uint64_t generation_ = 0;  ///< arm() calls: a round ends when it changes
   std::thread thread_;
 };
 

@@ -352,6 +352,29 @@ TEST(Measure, LaunchSynchronizesTellsAWaitingLaunchFromAnAsynchronousOne) {
   EXPECT_EQ(r.dev.abandons, 1);  // the stream given back
 }
 
+TEST(Measure, HoldWatchReleasesOnlyALaunchThatOverstaysItsArm) {
+  FakeDevice dev;
+  HoldWatch watch(dev);
+  // Disarmed in time: nothing released (an hour's wait: no race with the clock).
+  for (int i = 0; i < 100; ++i) {
+    watch.arm(3600);
+    EXPECT_FALSE(watch.disarm());
+  }
+  EXPECT_EQ(dev.released, 0);
+  // Overstayed: the watch releases the hold once; wait for that release, however late it comes.
+  watch.arm(0.001);
+  {
+    std::unique_lock<std::mutex> lock(dev.hold_mutex);
+    dev.hold_cv.wait(lock, [&] { return dev.released > 0; });
+  }
+  EXPECT_TRUE(watch.disarm());
+  EXPECT_EQ(dev.released, 1);
+  // The next arm starts clean: no release carried over from the last one.
+  watch.arm(3600);
+  EXPECT_FALSE(watch.disarm());
+  EXPECT_EQ(dev.released, 1);
+}
+
 TEST(Measure, SetupCallsRunEveryInstanceUnblockedBeforeAnySample) {
   Rig r;
   r.cfg.mode = "cold";
