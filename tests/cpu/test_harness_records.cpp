@@ -207,6 +207,41 @@ TEST(HarnessRecords, ReaderChecksTheFixtureValues) {
   }
 }
 
+TEST(HarnessRecords, SyncAndBatchFieldsRoundTripAndAreChecked) {
+  const auto read_back = [](const FixtureInfo& f) {
+    RawSession s = sample_session();
+    s.fixtures = {FixtureBlock{f.name, nlohmann::json(fixture_json(f)).dump()}};
+    return read_fixtures(s).at(0);
+  };
+  FixtureInfo f = golden_fixtures()[0];
+  f.timing.sync = "detected";
+  f.timing.blocking = false;
+  f.timing.sync_declared = true;
+  f.timing.sync_found_after = 12;
+  f.timing.batch_min_s = 0.5;
+  const FixtureInfo back = read_back(f);
+  EXPECT_EQ(back.timing.sync, "detected");
+  EXPECT_TRUE(back.timing.sync_declared);
+  EXPECT_EQ(back.timing.sync_found_after, 12);
+  EXPECT_DOUBLE_EQ(back.timing.batch_min_s, 0.5);
+  EXPECT_EQ(nlohmann::json(fixture_json(back)), nlohmann::json(fixture_json(f)));
+  // Absent keys: the defaults (files written before 2026-12-04).
+  const FixtureInfo plain = read_back(golden_fixtures()[0]);
+  EXPECT_FALSE(plain.timing.sync_declared);
+  EXPECT_EQ(plain.timing.sync_found_after, 0);
+  EXPECT_DOUBLE_EQ(plain.timing.batch_min_s, 0);
+  // A count of calls without a sync, or a batch length that is not positive: refused.
+  nlohmann::json j = fixture_json(golden_fixtures()[0]);
+  j["timing"]["sync_found_after"] = 3;
+  RawSession s = sample_session();
+  s.fixtures = {FixtureBlock{f.name, j.dump()}};
+  EXPECT_THROW(read_fixtures(s), InputError);
+  j = fixture_json(golden_fixtures()[0]);
+  j["timing"]["batch_min_s"] = -0.5;
+  s.fixtures = {FixtureBlock{f.name, j.dump()}};
+  EXPECT_THROW(read_fixtures(s), InputError);
+}
+
 TEST(HarnessRecords, MetadataKeysAreTheClients) {
   SessionMeta meta;
   EXPECT_THROW(set_metadata(meta, "devices", "{}"), std::invalid_argument);      // the profiler's key

@@ -305,6 +305,15 @@ TEST(Baseline, RoundTripAndRealFile) {
   }
   EXPECT_EQ(again.environment.gpu_uuid, b.environment.gpu_uuid);
   EXPECT_EQ(again.environment.cupti_version, b.environment.cupti_version);
+  // The interval's minimum batch length (power-capped fixtures since 2026-12-04) round-trips; a
+  // baseline recorded before has none.
+  EXPECT_DOUBLE_EQ(mm->batch_min_s, 0);
+  Baseline capped = b;
+  capped.fixtures[0].batch_min_s = 0.5;
+  std::ostringstream out2;
+  write_baseline_json(capped, out2);
+  EXPECT_DOUBLE_EQ(parse_baseline(out2.str()).fixtures[0].batch_min_s, 0.5);
+  EXPECT_DOUBLE_EQ(parse_baseline(out2.str()).fixtures[1].batch_min_s, 0);
 }
 
 TEST(Baseline, RejectsBadInputWithOneLine) {
@@ -332,6 +341,7 @@ TEST(Baseline, RejectsBadInputWithOneLine) {
       {"bad mask", [](nlohmann::json& j) { j["fixtures"][0]["gpu_before"]["throttle_reasons"] = -1; },
        "throttle_reasons"},
       {"duplicate", [](nlohmann::json& j) { j["fixtures"].push_back(j["fixtures"][0]); }, "listed twice"},
+      {"batch length", [](nlohmann::json& j) { j["fixtures"][0]["batch_min_s"] = 0; }, "batch_min_s must be positive"},
   };
   for (const Bad& c : cases) {
     nlohmann::json j = good;
