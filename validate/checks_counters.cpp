@@ -207,7 +207,7 @@ void check_model_vs_counters(const CounterSession& s, const FixtureKernelNames& 
 
 void check_model_vs_counters(const Model& m, const ValidateOptions& opts, CheckLog& log, ValidationReport& report) {
   if (!m.counters) {
-    log.not_run("", m.events ? "no counter pass in this run folder (bench --counters writes counters.json)"
+    log.not_run("", m.events ? "no counter pass beside this events.json (bench --counters writes counters.json)"
                              : "needs a crossbench run folder with a counter pass (bench --counters writes "
                                "counters.json); these files are not one");
     return;

@@ -270,11 +270,13 @@ void write_summary(const RawSession& raw, const ValidationReport& report, const 
          "back to back), median over the recorded steps. Samples, spread and \"median known to\": every\n"
          "sample of the stopping rule; the last is the half-width of the median's distribution-free\n"
          "interval at the stated level, widened for drift, which the stopping rule holds to --max-noise\n"
-         "(docs/metrics.md, \"Stopping rule\"). cudaEvent: the event interval. CUPTI span: first device activity start "
-         "to\n"
-         "last end in the step; \"event - span\" is the quantity the event_vs_cupti check bounds (the time\n"
-         "from the start event to the first activity and from the last to the stop event). CUPTI kernel\n"
-         "sum: the activities' own durations (gaps between calls excluded); TFLOP/s and GB/s use it.\n";
+         "(docs/metrics.md, \"Stopping rule\"; \"+-0.000%\": its bounds fall on the median's own value, the\n"
+         "event timer counting 0.5 us per sample). cudaEvent: the event interval. CUPTI span: first device\n"
+         "activity start to last end in the step; \"event - span\" is the difference of those two medians (the\n"
+         "time from the start event to the first activity and from the last to the stop event); the\n"
+         "event_vs_cupti check bounds the median of that difference taken step by step, which can differ from\n"
+         "it by a few ns (the Validation below). CUPTI kernel sum: the activities' own durations (gaps\n"
+         "between calls excluded); TFLOP/s and GB/s use it.\n";
   out << "\n## Validation\n\n";
   print_summary(report, out);
 }
