@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -142,6 +143,8 @@ TimedCall timed_sample(const std::function<void()>& launch, Profiler& prof, Samp
   return {ns, step != 0};
 }
 
+double sync_wait_s(double host_s) { return std::max(kSyncDetectMinWaitS, kSyncDetectWaitFactor * host_s); }
+
 bool launch_synchronizes(const std::function<void()>& launch, SampleDevice& dev, double wait_s) {
   // The watch, not the launch, runs on the second thread: the launch stays on the caller's thread
   // (a Python callable needs the GIL its caller holds; CUDA's thread-local capture and context
@@ -250,8 +253,7 @@ Measurement measure(const std::vector<std::function<void()>>& launches, Profiler
   const char* const sync_kind = cfg.sync ? "declared" : "detected";
   if (dev.blocking()) {
     interrupt();
-    const double wait_s = std::max(kSyncDetectMinWaitS, kSyncDetectWaitFactor * call_host_s);
-    if (launch_synchronizes(launches.front(), dev, wait_s)) t.sync = sync_kind;
+    if (launch_synchronizes(launches.front(), dev, sync_wait_s(call_host_s))) t.sync = sync_kind;
   } else if (cfg.sync) {
     t.sync = sync_kind;  // --no-blocking: nothing to check against; unblocked anyway
   }
@@ -277,8 +279,7 @@ Measurement measure(const std::vector<std::function<void()>>& launches, Profiler
   const auto sample = [&](const std::function<void()>& launch, int calls, const std::string& op) {
     SampleSpec s = spec;
     s.launches = calls;
-    s.watch_s =
-        std::min(kSyncWatchMaxWaitS, std::max(kSyncDetectMinWaitS, kSyncDetectWaitFactor * call_host_s * calls));
+    s.watch_s = std::min(kSyncWatchMaxWaitS, sync_wait_s(call_host_s * calls));
     try {
       const TimedCall c = timed_sample(launch, prof, dev, annotation, op, s);
       if (!s.sync) held_calls += calls;

@@ -154,14 +154,17 @@ TimedCall timed_sample(const std::function<void()>& launch, Profiler& prof, Samp
 /// not declared, instead of letting the blocking kernel time out (10 s) on every sample.
 bool launch_synchronizes(const std::function<void()>& launch, SampleDevice& dev, double wait_s);
 
-/// launch_synchronizes' wait: this many times the host time of an unblocked call...
+/// launch_synchronizes' wait (sync_wait_s): this many times the host time of an unblocked call...
 constexpr double kSyncDetectWaitFactor = 10;
 /// ... and at least this long, s (well above the host time of an asynchronous launch: 2 to 20 us).
 constexpr double kSyncDetectMinWaitS = 0.05;
-/// A watched sample's wait (SampleSpec::watch_s): kSyncDetectWaitFactor times the host time of its
-/// calls unblocked, at least kSyncDetectMinWaitS, at most this, s (well under the blocking
-/// kernel's 10-s timeout).
+/// A watched sample's wait (SampleSpec::watch_s) is sync_wait_s of its calls' unblocked host
+/// time, at most this, s (well under the blocking kernel's 10-s timeout).
 constexpr double kSyncWatchMaxWaitS = 2.0;
+
+/// How long a held launch taking `host_s` seconds unblocked may take before it is taken for one
+/// that synchronizes: kSyncDetectWaitFactor x host_s, at least kSyncDetectMinWaitS, s.
+double sync_wait_s(double host_s);
 
 /// The median interval's minimum batch length, s, once NVML reports a power or thermal limit
 /// holding the clock (GpuClockSample::throttled, before or during sampling): the H200's power
