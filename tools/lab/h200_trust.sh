@@ -38,17 +38,7 @@ if has main; then
     $B/bench --size 64,4096 --warmup --out "$W/$d" > "$W/$d.log" 2>&1
     rc=$?
     wall=$(python3 -c "import time; print(round(time.time() - $s, 1))")
-    claimed=$(python3 - "$W/$d" <<'PY'
-import json, sys
-try:
-    f = json.load(open(sys.argv[1] + "/validation.json"))["figures"]["event_vs_cupti"]
-    ev = json.load(open(sys.argv[1] + "/events.json"))["fixtures"]
-    conv = sum(1 for x in ev if x.get("timing", {}).get("stop") == "converged")
-    print("%d of %d claimed, %d of %d converged" % (sum(1 for x in f if x.get("claimed")), len(f), conv, len(ev)))
-except Exception as e:
-    print("no figures: %s" % e)
-PY
-)
+    claimed=$(python3 tools/lab/run_claims.py "$W/$d")
     check "bench --size 64,4096 --warmup ($d)" "exit $rc, wall $wall s, event-vs-CUPTI $claimed"
   done
 fi

@@ -31,19 +31,8 @@ for r in $(seq 1 "$rounds"); do
     s=$(date +%s.%N)
     $bench --size 64,4096 --warmup --min-time "$mt" --out "$run" > "$run.log" 2>&1
     rc=$?
-    python3 - "$run" "$rc" "$s" "$mt" "$r" >> "$OUT/walltime.txt" <<'PY'
-import json, sys, time
-run, rc, s, mt, r = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4], sys.argv[5]
-wall = time.time() - s
-try:
-    fig = json.load(open(run + "/validation.json"))["figures"]["event_vs_cupti"]
-    claimed = sum(1 for f in fig if f.get("claimed"))
-    ev = json.load(open(run + "/events.json"))["fixtures"]
-    conv = sum(1 for f in ev if f.get("timing", {}).get("stop") == "converged")
-except Exception as e:  # a failed run: said, not hidden
-    claimed = conv = "? (%s)" % e
-print("round %s min-time %s: exit %d, wall %.1f s, converged %s of 8, claimed %s of 8" % (r, mt, rc, wall, conv, claimed))
-PY
+    wall=$(python3 -c "import time; print(round(time.time() - $s, 1))")
+    echo "round $r min-time $mt: exit $rc, wall $wall s, $(python3 tools/lab/run_claims.py "$run")" >> "$OUT/walltime.txt"
     cp "$run/summary.md" "$OUT/r$r-mt$mt.summary.md" 2>/dev/null
   done
 done
