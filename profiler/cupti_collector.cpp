@@ -24,6 +24,7 @@
 #include <cstring>
 #include <ctime>
 #include <iterator>
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <string>
@@ -31,6 +32,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/cuda_check.h"
 #include "profiler/cupti_api.h"
 #include "profiler/cupti_check.h"
 #include "profiler/nvtx_mirror.h"
@@ -62,13 +64,19 @@ constexpr CUpti_CallbackId kQuietDriverApis[] = {
     CUPTI_DRIVER_TRACE_CBID_cuFuncGetName,         CUPTI_DRIVER_TRACE_CBID_cuCtxGetId,
     CUPTI_DRIVER_TRACE_CBID_cuPointerGetAttribute, CUPTI_DRIVER_TRACE_CBID_cuLibraryGetKernel,
     CUPTI_DRIVER_TRACE_CBID_cuModuleGetFunction,
+    // The sampling device's waits poll these until their deadline (kernels/cuda_wait.h): one
+    // record per poll would bury a step's records, so its final synchronize is the one recorded.
+    CUPTI_DRIVER_TRACE_CBID_cuEventQuery, CUPTI_DRIVER_TRACE_CBID_cuStreamQuery,
 };
 constexpr CUpti_CallbackId kQuietRuntimeApis[] = {
     CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020,           CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020,
     CUPTI_RUNTIME_TRACE_CBID_cudaPeekAtLastError_v3020,     CUPTI_RUNTIME_TRACE_CBID_cudaDeviceGetAttribute_v5000,
     CUPTI_RUNTIME_TRACE_CBID_cudaFuncGetAttributes_v3020,   CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_v10010,
     CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceProperties_v3020, CUPTI_RUNTIME_TRACE_CBID_cudaStreamIsCapturing_v10000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaEventQuery_v3020,          CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_v3020,
 };
+/// What the work-signature probe needs besides CUDA_EVENT records (ActivitySource::begin_probe).
+constexpr unsigned kProbeKinds = kCuptiKernel | kCuptiMemcpy | kCuptiMemset | kCuptiRuntime | kCuptiSync;
 constexpr CUpti_ExternalCorrelationKind kExternalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
 static_assert(static_cast<std::uint32_t>(kExternalKind) == kProfilerExternalKind,
               "attribute_api_by_time writes the kind the NVTX ranges' external ids carry");
@@ -214,12 +222,19 @@ class CuptiSource final : public ActivitySource {
 
   std::vector<RawRecord> stop() override {
     unsubscribe();
-    XB_CUPTI(cupti().cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+    // After a device fault or a hung call (cuda_unusable, kernels/cuda_check.h) a flush or disable
+    // may fail: tolerated, so that the records CUPTI delivered before are kept and the run folder
+    // of the fixtures before the fault is still written.
+    const auto check = [](CUptiResult result, const char* call, int line) {
+      if (result != CUPTI_SUCCESS && !cuda_unusable())
+        throw ProfilerError(detail::cupti_error_message(result, call, __FILE__, line));
+    };
+    check(cupti().cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll", __LINE__);
     for (const auto& [kind, bit] : kKinds) {
-      if ((kinds_ & bit) != 0) XB_CUPTI(cupti().cuptiActivityDisable(kind));
+      if ((kinds_ & bit) != 0) check(cupti().cuptiActivityDisable(kind), "cuptiActivityDisable", __LINE__);
     }
     enabled_ = false;
-    XB_CUPTI(cupti().cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+    check(cupti().cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll", __LINE__);
     {
       std::lock_guard<std::mutex> lock(nvtx_mutex_);
       recording_ = false;
@@ -230,6 +245,49 @@ class CuptiSource final : public ActivitySource {
     }
     std::lock_guard<std::mutex> lock(mutex_);
     return std::exchange(records_, {});
+  }
+
+  // The probe turns CUDA_EVENT records on for its window only, so that no sampled step carries
+  // their cost; the records of the window are the ones delivered after the mark (a record cannot
+  // be delivered before its API call starts).
+  void begin_probe() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    probe_mark_ = records_.size();
+    probe_events_.clear();
+    probing_ = enabled_ && (kinds_ & kProbeKinds) == kProbeKinds &&
+               cupti().cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CUDA_EVENT) == CUPTI_SUCCESS;
+  }
+
+  ProbeRecords end_probe() override {
+    ProbeRecords p;
+    bool probing = false;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      probing = probing_;
+    }
+    if (!probing) {
+      p.why = !enabled_ ? "the profiler is not recording"
+              : (kinds_ & kProbeKinds) != kProbeKinds
+                  ? "this session records only some activity kinds"
+                  : "this CUPTI cannot record CUDA_EVENT activity (cudaEventRecord), which the probe needs";
+      return p;
+    }
+    // Not under mutex_: the flush delivers buffers through on_buffer_completed, which takes it.
+    const CUptiResult flushed = cupti().cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    cupti().cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CUDA_EVENT);
+    std::lock_guard<std::mutex> lock(mutex_);
+    probing_ = false;
+    if (flushed != CUPTI_SUCCESS) {
+      const char* text = nullptr;
+      cupti().cuptiGetResultString(flushed, &text);
+      p.why = std::string("cuptiActivityFlushAll failed (") + (text ? text : "unknown") + ")";
+      return p;
+    }
+    p.available = true;
+    p.records.assign(records_.begin() + static_cast<std::ptrdiff_t>(std::min(probe_mark_, records_.size())),
+                     records_.end());
+    p.event_records = std::exchange(probe_events_, {});
+    return p;
   }
 
   std::vector<HostRange> take_ranges() override {
@@ -508,7 +566,13 @@ class CuptiSource final : public ActivitySource {
           r.context_id = s->contextId;
           r.stream_id = s->streamId;
           r.sync_type = static_cast<std::uint32_t>(s->type);
+          r.event_sync_id = s->cudaEventSyncId;
           break;
+        }
+        case CUPTI_ACTIVITY_KIND_CUDA_EVENT: {  // enabled during a work-signature probe only
+          const auto* e = reinterpret_cast<const CUpti_ActivityCudaEvent2*>(record);
+          if (probing_) probe_events_.push_back(EventRecordOp{e->correlationId, e->streamId, e->cudaEventSyncId});
+          continue;
         }
         case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
           const auto* e = reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(record);
@@ -542,6 +606,10 @@ class CuptiSource final : public ActivitySource {
   std::atomic<std::uint64_t> dropped_{0};
   std::mutex mutex_;
   std::vector<RawRecord> records_;
+  // Work-signature probe (guarded by mutex_): where its records start, its event records.
+  bool probing_ = false;
+  std::size_t probe_mark_ = 0;
+  std::vector<EventRecordOp> probe_events_;
   std::map<std::pair<int, std::uint32_t>, std::string> names_;
   // NVTX ranges of the current session (guarded by nvtx_mutex_; callbacks come from any thread).
   std::mutex nvtx_mutex_;

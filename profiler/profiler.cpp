@@ -170,6 +170,23 @@ Profiler::Profiler(std::unique_ptr<ActivitySource> source) : source_(std::move(s
 
 Profiler::~Profiler() = default;
 
+void Profiler::begin_probe() {
+  probe_start_ns_ = source_->now_ns();
+  if (started_) source_->begin_probe();
+}
+
+WorkSignature Profiler::end_probe(const HandedStream& handed) {
+  const std::int64_t end = source_->now_ns();
+  ProbeRecords records;
+  if (started_) {
+    records = source_->end_probe();
+  } else {
+    records.why = "the profiler is not recording";
+  }
+  return derive_work_signature(records, static_cast<std::uint32_t>(::syscall(SYS_gettid)), probe_start_ns_, end,
+                               handed);
+}
+
 void Profiler::start() {
   source_->start();
   started_ = true;

@@ -1,16 +1,20 @@
 // The CUDA SampleDevice (bench/core/measure.h): cudaEvent pairs, the blocking kernel, the L2
 // flush, the spin delay and graph mode's captured graphs on one stream. The only CUDA code of the
-// sampling core.
+// sampling core. Its waits give up after wait_deadline_s() (device_failure.h): a hung kernel ends
+// the run instead of blocking it forever.
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "bench/core/device_failure.h"
 #include "bench/core/measure.h"
 #include "kernels/blocking.h"
 #include "kernels/cuda_check.h"
 #include "kernels/cuda_raii.h"
+#include "kernels/cuda_wait.h"
 #include "kernels/spin_delay.h"
 
 namespace xb {
@@ -19,7 +23,7 @@ namespace {
 class CudaSampleDevice final : public SampleDevice {
  public:
   CudaSampleDevice(cudaStream_t stream, BlockingKernel* blocking, const DeviceBuffer* flush)
-      : stream_(stream), blocking_(blocking), flush_(flush) {}
+      : stream_(stream), blocking_(blocking), flush_(flush), deadline_s_(wait_deadline_s()) {}
 
   bool blocking() const override { return blocking_ != nullptr; }
   void hold() override {
@@ -37,7 +41,7 @@ class CudaSampleDevice final : public SampleDevice {
   std::int64_t release_and_wait_ns() override {
     const bool held = held_;
     release();
-    stop_.synchronize();
+    wait_event(stop_.get(), deadline_s_);  // CudaError (a fault), DeviceHang past the deadline
     held_ = false;
     if (held && blocking_->timed_out()) {
       throw std::runtime_error("blocking kernel timed out before the host released it");
@@ -50,15 +54,47 @@ class CudaSampleDevice final : public SampleDevice {
     if (blocking_ != nullptr) blocking_->release();  // a store to host-mapped memory: any thread
   }
   void synchronize() override {
-    XB_CUDA(cudaStreamSynchronize(stream_));
+    wait_stream(stream_, deadline_s_);
     held_ = false;
   }
   void abandon() noexcept override {
     release();
-    XB_CUDA_NOTHROW(cudaStreamSynchronize(stream_));
     held_ = false;
+    // A lost context fails every wait, and a hung device never ends one: nothing to wait for. A
+    // fault or hang found here is noted (cuda_check.h) for the fixture's report.
+    if (cuda_unusable()) return;
+    try {
+      wait_stream(stream_, deadline_s_);
+    } catch (const std::exception& e) {
+      if (!cuda_unusable()) std::fprintf(stderr, "%s\n", e.what());
+    }
   }
   ~CudaSampleDevice() override { drop_graphs(); }
+
+  // The work-signature probe's markers: cudaEventRecord calls whose CUPTI records name the streams
+  // (profiler/work_signature.h derive_work_signature reads them in this order).
+  void probe_begin() override {
+    marker_handed_.record(stream_);
+    marker_legacy_.record(cudaStreamLegacy);
+    marker_per_thread_.record(cudaStreamPerThread);
+  }
+  void probe_end() override {
+    marker_handed_.record(stream_);
+    XB_CUDA(cudaDeviceSynchronize());  // the call's work may be on any stream
+    held_ = false;
+  }
+  HandedStream handed_stream() const override {
+    HandedStream h;
+    h.legacy = stream_ == nullptr || stream_ == cudaStreamLegacy;
+    // The per-thread default stream is a blocking stream (it synchronizes with the legacy one).
+    unsigned int flags = h.legacy || stream_ == cudaStreamPerThread ? cudaStreamDefault : cudaStreamNonBlocking;
+    if (flags == cudaStreamNonBlocking && cudaStreamGetFlags(stream_, &flags) != cudaSuccess) {
+      cudaGetLastError();             // not left for a later launch check to find
+      flags = cudaStreamNonBlocking;  // unknown: taken as non-blocking (no implicit ordering assumed)
+    }
+    h.blocking = (flags & cudaStreamNonBlocking) == 0;
+    return h;
+  }
 
   int capture(const std::function<void()>& calls) override {
     // Thread-local capture: only this thread's unsafe calls (cudaMalloc, synchronization) break
@@ -92,8 +128,12 @@ class CudaSampleDevice final : public SampleDevice {
   }
   void drop_graphs() noexcept override {
     if (graphs_.empty()) return;
-    XB_CUDA_NOTHROW(cudaStreamSynchronize(stream_));  // no replay may still be pending
-    for (cudaGraphExec_t g : graphs_) XB_CUDA_NOTHROW(cudaGraphExecDestroy(g));
+    if (!cuda_unusable()) {  // else left to the process's end (cuda_raii.h)
+      abandon();             // no replay may still be pending
+      if (!cuda_unusable()) {
+        for (cudaGraphExec_t g : graphs_) XB_CUDA_NOTHROW(cudaGraphExecDestroy(g));
+      }
+    }
     graphs_.clear();
   }
 
@@ -101,8 +141,11 @@ class CudaSampleDevice final : public SampleDevice {
   cudaStream_t stream_;
   BlockingKernel* blocking_;
   const DeviceBuffer* flush_;
+  double deadline_s_;  ///< wait_event / wait_stream give up after this, s (wait_deadline_s)
   bool held_ = false;  ///< a blocking kernel of hold() may still be pending
   Event start_, stop_;
+  Event marker_handed_{cudaEventDisableTiming}, marker_legacy_{cudaEventDisableTiming},
+      marker_per_thread_{cudaEventDisableTiming};
   std::vector<cudaGraphExec_t> graphs_;
 };
 

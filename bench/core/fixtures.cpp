@@ -10,9 +10,11 @@
 #include <iostream>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 
 #include "bench/core/device.h"
+#include "bench/core/device_failure.h"
 #include "bench/core/interrupt.h"
 #include "bench/core/noise_causes.h"
 #include "kernels/blocking.h"
@@ -108,6 +110,14 @@ void run_fixture(benchmark::State& state, BenchContext& ctx, const BenchmarkDef&
     return;
   }
   const bool first = ctx.recorded.insert(name).second;
+  // After a device fault or hang in an earlier fixture nothing can run on the device: this one is
+  // recorded as not run, without touching CUDA (its allocations would only fail, or block, in turn).
+  if (const std::string why = ctx.device_failures.admit(name); !why.empty()) {
+    info.error = why;
+    if (first) ctx.profiler->add_fixture(fixture_block(info));
+    state.SkipWithError((name + ": " + why).c_str());
+    return;
+  }
   auto fail = [&](const std::string& why) {
     const std::string msg = name + ": " + why;
     ctx.errors.push_back(msg);
@@ -115,8 +125,9 @@ void run_fixture(benchmark::State& state, BenchContext& ctx, const BenchmarkDef&
     if (first) ctx.profiler->add_fixture(fixture_block(info));
     state.SkipWithError(msg.c_str());
   };
+  std::vector<Instance> instances;  // outside the try: a hang leaves them to the process's end (below)
   try {
-    const std::vector<Instance> instances = make_instances(ctx, def, p);
+    instances = make_instances(ctx, def, p);
     info.has_reference = static_cast<bool>(instances.front().verify);
     if (info.has_reference) {
       const Check v = instances.front().verify(ctx.stream);
@@ -142,6 +153,8 @@ void run_fixture(benchmark::State& state, BenchContext& ctx, const BenchmarkDef&
       state.SetIterationTime(m.stats.median * 1e-9);
     }
     info.timing = m.timing;
+    info.work = m.work;
+    info.graph_replay_items = m.graph_replay_items;
     const FixtureTiming& t = info.timing;
     const SampleStats& st = m.stats;
     if (const std::string note = sync_note(t); !note.empty())
@@ -200,6 +213,11 @@ void run_fixture(benchmark::State& state, BenchContext& ctx, const BenchmarkDef&
                       "is not working",
                       info.bytes / st.median, bound, ctx.copy.memcpy_bytes_per_ns, ctx.copy.kernel_bytes_per_ns));
     }
+  } catch (const WorkRefused& r) {
+    // Refused before any sample: the signature goes into the files beside the one-line reason.
+    info.work = r.work;
+    info.graph_replay_items = r.graph_replay_items;
+    fail(r.what());
   } catch (const Interrupted& i) {
     // Abandoned mid-fixture: its recorded steps stay in the session (their files stay valid), the
     // fixture says why it has no result, and the run exits with 128 + signal (bench_run.cpp).
@@ -208,7 +226,22 @@ void run_fixture(benchmark::State& state, BenchContext& ctx, const BenchmarkDef&
     if (first) ctx.profiler->add_fixture(fixture_block(info));
     state.SkipWithError((name + ": " + info.error).c_str());
   } catch (const std::exception& e) {
-    fail(e.what());
+    // A fault that the exception does not carry (a library's or Python's own error type) is still
+    // on the stream: a query notes a sticky error without waiting (kernels/cuda_check.h).
+    note_cuda_status(cudaStreamQuery(ctx.stream));
+    const std::optional<DeviceFailure> lost = device_failure(e, name);
+    if (!lost) return fail(e.what());
+    // The device is lost or hung: this fixture's error, the rest of the run not run (admit above),
+    // the run folder written and the one line printed at the end (bench_run.cpp), not here.
+    info.error = lost->what();
+    info.timing.samples_ns.clear();
+    if (first) ctx.profiler->add_fixture(fixture_block(info));
+    ctx.device_failures.record(*lost);
+    state.SkipWithError((name + ": " + info.error).c_str());
+    // A hung kernel still runs: an instance's destructor that frees device memory (cudaFree waits
+    // for the device) would block the run forever, before its folder is written. Left, on purpose,
+    // to the process's end.
+    if (lost->hang) static_cast<void>(new std::vector<Instance>(std::move(instances)));
   }
 }
 

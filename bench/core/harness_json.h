@@ -30,9 +30,14 @@ nlohmann::json gpu_meta_json(const GpuMeta& gpu);
 /// std::invalid_argument for a non-finite value.
 nlohmann::json fixture_timing_json(const FixtureTiming& timing);
 
+/// JSON of a work signature (a fixture's "work": recorded, why, handed_stream, streams,
+/// cross_stream_waits, covered, summary, items[] of kind, name, stream, where, after_start,
+/// before_end, bytes, duration_ns; docs/formats.md).
+nlohmann::json work_signature_json(const WorkSignature& work);
+
 /// A fixture as raw_session.json and events.json write it: name, op, dtype, size, flops, bytes,
-/// verified, max_rel_error, "reference": false when it has none, plus "timing" (when sampled) and
-/// "error" (when it failed). Throws std::invalid_argument for a non-finite number.
+/// verified, max_rel_error, "reference": false when it has none, plus "timing" (when sampled),
+/// "work" (when probed or refused), "graph_replay_items" (graph mode) and "error" (when it failed). Throws std::invalid_argument for a non-finite number.
 nlohmann::json fixture_json(const FixtureInfo& fixture);
 
 }  // namespace xb

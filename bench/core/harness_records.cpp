@@ -94,6 +94,51 @@ FixtureTiming parse_fixture_timing(const json& j, const std::string& w) {
   return t;
 }
 
+std::uint32_t get_uint32(const json& j, const char* key, const std::string& w) {
+  const std::uint64_t v = rj::get_uint64(j, key, w);
+  if (v > 0xffffffffu) rj::fail(w, fmt::format("key \"{}\" = {} is out of range", key, v));
+  return static_cast<std::uint32_t>(v);
+}
+
+/// A fixture's "work" when its file has none (recorded before the probe existed).
+constexpr const char* kWorkNotRecordedBefore = "not recorded (recorded before the work-signature probe)";
+
+WorkSignature parse_work(const json& j, const std::string& w) {
+  rj::require_is_object(j, w);
+  WorkSignature s;
+  s.recorded = rj::get_bool(j, "recorded", w);
+  if (!s.recorded) {
+    s.why = rj::get_string(j, "why", w);
+    return s;
+  }
+  s.handed_stream_id = get_uint32(j, "handed_stream", w);
+  s.streams = rj::get_int(j, "streams", w);
+  s.cross_stream_waits = rj::get_int(j, "cross_stream_waits", w);
+  const json& items = rj::require(j, "items", w);
+  if (!items.is_array()) rj::fail(w, "key \"items\" must be an array");
+  for (const json& i : items) {
+    rj::require_is_object(i, w);
+    WorkItem item;
+    try {
+      item.kind = raw_kind_from_string(rj::get_string(i, "kind", w));
+      item.role = stream_role_from_string(rj::get_string(i, "where", w));
+    } catch (const std::invalid_argument& e) {
+      rj::fail(w, std::string("work item: ") + e.what());
+    }
+    if (item.kind != RawKind::Kernel && item.kind != RawKind::Memcpy && item.kind != RawKind::Memset)
+      rj::fail(w, "work item kind must be kernel, memcpy or memset");
+    item.name = rj::get_string(i, "name", w);
+    item.stream_id = get_uint32(i, "stream", w);
+    item.after_start = rj::get_bool(i, "after_start", w);
+    item.before_end = rj::get_bool(i, "before_end", w);
+    item.bytes = rj::get_uint64(i, "bytes", w);
+    item.duration_ns = rj::get_int64(i, "duration_ns", w);
+    s.items.push_back(std::move(item));
+  }
+  s.recorded = true;
+  return s;
+}
+
 FixtureInfo parse_fixture(const json& j, const std::string& w) {
   rj::require_is_object(j, w);
   FixtureInfo f;
@@ -108,6 +153,13 @@ FixtureInfo parse_fixture(const json& j, const std::string& w) {
   if (j.contains("reference")) f.has_reference = rj::get_bool(j, "reference", w);
   if (j.contains("timing")) f.timing = parse_fixture_timing(j.at("timing"), w);
   if (j.contains("error")) f.error = rj::get_string(j, "error", w);
+  // Optional: absent in sessions recorded before the work-signature probe.
+  if (j.contains("work")) {
+    f.work = parse_work(j.at("work"), w + ".work");
+  } else {
+    f.work.why = kWorkNotRecordedBefore;
+  }
+  if (j.contains("graph_replay_items")) f.graph_replay_items = rj::get_int(j, "graph_replay_items", w);
   return f;
 }
 
@@ -227,6 +279,28 @@ json fixture_timing_json(const FixtureTiming& t) {
   return j;
 }
 
+json work_signature_json(const WorkSignature& s) {
+  if (!s.recorded) return json{{"recorded", false}, {"why", s.why}};
+  json items = json::array();
+  for (const WorkItem& w : s.items) {
+    items.push_back({{"kind", to_string(w.kind)},
+                     {"name", w.name},
+                     {"stream", w.stream_id},
+                     {"where", to_string(w.role)},
+                     {"after_start", w.after_start},
+                     {"before_end", w.before_end},
+                     {"bytes", w.bytes},
+                     {"duration_ns", w.duration_ns}});
+  }
+  return json{{"recorded", true},
+              {"handed_stream", s.handed_stream_id},
+              {"streams", s.streams},
+              {"cross_stream_waits", s.cross_stream_waits},
+              {"covered", s.covered()},
+              {"summary", s.summary()},
+              {"items", std::move(items)}};
+}
+
 json fixture_json(const FixtureInfo& f) {
   check_finite(f.flops, "fixture " + f.name + " flops");
   check_finite(f.bytes, "fixture " + f.name + " bytes");
@@ -235,6 +309,10 @@ json fixture_json(const FixtureInfo& f) {
           {"flops", f.flops}, {"bytes", f.bytes}, {"verified", f.verified}, {"max_rel_error", f.max_rel_error}};
   if (!f.has_reference) fj["reference"] = false;  // written only when false: older files read as true
   if (!f.timing.mode.empty()) fj["timing"] = fixture_timing_json(f.timing);
+  // Optional keys: a fixture that failed before its probe (or a file from before it) has none.
+  if (f.work.recorded || (!f.work.why.empty() && f.work.why.rfind(kWorkNotRecordedBefore, 0) != 0))
+    fj["work"] = work_signature_json(f.work);
+  if (f.graph_replay_items >= 0) fj["graph_replay_items"] = f.graph_replay_items;
   if (!f.error.empty()) fj["error"] = f.error;
   return fj;
 }

@@ -14,6 +14,7 @@
 
 #include "profiler/raw_records.h"
 #include "profiler/stats.h"
+#include "profiler/work_signature.h"
 
 namespace xb {
 
@@ -108,6 +109,11 @@ struct FixtureInfo {
   /// false: the benchmark gave no reference check (bench/core/api.h Instance::verify), so
   /// `verified` is false without a failure; files say "reference": false, the validator "not run".
   bool has_reference = true;
+  /// What one call enqueues (bench/core/measure.h probe_work): recorded = false with the reason
+  /// when not probed; files written before the probe existed read back as "not recorded".
+  WorkSignature work;
+  /// Graph mode: device activities one replay of the captured graph enqueued; -1: not probed.
+  int graph_replay_items = -1;
 };
 
 /// The metadata key the GPU's facts go under: raw_session.json's "meta.gpu", the traces' "gpu".

@@ -143,6 +143,25 @@ TimedCall timed_sample(const std::function<void()>& launch, Profiler& prof, Samp
   return {ns, step != 0};
 }
 
+WorkSignature probe_work(const std::function<void()>& call, Profiler& prof, SampleDevice& dev) {
+  if (!prof.recording()) {
+    WorkSignature s;
+    s.why = "the profiler is not recording";
+    return s;
+  }
+  prof.begin_probe();
+  try {
+    dev.probe_begin();
+    call();
+    dev.probe_end();
+  } catch (...) {
+    prof.end_probe(dev.handed_stream());  // closes the probe window; its records are dropped
+    dev.abandon();
+    throw;
+  }
+  return prof.end_probe(dev.handed_stream());
+}
+
 double sync_wait_s(double host_s) { return std::max(kSyncDetectMinWaitS, kSyncDetectWaitFactor * host_s); }
 
 bool launch_synchronizes(const std::function<void()>& launch, SampleDevice& dev, double wait_s) {
@@ -240,6 +259,16 @@ Measurement measure(const std::vector<std::function<void()>>& launches, Profiler
     dev.synchronize();
     call_host_s = cfg.now() - c0;
   }
+  // The work signature: what one call enqueues and whether the events on the handed stream see
+  // all of it (profiler/work_signature.h). Work they cannot see is refused here, before any sample:
+  // its event times would be of other work than the call's.
+  if (cfg.work_signature) {
+    interrupt();
+    m.work = probe_work(launches.front(), prof, dev);
+    if (const std::string why = work_refusal(m.work); !why.empty()) throw WorkRefused(why, m.work);
+  } else {
+    m.work.why = "not probed (--no-work-signature)";
+  }
   const auto refuse_graph = [](const char* how) {
     return std::invalid_argument(
         fmt::format("its launch synchronizes with the device ({}), and a synchronizing call "
@@ -334,6 +363,25 @@ Measurement measure(const std::vector<std::function<void()>>& launches, Profiler
       replays.push_back([&dev, handle] { dev.replay(handle); });
     }
     spec.graph = true;
+    // Graph mode times the same work as eager mode: one replay must enqueue what the calls it
+    // holds enqueue eagerly (work that ran at capture time, or outside the capture, is missing).
+    if (m.work.recorded) {
+      WorkSignature unit = m.work;
+      if (spec.delay_ns > 0) {  // the graph also holds the spin delay after each call
+        unit = probe_work(
+            [&] {
+              launches.front()();
+              dev.delay(spec.delay_ns);
+            },
+            prof, dev);
+      }
+      const WorkSignature replay = probe_work(replays.front(), prof, dev);
+      if (replay.recorded && unit.recorded) {
+        m.graph_replay_items = static_cast<int>(replay.items.size());
+        if (const std::string why = graph_refusal(unit, spec.launches, replay); !why.empty())
+          throw WorkRefused(why, m.work, m.graph_replay_items);
+      }
+    }
   }
   const auto& calls = cfg.graph ? replays : eager;
   if (cfg.warmup) {

@@ -69,6 +69,17 @@ class SampleDevice {
   virtual void replay(int handle);
   /// Destroys every captured graph (never throws); handles start again from 0.
   virtual void drop_graphs() noexcept {}
+
+  // The work-signature probe (probe_work). Defaults: no markers (the probe then finds none and
+  // records no signature, saying why), a non-blocking stream.
+  /// Records an event on the stream, then on the legacy default stream, then on the per-thread
+  /// default stream (their CUPTI records name those streams' ids), before the probed call.
+  virtual void probe_begin() {}
+  /// Records an event on the stream after the probed call, then waits until the whole device is
+  /// idle (the call's work may be on any stream). Throws std::runtime_error (CudaError).
+  virtual void probe_end() {}
+  /// Whether the stream is the legacy default stream, and whether it is a blocking stream.
+  virtual HandedStream handed_stream() const { return {}; }
 };
 
 /// The CUDA SampleDevice on `stream`: cudaEvent pairs, `blocking` (null: --no-blocking) and
@@ -110,6 +121,22 @@ class HoldWatch {
 struct LaunchSynchronized : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+/// Thrown by measure() before any sample when one call's work signature shows work the events on
+/// the handed stream cannot see (work_refusal), or graph mode's replay enqueues other work than
+/// the eager calls it holds (graph_refusal). what() is the one-line refusal.
+struct WorkRefused : std::runtime_error {
+  WorkRefused(const std::string& why, WorkSignature signature, int replay_items = -1)
+      : std::runtime_error(why), work(std::move(signature)), graph_replay_items(replay_items) {}
+  WorkSignature work;           ///< the eager call's signature
+  int graph_replay_items = -1;  ///< device activities of one graph replay; -1: not probed
+};
+
+/// The work signature of `call` (profiler/work_signature.h): the profiler's probe window around
+/// dev.probe_begin(), `call`, dev.probe_end() (which waits until the device is idle), outside any
+/// step. Not recorded (recorded = false, why) when the profiler is not recording or its source
+/// cannot probe. Throws what `call` or the device throws (the stream given back first).
+WorkSignature probe_work(const std::function<void()>& call, Profiler& prof, SampleDevice& dev);
 
 /// One timed sample.
 struct SampleSpec {
@@ -209,6 +236,9 @@ struct MeasureConfig {
   /// figures; the declaration is recorded (timing.sync_declared) and said where it did not hold.
   bool sync = false;
   bool warmup = false;  ///< warm up until steady before anything is recorded
+  /// Probe one call's work signature before sampling and refuse work the events cannot see
+  /// (probe_work, WorkRefused); false: bench --no-work-signature (the signature is not recorded).
+  bool work_signature = true;
   WarmupConfig warmup_config;
   Schedule schedule;                         ///< wait / warmup / active profiler steps, at least
   StoppingRule::Config stopping;             ///< then until the noise target or max_time_s
@@ -231,18 +261,24 @@ struct Measurement {
   double sampling_cpu_s = 0;
   /// Calls timed in the sampling loop: samples x calls per sample.
   std::int64_t calls = 0;
+  /// What one call enqueues (probe_work); recorded = false with the reason when not probed.
+  WorkSignature work;
+  /// Graph mode: device activities one replay enqueued (equal to the calls' work); -1: not probed.
+  int graph_replay_items = -1;
 };
 
 /// Measures one fixture: `launches[i]` enqueues one call of rotation copy i (one copy in hot
 /// mode; cold mode uses them in turn). First every copy's setup call: one call each, unblocked,
 /// then the stream synchronized (one-time work: workspaces, module loading, autotuning, outside
-/// any blocked sample and any step). Then, with a blocking device, whether the launch
+/// any blocked sample and any step). Then the work signature of one call (cfg.work_signature:
+/// probe_work; WorkRefused for work the events cannot see, and in graph mode for a replay that
+/// enqueues other work than the calls it holds). Then, with a blocking device, whether the launch
 /// synchronizes (launch_synchronizes), declared (cfg.sync) or not: such a fixture is sampled
 /// without the blocking kernel (timing.blocking false, timing.sync "declared" or "detected").
 /// Every held eager sample after that is watched (HoldWatch): a launch that synchronizes later
 /// (a cache that grows, an allocator that maps more memory) voids its sample, and the fixture's
 /// sampling starts again without the blocking kernel (timing.sync_found_after: the calls timed
-/// before). Records its steps in `prof` under `annotation` > `op_name`. Throws
+/// before). Records its steps in `prof` under `annotation` > `op_name`. Throws WorkRefused,
 /// std::invalid_argument for graph mode with a synchronizing launch (a synchronizing call cannot
 /// be captured), what timed_sample throws, and what `check_interrupt` throws.
 Measurement measure(const std::vector<std::function<void()>>& launches, Profiler& prof, SampleDevice& dev,

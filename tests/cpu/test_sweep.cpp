@@ -196,8 +196,8 @@ RawSession sweep_session() {
               range(10, 8, "xb::add", op, 211000, 219000),
               range(11, 8, "xb::add", op, 220000, 228000)};
   s.event_timings = {StepTiming{"add/bf16/64", 5, 1, 3000}, StepTiming{"add/bf16/64", 6, 4, 3400}};
-  FixtureInfo add{"add/bf16/64", "add", "bf16", 64, 4096, 24576, true, 0.0017, {}, ""};
-  FixtureInfo mm{"matmul/bf16/64", "matmul", "bf16", 64, 524288, 24576, false, 0.5, {}, ""};
+  FixtureInfo add{"add/bf16/64", "add", "bf16", 64, 4096, 24576, true, 0.0017, {}, "", true, {}, -1};
+  FixtureInfo mm{"matmul/bf16/64", "matmul", "bf16", 64, 524288, 24576, false, 0.5, {}, "", true, {}, -1};
   s.fixtures = {fixture_block(add), fixture_block(mm)};
   return s;
 }

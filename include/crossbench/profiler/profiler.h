@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "profiler/raw_records.h"
+#include "profiler/work_signature.h"
 
 namespace xb {
 
@@ -56,6 +57,17 @@ class ActivitySource {
   /// profiler makes it the parent of a new range, so a profiler range opened inside a user's
   /// NVTX range nests under it.
   virtual std::uint64_t innermost_range() const { return 0; }
+  /// Work-signature probe (profiler/work_signature.h): begin_probe() marks where the records of
+  /// one probed call start (and turns on what the probe needs beyond the session's kinds, CUPTI's
+  /// CUDA_EVENT records); end_probe() flushes every buffer (the caller has waited until the device
+  /// is idle) and returns the records delivered since, with the event records, or why it cannot
+  /// (available false). Must not throw. Default: cannot probe.
+  virtual void begin_probe() {}
+  virtual ProbeRecords end_probe() {
+    ProbeRecords p;
+    p.why = "this activity source records no device activity (event-only mode)";
+    return p;
+  }
 };
 
 /// First id of the host ranges an ActivitySource records itself (2^40; the profiler numbers its
@@ -162,6 +174,15 @@ class Profiler {
   void add_step_timing(StepTiming timing) { timings_.push_back(std::move(timing)); }
 
   std::int64_t now_ns() const { return source_->now_ns(); }
+
+  /// The work signature of the call that runs between begin_probe() and end_probe() on this
+  /// thread (profiler/work_signature.h): between them the caller records the probe's marker events
+  /// (SampleDevice::probe_begin / probe_end), makes the call and waits until the device is idle.
+  /// Outside any step; never throws: a source that cannot probe gives recorded = false and why.
+  void begin_probe();
+  WorkSignature end_probe(const HandedStream& handed);
+  /// Between start() and stop().
+  bool recording() const { return started_; }
   const Schedule& schedule() const { return schedule_; }
 
   /// Mirrors every recorded range from now on (e.g. make_nvtx_mirror()); nullptr turns it off.
@@ -189,6 +210,7 @@ class Profiler {
   std::vector<StepTiming> timings_;
   std::vector<FixtureBlock> fixtures_;
   std::int64_t window_start_ns_ = 0;
+  std::int64_t probe_start_ns_ = 0;
   std::uint32_t pid_ = 0;
   std::uint32_t tid_ = 0;
 };

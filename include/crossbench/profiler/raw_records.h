@@ -69,6 +69,10 @@ struct RawRecord {
 
   // Synchronization.
   std::uint32_t sync_type = 0;  ///< CUpti_ActivitySynchronizationType value
+  /// cudaEventSyncId of a wait (cudaStreamWaitEvent) or event synchronization: pairs it with the
+  /// event record it waits for (profiler/work_signature.h). Used by the work-signature probe only;
+  /// not written to raw_session.json.
+  std::uint64_t event_sync_id = 0;
 
   // ExternalCorrelation: CUPTI emits one before each API record made while an id is pushed.
   std::uint32_t external_kind = 0;  ///< CUpti_ExternalCorrelationKind value

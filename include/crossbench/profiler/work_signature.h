@@ -1,0 +1,109 @@
+// The work signature of one call: what a launch enqueues (kernels, memcpys, memsets), on which
+// stream each ran, and whether each is ordered between the start and the end event on the stream
+// the launch was handed, derived from the CUPTI activity records of one probed call. A cudaEvent
+// pair on the handed stream times exactly the work ordered between its two events; work outside
+// them (a kernel on the legacy default stream, a side stream never joined back) is invisible to it.
+//
+// Ordering model (CUDA Programming Guide, "Streams", "Events", "Default stream"): work on one
+// stream runs in enqueue order (CUPTI correlation ids increase with enqueue order);
+// cudaEventRecord(e, X) followed by cudaStreamWaitEvent(Y, e) orders everything enqueued on X
+// before the record ahead of everything enqueued on Y after the wait (CUPTI's cudaEventSyncId
+// pairs the CUDA_EVENT record with the SYNCHRONIZATION record of the wait); the legacy default
+// stream is implicitly ordered with every blocking stream, and the per-thread default stream with
+// the legacy one. Streams whose flags are unknown are taken to be non-blocking: an ordering this
+// model cannot prove is reported, never assumed.
+//
+// Plain C++: the CUPTI adapter collects the records (ActivitySource::take_probe), the harness
+// derives and keeps the signature (events.json timing.work). Units: ns.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "profiler/raw_records.h"
+
+namespace xb {
+
+/// One cudaEventRecord as CUPTI saw it (CUPTI_ACTIVITY_KIND_CUDA_EVENT, CUpti_ActivityCudaEvent2).
+struct EventRecordOp {
+  std::uint32_t correlation_id = 0;  ///< of the cudaEventRecord call
+  std::uint32_t stream_id = 0;       ///< CUPTI stream id of the stream the event was recorded on
+  std::uint64_t sync_id = 0;         ///< cudaEventSyncId: pairs it with the waits on this record
+};
+
+/// Everything an activity source recorded while one call was probed: the activity records
+/// delivered since the probe began (RawRecord, with Synchronization::event_sync_id set) and the
+/// event records. `available` false: the source cannot probe (event-only mode, a CUPTI without
+/// CUDA_EVENT records), `why` says so.
+struct ProbeRecords {
+  bool available = false;
+  std::string why;
+  std::vector<RawRecord> records;
+  std::vector<EventRecordOp> event_records;
+};
+
+/// What is known of the handed stream besides the records.
+struct HandedStream {
+  bool legacy = false;    ///< the handed stream is the legacy default stream (stream 0, cudaStreamLegacy)
+  bool blocking = false;  ///< created without cudaStreamNonBlocking (implicitly ordered with the legacy stream)
+};
+
+/// Where a piece of work ran, relative to the handed stream.
+enum class StreamRole { Handed, LegacyDefault, PerThreadDefault, Other };
+/// "handed stream", "legacy default stream", "per-thread default stream", "another stream".
+const char* to_string(StreamRole role);
+/// Inverse of to_string(StreamRole). Throws std::invalid_argument for an unknown name.
+StreamRole stream_role_from_string(const std::string& name);
+
+/// One device activity of the probed call.
+struct WorkItem {
+  RawKind kind = RawKind::Kernel;  ///< Kernel, Memcpy or Memset
+  std::string name;                ///< kernel name (as CUPTI reports it); "Memcpy DtoH (Device -> Host)" / "Memset (Device)" (event_model.h)
+  std::uint32_t stream_id = 0;     ///< CUPTI stream id
+  std::uint32_t correlation_id = 0;  ///< of the API call that enqueued it (enqueue order)
+  StreamRole role = StreamRole::Other;
+  bool after_start = false;  ///< ordered after the start event on the handed stream
+  bool before_end = false;   ///< ordered before the end event on the handed stream
+  std::uint64_t bytes = 0;   ///< memcpy / memset bytes
+  std::int64_t duration_ns = 0;
+  bool covered() const { return after_start && before_end; }
+};
+
+/// The work signature of one call (see the file comment).
+struct WorkSignature {
+  /// The signature could be derived; else `why` says what was missing (not judged).
+  bool recorded = false;
+  std::string why;
+  std::uint32_t handed_stream_id = 0;
+  std::vector<WorkItem> items;  ///< in enqueue order
+  int streams = 0;              ///< distinct streams the call's work ran on
+  int cross_stream_waits = 0;   ///< cudaStreamWaitEvent calls the call made that order its work
+  /// Every item is ordered between the two events (true when recorded and nothing is outside).
+  bool covered() const;
+  /// The items not covered, in order.
+  std::vector<const WorkItem*> uncovered() const;
+  /// One line: "2 kernels, 1 memcpy on 2 streams (handed + 1 joined back), 2 cross-stream waits".
+  std::string summary() const;
+};
+
+/// Derives the signature of the call probed between the harness's markers. `probe.records` must
+/// hold the runtime API records of the probe window; the markers are cudaEventRecord calls made
+/// by `thread_id` in the window: the first three on the handed stream, the legacy default stream
+/// and the per-thread default stream (their CUDA_EVENT records name those streams' CUPTI ids), the
+/// last one the end event on the handed stream. API records outside [window_start_ns,
+/// window_end_ns] and device records of other correlation ids are ignored. Never throws: a probe
+/// without its markers gives recorded = false and the reason.
+WorkSignature derive_work_signature(const ProbeRecords& probe, std::uint32_t thread_id, std::int64_t window_start_ns,
+                                    std::int64_t window_end_ns, const HandedStream& handed);
+
+/// The one-line refusal of a signature that is not covered ("" when covered or not recorded):
+/// what ran where and why the events cannot see it, and the fix.
+std::string work_refusal(const WorkSignature& s);
+
+/// Graph mode: "" when one replay of the captured graph enqueues the same device work as `calls`
+/// eager calls (the multiset of kind and name, memcpy/memset bytes included), else a one-line
+/// refusal saying what the graph lacks or adds.
+std::string graph_refusal(const WorkSignature& eager, int calls, const WorkSignature& replay);
+
+}  // namespace xb
