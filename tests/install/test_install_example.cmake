@@ -1,8 +1,8 @@
 # ctest install_example (label cpu): `cmake --install` of this build into a fresh prefix, then
-# examples/benchmark_my_kernel, examples/cublas_legacy_sgemm and examples/malloc_in_launch
-# configured and built against it (find_package(crossbench), crossbench::bench), with no GPU
-# needed; the installed bench and validate also run (a replay of the recorded H200 session and a
-# validation of the committed H200 run folder).
+# examples/benchmark_my_kernel, examples/cublas_legacy_sgemm, examples/malloc_in_launch and
+# examples/user_patterns configured and built against it (find_package(crossbench),
+# crossbench::bench), with no GPU needed; the installed bench and validate also run (a replay of
+# the recorded H200 session and a validation of the committed H200 run folder).
 #
 # cmake -DBUILD_DIR=... -DSOURCE_DIR=... -DWORK_DIR=... -DGENERATOR=... -DCXX_COMPILER=...
 #       -DCUDA_COMPILER=... -DCUDA_ARCHITECTURES=... -P test_install_example.cmake
@@ -81,8 +81,11 @@ foreach(refused "--devices;0:--devices is an option of the bench executable" "sw
   endif()
   message(STATUS "ok: saxpy ${parts} refused: ${err}")
 endforeach()
-# The two examples whose launch synchronizes (issue 30): cuBLAS's handle API, cudaMalloc/cudaFree.
-foreach(example cublas_legacy_sgemm:sgemm malloc_in_launch:malloc_scale)
+# The two examples whose launch synchronizes (issue 30): cuBLAS's handle API, cudaMalloc/cudaFree;
+# and the corpus of user code (issue 36), its two programs generated from patterns.json.
+# (examples/user_patterns builds both its programs; its second entry checks the second one.)
+foreach(example cublas_legacy_sgemm:sgemm malloc_in_launch:malloc_scale user_patterns:user_patterns
+        user_patterns:user_patterns_ptds)
   string(REPLACE ":" ";" parts ${example})
   list(GET parts 0 dir)
   list(GET parts 1 exe)
