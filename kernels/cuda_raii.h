@@ -2,7 +2,10 @@
 // cutlass's profiler, which frees a matmul's descriptors in reverse order of creation).
 //
 // Every owner: the constructor creates the object and throws xb::CudaError / xb::CublasError on
-// failure; the destructor frees it with a no-throw check (a failure is printed to stderr); moving
+// failure; the destructor frees it with a no-throw check (a failure is printed to stderr), or,
+// once the CUDA context is lost or the device hung (cuda_unusable, cuda_check.h), leaves it to
+// the process's end: a lost context fails every release, and a hung device would block the ones
+// that wait for it (cudaFree, cudaFreeHost) forever; moving
 // leaves the source empty (get() == nullptr), and an empty owner's destructor does nothing. Not
 // copyable. Declare owners that depend on each other in creation order, so that C++ destroys them
 // in reverse.
@@ -54,7 +57,7 @@ class DeviceBuffer {
 
  private:
   void reset() noexcept {
-    if (ptr_ != nullptr) XB_CUDA_NOTHROW(cudaFree(ptr_));
+    if (ptr_ != nullptr && !cuda_unusable()) XB_CUDA_NOTHROW(cudaFree(ptr_));
     ptr_ = nullptr;
     bytes_ = 0;
   }
@@ -113,7 +116,7 @@ class PinnedHostBuffer {
 
  private:
   void reset() noexcept {
-    if (host_ != nullptr) XB_CUDA_NOTHROW(cudaFreeHost(host_));
+    if (host_ != nullptr && !cuda_unusable()) XB_CUDA_NOTHROW(cudaFreeHost(host_));
     host_ = nullptr;
     device_ = nullptr;
     bytes_ = 0;
@@ -147,7 +150,7 @@ class Stream {
 
  private:
   void reset() noexcept {
-    if (stream_ != nullptr) XB_CUDA_NOTHROW(cudaStreamDestroy(stream_));
+    if (stream_ != nullptr && !cuda_unusable()) XB_CUDA_NOTHROW(cudaStreamDestroy(stream_));
     stream_ = nullptr;
   }
   cudaStream_t stream_ = nullptr;
@@ -186,7 +189,7 @@ class Event {
 
  private:
   void reset() noexcept {
-    if (event_ != nullptr) XB_CUDA_NOTHROW(cudaEventDestroy(event_));
+    if (event_ != nullptr && !cuda_unusable()) XB_CUDA_NOTHROW(cudaEventDestroy(event_));
     event_ = nullptr;
   }
   cudaEvent_t event_ = nullptr;
@@ -213,7 +216,7 @@ class CublasLtHandle {
 
  private:
   void reset() noexcept {
-    if (handle_ != nullptr) XB_CUBLAS_NOTHROW(cublasLtDestroy(handle_));
+    if (handle_ != nullptr && !cuda_unusable()) XB_CUBLAS_NOTHROW(cublasLtDestroy(handle_));
     handle_ = nullptr;
   }
   cublasLtHandle_t handle_ = nullptr;

@@ -55,7 +55,10 @@ constexpr std::pair<CUpti_ActivityKind, unsigned> kKinds[] = {
 // a dozen of them per GEMM (cuKernelGetAttribute, cudaGetDevice, ...); recording them was most of
 // CUPTI's per-launch host cost (bench overhead on the H200, results/h200/vs-torch-2026-11-29).
 // The activity kinds RUNTIME and DRIVER are enabled first; these calls then turn single APIs off
-// (cuptiActivityEnableRuntimeApi/DriverApi; the kind must not be re-enabled afterwards).
+// (cuptiActivityEnableRuntimeApi/DriverApi; the kind must not be re-enabled afterwards). The event
+// and stream queries: the sampling device's waits poll them until their deadline
+// (kernels/cuda_wait.h), and a record per poll would bury a step's records; the synchronize that
+// ends each wait is recorded as before.
 constexpr CUpti_CallbackId kQuietDriverApis[] = {
     CUPTI_DRIVER_TRACE_CBID_cuKernelGetAttribute,  CUPTI_DRIVER_TRACE_CBID_cuKernelGetName,
     CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent,       CUPTI_DRIVER_TRACE_CBID_cuFuncGetAttribute,
@@ -63,10 +66,8 @@ constexpr CUpti_CallbackId kQuietDriverApis[] = {
     CUPTI_DRIVER_TRACE_CBID_cuGetProcAddress_v2,   CUPTI_DRIVER_TRACE_CBID_cuStreamGetCaptureInfo_v2,
     CUPTI_DRIVER_TRACE_CBID_cuFuncGetName,         CUPTI_DRIVER_TRACE_CBID_cuCtxGetId,
     CUPTI_DRIVER_TRACE_CBID_cuPointerGetAttribute, CUPTI_DRIVER_TRACE_CBID_cuLibraryGetKernel,
-    CUPTI_DRIVER_TRACE_CBID_cuModuleGetFunction,
-    // The sampling device's waits poll these until their deadline (kernels/cuda_wait.h): one
-    // record per poll would bury a step's records, so its final synchronize is the one recorded.
-    CUPTI_DRIVER_TRACE_CBID_cuEventQuery, CUPTI_DRIVER_TRACE_CBID_cuStreamQuery,
+    CUPTI_DRIVER_TRACE_CBID_cuModuleGetFunction,   CUPTI_DRIVER_TRACE_CBID_cuEventQuery,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamQuery,
 };
 constexpr CUpti_CallbackId kQuietRuntimeApis[] = {
     CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020,           CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020,

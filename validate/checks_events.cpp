@@ -293,6 +293,10 @@ void check_verified(const Model& m, CheckLog& log) {
     return log.not_run("", m.events->file + " carries no verification results");
   if (m.events->fixtures.empty()) return log.not_run("", m.events->file + " has no fixtures");
   for (const auto& f : m.events->fixtures) {
+    if (f.error.rfind("not run: ", 0) == 0) {  // after a device fault or hang (bench/core/device_failure.h)
+      log.not_run(f.name, "the fixture did not run: " + f.error.substr(9));
+      continue;
+    }
     if (!f.has_reference) {
       log.not_run(f.name, "the benchmark gives no reference check (Instance::verify): its result is not verified");
       continue;

@@ -14,6 +14,7 @@
 #include <cuda_runtime_api.h>
 
 #include "bench/core/api.h"
+#include "bench/core/device_failure.h"
 #include "bench/core/fixture_plan.h"
 #include "bench/core/measure.h"
 #include "bench/core/options.h"
@@ -50,6 +51,9 @@ struct BenchContext {
   /// Per fixture name: a known delay, ns, added to every call (--slow-fixture; SampleSpec::delay_ns).
   std::map<std::string, std::int64_t> delay_ns_by_fixture;
   std::vector<std::string> errors;  ///< fixtures that failed (wrong result, CUDA error, ...)
+  /// A device fault or hang in one fixture: it is recorded there, and the fixtures after it are
+  /// not run (nor counted in `errors`); bench_run.cpp reports it in one line.
+  DeviceFailures device_failures;
 };
 
 /// The sampling core outside a recorded session: measure() of `enqueue` (one call on `stream`) in

@@ -24,6 +24,7 @@
 
 #include "bench/core/api.h"
 #include "bench/core/device.h"
+#include "bench/core/device_failure.h"
 #include "bench/core/interrupt.h"
 #include "bench/core/options.h"
 #include "bench/python/functions.h"
@@ -108,6 +109,39 @@ struct CoutCapture {
   ~CoutCapture() { std::cout.rdbuf(saved); }
 };
 
+/// The Python program as a command line (sys.executable and sys.argv), for the compute-sanitizer or
+/// cuda-gdb advice of a device failure's line; "python3 <your script>" when it cannot be told.
+std::string python_command() {
+  std::vector<std::string> words;
+  try {
+    const nb::module_ sys = nb::module_::import_("sys");
+    words.push_back(nb::cast<std::string>(nb::str(sys.attr("executable"))));
+    for (nb::handle a : nb::borrow<nb::list>(sys.attr("argv"))) words.push_back(nb::cast<std::string>(nb::str(a)));
+  } catch (const std::exception&) {
+    words.clear();
+  }
+  if (words.size() == 2 && words[1].empty()) words.pop_back();  // interactive: sys.argv == ['']
+  if (words.size() < 2 || words[0].empty()) return "python3 <your script>";
+  return shell_command(words);
+}
+
+/// The device of this process after a device fault or hung call (cuda_check.h): "" while usable,
+/// else why nothing can run on it any more.
+std::string device_lost() {
+  if (const double s = cuda_hung_s(); s > 0) {
+    std::ostringstream text;
+    text << "a call of an earlier run did not finish within " << s
+         << " s, and the device stays busy with it: nothing can run on it in this process (torch's work neither); "
+            "start a new Python process";
+    return text.str();
+  }
+  if (const cudaError_t e = cuda_context_lost(); e != cudaSuccess) {
+    return std::string("the CUDA context of this process was lost in an earlier run (") + cudaGetErrorName(e) +
+           "): nothing can run on the device in this process (torch's work neither); start a new Python process";
+  }
+  return "";
+}
+
 /// Everything crossbench.bench passes down; the Python side has checked types and ranges.
 struct RunArgs {
   std::vector<nb::object> callables;
@@ -124,7 +158,9 @@ struct RunArgs {
 /// "cupti" (whether CUPTI recorded), "note" (why not, in one line, or ""), "log" (what bench
 /// prints: Google Benchmark's table, the validation summary)}. Raises RuntimeError
 /// "no CUDA device found (...)" without a usable GPU, ValueError for bad input, the callable's own
-/// exception when it raised, KeyboardInterrupt after Ctrl-C (the run folder is still written).
+/// exception when it raised, KeyboardInterrupt after Ctrl-C (the run folder is still written), and
+/// RuntimeError with the device failure's line (docs/python.md) after a device fault or a call that
+/// did not finish within the deadline, or when an earlier one left the process's CUDA unusable.
 nb::dict run(const RunArgs& a) {
   if (a.callables.empty()) throw nb::value_error("no callable to time");
   try {
@@ -132,6 +168,7 @@ nb::dict run(const RunArgs& a) {
   } catch (const UsageError& e) {
     throw std::runtime_error(e.what());
   }
+  if (const std::string why = device_lost(); !why.empty()) throw std::runtime_error("crossbench: " + why);
   const auto stream = reinterpret_cast<cudaStream_t>(a.stream);
   // No call of the callables here: the sampling core's setup calls (measure.h: each instance's
   // first call unblocked, then the stream synchronized) do the one-time work (lazy loading, Triton's
@@ -190,6 +227,10 @@ nb::dict run(const RunArgs& a) {
       throw nb::value_error(e.what());
     } catch (const InputError& e) {
       throw nb::value_error(e.what());
+    } catch (const RunEndedByDevice& e) {
+      // No std::_Exit here (bench's is in run_command): the process lives on, its CUDA context,
+      // torch's too, unusable; the callable's own exception, if any, is the fault's echo.
+      throw std::runtime_error(e.line("crossbench", python_command()));
     }
     if (interrupt_signal() != 0) {
       PyErr_SetNone(PyExc_KeyboardInterrupt);

@@ -14,6 +14,7 @@
 
 #include "bench/core/counter_pass.h"
 #include "bench/core/device.h"
+#include "bench/core/device_failure.h"
 #include "bench/core/gpu_meta.h"
 #include "bench/core/interrupt.h"
 #include "bench/core/run_dir.h"
@@ -146,6 +147,7 @@ int run_bench(const BenchOptions& opt, const BenchPlan& plan, const char* argv0)
     }
   }
   check_run_dir(dir);
+  wait_deadline_s();  // a bad XB_WAIT_DEADLINE_S is bad input: said before anything is written
 
   // Google Benchmark: the user's --benchmark_* flags, plus JSON output into the run folder
   // (written under a partial name, renamed when complete). Flags are checked before the run
@@ -191,6 +193,7 @@ int run_bench(const BenchOptions& opt, const BenchPlan& plan, const char* argv0)
   m.mode = opt.mode;
   m.batch = opt.batch;
   m.graph = opt.graph;
+  m.work_signature = opt.work_signature;
   m.stopping.min_samples = opt.min_samples;
   m.stopping.min_time_s = opt.min_time_s;
   m.stopping.max_time_s = opt.max_time_s;
@@ -278,7 +281,11 @@ int run_bench(const BenchOptions& opt, const BenchPlan& plan, const char* argv0)
   }
   ConsoleReporter console(gpu_context);
   benchmark::RunSpecifiedBenchmarks(gb_console ? &console : benchmark::CreateDefaultDisplayReporter());
-  XB_CUDA(cudaDeviceSynchronize());
+  // After a device fault or hang (a fixture recorded it: device_failures) the device cannot be
+  // waited for; everything below but the counter pass needs no working context (CUPTI's records
+  // delivered so far are kept, NVML reads the board, the files and the validator are host work).
+  const bool device_lost = ctx.device_failures.failure().has_value();
+  if (!device_lost) XB_CUDA(cudaDeviceSynchronize());
   RawSession raw = profiler.stop();
   raw.meta.created_utc = utc_time("%Y-%m-%dT%H:%M:%SZ");
   raw.meta.cublas_version = static_cast<int>(cublasLtGetVersion());
@@ -292,11 +299,19 @@ int run_bench(const BenchOptions& opt, const BenchPlan& plan, const char* argv0)
   write_run_outputs(raw, dir);
   // The counter pass (--counters): after everything timed, a pass of its own, since its kernel
   // replay perturbs timing; counters.json says which pass its numbers come from.
-  if (opt.counters && interrupt_signal() == 0) run_counter_pass_on_gpu(plan.fixtures, ctx.stream, dir, std::cout);
+  if (opt.counters && interrupt_signal() == 0 && !device_lost)
+    run_counter_pass_on_gpu(plan.fixtures, ctx.stream, dir, std::cout);
   release_run_dir(dir);
   std::cout << "\nrun folder: " << dir.string() << "\n";
   const int code = validate_and_report(dir, std::cout);
   for (const std::string& e : ctx.errors) std::cerr << "bench: fixture failed: " << e << "\n";
+  // The one line (run_command prints it; Python raises it): the fixture, the error, what did not
+  // run, where the rest is.
+  if (device_lost) {
+    std::cout.flush();
+    throw RunEndedByDevice(ctx.device_failures, dir.string(), program_name(argv0),
+                           opt.command.empty() ? std::string(argv0 != nullptr ? argv0 : "") : opt.command);
+  }
   if (const int sig = interrupt_signal(); sig != 0) {
     std::cerr << "bench: interrupted by signal " << sig << ": completed fixtures are in " << dir.string() << "\n";
     return interrupted_exit_code(sig);

@@ -40,8 +40,10 @@ BenchPlan plan_from_options(const BenchOptions& options);
 /// or replays options.replay. Prints Google Benchmark's table, the run folder and the validation
 /// summary to stdout, failed fixtures to stderr. Returns 0 when every fixture ran and validation
 /// passed, else 1. Throws UsageError (no device, a fixture that does not fit in device memory, a
-/// delay naming no fixture of the plan, a bad --benchmark_* flag, an unusable folder) before the
-/// folder is created, InputError / ProfilerError / CudaError as the pieces it calls do.
+/// delay naming no fixture of the plan, a bad --benchmark_* flag, a bad XB_WAIT_DEADLINE_S, an
+/// unusable folder) before the folder is created, InputError / ProfilerError / CudaError as the
+/// pieces it calls do, and RunEndedByDevice (bench/core/device_failure.h) when a device fault or
+/// a hung call ended the run: the fixtures before it written and validated, the rest not run.
 /// May be called more than once in one process (Google Benchmark's registrations are cleared).
 int run_bench(const BenchOptions& options, const BenchPlan& plan, const char* argv0);
 
@@ -56,7 +58,10 @@ int run_main(int argc, char** argv, const std::string& help_footer, bool bench_e
 
 /// Runs `command` under the exit-code policy of every bench command: UsageError and InputError
 /// print "<program>: error: <what>" and give 2, ProfilerError the same with "CUPTI: " (and, with
-/// `cupti_hint`, the --no-cupti advice), any other std::exception 1. <program> is argv0's file name.
+/// `cupti_hint`, the --no-cupti advice), RunEndedByDevice its line as it is and 1, any other
+/// std::exception 1. <program> is argv0's file name. After a hung call (cuda_hung_s) it does not
+/// return: it flushes stdout and stderr and ends the process with std::_Exit(code), since the
+/// CUDA runtime's teardown would wait for the hung kernel forever.
 int run_command(const char* argv0, bool cupti_hint, const std::function<int()>& command);
 
 }  // namespace xb

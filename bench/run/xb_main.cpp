@@ -1,21 +1,42 @@
 // xb::main (bench/core/api.h) and the error policy every bench command shares (run_command).
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <string>
 
 #include "bench/cli/cli.h"
 #include "bench/core/api.h"
+#include "bench/core/device_failure.h"
 #include "bench/core/run_dir.h"
 #include "bench/run/bench_run.h"
+#include "kernels/cuda_check.h"
 #include "profiler/profiler.h"
 #include "profiler/session_io.h"
 
 namespace xb {
 
-int run_command(const char* argv0, bool cupti_hint, const std::function<int()>& command) {
-  const std::string program = program_name(argv0);
+namespace {
+
+/// Ends the process after a hung call (cuda_hung_s): the hung kernel still holds the device, so
+/// the CUDA runtime's teardown at exit (and any destructor left that frees device memory) would
+/// wait for it forever. The run folder is written and the line printed by now; the streams are
+/// flushed, and std::_Exit skips the static destructors and atexit handlers (the driver reclaims
+/// the context when the process ends).
+[[noreturn]] void exit_past_hung_device(int code) {
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  std::_Exit(code);
+}
+
+int run_command_guarded(const std::string& program, bool cupti_hint, const std::function<int()>& command) {
   try {
     return command();
+  } catch (const RunEndedByDevice& e) {
+    // A device fault or hang ended the run after writing what it could: its one line, as it is.
+    std::cerr << e.what() << "\n";
+    return 1;
   } catch (const UsageError& e) {
     std::cerr << program << ": error: " << e.what() << "\n";
     return 2;
@@ -30,6 +51,14 @@ int run_command(const char* argv0, bool cupti_hint, const std::function<int()>& 
     std::cerr << program << ": error: " << e.what() << "\n";
     return 1;
   }
+}
+
+}  // namespace
+
+int run_command(const char* argv0, bool cupti_hint, const std::function<int()>& command) {
+  const int code = run_command_guarded(program_name(argv0), cupti_hint, command);
+  if (cuda_hung_s() > 0) exit_past_hung_device(code);
+  return code;
 }
 
 int run_main(int argc, char** argv, const std::string& help_footer, bool bench_executable) {

@@ -161,7 +161,9 @@ def bench(fn, *, warmup=True, mode="hot", flops=0.0, bytes=0.0, stream=None, out
     Raises RuntimeError("no CUDA device found (...)") without a usable GPU (or, where crossbench was
     built without the CUDA toolkit, "crossbench.bench is not available: ..."), ValueError for bad
     arguments, RuntimeError when the fixture failed, fn's own exception when it raised,
-    KeyboardInterrupt after Ctrl-C (the run folder is still written).
+    KeyboardInterrupt after Ctrl-C (the run folder is still written), RuntimeError naming the
+    fixture after a device fault or a call that did not finish within XB_WAIT_DEADLINE_S (60 s):
+    the process's CUDA context, torch's too, is unusable after it (docs/python.md).
     """
     callables = list(fn) if isinstance(fn, (list, tuple)) else [fn]
     if not callables or not all(callable(f) for f in callables):
