@@ -2,6 +2,8 @@
 #include "kernels/cuda_wait.h"
 
 #include <chrono>
+#include <future>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -63,6 +65,16 @@ void wait_stream(cudaStream_t stream, double deadline_s) {
   if (status == cudaErrorNotReady) hang("the work queued on the stream", deadline_s);
   if (status != cudaSuccess) detail::throw_cuda_error(status, "cudaStreamQuery(stream)", __FILE__, __LINE__);
   XB_CUDA(cudaStreamSynchronize(stream));
+}
+
+void wait_device(double deadline_s) {
+  check_deadline(deadline_s);
+  auto done = std::make_shared<std::promise<cudaError_t>>();
+  std::future<cudaError_t> status = done->get_future();
+  std::thread([done] { done->set_value(cudaDeviceSynchronize()); }).detach();
+  if (status.wait_for(std::chrono::duration<double>(deadline_s)) != std::future_status::ready)
+    hang("the work queued on the device", deadline_s);
+  XB_CUDA(status.get());
 }
 
 }  // namespace xb

@@ -35,4 +35,9 @@ void wait_event(cudaEvent_t event, double deadline_s);
 /// wait_event for everything queued on `stream` (cudaStreamQuery, then cudaStreamSynchronize).
 void wait_stream(cudaStream_t stream, double deadline_s);
 
+/// wait_event for everything queued on the device, on any stream (the work-signature probe: a
+/// call's work may be anywhere). CUDA has no query for the whole device: cudaDeviceSynchronize
+/// runs on a thread of its own, which is left blocked (detached) past the deadline.
+void wait_device(double deadline_s);
+
 }  // namespace xb

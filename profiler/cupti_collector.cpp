@@ -18,13 +18,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <iterator>
-#include <algorithm>
 #include <map>
 #include <mutex>
 #include <string>
@@ -251,6 +251,7 @@ class CuptiSource final : public ActivitySource {
   // The probe turns CUDA_EVENT records on for its window only, so that no sampled step carries
   // their cost; the records of the window are the ones delivered after the mark (a record cannot
   // be delivered before its API call starts).
+  bool can_probe() const override { return enabled_ && (kinds_ & kProbeKinds) == kProbeKinds; }
   void begin_probe() override {
     std::lock_guard<std::mutex> lock(mutex_);
     probe_mark_ = records_.size();

@@ -175,7 +175,7 @@ void Profiler::begin_probe() {
   if (started_) source_->begin_probe();
 }
 
-WorkSignature Profiler::end_probe(const HandedStream& handed) {
+ProbeRecords Profiler::end_probe() {
   const std::int64_t end = source_->now_ns();
   ProbeRecords records;
   if (started_) {
@@ -183,8 +183,10 @@ WorkSignature Profiler::end_probe(const HandedStream& handed) {
   } else {
     records.why = "the profiler is not recording";
   }
-  return derive_work_signature(records, static_cast<std::uint32_t>(::syscall(SYS_gettid)), probe_start_ns_, end,
-                               handed);
+  records.window_start_ns = probe_start_ns_;
+  records.window_end_ns = end;
+  records.thread_id = static_cast<std::uint32_t>(::syscall(SYS_gettid));
+  return records;
 }
 
 void Profiler::start() {

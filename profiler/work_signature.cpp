@@ -90,14 +90,15 @@ std::string WorkSignature::summary() const {
   const bool all_handed =
       std::all_of(items.begin(), items.end(), [](const WorkItem& w) { return w.role == StreamRole::Handed; });
   text += all_handed ? " on the handed stream" : fmt::format(" on {} streams", streams);
-  if (cross_stream_waits > 0) text += fmt::format(", {}", plural(static_cast<std::size_t>(cross_stream_waits), "cross-stream wait"));
+  if (cross_stream_waits > 0)
+    text += fmt::format(", {}", plural(static_cast<std::size_t>(cross_stream_waits), "cross-stream wait"));
   const std::size_t outside = uncovered().size();
-  text += outside == 0 ? "; all of it between the events" : fmt::format("; {} not between the events", plural(outside, "item"));
+  text += outside == 0 ? "; all of it between the events"
+                       : fmt::format("; {} not between the events", plural(outside, "item"));
   return text;
 }
 
-WorkSignature derive_work_signature(const ProbeRecords& probe, std::uint32_t thread_id, std::int64_t window_start_ns,
-                                    std::int64_t window_end_ns, const HandedStream& handed) {
+WorkSignature derive_work_signature(const ProbeRecords& probe, const HandedStream& handed) {
   WorkSignature s;
   if (!probe.available) {
     s.why = probe.why.empty() ? "the activity source cannot probe a call" : probe.why;
@@ -106,8 +107,8 @@ WorkSignature derive_work_signature(const ProbeRecords& probe, std::uint32_t thr
   // The markers: this thread's cudaEventRecord calls in the window, in call order.
   std::vector<std::uint32_t> markers;
   for (const RawRecord& r : probe.records) {
-    if (r.kind == RawKind::Runtime && r.thread_id == thread_id && r.name == "cudaEventRecord" &&
-        r.start_ns >= window_start_ns && r.start_ns <= window_end_ns)
+    if (r.kind == RawKind::Runtime && r.thread_id == probe.thread_id && r.name == "cudaEventRecord" &&
+        r.start_ns >= probe.window_start_ns && r.start_ns <= probe.window_end_ns)
       markers.push_back(r.correlation_id);
   }
   std::sort(markers.begin(), markers.end());
@@ -119,9 +120,10 @@ WorkSignature derive_work_signature(const ProbeRecords& probe, std::uint32_t thr
   };
   if (markers.size() < 4 || !stream_of_marker(0) || !stream_of_marker(1) || !stream_of_marker(2) ||
       !stream_of_marker(markers.size() - 1)) {
-    s.why = fmt::format("the probe's marker events were not recorded ({} of at least 4 cudaEventRecord calls with "
-                        "their CUDA_EVENT records)",
-                        markers.size());
+    s.why = fmt::format(
+        "the probe's marker events were not recorded ({} of at least 4 cudaEventRecord calls with "
+        "their CUDA_EVENT records)",
+        markers.size());
     return s;
   }
   const std::uint32_t c_start = markers.front(), c_end = markers.back();
@@ -190,7 +192,9 @@ WorkSignature derive_work_signature(const ProbeRecords& probe, std::uint32_t thr
       continue;
     WorkItem w;
     w.kind = r.kind;
-    w.name = r.kind == RawKind::Kernel ? r.name : r.kind == RawKind::Memcpy ? memcpy_name(r.copy_kind) : "Memset (Device)";
+    w.name = r.kind == RawKind::Kernel   ? r.name
+             : r.kind == RawKind::Memcpy ? memcpy_name(r.copy_kind)
+                                         : "Memset (Device)";
     w.stream_id = r.stream_id;
     w.correlation_id = r.correlation_id;
     w.role = r.stream_id == handed_id       ? StreamRole::Handed
@@ -225,13 +229,14 @@ std::string work_refusal(const WorkSignature& s) {
       "launch is handed, or order it between the events (cudaEventRecord on the handed stream and "
       "cudaStreamWaitEvent on yours before it, cudaEventRecord on yours and cudaStreamWaitEvent on the handed stream "
       "after it)",
-      item_text(w), w.role == StreamRole::Other ? std::string("another stream") : std::string("the ") + to_string(w.role),
+      item_text(w),
+      w.role == StreamRole::Other ? std::string("another stream") : std::string("the ") + to_string(w.role),
       w.stream_id, relation_text(w), more, s.handed_stream_id);
 }
 
 std::string graph_refusal(const WorkSignature& eager, int calls, const WorkSignature& replay) {
   using Key = std::tuple<int, std::string, std::uint64_t>;  // kind, name, bytes
-  std::map<Key, long> diff;  // replay count - expected count
+  std::map<Key, long> diff;                                 // replay count - expected count
   for (const WorkItem& w : eager.items) diff[Key{static_cast<int>(w.kind), w.name, w.bytes}] -= calls;
   for (const WorkItem& w : replay.items) diff[Key{static_cast<int>(w.kind), w.name, w.bytes}] += 1;
   std::vector<std::string> lacks, adds;

@@ -166,6 +166,8 @@ void check_lane_order(const Model& m, CheckLog& log);
 /// Also records the per-fixture figures in report.figures.
 void check_event_vs_cupti(const Model& m, const ValidateOptions& opts, CheckLog& log, ValidationReport& report);
 void check_verified(const Model& m, CheckLog& log);
+/// work_signature: per fixture of events.json, its probed work signature (validator.h kWorkSignature).
+void check_work_signature(const Model& m, CheckLog& log);
 /// Fixture name -> the distinct names of the kernels its recorded steps ran in the timing pass
 /// (events.json's step ranges in the primary trace, kernels attributed to them or to ranges
 /// nested in them), in launch order.

@@ -227,15 +227,20 @@ void check_event_vs_cupti(const Model& m, const ValidateOptions& opts, CheckLog&
     const double latency_allowance =
         (cold || sync) ? static_cast<double>(opts.event_cold_allowance_ns) / std::max(1, f.steps.front().launches)
                        : 0.0;
+    // A call that crosses streams (forked to a side stream and joined back): the events also hold
+    // the cross-stream waits at the step's edges, the activities' span does not.
+    const bool cross = f.work_recorded && f.work_cross_stream_waits > 0;
+    const double cross_allowance =
+        cross ? static_cast<double>(opts.event_cross_stream_allowance_ns) / std::max(1, f.steps.front().launches) : 0.0;
     const double tol = std::max(static_cast<double>(opts.event_abs_tol_ns), opts.event_rel_tol * es.median) +
-                       latency_allowance + sync_gap;
+                       latency_allowance + sync_gap + cross_allowance;
     const PairedVerdict verdict = judge_pairs(diff_call, tol);
     const double abs_med = verdict.abs_median;
     const MedianInterval& di = verdict.diff;
     const std::string numbers = fmt::format(
         "{} steps{}: per call, median cudaEvent {} ns, median CUPTI span {} ns; event - CUPTI per step: median {} ns "
         "({:.0f}% interval {} .. {}{}; quartiles {} .. {}, min {}, max {}), median |event - CUPTI| {} ns ({:.2f}%), "
-        "tolerance {} ns{}{}",
+        "tolerance {} ns{}{}{}",
         f.steps.size(),
         f.mode.empty() ? "" : fmt::format(" ({} mode, {} launches per step)", f.mode, f.steps.front().launches),
         num(es.median), num(cs.median), num(ds.median), di.confidence * 100, num(di.low), num(di.high),
@@ -249,6 +254,11 @@ void check_event_vs_cupti(const Model& m, const ValidateOptions& opts, CheckLog&
         : cold ? fmt::format(" (cold mode: includes the {} ns per-sample allowance over {} calls, {} ns)",
                              opts.event_cold_allowance_ns, f.steps.front().launches, num(latency_allowance))
                : "",
+        cross ? fmt::format(" (the call crosses streams, {} waits: includes the {} ns per-step cross-stream allowance "
+                            "over {} calls, {} ns)",
+                            f.work_cross_stream_waits, opts.event_cross_stream_allowance_ns, f.steps.front().launches,
+                            num(cross_allowance))
+              : "",
         f.stop == "timed out" ? "; the fixture's median missed its precision target (stopping rule timed out), which "
                                 "does not bear on this paired check"
                               : "");
@@ -285,6 +295,46 @@ void check_event_vs_cupti(const Model& m, const ValidateOptions& opts, CheckLog&
       log.pass(f.name, numbers);
   }
   report.figures[checks::kEventVsCupti] = std::move(fig);
+}
+
+void check_work_signature(const Model& m, CheckLog& log) {
+  if (!m.events) return log.not_run("", "no event times given (events.json carries the work signatures)");
+  if (m.events->kind != EventsData::Kind::PerStep)
+    return log.not_run("", m.events->file + " carries no work signatures");
+  if (m.events->fixtures.empty()) return log.not_run("", m.events->file + " has no fixtures");
+  const auto refused_fixture = [](const EventFixture& f) { return f.error.rfind("refused", 0) == 0; };
+  if (std::none_of(m.events->fixtures.begin(), m.events->fixtures.end(),
+                   [&](const EventFixture& f) { return f.has_work || refused_fixture(f); }))
+    return log.not_run("", m.events->file +
+                               " records no work signatures (written before the work-signature probe, "
+                               "2026-12-04, or by another recorder)");
+  for (const auto& f : m.events->fixtures) {
+    const bool refused = refused_fixture(f);
+    if (!f.has_work) {
+      if (refused) {  // refused without its signature: still the cause of the fixture's failure
+        log.fail(f.name, "one call's work ordered between the events on the handed stream", "refused", f.error);
+      } else {
+        log.not_run(f.name, m.events->file +
+                                " records no work signature for it (written before the probe, or the "
+                                "fixture failed before it)");
+      }
+      continue;
+    }
+    if (!f.work_recorded) {
+      log.not_run(f.name, "its work signature was not recorded: " + f.work_why);
+      continue;
+    }
+    if (!f.work_covered || refused) {
+      log.fail(f.name, "every device activity of one call ordered between the events on the handed stream",
+               f.work_summary, refused ? f.error : "the fixture was timed although its work is not between the events");
+      continue;
+    }
+    log.pass(f.name, "one call enqueues " + f.work_summary +
+                         (f.graph_replay_items >= 0
+                              ? fmt::format("; one graph replay enqueued the same work ({} device activities)",
+                                            f.graph_replay_items)
+                              : ""));
+  }
 }
 
 void check_verified(const Model& m, CheckLog& log) {

@@ -107,6 +107,40 @@ EventsData parse_per_step(json& doc, const std::string& label, const Bad& bad) {
         }
       }
     }
+    if (auto w = j.find("work"); w != j.end()) {
+      if (!w->is_object()) bad(where + "\"work\" is not an object");
+      fix.has_work = true;
+      auto r = w->find("recorded");
+      if (r == w->end() || !r->is_boolean()) bad(where + "work.\"recorded\" is missing or not a boolean");
+      fix.work_recorded = r->get<bool>();
+      const auto text = [&](const char* key) {
+        auto v = w->find(key);
+        if (v == w->end() || !v->is_string()) bad(where + "work.\"" + key + "\" is missing or not a string");
+        return v->get<std::string>();
+      };
+      if (!fix.work_recorded) {
+        fix.work_why = text("why");
+      } else {
+        fix.work_summary = text("summary");
+        fix.work_streams = static_cast<int>(integer(*w, "streams", where + "work.", bad));
+        fix.work_cross_stream_waits = static_cast<int>(integer(*w, "cross_stream_waits", where + "work.", bad));
+        auto items = w->find("items");
+        if (items == w->end() || !items->is_array()) bad(where + "work.\"items\" is missing or not an array");
+        fix.work_covered = true;
+        for (const json& item : *items) {
+          if (!item.is_object()) bad(where + "work.items[] entry is not an object");
+          for (const char* key : {"after_start", "before_end"}) {
+            auto b = item.find(key);
+            if (b == item.end() || !b->is_boolean())
+              bad(where + "work.items[]." + key + " is missing or not a boolean");
+            fix.work_covered = fix.work_covered && b->get<bool>();
+          }
+          ++fix.work_items;
+        }
+      }
+    }
+    if (j.contains("graph_replay_items"))
+      fix.graph_replay_items = static_cast<int>(integer(j, "graph_replay_items", where, bad));
     auto steps = j.find("steps");
     if (steps == j.end() || !steps->is_array()) bad(where + "\"steps\" is missing or not an array");
     for (const json& s : *steps) {

@@ -39,6 +39,15 @@ struct EventFixture {
   std::string sync;
   std::string error;  ///< the fixture failed in the bench ("" when it ran)
   std::vector<EventStep> steps;
+  /// The fixture's work signature ("work": what one call enqueues, docs/formats.md): present at
+  /// all, recorded or why not, its summary, and, from its items, whether every item is ordered
+  /// between the events (after_start and before_end) and the call's cross-stream waits.
+  bool has_work = false;
+  bool work_recorded = false;
+  std::string work_why, work_summary;
+  bool work_covered = false;
+  int work_items = 0, work_streams = 0, work_cross_stream_waits = 0;
+  int graph_replay_items = -1;  ///< graph mode: one replay's device activities; -1: not probed
 };
 
 /// One workload of a PyTorch reference summary.json: event statistics over calls that were not

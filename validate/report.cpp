@@ -55,7 +55,8 @@ const std::vector<std::string>& all_checks() {
       checks::kAnnotationSpan,     checks::kAttribution,       checks::kFlows,
       checks::kNoDroppedRecords,   checks::kDurationsPositive, checks::kStreamOverlap,
       checks::kLaunchBeforeKernel, checks::kRecordingWindow,   checks::kLaneOrder,
-      checks::kEventVsCupti,       checks::kVerified,          checks::kModelVsCounters};
+      checks::kEventVsCupti,       checks::kVerified,          checks::kWorkSignature,
+      checks::kModelVsCounters};
   return names;
 }
 
@@ -235,6 +236,8 @@ std::string cause_label(const std::string& key) {
       {checks::kLaneOrder, "timestamps out of launch order on a lane"},
       {checks::kEventVsCupti, "cudaEvent and CUPTI times disagree beyond tolerance"},
       {checks::kVerified, "results did not match the host reference"},
+      {checks::kWorkSignature,
+       "a call enqueues work the handed stream's cudaEvents cannot see (refused before timing)"},
   };
   const auto it = labels.find(key);
   return it != labels.end() ? it->second : key;

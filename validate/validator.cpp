@@ -86,8 +86,13 @@ ValidationReport run_all(Model& m, const ValidateOptions& opts) {
       "fixtures whose launch synchronizes with the device (timing.sync, sampled without the blocking kernel) get "
       "the same {} ns per step and the host's launch time outside the step's device activities (from the step's "
       "start to the end of the first activity's launch call, and from the last activity's end to the end of its "
-      "host range; median over steps, per call)",
-      opts.event_abs_tol_ns, num(opts.event_rel_tol), opts.event_cold_allowance_ns, opts.event_cold_allowance_ns);
+      "host range; median over steps, per call); fixtures whose call crosses streams (work.cross_stream_waits > 0) "
+      "get {} ns per step for the cross-stream waits at the step's edges, divided by its calls",
+      opts.event_abs_tol_ns, num(opts.event_rel_tol), opts.event_cold_allowance_ns, opts.event_cold_allowance_ns,
+      opts.event_cross_stream_allowance_ns);
+  report.tolerances[checks::kWorkSignature] =
+      "exact: every device activity of the probed call ordered after the start and before the end event on the "
+      "handed stream (events.json work.items[].after_start and before_end)";
   report.tolerances[checks::kModelVsCounters] = fmt::format(
       "memory-bound fixtures (model intensity <= {} FLOP/B) whose model bytes exceed the L2: DRAM bytes read + "
       "written within {}% of the model; compute-bound fixtures (model intensity >= {} FLOP/B): FLOPs (SASS "
@@ -129,6 +134,7 @@ ValidationReport run_all(Model& m, const ValidateOptions& opts) {
   run_check(report, checks::kLaneOrder, opts, [&](CheckLog& l) { check_lane_order(m, l); });
   run_check(report, checks::kEventVsCupti, opts, [&](CheckLog& l) { check_event_vs_cupti(m, opts, l, report); });
   run_check(report, checks::kVerified, opts, [&](CheckLog& l) { check_verified(m, l); });
+  run_check(report, checks::kWorkSignature, opts, [&](CheckLog& l) { check_work_signature(m, l); });
   run_check(report, checks::kModelVsCounters, opts, [&](CheckLog& l) { check_model_vs_counters(m, opts, l, report); });
   return report;
 }

@@ -66,6 +66,10 @@ inline constexpr const char* kLaneOrder = "lane_order";
 inline constexpr const char* kEventVsCupti = "event_vs_cupti";
 /// Every fixture's result matched the host reference (events.json "verified").
 inline constexpr const char* kVerified = "verified";
+/// Per fixture: every device activity of one call (events.json "work", probed before sampling) is
+/// ordered between the cudaEvents on the handed stream, and graph mode's replay enqueued the same
+/// work; a fixture refused for it fails here with the refusal.
+inline constexpr const char* kWorkSignature = "work_signature";
 /// The roofline's model against the hardware counters of the counter pass (counters.json):
 /// memory-bound fixtures whose bytes exceed the L2, DRAM bytes within tolerance; compute-bound
 /// ones, FLOPs within tolerance of the model, or, for bench's GEMMs whose kernel name gives a CTA
@@ -163,6 +167,12 @@ struct ValidateOptions {
   /// calls per step (cold samples hold one call of each instance, bench since 2026-12-01: 8 or
   /// more where memory allows, so 375 ns or less). Hot mode gets none.
   std::int64_t event_cold_allowance_ns = 3000;
+  /// A call whose work crosses streams (events.json work.cross_stream_waits > 0: forked to a side
+  /// stream and joined back): the event interval also holds the cross-stream waits at each
+  /// sample's edges (the start event to the first side-stream activity, the last one to the end
+  /// event), which the CUPTI span of the activities does not; per step, divided by its calls.
+  /// Between calls of a batch both figures hold them. Measured on the H200: results/h200/user-patterns-2026-12-04.
+  std::int64_t event_cross_stream_allowance_ns = 3000;
   /// table_totals: tolerance, in percentage points, of percentage sums and per-row percentages.
   double pct_tol = 0.01;
   /// At most this many Failed results per check; the rest are summarised in one more Failed

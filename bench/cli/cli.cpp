@@ -290,6 +290,9 @@ std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv, 
   app.add_flag("--graph", opt.graph,
                "graph mode: capture each fixture's sample (the batch in hot mode, the call in cold mode) into a "
                "CUDA graph once and replay it with one cudaGraphLaunch per sample");
+  app.add_flag("--no-work-signature",
+               "skip the probe of what one call enqueues (its kernels, copies and streams) before sampling, which "
+               "refuses work the handed stream's events cannot see; for measuring the probe's cost");
   app.add_flag("--no-cupti",
                "event-only mode: time with cudaEvents alone, no CUPTI; validation reports the CUPTI checks as not run");
   app.add_flag("--counters", opt.counters,
@@ -326,6 +329,7 @@ std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv, 
   }
   opt.blocking = app.count("--no-blocking") == 0;
   opt.cupti = app.count("--no-cupti") == 0;
+  opt.work_signature = app.count("--no-work-signature") == 0;
   if (opt.mode != "hot" && opt.mode != "cold") {
     throw UsageError("unknown mode '" + opt.mode + "' (choose hot or cold)");
   }
@@ -347,9 +351,10 @@ std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv, 
   if (!out.empty()) opt.out = out;
   if (!replay.empty()) opt.replay = std::filesystem::path(replay);
   if (opt.replay) {
-    for (const char* flag : {"--size", "--op", "--dtype", "--warmup", "--wait-steps", "--warmup-steps",
-                             "--active-steps", "--mode", "--batch", "--max-noise", "--min-samples", "--min-time",
-                             "--max-time", "--no-blocking", "--no-cupti", "--slow-fixture", "--graph", "--counters"}) {
+    for (const char* flag :
+         {"--size", "--op", "--dtype", "--warmup", "--wait-steps", "--warmup-steps", "--active-steps", "--mode",
+          "--batch", "--max-noise", "--min-samples", "--min-time", "--max-time", "--no-blocking", "--no-cupti",
+          "--no-work-signature", "--slow-fixture", "--graph", "--counters"}) {
       if (app.count(flag) > 0) {
         throw UsageError(std::string("--replay regenerates a recorded session; it takes no ") + flag);
       }

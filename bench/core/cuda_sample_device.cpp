@@ -80,7 +80,7 @@ class CudaSampleDevice final : public SampleDevice {
   }
   void probe_end() override {
     marker_handed_.record(stream_);
-    XB_CUDA(cudaDeviceSynchronize());  // the call's work may be on any stream
+    wait_device(deadline_s_);  // the call's work may be on any stream
     held_ = false;
   }
   HandedStream handed_stream() const override {

@@ -37,7 +37,8 @@ nlohmann::json work_signature_json(const WorkSignature& work);
 
 /// A fixture as raw_session.json and events.json write it: name, op, dtype, size, flops, bytes,
 /// verified, max_rel_error, "reference": false when it has none, plus "timing" (when sampled),
-/// "work" (when probed or refused), "graph_replay_items" (graph mode) and "error" (when it failed). Throws std::invalid_argument for a non-finite number.
+/// "work" (when probed or refused), "graph_replay_items" (graph mode) and "error" (when it failed). Throws
+/// std::invalid_argument for a non-finite number.
 nlohmann::json fixture_json(const FixtureInfo& fixture);
 
 }  // namespace xb

@@ -292,12 +292,9 @@ json work_signature_json(const WorkSignature& s) {
                      {"bytes", w.bytes},
                      {"duration_ns", w.duration_ns}});
   }
-  return json{{"recorded", true},
-              {"handed_stream", s.handed_stream_id},
-              {"streams", s.streams},
-              {"cross_stream_waits", s.cross_stream_waits},
-              {"covered", s.covered()},
-              {"summary", s.summary()},
+  return json{{"recorded", true},         {"handed_stream", s.handed_stream_id},
+              {"streams", s.streams},     {"cross_stream_waits", s.cross_stream_waits},
+              {"covered", s.covered()},   {"summary", s.summary()},
               {"items", std::move(items)}};
 }
 

@@ -144,9 +144,10 @@ TimedCall timed_sample(const std::function<void()>& launch, Profiler& prof, Samp
 }
 
 WorkSignature probe_work(const std::function<void()>& call, Profiler& prof, SampleDevice& dev) {
-  if (!prof.recording()) {
+  if (!prof.can_probe()) {  // no call is made for nothing
     WorkSignature s;
-    s.why = "the profiler is not recording";
+    s.why = prof.recording() ? "the activity source records no device activity to probe (event-only mode)"
+                             : "the profiler is not recording";
     return s;
   }
   prof.begin_probe();
@@ -155,11 +156,11 @@ WorkSignature probe_work(const std::function<void()>& call, Profiler& prof, Samp
     call();
     dev.probe_end();
   } catch (...) {
-    prof.end_probe(dev.handed_stream());  // closes the probe window; its records are dropped
+    prof.end_probe();  // closes the probe window; its records are dropped
     dev.abandon();
     throw;
   }
-  return prof.end_probe(dev.handed_stream());
+  return derive_work_signature(prof.end_probe(), dev.handed_stream());
 }
 
 double sync_wait_s(double host_s) { return std::max(kSyncDetectMinWaitS, kSyncDetectWaitFactor * host_s); }
@@ -263,7 +264,7 @@ Measurement measure(const std::vector<std::function<void()>>& launches, Profiler
   // all of it (profiler/work_signature.h). Work they cannot see is refused here, before any sample:
   // its event times would be of other work than the call's.
   if (cfg.work_signature) {
-    interrupt();
+    if (prof.can_probe()) interrupt();
     m.work = probe_work(launches.front(), prof, dev);
     if (const std::string why = work_refusal(m.work); !why.empty()) throw WorkRefused(why, m.work);
   } else {

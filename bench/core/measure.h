@@ -25,6 +25,7 @@
 #include "bench/core/stopping_rule.h"
 #include "profiler/profiler.h"
 #include "profiler/stats.h"
+#include "profiler/work_signature.h"
 
 namespace xb {
 

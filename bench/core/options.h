@@ -38,6 +38,9 @@ struct BenchOptions {
   bool blocking = true;        ///< hold the stream with the blocking kernel while a sample is enqueued
   bool cupti = true;           ///< record with the CUPTI profiler (false: event-only mode)
   bool graph = false;          ///< capture each fixture's sample into a CUDA graph once and replay it per sample
+  /// Probe what one call enqueues and refuse work the events cannot see (bench/core/measure.h
+  /// probe_work); false: --no-work-signature, to measure the probe's own cost.
+  bool work_signature = true;
   /// After the timing pass, a counter pass of its own (CUPTI range profiler, kernel replay):
   /// counters.json, model vs measured bytes and FLOPs (docs/metrics.md, "Hardware counters").
   bool counters = false;

@@ -214,8 +214,17 @@ void write_summary(const RawSession& raw, const ValidationReport& report, const 
          "cudaEvent per call (us) | CUPTI span per call (us) | event - span (us) | CUPTI kernel sum per call (us) | "
          "TFLOP/s | GB/s |\n";
   out << "| --- | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n";
-  std::vector<std::string> spread_notes, sync_notes;
+  std::vector<std::string> spread_notes, sync_notes, work_notes;
   for (const FixtureInfo& f : read_fixtures(raw)) {
+    // What one call enqueued (the work signature), for every fixture that was probed or refused.
+    if (f.work.recorded || !f.work.why.empty()) {
+      std::string line = fmt::format("- {}: {}", f.name, f.work.summary());
+      if (f.graph_replay_items >= 0)
+        line +=
+            fmt::format("; graph mode: one replay enqueued {} device activities, the same work", f.graph_replay_items);
+      if (f.error.rfind("refused", 0) == 0) line += " (refused: see the fixture's error in events.json)";
+      work_notes.push_back(std::move(line));
+    }
     std::vector<double> ev, span, sum;
     for (const StepMetrics& m : step_metrics_of(steps, f.name)) {
       ev.push_back(m.event_per_call_ns());
@@ -265,6 +274,11 @@ void write_summary(const RawSession& raw, const ValidationReport& report, const 
   if (!sync_notes.empty()) {
     out << "\nLaunches that synchronize with the device (docs/own-kernel.md):\n\n";
     for (const std::string& n : sync_notes) out << n << "\n";
+  }
+  if (!work_notes.empty()) {
+    out << "\nWhat one call enqueues (the work signature, probed before sampling; docs/metrics.md, \"Work "
+           "signature\"):\n\n";
+    for (const std::string& n : work_notes) out << n << "\n";
   }
   out << "\nPer call: each recorded step's figure divided by the calls it made (hot mode queues a batch\n"
          "back to back), median over the recorded steps. Samples, spread and \"median known to\": every\n"

@@ -27,7 +27,7 @@ import sys
 
 FRONT_END = {"profiler", "nvtx_mirror", "cupti_api", "cupti_check", "cupti_collector", "cupti_counters",
              "cupti_sass_metrics", "counters"}
-MODEL = {"event_model", "step_metrics"}
+MODEL = {"event_model", "step_metrics", "work_signature"}
 EXPORTERS = {"table", "trace_export", "outputs"}
 RANK = {"kernels": 0, "profiler/records": 1, "profiler/front end": 2, "profiler/model": 3, "profiler/exporters": 4,
         "validate": 5, "bench": 6}

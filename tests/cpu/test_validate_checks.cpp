@@ -5,7 +5,9 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "tests/cpu/validate_run_model.h"
 #include "validate/validator.h"
@@ -297,6 +299,43 @@ TEST_F(ValidateTest, UnverifiedFixtureFailsVerified) {
   expect_only_failed(r, {xb::checks::kVerified});
 }
 
+TEST_F(ValidateTest, WorkSignatureNamesARefusedFixtureAsTheCause) {
+  Model m = default_model();
+  m.fixtures[1].work_off_stream = true;
+  m.fixtures[1].error =
+      "refused: one call enqueues work the cudaEvents on the handed stream cannot see: kernel 'k' on the legacy "
+      "default stream (stream 7) does not wait for the handed stream and is not joined back";
+  const auto r = validate(build(m));
+  expect_only_failed(r, {xb::checks::kWorkSignature});
+  const auto failed = r.results_of(xb::checks::kWorkSignature);
+  ASSERT_EQ(failed.size(), 2u);
+  EXPECT_EQ(failed[0]->status, xb::CheckStatus::Passed);
+  EXPECT_EQ(failed[1]->status, xb::CheckStatus::Failed);
+  EXPECT_EQ(failed[1]->message, m.fixtures[1].error);
+  std::ostringstream s;
+  xb::print_summary(r, s);
+  EXPECT_EQ(s.str().rfind("FAILED: 1 finding: a call enqueues work the handed stream's cudaEvents cannot see", 0), 0u)
+      << s.str();
+}
+
+TEST_F(ValidateTest, WorkSignatureFailsWorkThatWasTimedOffTheHandedStream) {
+  // A file that says the fixture was timed although its work is not between the events.
+  Model m = default_model();
+  m.fixtures[0].work_off_stream = true;
+  expect_only_failed(validate(build(m)), {xb::checks::kWorkSignature});
+}
+
+TEST_F(ValidateTest, WorkSignatureOfFilesWithoutOneIsNotRunOnce) {
+  Model m = default_model();
+  for (auto& f : m.fixtures) f.no_work = true;
+  const auto r = validate(build(m));
+  EXPECT_TRUE(r.passed());
+  const auto results = r.results_of(xb::checks::kWorkSignature);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0]->status, xb::CheckStatus::NotRun);
+  EXPECT_NE(results[0]->message.find("records no work signatures"), std::string::npos);
+}
+
 TEST_F(ValidateTest, FixtureWithoutReferenceCheckIsNotRunNotFailed) {
   // A user's benchmark without Instance::verify: its result is not verified, and the report says
   // so for that fixture (not run) instead of failing it or calling it verified.
@@ -344,7 +383,8 @@ TEST_F(ValidateTest, NoFixturesIsNotRunNeverPassed) {
   EXPECT_EQ(r.status_of(xb::checks::kEventVsCupti), xb::CheckStatus::NotRun);
   EXPECT_EQ(r.status_of(xb::checks::kVerified), xb::CheckStatus::NotRun);
   EXPECT_TRUE(r.passed());
-  EXPECT_EQ(r.counts().not_run, 3u);  // and model_vs_counters: no counter pass
+  EXPECT_EQ(r.status_of(xb::checks::kWorkSignature), xb::CheckStatus::NotRun);
+  EXPECT_EQ(r.counts().not_run, 4u);  // and model_vs_counters: no counter pass
 }
 
 TEST_F(ValidateTest, FailuresAreCappedPerCheck) {

@@ -30,6 +30,13 @@ struct Calls {
   std::uint32_t tid = static_cast<std::uint32_t>(::syscall(SYS_gettid));
 
   Calls() { p.available = true; }
+  WorkSignature derive(std::int64_t from, std::int64_t to, HandedStream handed = {}) {
+    ProbeRecords q = p;
+    q.thread_id = tid;
+    q.window_start_ns = from;
+    q.window_end_ns = to;
+    return derive_work_signature(q, handed);
+  }
   std::uint64_t record(std::uint32_t stream, std::uint32_t thread = 0) {
     RawRecord api;
     api.kind = RawKind::Runtime;
@@ -72,7 +79,7 @@ struct Calls {
   }
   WorkSignature end(HandedStream handed = {}) {
     record(kHanded);
-    return derive_work_signature(p, tid, 0, clock + 1, handed);
+    return derive(0, clock + 1, handed);
   }
 };
 
@@ -105,9 +112,10 @@ TEST(WorkSignature, LegacyDefaultStreamIsRefusedBesideANonBlockingHandedStream) 
   EXPECT_EQ(s.uncovered()[0]->role, StreamRole::LegacyDefault);
   const std::string why = work_refusal(s);
   EXPECT_EQ(why.rfind("refused: ", 0), 0u) << why;
-  EXPECT_NE(why.find("kernel 'stray(float*)' on the legacy default stream (stream 7) does not wait for the handed stream and "
-                     "is not joined back"),
-            std::string::npos)
+  EXPECT_NE(
+      why.find("kernel 'stray(float*)' on the legacy default stream (stream 7) does not wait for the handed stream and "
+               "is not joined back"),
+      std::string::npos)
       << why;
   EXPECT_NE(why.find("(stream 13)"), std::string::npos) << why;
   EXPECT_EQ(why.find('\n'), std::string::npos);
@@ -214,7 +222,7 @@ TEST(WorkSignature, AWaitForAnEventRecordedBeforeTheCallOrdersNothing) {
   c.kernel(kSide);
   c.wait(kHanded, c.record(kSide));
   c.record(kHanded);
-  const WorkSignature s = derive_work_signature(c.p, c.tid, window, c.clock + 1, {});
+  const WorkSignature s = c.derive(window, c.clock + 1);
   ASSERT_TRUE(s.recorded) << s.why;
   EXPECT_FALSE(s.covered());
   EXPECT_EQ(s.cross_stream_waits, 1);
@@ -235,7 +243,7 @@ TEST(WorkSignature, AnotherThreadsEventRecordsAreNotMarkers) {
 TEST(WorkSignature, WhatCannotBeJudgedSaysWhy) {
   ProbeRecords none;
   none.why = "this activity source records no device activity (event-only mode)";
-  const WorkSignature a = derive_work_signature(none, 1, 0, 100, {});
+  const WorkSignature a = derive_work_signature(none, {});
   EXPECT_FALSE(a.recorded);
   EXPECT_EQ(a.why, none.why);
   EXPECT_EQ(work_refusal(a), "");  // not judged: never refused
@@ -243,7 +251,7 @@ TEST(WorkSignature, WhatCannotBeJudgedSaysWhy) {
   c.record(kHanded);
   c.kernel(kHanded);
   c.record(kHanded);  // two markers only
-  const WorkSignature b = derive_work_signature(c.p, c.tid, 0, c.clock + 1, {});
+  const WorkSignature b = c.derive(0, c.clock + 1);
   EXPECT_FALSE(b.recorded);
   EXPECT_NE(b.why.find("marker events were not recorded"), std::string::npos);
   EXPECT_EQ(b.summary().rfind("not recorded: ", 0), 0u);
@@ -319,6 +327,7 @@ class ProbeSource : public ActivitySource {
   void push_external_id(std::uint64_t) override {}
   void pop_external_id() override {}
   void describe(SessionMeta&) const override {}
+  bool can_probe() const override { return true; }
   void begin_probe() override { calls.p.records.clear(), calls.p.event_records.clear(); }
   ProbeRecords end_probe() override { return calls.p; }
 };

@@ -10,7 +10,8 @@ namespace xb::test_model {
 
 Model default_model() {
   Model m;
-  m.fixtures = {{"matmul/bf16/64", "matmul", true, {}, ""}, {"add/bf16/64", "add", true, {}, ""}};
+  m.fixtures = {{"matmul/bf16/64", "matmul", true, {}, "", "hot", true, false, false, ""},
+                {"add/bf16/64", "add", true, {}, "", "hot", true, false, false, ""}};
   auto add_step = [&](MFixture& f, std::int64_t step, int k, const std::string& kernel, std::int64_t kdur,
                       bool driver) {
     const std::int64_t t0 = 100000LL * k;
@@ -297,6 +298,19 @@ json build_events(const Model& m) {
                         {"median_ns", median(ev)}});
     if (!timing.is_null()) fixtures.back()["timing"] = timing;
     if (!f.reference) fixtures.back()["reference"] = false;
+    if (!f.error.empty()) fixtures.back()["error"] = f.error;
+    if (!f.no_work) {
+      const auto item = [](const char* where, std::uint32_t stream, bool covered) {
+        return json{{"kind", "kernel"},       {"name", "_Z6kernelPf"}, {"stream", stream}, {"where", where},
+                    {"after_start", covered}, {"before_end", covered}, {"bytes", 0},       {"duration_ns", 1000}};
+      };
+      json items = json::array({item("handed stream", 13, true)});
+      if (f.work_off_stream) items.push_back(item("legacy default stream", 7, false));
+      fixtures.back()["work"] = {
+          {"recorded", true},        {"handed_stream", 13},           {"streams", items.size()},
+          {"cross_stream_waits", 0}, {"covered", !f.work_off_stream}, {"summary", "1 kernel on the handed stream"},
+          {"items", items}};
+    }
   }
   return {{"crossbench", meta(m, "events")}, {"fixtures", fixtures}};
 }

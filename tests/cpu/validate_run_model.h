@@ -56,6 +56,11 @@ struct MFixture {
   std::string stop;  ///< written as timing.stop (with `mode`) when not empty
   std::string mode = "hot";
   bool reference = true;  ///< false: written as "reference": false (the benchmark gave no verify)
+  /// events.json "work": by default one kernel on the handed stream, between the events; set
+  /// `work_off_stream` for a second one on the legacy default stream (not between them), `error`
+  /// for the fixture's failure (a refusal), `no_work` for a file without the key.
+  bool work_off_stream = false, no_work = false;
+  std::string error;
 };
 
 struct Model {

@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "profiler/raw_records.h"
-#include "profiler/work_signature.h"
 
 namespace xb {
 
@@ -61,7 +60,9 @@ class ActivitySource {
   /// one probed call start (and turns on what the probe needs beyond the session's kinds, CUPTI's
   /// CUDA_EVENT records); end_probe() flushes every buffer (the caller has waited until the device
   /// is idle) and returns the records delivered since, with the event records, or why it cannot
-  /// (available false). Must not throw. Default: cannot probe.
+  /// (available false). can_probe() says beforehand whether it can, so that no call is made for
+  /// nothing. Must not throw. Default: cannot probe.
+  virtual bool can_probe() const { return false; }
   virtual void begin_probe() {}
   virtual ProbeRecords end_probe() {
     ProbeRecords p;
@@ -175,14 +176,17 @@ class Profiler {
 
   std::int64_t now_ns() const { return source_->now_ns(); }
 
-  /// The work signature of the call that runs between begin_probe() and end_probe() on this
-  /// thread (profiler/work_signature.h): between them the caller records the probe's marker events
-  /// (SampleDevice::probe_begin / probe_end), makes the call and waits until the device is idle.
-  /// Outside any step; never throws: a source that cannot probe gives recorded = false and why.
+  /// The records of the call that runs between begin_probe() and end_probe() on this thread, for
+  /// its work signature (profiler/work_signature.h derive_work_signature): between them the caller
+  /// records the probe's marker events (SampleDevice::probe_begin / probe_end), makes the call and
+  /// waits until the device is idle. Outside any step; never throws: a source that cannot probe
+  /// gives available = false and why.
   void begin_probe();
-  WorkSignature end_probe(const HandedStream& handed);
+  ProbeRecords end_probe();
   /// Between start() and stop().
   bool recording() const { return started_; }
+  /// Recording, with a source that can probe a call's work (ActivitySource::can_probe).
+  bool can_probe() const { return started_ && source_->can_probe(); }
   const Schedule& schedule() const { return schedule_; }
 
   /// Mirrors every recorded range from now on (e.g. make_nvtx_mirror()); nullptr turns it off.

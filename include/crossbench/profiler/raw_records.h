@@ -79,6 +79,27 @@ struct RawRecord {
   std::uint64_t external_id = 0;
 };
 
+/// One cudaEventRecord as CUPTI saw it (CUPTI_ACTIVITY_KIND_CUDA_EVENT, CUpti_ActivityCudaEvent2).
+struct EventRecordOp {
+  std::uint32_t correlation_id = 0;  ///< of the cudaEventRecord call
+  std::uint32_t stream_id = 0;       ///< CUPTI stream id of the stream the event was recorded on
+  std::uint64_t sync_id = 0;         ///< cudaEventSyncId: pairs it with the waits on this record
+};
+
+/// Everything an activity source recorded while one call was probed (the work signature,
+/// profiler/work_signature.h): the activity records delivered since the probe began (RawRecord,
+/// with Synchronization::event_sync_id set) and the event records; the profiler adds the window
+/// and the probing thread. `available` false: the source cannot probe (event-only mode, a CUPTI
+/// without CUDA_EVENT records), `why` says so.
+struct ProbeRecords {
+  bool available = false;
+  std::string why;
+  std::vector<RawRecord> records;
+  std::vector<EventRecordOp> event_records;
+  std::int64_t window_start_ns = 0, window_end_ns = 0;  ///< the probe window, on the records' clock
+  std::uint32_t thread_id = 0;                          ///< the thread that probed (OS thread id)
+};
+
 /// Category of a host range, named as in PyTorch's trace ("user_annotation", "cpu_op").
 enum class RangeCategory { UserAnnotation, CpuOp };
 /// "user_annotation" or "cpu_op", as in PyTorch traces and raw_session.json.

@@ -13,8 +13,9 @@
 // the legacy one. Streams whose flags are unknown are taken to be non-blocking: an ordering this
 // model cannot prove is reported, never assumed.
 //
-// Plain C++: the CUPTI adapter collects the records (ActivitySource::take_probe), the harness
-// derives and keeps the signature (events.json timing.work). Units: ns.
+// Plain C++ (the event-model layer): the CUPTI adapter collects the records (ActivitySource::
+// begin_probe/end_probe, Profiler::end_probe), the harness derives and keeps the signature
+// (events.json fixtures[].work). Units: ns.
 #pragma once
 
 #include <cstdint>
@@ -24,24 +25,6 @@
 #include "profiler/raw_records.h"
 
 namespace xb {
-
-/// One cudaEventRecord as CUPTI saw it (CUPTI_ACTIVITY_KIND_CUDA_EVENT, CUpti_ActivityCudaEvent2).
-struct EventRecordOp {
-  std::uint32_t correlation_id = 0;  ///< of the cudaEventRecord call
-  std::uint32_t stream_id = 0;       ///< CUPTI stream id of the stream the event was recorded on
-  std::uint64_t sync_id = 0;         ///< cudaEventSyncId: pairs it with the waits on this record
-};
-
-/// Everything an activity source recorded while one call was probed: the activity records
-/// delivered since the probe began (RawRecord, with Synchronization::event_sync_id set) and the
-/// event records. `available` false: the source cannot probe (event-only mode, a CUPTI without
-/// CUDA_EVENT records), `why` says so.
-struct ProbeRecords {
-  bool available = false;
-  std::string why;
-  std::vector<RawRecord> records;
-  std::vector<EventRecordOp> event_records;
-};
 
 /// What is known of the handed stream besides the records.
 struct HandedStream {
@@ -59,8 +42,9 @@ StreamRole stream_role_from_string(const std::string& name);
 /// One device activity of the probed call.
 struct WorkItem {
   RawKind kind = RawKind::Kernel;  ///< Kernel, Memcpy or Memset
-  std::string name;                ///< kernel name (as CUPTI reports it); "Memcpy DtoH (Device -> Host)" / "Memset (Device)" (event_model.h)
-  std::uint32_t stream_id = 0;     ///< CUPTI stream id
+  std::string
+      name;  ///< kernel name (as CUPTI reports it); "Memcpy DtoH (Device -> Host)" / "Memset (Device)" (event_model.h)
+  std::uint32_t stream_id = 0;       ///< CUPTI stream id
   std::uint32_t correlation_id = 0;  ///< of the API call that enqueued it (enqueue order)
   StreamRole role = StreamRole::Other;
   bool after_start = false;  ///< ordered after the start event on the handed stream
@@ -89,13 +73,12 @@ struct WorkSignature {
 
 /// Derives the signature of the call probed between the harness's markers. `probe.records` must
 /// hold the runtime API records of the probe window; the markers are cudaEventRecord calls made
-/// by `thread_id` in the window: the first three on the handed stream, the legacy default stream
-/// and the per-thread default stream (their CUDA_EVENT records name those streams' CUPTI ids), the
-/// last one the end event on the handed stream. API records outside [window_start_ns,
+/// by `probe.thread_id` in the window: the first three on the handed stream, the legacy default
+/// stream and the per-thread default stream (their CUDA_EVENT records name those streams' CUPTI
+/// ids), the last one the end event on the handed stream. API records outside [window_start_ns,
 /// window_end_ns] and device records of other correlation ids are ignored. Never throws: a probe
 /// without its markers gives recorded = false and the reason.
-WorkSignature derive_work_signature(const ProbeRecords& probe, std::uint32_t thread_id, std::int64_t window_start_ns,
-                                    std::int64_t window_end_ns, const HandedStream& handed);
+WorkSignature derive_work_signature(const ProbeRecords& probe, const HandedStream& handed);
 
 /// The one-line refusal of a signature that is not covered ("" when covered or not recorded):
 /// what ran where and why the events cannot see it, and the fix.
