@@ -251,13 +251,19 @@ class CuptiSource final : public ActivitySource {
   // The probe turns CUDA_EVENT records on for its window only, so that no sampled step carries
   // their cost; the records of the window are the ones delivered after the mark (a record cannot
   // be delivered before its API call starts).
-  bool can_probe() const override { return enabled_ && (kinds_ & kProbeKinds) == kProbeKinds; }
+  bool can_probe() const override {
+    // CUpti_ActivityCudaEvent2 and the cudaEventSyncId of CUpti_ActivitySynchronization2 came with
+    // CUPTI API version 26 (CUDA 12.8; cupti_version.h): an older CUPTI (another copy loaded first,
+    // PyTorch's) delivers records without them.
+    std::uint32_t version = 0;
+    return enabled_ && (kinds_ & kProbeKinds) == kProbeKinds && cupti().cuptiGetVersion(&version) == CUPTI_SUCCESS &&
+           version >= 26;
+  }
   void begin_probe() override {
     std::lock_guard<std::mutex> lock(mutex_);
     probe_mark_ = records_.size();
     probe_events_.clear();
-    probing_ = enabled_ && (kinds_ & kProbeKinds) == kProbeKinds &&
-               cupti().cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CUDA_EVENT) == CUPTI_SUCCESS;
+    probing_ = can_probe() && cupti().cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CUDA_EVENT) == CUPTI_SUCCESS;
   }
 
   ProbeRecords end_probe() override {
@@ -268,10 +274,10 @@ class CuptiSource final : public ActivitySource {
       probing = probing_;
     }
     if (!probing) {
-      p.why = !enabled_ ? "the profiler is not recording"
-              : (kinds_ & kProbeKinds) != kProbeKinds
-                  ? "this session records only some activity kinds"
-                  : "this CUPTI cannot record CUDA_EVENT activity (cudaEventRecord), which the probe needs";
+      p.why = !enabled_                               ? "the profiler is not recording"
+              : (kinds_ & kProbeKinds) != kProbeKinds ? "this session records only some activity kinds"
+                                                      : "this CUPTI cannot record CUDA_EVENT activity with "
+                                                        "cudaEventSyncId (CUPTI 12.8 or newer), which the probe needs";
       return p;
     }
     // Not under mutex_: the flush delivers buffers through on_buffer_completed, which takes it.
