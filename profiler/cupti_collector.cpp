@@ -260,10 +260,12 @@ class CuptiSource final : public ActivitySource {
            version >= 26;
   }
   void begin_probe() override {
+    // Not under mutex_: CUPTI may deliver a buffer (on_buffer_completed takes it) while enabling.
+    const bool on = can_probe() && cupti().cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CUDA_EVENT) == CUPTI_SUCCESS;
     std::lock_guard<std::mutex> lock(mutex_);
     probe_mark_ = records_.size();
     probe_events_.clear();
-    probing_ = can_probe() && cupti().cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CUDA_EVENT) == CUPTI_SUCCESS;
+    probing_ = on;
   }
 
   ProbeRecords end_probe() override {

@@ -24,9 +24,26 @@ struct StepSpan {
 };
 
 /// Per step range (event index in A): first start and last end of the device activities under
-/// it. `is_step(range)` names the step ranges.
+/// it. `is_step(range)` names the step ranges. `by_launch_time`: an activity tied to no range
+/// (launched from another host thread, which no range of the profiler's covers) counts in the step
+/// whose range holds its launch call's start: a launch's work made on a thread of its own (and
+/// joined before it returns) is inside the step's events, so it belongs in the step's span too.
 template <class IsStep>
-std::unordered_map<std::uint32_t, StepSpan> step_spans(const View& v, IsStep&& is_step) {
+std::unordered_map<std::uint32_t, StepSpan> step_spans(const View& v, IsStep&& is_step, bool by_launch_time = false) {
+  std::vector<std::uint32_t> by_start;  // the step ranges, by start (by_launch_time)
+  if (by_launch_time) {
+    for (std::uint32_t r : v.rng)
+      if (is_step(r)) by_start.push_back(r);
+    std::sort(by_start.begin(), by_start.end(),
+              [&](std::uint32_t a, std::uint32_t b) { return v.ev(a).start_ns < v.ev(b).start_ns; });
+  }
+  const auto step_at = [&](std::int64_t t) -> std::uint32_t {
+    auto it = std::upper_bound(by_start.begin(), by_start.end(), t,
+                               [&](std::int64_t x, std::uint32_t r) { return x < v.ev(r).start_ns; });
+    if (it == by_start.begin()) return kNone;
+    const std::uint32_t r = *std::prev(it);
+    return t < v.ev(r).end_ns() ? r : kNone;
+  };
   std::vector<std::uint32_t> step_of(v.t->events.size(), kNone - 1);  // kNone - 1 = not yet known
   auto find = [&](std::uint32_t r) {
     std::vector<std::uint32_t> chain;
@@ -51,7 +68,11 @@ std::unordered_map<std::uint32_t, StepSpan> step_spans(const View& v, IsStep&& i
   StepSpan* span = nullptr;
   for (std::uint32_t i : v.dev) {
     const TraceEvent& a = v.ev(i);
-    const std::uint32_t r = attributed_range(v, a);
+    std::uint32_t r = attributed_range(v, a);
+    if (r == kNone && by_launch_time) {
+      const std::uint32_t api = v.api_corr.first(a.correlation);
+      if (api != kNone) r = step_at(v.ev(api).start_ns);
+    }
     if (r == kNone) continue;
     if (r != last_r) {
       last_r = r;
@@ -163,7 +184,8 @@ void check_event_vs_cupti(const Model& m, const ValidateOptions& opts, CheckLog&
   for (const auto& f : fixtures)
     for (const auto& s : f.steps)
       if (std::uint32_t r = A.rng_ext.first(s.range_id); r != kNone) step_ranges.insert(r);
-  const auto spans = step_spans(A, [&](std::uint32_t r) { return step_ranges.count(r) != 0; });
+  const auto spans = step_spans(
+      A, [&](std::uint32_t r) { return step_ranges.count(r) != 0; }, true);
   json fig = json::array();
   for (const auto& f : fixtures) {
     if (!f.error.empty()) {

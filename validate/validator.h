@@ -171,8 +171,10 @@ struct ValidateOptions {
   /// stream and joined back): the event interval also holds the cross-stream waits at each
   /// sample's edges (the start event to the first side-stream activity, the last one to the end
   /// event), which the CUPTI span of the activities does not; per step, divided by its calls.
-  /// Between calls of a batch both figures hold them. Measured on the H200: results/h200/user-patterns-2026-12-04.
-  std::int64_t event_cross_stream_allowance_ns = 3000;
+  /// Between calls of a batch both figures hold them. Measured on the H200 (fork to a side stream,
+  /// kernel there, join back, against the same kernel on the handed stream, 4096^2 fp32, hot and
+  /// cold): 2.6 to 2.7 us more per step (results/h200/user-patterns-2026-12-04).
+  std::int64_t event_cross_stream_allowance_ns = 4000;
   /// table_totals: tolerance, in percentage points, of percentage sums and per-row percentages.
   double pct_tol = 0.01;
   /// At most this many Failed results per check; the rest are summarised in one more Failed
