@@ -135,6 +135,7 @@ WorkSignature derive_work_signature(const ProbeRecords& probe, const HandedStrea
     return s;
   }
   s.handed_stream_id = handed_id;
+  s.handed_orders_blocking_streams = handed.legacy || handed.blocking;
   // Ordering groups: streams implicitly ordered with each other in enqueue order share a group.
   const bool legacy_joins = handed.legacy || handed.blocking || legacy_id == handed_id;
   const bool per_thread_joins = handed.legacy || legacy_id == handed_id;
@@ -223,6 +224,10 @@ std::string work_refusal(const WorkSignature& s) {
   const WorkItem& w = *out.front();
   std::string more;
   if (out.size() > 1) more = fmt::format(" (and {} more not between the events)", plural(out.size() - 1, "item"));
+  if (w.role == StreamRole::Other && s.handed_orders_blocking_streams)
+    more +=
+        "; were that stream a blocking one, the legacy default stream would order it implicitly, but the records "
+        "do not say whether it is, so the order cannot be proved";
   return fmt::format(
       "refused: one call enqueues work the cudaEvents on the handed stream cannot see: {} on {} (stream {}) {}{}; "
       "the events time only work ordered between them on the handed stream (stream {}): enqueue it on the stream the "

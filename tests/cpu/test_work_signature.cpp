@@ -130,6 +130,14 @@ TEST(WorkSignature, LegacyDefaultStreamIsOrderedWithABlockingOrLegacyHandedStrea
     const WorkSignature s = c.end(h);
     EXPECT_TRUE(s.covered()) << s.summary();
   }
+  // Another stream beside a legacy handed stream: ordered implicitly only if it is blocking, which
+  // the records cannot show: refused, saying so.
+  Calls other;
+  other.begin();
+  other.kernel(kSide);
+  const WorkSignature o = other.end(HandedStream{true, true});
+  ASSERT_FALSE(o.covered());
+  EXPECT_NE(work_refusal(o).find("the records do not say whether it is"), std::string::npos) << work_refusal(o);
   // The per-thread default stream synchronizes with the legacy stream, not with a blocking stream.
   Calls legacy;
   legacy.begin();

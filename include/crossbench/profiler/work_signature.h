@@ -60,6 +60,9 @@ struct WorkSignature {
   bool recorded = false;
   std::string why;
   std::uint32_t handed_stream_id = 0;
+  /// The handed stream is the legacy default stream or a blocking one: another stream's work may
+  /// be ordered with it implicitly (when that stream is blocking), which the records cannot show.
+  bool handed_orders_blocking_streams = false;
   std::vector<WorkItem> items;  ///< in enqueue order
   int streams = 0;              ///< distinct streams the call's work ran on
   int cross_stream_waits = 0;   ///< cudaStreamWaitEvent calls the call made that order its work
