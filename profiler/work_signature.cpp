@@ -92,6 +92,9 @@ std::string WorkSignature::summary() const {
   text += all_handed ? " on the handed stream" : fmt::format(" on {} streams", streams);
   if (cross_stream_waits > 0)
     text += fmt::format(", {}", plural(static_cast<std::size_t>(cross_stream_waits), "cross-stream wait"));
+  if (stream_ordered_allocations > 0)
+    text +=
+        fmt::format(", {}", plural(static_cast<std::size_t>(stream_ordered_allocations), "stream-ordered allocation"));
   const std::size_t outside = uncovered().size();
   text += outside == 0 ? "; all of it between the events"
                        : fmt::format("; {} not between the events", plural(outside, "item"));
@@ -185,6 +188,11 @@ WorkSignature derive_work_signature(const ProbeRecords& probe, const HandedStrea
         changed = true;
       }
     }
+  }
+  for (const RawRecord& r : probe.records) {
+    if (r.kind == RawKind::Runtime && inside(r.correlation_id) &&
+        (r.name == "cudaMallocAsync" || r.name == "cudaMallocFromPoolAsync" || r.name == "cudaFreeAsync"))
+      ++s.stream_ordered_allocations;
   }
   std::set<std::uint32_t> streams;
   for (const RawRecord& r : probe.records) {

@@ -94,6 +94,7 @@ EventsData parse_per_step(json& doc, const std::string& label, const Bad& bad) {
         return v->get<std::string>();
       };
       fix.mode = text("mode");
+      if (auto g = t->find("graph"); g != t->end() && g->is_boolean()) fix.graph = g->get<bool>();
       fix.stop = text("stop");
       if (auto y = t->find("sync"); y != t->end()) {
         if (!y->is_string() || (*y != "declared" && *y != "detected"))
@@ -124,6 +125,8 @@ EventsData parse_per_step(json& doc, const std::string& label, const Bad& bad) {
         fix.work_summary = text("summary");
         fix.work_streams = static_cast<int>(integer(*w, "streams", where + "work.", bad));
         fix.work_cross_stream_waits = static_cast<int>(integer(*w, "cross_stream_waits", where + "work.", bad));
+        if (w->contains("stream_ordered_allocations"))
+          fix.work_allocations = static_cast<int>(integer(*w, "stream_ordered_allocations", where + "work.", bad));
         auto items = w->find("items");
         if (items == w->end() || !items->is_array()) bad(where + "work.\"items\" is missing or not an array");
         fix.work_covered = true;

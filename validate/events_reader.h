@@ -46,7 +46,8 @@ struct EventFixture {
   bool work_recorded = false;
   std::string work_why, work_summary;
   bool work_covered = false;
-  int work_items = 0, work_streams = 0, work_cross_stream_waits = 0;
+  int work_items = 0, work_streams = 0, work_cross_stream_waits = 0, work_allocations = 0;
+  bool graph = false;           ///< timing.graph: samples replayed a CUDA graph
   int graph_replay_items = -1;  ///< graph mode: one replay's device activities; -1: not probed
 };
 

@@ -114,6 +114,8 @@ WorkSignature parse_work(const json& j, const std::string& w) {
   s.handed_stream_id = get_uint32(j, "handed_stream", w);
   s.streams = rj::get_int(j, "streams", w);
   s.cross_stream_waits = rj::get_int(j, "cross_stream_waits", w);
+  if (j.contains("stream_ordered_allocations"))  // optional: 0
+    s.stream_ordered_allocations = rj::get_int(j, "stream_ordered_allocations", w);
   const json& items = rj::require(j, "items", w);
   if (!items.is_array()) rj::fail(w, "key \"items\" must be an array");
   for (const json& i : items) {

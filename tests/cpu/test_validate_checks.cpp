@@ -325,6 +325,21 @@ TEST_F(ValidateTest, WorkSignatureFailsWorkThatWasTimedOffTheHandedStream) {
   expect_only_failed(validate(build(m)), {xb::checks::kWorkSignature});
 }
 
+TEST_F(ValidateTest, GraphMemoryNodesAreNotJudgedByEventVsCupti) {
+  Model m = default_model();
+  m.fixtures[0].stop = "converged";
+  Files f = build(m);
+  f.events["fixtures"][0]["timing"]["graph"] = true;
+  f.events["fixtures"][0]["work"]["stream_ordered_allocations"] = 2;
+  const auto r = validate(f);
+  EXPECT_TRUE(r.passed());
+  const auto results = r.results_of(xb::checks::kEventVsCupti);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0]->status, xb::CheckStatus::NotJudged);
+  EXPECT_NE(results[0]->message.find("memory nodes"), std::string::npos) << results[0]->message;
+  EXPECT_EQ(results[1]->status, xb::CheckStatus::Passed);
+}
+
 TEST_F(ValidateTest, WorkSignatureOfFilesWithoutOneIsNotRunOnce) {
   Model m = default_model();
   for (auto& f : m.fixtures) f.no_work = true;

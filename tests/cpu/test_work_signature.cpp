@@ -100,6 +100,25 @@ TEST(WorkSignature, WorkOnTheHandedStreamIsCovered) {
   EXPECT_EQ(work_refusal(s), "");
 }
 
+TEST(WorkSignature, StreamOrderedAllocationsAreCounted) {
+  Calls c;
+  c.begin();
+  for (const char* api : {"cudaMallocAsync", "cudaFreeAsync"}) {
+    RawRecord r;
+    r.kind = RawKind::Runtime;
+    r.name = api;
+    r.correlation_id = ++c.corr;
+    r.thread_id = c.tid;
+    r.start_ns = c.clock += 10;
+    c.p.records.push_back(r);
+  }
+  c.kernel(kHanded);
+  const WorkSignature s = c.end();
+  EXPECT_EQ(s.stream_ordered_allocations, 2);
+  EXPECT_TRUE(s.covered());
+  EXPECT_NE(s.summary().find("2 stream-ordered allocations"), std::string::npos) << s.summary();
+}
+
 TEST(WorkSignature, LegacyDefaultStreamIsRefusedBesideANonBlockingHandedStream) {
   Calls c;
   c.begin();

@@ -66,6 +66,10 @@ struct WorkSignature {
   std::vector<WorkItem> items;  ///< in enqueue order
   int streams = 0;              ///< distinct streams the call's work ran on
   int cross_stream_waits = 0;   ///< cudaStreamWaitEvent calls the call made that order its work
+  /// Stream-ordered allocations and frees the call made on the probing thread (cudaMallocAsync,
+  /// cudaMallocFromPoolAsync, cudaFreeAsync): captured into a graph they become memory nodes, whose
+  /// device time no activity record shows.
+  int stream_ordered_allocations = 0;
   /// Every item is ordered between the two events (true when recorded and nothing is outside).
   bool covered() const;
   /// The items not covered, in order.
