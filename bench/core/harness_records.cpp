@@ -114,7 +114,8 @@ WorkSignature parse_work(const json& j, const std::string& w) {
   s.handed_stream_id = get_uint32(j, "handed_stream", w);
   s.streams = rj::get_int(j, "streams", w);
   s.cross_stream_waits = rj::get_int(j, "cross_stream_waits", w);
-  if (j.contains("stream_ordered_allocations"))  // optional: 0
+  if (j.contains("probe_s")) s.probe_s = rj::get_double(j, "probe_s", w);  // optional: 0
+  if (j.contains("stream_ordered_allocations"))                            // optional: 0
     s.stream_ordered_allocations = rj::get_int(j, "stream_ordered_allocations", w);
   const json& items = rj::require(j, "items", w);
   if (!items.is_array()) rj::fail(w, "key \"items\" must be an array");
@@ -294,9 +295,14 @@ json work_signature_json(const WorkSignature& s) {
                      {"bytes", w.bytes},
                      {"duration_ns", w.duration_ns}});
   }
-  return json{{"recorded", true},         {"handed_stream", s.handed_stream_id},
-              {"streams", s.streams},     {"cross_stream_waits", s.cross_stream_waits},
-              {"covered", s.covered()},   {"summary", s.summary()},
+  return json{{"recorded", true},
+              {"handed_stream", s.handed_stream_id},
+              {"streams", s.streams},
+              {"cross_stream_waits", s.cross_stream_waits},
+              {"stream_ordered_allocations", s.stream_ordered_allocations},
+              {"probe_s", s.probe_s},
+              {"covered", s.covered()},
+              {"summary", s.summary()},
               {"items", std::move(items)}};
 }
 

@@ -150,6 +150,7 @@ WorkSignature probe_work(const std::function<void()>& call, Profiler& prof, Samp
                              : "the profiler is not recording";
     return s;
   }
+  const auto t0 = std::chrono::steady_clock::now();
   prof.begin_probe();
   try {
     dev.probe_begin();
@@ -160,7 +161,9 @@ WorkSignature probe_work(const std::function<void()>& call, Profiler& prof, Samp
     dev.abandon();
     throw;
   }
-  return derive_work_signature(prof.end_probe(), dev.handed_stream());
+  WorkSignature s = derive_work_signature(prof.end_probe(), dev.handed_stream());
+  s.probe_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return s;
 }
 
 double sync_wait_s(double host_s) { return std::max(kSyncDetectMinWaitS, kSyncDetectWaitFactor * host_s); }

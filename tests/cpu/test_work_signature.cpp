@@ -317,6 +317,8 @@ TEST(WorkSignature, RoundTripsThroughTheFixtureJson) {
   f.dtype = "fp32";
   f.size = 64;
   f.work = c.end();
+  f.work.stream_ordered_allocations = 2;
+  f.work.probe_s = 0.0025;
   f.error = work_refusal(f.work);
   RawSession raw;
   raw.fixtures.push_back(fixture_block(f));
@@ -328,6 +330,8 @@ TEST(WorkSignature, RoundTripsThroughTheFixtureJson) {
   EXPECT_EQ(s.items[1].role, StreamRole::LegacyDefault);
   EXPECT_FALSE(s.items[1].covered());
   EXPECT_EQ(work_refusal(s), f.error);
+  EXPECT_EQ(s.stream_ordered_allocations, 2);
+  EXPECT_DOUBLE_EQ(s.probe_s, 0.0025);
   const auto j = fixture_json(back[0]);
   EXPECT_EQ(j["work"]["covered"], false);
   EXPECT_EQ(j["work"]["items"][1]["where"], "legacy default stream");

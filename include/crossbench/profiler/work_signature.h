@@ -70,6 +70,9 @@ struct WorkSignature {
   /// cudaMallocFromPoolAsync, cudaFreeAsync): captured into a graph they become memory nodes, whose
   /// device time no activity record shows.
   int stream_ordered_allocations = 0;
+  /// Host wall time the probe took, s (the call, the device wait, CUPTI's flush and this
+  /// derivation): its cost to a run. Set by the harness (bench/core/measure.h probe_work).
+  double probe_s = 0;
   /// Every item is ordered between the two events (true when recorded and nothing is outside).
   bool covered() const;
   /// The items not covered, in order.
