@@ -219,6 +219,10 @@ class CuptiSource final : public ActivitySource {
       recording_ = true;
     }
     enabled_ = true;
+    // CUDA_EVENT records for the work-signature probe, on for the whole session: turning the kind
+    // on and off around each probe cost up to ~0.1 s a probe on the H200 (results/h200/
+    // user-patterns-2026-12-04, signature-cost); outside a probe consume() drops them at once.
+    event_records_on_ = can_probe() && cupti().cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CUDA_EVENT) == CUPTI_SUCCESS;
   }
 
   std::vector<RawRecord> stop() override {
@@ -234,6 +238,8 @@ class CuptiSource final : public ActivitySource {
     for (const auto& [kind, bit] : kKinds) {
       if ((kinds_ & bit) != 0) check(cupti().cuptiActivityDisable(kind), "cuptiActivityDisable", __LINE__);
     }
+    if (event_records_on_) cupti().cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CUDA_EVENT);
+    event_records_on_ = false;
     enabled_ = false;
     check(cupti().cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll", __LINE__);
     {
@@ -261,7 +267,7 @@ class CuptiSource final : public ActivitySource {
   }
   void begin_probe() override {
     // Not under mutex_: CUPTI may deliver a buffer (on_buffer_completed takes it) while enabling.
-    const bool on = can_probe() && cupti().cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CUDA_EVENT) == CUPTI_SUCCESS;
+    const bool on = can_probe() && event_records_on_;
     std::lock_guard<std::mutex> lock(mutex_);
     probe_mark_ = records_.size();
     probe_events_.clear();
@@ -284,7 +290,6 @@ class CuptiSource final : public ActivitySource {
     }
     // Not under mutex_: the flush delivers buffers through on_buffer_completed, which takes it.
     const CUptiResult flushed = cupti().cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    cupti().cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CUDA_EVENT);
     std::lock_guard<std::mutex> lock(mutex_);
     probing_ = false;
     if (flushed != CUPTI_SUCCESS) {
@@ -611,6 +616,7 @@ class CuptiSource final : public ActivitySource {
   std::size_t max_buffers_;
   unsigned kinds_;  ///< CuptiKindBits
   bool enabled_ = false;
+  bool event_records_on_ = false;                ///< CUDA_EVENT records enabled (start(), for the probe)
   CUpti_SubscriberHandle subscriber_ = nullptr;  ///< this session's NVTX subscription, if any
   std::atomic<std::size_t> outstanding_{0};
   std::atomic<std::uint64_t> dropped_{0};
