@@ -39,9 +39,10 @@ def main(path):
         if p is not None:
             fractions.append(p / wall)
         print(f"| {rnd} | {arm} | {rc} | {wall:.2f} | {'' if p is None else f'{p:.3f}'} | {frac} | {verdict(run_dir)} |")
-    mw, mo = statistics.median(walls["with"]), statistics.median(walls["without"])
     print()
-    print(f"median wall time: with the probe {mw:.2f} s, without {mo:.2f} s, ratio {mw / mo:.3f}")
+    if walls["with"] and walls["without"]:
+        mw, mo = statistics.median(walls["with"]), statistics.median(walls["without"])
+        print(f"median wall time: with the probe {mw:.2f} s, without {mo:.2f} s, ratio {mw / mo:.3f}")
     if fractions:
         print(f"the probe's own time: {100 * min(fractions):.2f}% to {100 * max(fractions):.2f}% of a run's wall time")
 
