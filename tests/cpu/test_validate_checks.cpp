@@ -325,6 +325,18 @@ TEST_F(ValidateTest, WorkSignatureFailsWorkThatWasTimedOffTheHandedStream) {
   expect_only_failed(validate(build(m)), {xb::checks::kWorkSignature});
 }
 
+TEST_F(ValidateTest, WorkLaunchedFromAnotherThreadCountsInItsStep) {
+  // A kernel launched by another host thread inside step 3 (its launch has no External id: no
+  // range of the profiler's thread covers it) extends that step's device work by 5 us, which its
+  // event interval holds; the step's CUPTI span must hold it too.
+  Model m = default_model();
+  m.api.push_back({"cuda_runtime", "cudaLaunchKernel", 120000, 121000, 150, 0, 211});
+  m.acts.push_back({"kernel", "worker_kernel", 134000, 138000, 150});
+  m.fixtures[0].steps[0].event_extra_ns += 5000;
+  const auto r = validate(build(m));
+  EXPECT_EQ(r.status_of(xb::checks::kEventVsCupti), xb::CheckStatus::Passed);
+}
+
 TEST_F(ValidateTest, GraphMemoryNodesAreNotJudgedByEventVsCupti) {
   Model m = default_model();
   m.fixtures[0].stop = "converged";
