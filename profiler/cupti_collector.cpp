@@ -136,8 +136,8 @@ thread_local std::vector<Frame> t_frames;
 
 class CuptiSource final : public ActivitySource {
  public:
-  CuptiSource(std::size_t buffer_bytes, std::size_t max_buffers, unsigned kinds)
-      : buffer_bytes_(buffer_bytes), max_buffers_(max_buffers), kinds_(kinds) {
+  CuptiSource(std::size_t buffer_bytes, std::size_t max_buffers, unsigned kinds, std::size_t overflow_buffers)
+      : buffer_bytes_(buffer_bytes), max_buffers_(max_buffers), overflow_buffers_(overflow_buffers), kinds_(kinds) {
     CuptiSource* expected = nullptr;
     if (!g_active.compare_exchange_strong(expected, this)) {
       throw ProfilerError("a CUPTI profiler session is already active in this process");
@@ -383,8 +383,11 @@ class CuptiSource final : public ActivitySource {
     *buffer = nullptr;
     *size = 0;
     *max_num_records = 0;
-    if (self == nullptr || self->outstanding_.load() >= self->max_buffers_) return;  // CUPTI drops
-    void* p = std::aligned_alloc(kAlign, self->buffer_bytes_);
+    if (self == nullptr) return;
+    const std::size_t bytes = activity_buffer_bytes(self->outstanding_.load(), self->buffer_bytes_, self->max_buffers_,
+                                                    self->overflow_buffers_);
+    if (bytes == 0) return;  // CUPTI drops (and counts) what it cannot store
+    void* p = std::aligned_alloc(kAlign, bytes);
     if (p == nullptr) return;
     {
       std::lock_guard<std::mutex> lock(g_buffers_mutex);
@@ -392,7 +395,7 @@ class CuptiSource final : public ActivitySource {
     }
     ++self->outstanding_;
     *buffer = static_cast<uint8_t*>(p);
-    *size = self->buffer_bytes_;
+    *size = bytes;
   }
 
   static void CUPTIAPI on_buffer_completed(CUcontext context, uint32_t stream_id, uint8_t* buffer, size_t /*size*/,
@@ -614,7 +617,8 @@ class CuptiSource final : public ActivitySource {
 
   std::size_t buffer_bytes_;
   std::size_t max_buffers_;
-  unsigned kinds_;  ///< CuptiKindBits
+  std::size_t overflow_buffers_;  ///< smaller buffers past max_buffers_ (activity_buffer_bytes)
+  unsigned kinds_;                ///< CuptiKindBits
   bool enabled_ = false;
   bool event_records_on_ = false;                ///< CUDA_EVENT records enabled (start(), for the probe)
   CUpti_SubscriberHandle subscriber_ = nullptr;  ///< this session's NVTX subscription, if any
@@ -708,10 +712,11 @@ const CuptiApi& cupti() {
   return loaded.first;
 }
 
-std::unique_ptr<ActivitySource> make_cupti_source(std::size_t buffer_bytes, std::size_t max_buffers, unsigned kinds) {
+std::unique_ptr<ActivitySource> make_cupti_source(std::size_t buffer_bytes, std::size_t max_buffers, unsigned kinds,
+                                                  std::size_t overflow_buffers) {
   if (buffer_bytes < 4096) throw std::invalid_argument("CUPTI buffer must be at least 4 KiB");
   ensure_nvtx_injection();  // before the process's first NVTX call, whatever this session records
-  return std::make_unique<CuptiSource>(buffer_bytes, max_buffers, kinds);
+  return std::make_unique<CuptiSource>(buffer_bytes, max_buffers, kinds, overflow_buffers);
 }
 
 }  // namespace xb

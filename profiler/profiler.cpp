@@ -162,6 +162,12 @@ std::vector<HostRange> filter_ranges_to_windows(std::vector<HostRange> ranges,
   return kept;
 }
 
+std::size_t activity_buffer_bytes(std::size_t outstanding, std::size_t buffer_bytes, std::size_t max_buffers,
+                                  std::size_t overflow_buffers) {
+  if (outstanding < max_buffers) return buffer_bytes;
+  return outstanding < max_buffers + overflow_buffers ? kOverflowBufferBytes : 0;
+}
+
 Profiler::Profiler(std::unique_ptr<ActivitySource> source) : source_(std::move(source)) {
   if (!source_) throw std::invalid_argument("Profiler: null activity source");
   pid_ = static_cast<std::uint32_t>(::getpid());

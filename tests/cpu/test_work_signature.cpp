@@ -383,6 +383,16 @@ class ProbeDevice : public SampleDevice {
   void probe_end() override { calls.record(kHanded); }
 };
 
+TEST(ActivityBuffers, PastTheLargeBuffersSmallerOnesThenNone) {
+  // A launch that starts a host thread per call asks CUPTI for one buffer per thread.
+  EXPECT_EQ(activity_buffer_bytes(0, 8u << 20, 256, kOverflowBuffers), 8u << 20);
+  EXPECT_EQ(activity_buffer_bytes(255, 8u << 20, 256, kOverflowBuffers), 8u << 20);
+  EXPECT_EQ(activity_buffer_bytes(256, 8u << 20, 256, kOverflowBuffers), kOverflowBufferBytes);
+  EXPECT_EQ(activity_buffer_bytes(256 + kOverflowBuffers - 1, 8u << 20, 256, kOverflowBuffers), kOverflowBufferBytes);
+  EXPECT_EQ(activity_buffer_bytes(256 + kOverflowBuffers, 8u << 20, 256, kOverflowBuffers), 0u);
+  EXPECT_EQ(activity_buffer_bytes(1, 4096, 1, 0), 0u);  // the tests' tiny limit still drops
+}
+
 TEST(WorkSignature, MeasureRefusesBeforeAnySample) {
   Calls c;
   Profiler prof(std::make_unique<ProbeSource>(c));

@@ -178,7 +178,7 @@ TEST_F(GpuTest, DroppedRecordsReachEveryExportAndFailValidation) {
   RawSession raw;
   {
     // One 4 KiB buffer at a time: a few dozen records fit, CUPTI must drop the rest and count them.
-    Profiler prof(make_cupti_source(4096, 1));
+    Profiler prof(make_cupti_source(4096, 1, kCuptiAllKinds, 0));
     prof.start();
     prof.begin_fixture(Schedule{0, 0, 1});
     prof.begin_step();

@@ -76,7 +76,7 @@ TEST_F(GpuTest, DroppedRecordsAreCountedWithATinyBufferLimit) {
   Stream stream;
   auto add = make_workload(Op::Add, DType::FP32, 64, stream.get());
   // One 4 KiB buffer at a time: thousands of launches cannot fit, CUPTI must drop and count.
-  Profiler prof(make_cupti_source(4096, 1));
+  Profiler prof(make_cupti_source(4096, 1, kCuptiAllKinds, 0));
   prof.start();
   prof.begin_fixture(Schedule{0, 0, 1});
   prof.begin_step();

@@ -6,6 +6,7 @@
 // Units: nanoseconds on the activity source's clock (cuptiGetTimestamp for CUPTI).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -251,8 +252,21 @@ enum CuptiKindBits : unsigned {
   kCuptiAllKinds = (1u << 8) - 1,
 };
 
+/// The size of the next activity buffer a CUPTI source hands out, bytes, with `outstanding`
+/// buffers not yet given back; 0: none (CUPTI then drops records and counts them). The first
+/// `max_buffers` are `buffer_bytes`; past them, kOverflowBufferBytes each, up to
+/// `overflow_buffers` more. CUPTI keeps an activity buffer per host thread
+/// (CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, its default) until a flush, so a launch that
+/// starts a thread per call asks for one buffer per call: 2,800 in one fixture's recorded steps
+/// outran 256 large ones on the H200 (results/h200/user-patterns-2026-12-04).
+std::size_t activity_buffer_bytes(std::size_t outstanding, std::size_t buffer_bytes, std::size_t max_buffers,
+                                  std::size_t overflow_buffers);
+inline constexpr std::size_t kOverflowBufferBytes = 64u << 10;
+inline constexpr std::size_t kOverflowBuffers = 16384;  ///< 1 GiB of them at most
+
 /// The CUPTI activity source (profiler/cupti_collector.cpp). `buffer_bytes` per CUPTI buffer,
-/// at most `max_buffers` outstanding (beyond that CUPTI drops records and counts them). Loads
+/// `max_buffers` of them outstanding, then up to `overflow_buffers` smaller ones
+/// (activity_buffer_bytes; beyond those CUPTI drops records and counts them). Loads
 /// libcupti at run time (profiler/cupti_api.h; XB_CUPTI_LIBRARY names another file) and points
 /// NVTX at it (docs/formats.md, "NVTX ranges"). Throws ProfilerError when the library cannot be
 /// loaded, when another tool already holds CUPTI, or when CUPTI cannot be initialized;
@@ -260,6 +274,7 @@ enum CuptiKindBits : unsigned {
 /// recorded; a session without all of them is incomplete (the validator will say so): for cost
 /// measurements only.
 std::unique_ptr<ActivitySource> make_cupti_source(std::size_t buffer_bytes = 8u << 20, std::size_t max_buffers = 256,
-                                                  unsigned kinds = kCuptiAllKinds);
+                                                  unsigned kinds = kCuptiAllKinds,
+                                                  std::size_t overflow_buffers = kOverflowBuffers);
 
 }  // namespace xb
