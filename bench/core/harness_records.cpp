@@ -101,7 +101,7 @@ std::uint32_t get_uint32(const json& j, const char* key, const std::string& w) {
 }
 
 /// A fixture's "work" when its file has none (recorded before the probe existed).
-constexpr const char* kWorkNotRecordedBefore = "not recorded (recorded before the work-signature probe)";
+constexpr const char* kWorkNotRecordedBefore = "the session was recorded before the work-signature probe (2026-12-04)";
 
 WorkSignature parse_work(const json& j, const std::string& w) {
   rj::require_is_object(j, w);
@@ -282,6 +282,10 @@ json fixture_timing_json(const FixtureTiming& t) {
   return j;
 }
 
+bool is_recorded_before_probe(const WorkSignature& work) {
+  return !work.recorded && work.why == kWorkNotRecordedBefore;
+}
+
 json work_signature_json(const WorkSignature& s) {
   if (!s.recorded) return json{{"recorded", false}, {"why", s.why}};
   json items = json::array();
@@ -315,7 +319,7 @@ json fixture_json(const FixtureInfo& f) {
   if (!f.has_reference) fj["reference"] = false;  // written only when false: older files read as true
   if (!f.timing.mode.empty()) fj["timing"] = fixture_timing_json(f.timing);
   // Optional keys: a fixture that failed before its probe (or a file from before it) has none.
-  if (f.work.recorded || (!f.work.why.empty() && f.work.why.rfind(kWorkNotRecordedBefore, 0) != 0))
+  if (f.work.recorded || (!f.work.why.empty() && !is_recorded_before_probe(f.work)))
     fj["work"] = work_signature_json(f.work);
   if (f.graph_replay_items >= 0) fj["graph_replay_items"] = f.graph_replay_items;
   if (!f.error.empty()) fj["error"] = f.error;

@@ -110,11 +110,16 @@ struct FixtureInfo {
   /// `verified` is false without a failure; files say "reference": false, the validator "not run".
   bool has_reference = true;
   /// What one call enqueues (bench/core/measure.h probe_work): recorded = false with the reason
-  /// when not probed; files written before the probe existed read back as "not recorded".
+  /// when not probed; files written before the probe existed read back as not recorded, saying so
+  /// (is_recorded_before_probe).
   WorkSignature work;
   /// Graph mode: device activities one replay of the captured graph enqueued; -1: not probed.
   int graph_replay_items = -1;
 };
+
+/// Whether `work` was read from a session recorded before the work-signature probe existed (its
+/// fixtures have no "work": not written back, and summary.md does not list them).
+bool is_recorded_before_probe(const WorkSignature& work);
 
 /// The metadata key the GPU's facts go under: raw_session.json's "meta.gpu", the traces' "gpu".
 inline constexpr const char* kGpuMetadataKey = "gpu";

@@ -217,7 +217,7 @@ void write_summary(const RawSession& raw, const ValidationReport& report, const 
   std::vector<std::string> spread_notes, sync_notes, work_notes;
   for (const FixtureInfo& f : read_fixtures(raw)) {
     // What one call enqueued (the work signature), for every fixture that was probed or refused.
-    if (f.work.recorded || !f.work.why.empty()) {
+    if (f.work.recorded || (!f.work.why.empty() && !is_recorded_before_probe(f.work))) {
       std::string line = fmt::format("- {}: {}", f.name, f.work.summary());
       if (f.graph_replay_items >= 0)
         line +=

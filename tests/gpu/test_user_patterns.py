@@ -346,9 +346,8 @@ def check_lists(bdir, expected):
 
 
 def hang_env(a):
-    """The wait deadline for a hang case: XB_WAIT_DEADLINE_S (bench/core/device_failure.h) and
-    XB_HANG_LIMIT_S (its name in issue 36's brief), both."""
-    return {"XB_WAIT_DEADLINE_S": str(a.hang_limit_s), "XB_HANG_LIMIT_S": str(a.hang_limit_s)}
+    """The wait deadline for a hang case: XB_WAIT_DEADLINE_S (bench/core/device_failure.h)."""
+    return {"XB_WAIT_DEADLINE_S": str(a.hang_limit_s)}
 
 
 def run_cpp(a, case, bdir, sizes, runs, logs):
@@ -488,7 +487,7 @@ def main(argv):
     ap.add_argument("--require-python", action="store_true", help="a Python part that cannot run is a failure")
     ap.add_argument("--work", help="scratch folder (default: BUILD/user-patterns-test; the example build is kept)")
     ap.add_argument("--out", help="where the table goes (default: WORK/report)")
-    ap.add_argument("--hang-limit-s", type=float, default=5, help="XB_HANG_LIMIT_S for the hang cases")
+    ap.add_argument("--hang-limit-s", type=float, default=5, help="XB_WAIT_DEADLINE_S for the hang cases, s")
     ap.add_argument("--timeout-s", type=float, default=120, help="one run's wall-clock limit")
     ap.add_argument("--min-time", type=float, default=0.1)
     ap.add_argument("--max-time", type=float, default=0.5)
@@ -672,7 +671,7 @@ def self_test(gen):
         ok(any("2 stderr lines" in p for p in judge_cpp(c, sizes, 1, err + err.replace("64:", "64 again:"), d)[2]),
            "a second fault line is a mismatch")
         c = by_id["user_patterns/hang/hot"]
-        err = "bench: hang/fp32/64: a call did not finish within 5 s (XB_HANG_LIMIT_S); the context is lost\n"
+        err = "bench: hang/fp32/64: a call did not finish within 5 s (XB_WAIT_DEADLINE_S); the context is lost\n"
         ok(judge_cpp(c, sizes, 1, err, folder("hang", []))[:1] == ("hang",), "a hang")
         c = by_id["python/py_side_unjoined/hot"]
         d = folder("py", [{"check": "work_signature", "status": "failed", "subject": "py_side_unjoined/fp32/64"}])

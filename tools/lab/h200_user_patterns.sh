@@ -10,7 +10,7 @@
 #    (hot, cold, graph) of both programs, each its own `--op` run with `--size 64,4096 --min-time
 #    0.1 --max-time 0.5` (no --warmup), the mixed runs (a fault between two ordinary fixtures; a
 #    refusal between two), and every Python pattern x mode (hot, cold) through crossbench.bench at
-#    64 and 4096 (fault and hang each in a process of their own, XB_HANG_LIMIT_S=5), and compares
+#    64 and 4096 (fault and hang each in a process of their own, XB_WAIT_DEADLINE_S=5), and compares
 #    each outcome with expected.json. It starts no case after the time budget (7 minutes in all,
 #    the build included): those are NOT RUN and the check line says so.
 # $OUT: checks.txt, machine.txt, user_patterns.md and user_patterns.json (pattern, mode, language,
