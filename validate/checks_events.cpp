@@ -3,6 +3,7 @@
 #include "validate/checks.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -21,6 +22,7 @@ namespace {
 struct StepSpan {
   std::int64_t first = 0, second = 0;  ///< first start, last end, ns
   std::uint32_t first_event = kNone, last_event = kNone;
+  std::vector<std::int64_t> streams;  ///< the lanes' tids (device lanes: the stream) of its activities
 };
 
 /// Per step range (event index in A): first start and last end of the device activities under
@@ -77,9 +79,12 @@ std::unordered_map<std::uint32_t, StepSpan> step_spans(const View& v, IsStep&& i
     if (r != last_r) {
       last_r = r;
       const std::uint32_t s = find(r);
-      span = s == kNone ? nullptr : &spans.emplace(s, StepSpan{a.start_ns, a.end_ns(), i, i}).first->second;
+      span = s == kNone ? nullptr : &spans.emplace(s, StepSpan{a.start_ns, a.end_ns(), i, i, {}}).first->second;
     }
     if (!span) continue;
+    const std::int64_t stream = v.t->lanes[a.lane].tid;
+    if (std::find(span->streams.begin(), span->streams.end(), stream) == span->streams.end())
+      span->streams.push_back(stream);
     if (a.start_ns < span->first) {
       span->first = a.start_ns;
       span->first_event = i;
@@ -337,6 +342,17 @@ void check_work_signature(const Model& m, CheckLog& log) {
     return log.not_run("", m.events->file +
                                " records no work signatures (written before the work-signature probe, "
                                "2026-12-04, or by another recorder)");
+  // The recorded steps' spans (with their streams), from the first trace, when there is one.
+  std::optional<std::unordered_map<std::uint32_t, StepSpan>> spans;
+  if (!m.traces.empty()) {
+    const View& A = m.A();
+    std::unordered_set<std::uint32_t> step_ranges;
+    for (const auto& f : m.events->fixtures)
+      for (const auto& st : f.steps)
+        if (std::uint32_t r = A.rng_ext.first(st.range_id); r != kNone) step_ranges.insert(r);
+    spans = step_spans(
+        A, [&](std::uint32_t r) { return step_ranges.count(r) != 0; }, true);
+  }
   for (const auto& f : m.events->fixtures) {
     const bool refused = refused_fixture(f);
     if (!f.has_work) {
@@ -357,6 +373,29 @@ void check_work_signature(const Model& m, CheckLog& log) {
       log.fail(f.name, "every device activity of one call ordered between the events on the handed stream",
                f.work_summary, refused ? f.error : "the fixture was timed although its work is not between the events");
       continue;
+    }
+    // Every recorded eager step's device work on the probed call's streams: a call whose work
+    // moves off them now and then (the probe saw one call) is caught here. Graph replays are
+    // left out: the driver places a graph's nodes on streams of its own.
+    if (!f.graph && spans) {
+      bool moved = false;
+      for (const auto& st : f.steps) {
+        const std::uint32_t r = m.A().rng_ext.first(st.range_id);
+        const auto sp = r == kNone ? spans->end() : spans->find(r);
+        if (sp == spans->end()) continue;  // event_vs_cupti reports a step without device work
+        for (std::int64_t stream : sp->second.streams) {
+          if (std::find(f.work_stream_ids.begin(), f.work_stream_ids.end(), stream) != f.work_stream_ids.end())
+            continue;
+          log.fail(fmt::format("{} step {}", f.name, st.step),
+                   fmt::format("device work on the probed call's streams ({})", fmt::join(f.work_stream_ids, ", ")),
+                   fmt::format("work on stream {}", stream),
+                   "a recorded call ran work on a stream the probed call did not use: its work varies from call to "
+                   "call, and the events on the handed stream may not see it");
+          moved = true;
+          break;
+        }
+      }
+      if (moved) continue;
     }
     log.pass(f.name, "one call enqueues " + f.work_summary +
                          (f.graph_replay_items >= 0

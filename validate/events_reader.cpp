@@ -1,6 +1,8 @@
 // cudaEvent timings reader (validate/events_reader.h).
 #include "validate/events_reader.h"
 
+#include <algorithm>
+
 #include <cmath>
 
 #include <fmt/format.h>
@@ -138,6 +140,11 @@ EventsData parse_per_step(json& doc, const std::string& label, const Bad& bad) {
               bad(where + "work.items[]." + key + " is missing or not a boolean");
             fix.work_covered = fix.work_covered && b->get<bool>();
           }
+          const std::int64_t stream = integer(item, "stream", where + "work.items[].", bad);
+          if (stream < 0 || stream > 0xffffffffLL) bad(where + "work.items[].\"stream\" is out of range");
+          const auto id = static_cast<std::uint32_t>(stream);
+          if (std::find(fix.work_stream_ids.begin(), fix.work_stream_ids.end(), id) == fix.work_stream_ids.end())
+            fix.work_stream_ids.push_back(id);
           ++fix.work_items;
         }
       }

@@ -140,6 +140,7 @@ PointResult run_point(const PointPlan& p, const SweepOptions& o, Profiler& prof,
     cfg.check_interrupt = throw_if_interrupted;
     const Measurement m = measure({[&] { w->enqueue(); }}, prof, dev, p.name, cpu_op, cfg);
     info.timing = m.timing;
+    info.work = m.work;
     r.event_median_ns = m.stats.median;
     prof.add_fixture(fixture_block(info));
     if (o.graph) {
@@ -152,6 +153,8 @@ PointResult run_point(const PointPlan& p, const SweepOptions& o, Profiler& prof,
         cfg.graph = true;
         const Measurement gm = measure({[&] { w->enqueue(); }}, prof, dev, g.name, cpu_op, cfg);  // drops its graphs
         g.timing = gm.timing;
+        g.work = gm.work;
+        g.graph_replay_items = gm.graph_replay_items;
         r.graph_median_ns = gm.stats.median;
       } catch (const std::exception& e) {
         XB_CUDA_NOTHROW(cudaStreamSynchronize(stream));

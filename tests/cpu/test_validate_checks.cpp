@@ -24,7 +24,7 @@ TEST_F(ValidateTest, CleanRunPassesEveryCheck) {
   expect_only_failed(r, {});
   EXPECT_TRUE(r.passed());
   const auto c = r.counts();
-  EXPECT_EQ(c.failed, 0u);
+  EXPECT_EQ(c.failed, 0u) << dump_report(r);
   EXPECT_EQ(c.not_run, 1u) << dump_report(r);  // model_vs_counters: no counter pass (counters.json)
   EXPECT_EQ(r.status_of(xb::checks::kModelVsCounters), xb::CheckStatus::NotRun);
   EXPECT_EQ(r.results_of(xb::checks::kEventVsCupti).size(), 2u);  // one per fixture
@@ -335,6 +335,21 @@ TEST_F(ValidateTest, WorkLaunchedFromAnotherThreadCountsInItsStep) {
   m.fixtures[0].steps[0].event_extra_ns += 5000;
   const auto r = validate(build(m));
   EXPECT_EQ(r.status_of(xb::checks::kEventVsCupti), xb::CheckStatus::Passed);
+}
+
+TEST_F(ValidateTest, WorkSignatureFailsAStepWhoseWorkMovedToAnotherStream) {
+  // The probed call ran on stream 7; a recorded call of step 4 ran its kernel on stream 9 (work
+  // that varies from call to call: the probe saw one call).
+  Model m = default_model();
+  for (auto& a : m.acts)
+    if (a.corr == 202) a.stream = 9;
+  const auto r = validate(build(m));
+  const auto results = r.results_of(xb::checks::kWorkSignature);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0]->status, xb::CheckStatus::Failed);
+  EXPECT_EQ(results[0]->subject, "matmul/bf16/64 step 4");
+  EXPECT_EQ(results[0]->found, "work on stream 9");
+  EXPECT_EQ(results[1]->status, xb::CheckStatus::Passed);
 }
 
 TEST_F(ValidateTest, GraphMemoryNodesAreNotJudgedByEventVsCupti) {

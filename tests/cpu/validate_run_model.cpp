@@ -304,12 +304,16 @@ json build_events(const Model& m) {
         return json{{"kind", "kernel"},       {"name", "_Z6kernelPf"}, {"stream", stream}, {"where", where},
                     {"after_start", covered}, {"before_end", covered}, {"bytes", 0},       {"duration_ns", 1000}};
       };
-      json items = json::array({item("handed stream", 13, true)});
-      if (f.work_off_stream) items.push_back(item("legacy default stream", 7, false));
-      fixtures.back()["work"] = {
-          {"recorded", true},        {"handed_stream", 13},           {"streams", items.size()},
-          {"cross_stream_waits", 0}, {"covered", !f.work_off_stream}, {"summary", "1 kernel on the handed stream"},
-          {"items", items}};
+      // The model's device activities run on stream 7 (MAct::stream): the handed stream.
+      json items = json::array({item("handed stream", 7, true)});
+      if (f.work_off_stream) items.push_back(item("legacy default stream", 9, false));
+      fixtures.back()["work"] = {{"recorded", true},
+                                 {"handed_stream", 7},
+                                 {"streams", items.size()},
+                                 {"cross_stream_waits", 0},
+                                 {"covered", !f.work_off_stream},
+                                 {"summary", "1 kernel on the handed stream"},
+                                 {"items", items}};
     }
   }
   return {{"crossbench", meta(m, "events")}, {"fixtures", fixtures}};
