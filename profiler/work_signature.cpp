@@ -139,6 +139,8 @@ WorkSignature derive_work_signature(const ProbeRecords& probe, const HandedStrea
   }
   s.handed_stream_id = handed_id;
   s.handed_orders_blocking_streams = handed.legacy || handed.blocking;
+  s.legacy_stream_id = legacy_id;
+  s.per_thread_stream_id = per_thread_id;
   // Ordering groups: streams implicitly ordered with each other in enqueue order share a group.
   const bool legacy_joins = handed.legacy || handed.blocking || legacy_id == handed_id;
   const bool per_thread_joins = handed.legacy || legacy_id == handed_id;

@@ -129,6 +129,12 @@ EventsData parse_per_step(json& doc, const std::string& label, const Bad& bad) {
         fix.work_cross_stream_waits = static_cast<int>(integer(*w, "cross_stream_waits", where + "work.", bad));
         if (w->contains("stream_ordered_allocations"))
           fix.work_allocations = static_cast<int>(integer(*w, "stream_ordered_allocations", where + "work.", bad));
+        for (const char* key : {"legacy_stream", "per_thread_stream"}) {
+          if (!w->contains(key)) continue;
+          const std::int64_t id = integer(*w, key, where + "work.", bad);
+          if (id < 0 || id > 0xffffffffLL) bad(where + "work.\"" + key + "\" is out of range");
+          fix.work_default_stream_ids.push_back(static_cast<std::uint32_t>(id));
+        }
         auto items = w->find("items");
         if (items == w->end() || !items->is_array()) bad(where + "work.\"items\" is missing or not an array");
         fix.work_covered = true;

@@ -48,8 +48,11 @@ struct EventFixture {
   bool work_covered = false;
   int work_items = 0, work_streams = 0, work_cross_stream_waits = 0, work_allocations = 0;
   std::vector<std::uint32_t> work_stream_ids;  ///< the streams of the probed call's items (CUPTI ids)
-  bool graph = false;                          ///< timing.graph: samples replayed a CUDA graph
-  int graph_replay_items = -1;                 ///< graph mode: one replay's device activities; -1: not probed
+  /// The legacy and per-thread default streams' CUPTI ids the probe saw (work.legacy_stream,
+  /// work.per_thread_stream; absent: none).
+  std::vector<std::uint32_t> work_default_stream_ids;
+  bool graph = false;           ///< timing.graph: samples replayed a CUDA graph
+  int graph_replay_items = -1;  ///< graph mode: one replay's device activities; -1: not probed
 };
 
 /// One workload of a PyTorch reference summary.json: event statistics over calls that were not

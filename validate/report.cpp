@@ -236,8 +236,7 @@ std::string cause_label(const std::string& key) {
       {checks::kLaneOrder, "timestamps out of launch order on a lane"},
       {checks::kEventVsCupti, "cudaEvent and CUPTI times disagree beyond tolerance"},
       {checks::kVerified, "results did not match the host reference"},
-      {checks::kWorkSignature,
-       "a call enqueues work the handed stream's cudaEvents cannot see (refused before timing)"},
+      {checks::kWorkSignature, "a call enqueues work the handed stream's cudaEvents cannot see"},
   };
   const auto it = labels.find(key);
   return it != labels.end() ? it->second : key;

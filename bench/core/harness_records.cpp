@@ -112,6 +112,8 @@ WorkSignature parse_work(const json& j, const std::string& w) {
     return s;
   }
   s.handed_stream_id = get_uint32(j, "handed_stream", w);
+  if (j.contains("legacy_stream")) s.legacy_stream_id = get_uint32(j, "legacy_stream", w);  // optional: 0
+  if (j.contains("per_thread_stream")) s.per_thread_stream_id = get_uint32(j, "per_thread_stream", w);
   s.streams = rj::get_int(j, "streams", w);
   s.cross_stream_waits = rj::get_int(j, "cross_stream_waits", w);
   if (j.contains("probe_s")) s.probe_s = rj::get_double(j, "probe_s", w);  // optional: 0
@@ -301,6 +303,8 @@ json work_signature_json(const WorkSignature& s) {
   }
   return json{{"recorded", true},
               {"handed_stream", s.handed_stream_id},
+              {"legacy_stream", s.legacy_stream_id},
+              {"per_thread_stream", s.per_thread_stream_id},
               {"streams", s.streams},
               {"cross_stream_waits", s.cross_stream_waits},
               {"stream_ordered_allocations", s.stream_ordered_allocations},

@@ -146,7 +146,8 @@ TimedCall timed_sample(const std::function<void()>& launch, Profiler& prof, Samp
 WorkSignature probe_work(const std::function<void()>& call, Profiler& prof, SampleDevice& dev) {
   if (!prof.can_probe()) {  // no call is made for nothing
     WorkSignature s;
-    s.why = prof.recording() ? "the activity source records no device activity to probe (event-only mode)"
+    s.why = prof.recording() ? "the activity source cannot probe a call (event-only mode, a session recording only "
+                               "some activity kinds, or a CUPTI older than CUDA 12.8's, without cudaEventSyncId)"
                              : "the profiler is not recording";
     return s;
   }

@@ -309,6 +309,8 @@ json build_events(const Model& m) {
       if (f.work_off_stream) items.push_back(item("legacy default stream", 9, false));
       fixtures.back()["work"] = {{"recorded", true},
                                  {"handed_stream", 7},
+                                 {"legacy_stream", 9},
+                                 {"per_thread_stream", 10},
                                  {"streams", items.size()},
                                  {"cross_stream_waits", 0},
                                  {"covered", !f.work_off_stream},

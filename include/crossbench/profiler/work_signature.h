@@ -60,6 +60,9 @@ struct WorkSignature {
   bool recorded = false;
   std::string why;
   std::uint32_t handed_stream_id = 0;
+  /// CUPTI ids of the legacy and the per-thread default stream (of the probing thread), from the
+  /// probe's markers: the validator looks for work on them in every recorded step.
+  std::uint32_t legacy_stream_id = 0, per_thread_stream_id = 0;
   /// The handed stream is the legacy default stream or a blocking one: another stream's work may
   /// be ordered with it implicitly (when that stream is blocking), which the records cannot show.
   bool handed_orders_blocking_streams = false;
@@ -77,7 +80,7 @@ struct WorkSignature {
   bool covered() const;
   /// The items not covered, in order.
   std::vector<const WorkItem*> uncovered() const;
-  /// One line: "2 kernels, 1 memcpy on 2 streams (handed + 1 joined back), 2 cross-stream waits".
+  /// One line: "2 kernels, 1 memcpy on 2 streams, 2 cross-stream waits; all of it between the events".
   std::string summary() const;
 };
 
