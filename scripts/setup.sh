@@ -53,6 +53,13 @@ done
 
 build_dir=${XB_BUILD_DIR:-build}
 jobs=${XB_JOBS:-$(nproc)}
+# A build folder configured without the GPU parts (cmake -DXB_CUDA=OFF, validate alone) has no
+# target bench: configure it again with XB_CUDA=AUTO, saying so, rather than fail in ninja.
+if [ -f "$build_dir/CMakeCache.txt" ] && grep -q '^XB_CUDA:STRING=OFF$' "$build_dir/CMakeCache.txt"; then
+  echo "setup: $build_dir was configured with -DXB_CUDA=OFF (validate only); configuring it again with XB_CUDA=AUTO"
+  # shellcheck disable=SC2086  # XB_CMAKE_ARGS: more -D options, space-separated (e.g. -DXB_LAB=ON)
+  cmake -S . -B "$build_dir" -DXB_CUDA=AUTO ${XB_CMAKE_ARGS:-}
+fi
 if [ ! -f "$build_dir/build.ninja" ]; then
   # shellcheck disable=SC2086  # XB_CMAKE_ARGS: more -D options, space-separated (e.g. -DXB_LAB=ON)
   cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release ${XB_CMAKE_ARGS:-}
