@@ -222,7 +222,8 @@ class CuptiSource final : public ActivitySource {
     // CUDA_EVENT records for the work-signature probe, on for the whole session: turning the kind
     // on and off around each probe cost up to ~0.1 s a probe on the H200 (results/h200/
     // user-patterns-2026-12-04, signature-cost); outside a probe consume() drops them at once.
-    event_records_on_ = can_probe() && cupti().cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CUDA_EVENT) == CUPTI_SUCCESS;
+    event_records_on_ =
+        probe_supported() && cupti().cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CUDA_EVENT) == CUPTI_SUCCESS;
   }
 
   std::vector<RawRecord> stop() override {
@@ -254,24 +255,15 @@ class CuptiSource final : public ActivitySource {
     return std::exchange(records_, {});
   }
 
-  // The probe turns CUDA_EVENT records on for its window only, so that no sampled step carries
-  // their cost; the records of the window are the ones delivered after the mark (a record cannot
-  // be delivered before its API call starts).
-  bool can_probe() const override {
-    // CUpti_ActivityCudaEvent2 and the cudaEventSyncId of CUpti_ActivitySynchronization2 came with
-    // CUPTI API version 26 (CUDA 12.8; cupti_version.h): an older CUPTI (another copy loaded first,
-    // PyTorch's) delivers records without them.
-    std::uint32_t version = 0;
-    return enabled_ && (kinds_ & kProbeKinds) == kProbeKinds && cupti().cuptiGetVersion(&version) == CUPTI_SUCCESS &&
-           version >= 26;
-  }
+  // The work-signature probe: CUDA_EVENT records are on for the whole session where the probe is
+  // supported (start()); the records of a probe's window are the ones delivered after its mark (a
+  // record cannot be delivered before its API call starts).
+  bool can_probe() const override { return event_records_on_; }
   void begin_probe() override {
-    // Not under mutex_: CUPTI may deliver a buffer (on_buffer_completed takes it) while enabling.
-    const bool on = can_probe() && event_records_on_;
     std::lock_guard<std::mutex> lock(mutex_);
     probe_mark_ = records_.size();
     probe_events_.clear();
-    probing_ = on;
+    probing_ = event_records_on_;
   }
 
   ProbeRecords end_probe() override {
@@ -587,7 +579,7 @@ class CuptiSource final : public ActivitySource {
           r.event_sync_id = s->cudaEventSyncId;
           break;
         }
-        case CUPTI_ACTIVITY_KIND_CUDA_EVENT: {  // enabled during a work-signature probe only
+        case CUPTI_ACTIVITY_KIND_CUDA_EVENT: {  // kept during a work-signature probe only
           const auto* e = reinterpret_cast<const CUpti_ActivityCudaEvent2*>(record);
           if (probing_) probe_events_.push_back(EventRecordOp{e->correlationId, e->streamId, e->cudaEventSyncId});
           continue;
@@ -605,6 +597,16 @@ class CuptiSource final : public ActivitySource {
       }
       records_.push_back(std::move(r));
     }
+  }
+
+  /// Whether this session can probe: the kinds the probe reads are recorded, and this CUPTI has
+  /// CUpti_ActivityCudaEvent2 and the cudaEventSyncId of CUpti_ActivitySynchronization2, which
+  /// came with CUPTI API version 26 (CUDA 12.8; cupti_version.h): an older CUPTI (another copy
+  /// loaded first, PyTorch's) delivers records without them.
+  bool probe_supported() const {
+    std::uint32_t version = 0;
+    return enabled_ && (kinds_ & kProbeKinds) == kProbeKinds && cupti().cuptiGetVersion(&version) == CUPTI_SUCCESS &&
+           version >= 26;
   }
 
   /// Ends this session's NVTX subscription, if it has one (never throws).

@@ -191,16 +191,13 @@ WorkSignature derive_work_signature(const ProbeRecords& probe, const HandedStrea
       }
     }
   }
-  for (const RawRecord& r : probe.records) {
-    if (r.kind == RawKind::Runtime && inside(r.correlation_id) &&
-        (r.name == "cudaMallocAsync" || r.name == "cudaMallocFromPoolAsync" || r.name == "cudaFreeAsync"))
-      ++s.stream_ordered_allocations;
-  }
   std::set<std::uint32_t> streams;
   for (const RawRecord& r : probe.records) {
-    if ((r.kind != RawKind::Kernel && r.kind != RawKind::Memcpy && r.kind != RawKind::Memset) ||
-        !inside(r.correlation_id))
-      continue;
+    if (!inside(r.correlation_id)) continue;
+    if (r.kind == RawKind::Runtime &&
+        (r.name == "cudaMallocAsync" || r.name == "cudaMallocFromPoolAsync" || r.name == "cudaFreeAsync"))
+      ++s.stream_ordered_allocations;
+    if (r.kind != RawKind::Kernel && r.kind != RawKind::Memcpy && r.kind != RawKind::Memset) continue;
     WorkItem w;
     w.kind = r.kind;
     w.name = r.kind == RawKind::Kernel   ? r.name

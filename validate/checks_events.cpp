@@ -97,6 +97,17 @@ std::unordered_map<std::uint32_t, StepSpan> step_spans(const View& v, IsStep&& i
   return spans;
 }
 
+/// The spans of events.json's recorded steps in trace A (step_spans by launch time), keyed by the
+/// step range's event index.
+std::unordered_map<std::uint32_t, StepSpan> recorded_step_spans(const View& A, const EventsData& ev) {
+  std::unordered_set<std::uint32_t> step_ranges;
+  for (const auto& f : ev.fixtures)
+    for (const auto& s : f.steps)
+      if (std::uint32_t r = A.rng_ext.first(s.range_id); r != kNone) step_ranges.insert(r);
+  return step_spans(
+      A, [&](std::uint32_t r) { return step_ranges.count(r) != 0; }, true);
+}
+
 /// A synchronizing launch's step (no blocking kernel): the time the GPU idles inside the event
 /// interval while the host works, from the trace's own host and device timestamps (one clock):
 /// before the first device activity, from the step range's start (just before the start event
@@ -185,12 +196,7 @@ void check_event_vs_cupti(const Model& m, const ValidateOptions& opts, CheckLog&
   }
   const auto& fixtures = ev.fixtures;
   if (fixtures.empty()) return log.not_run("", ev.file + " has no fixtures");
-  std::unordered_set<std::uint32_t> step_ranges;
-  for (const auto& f : fixtures)
-    for (const auto& s : f.steps)
-      if (std::uint32_t r = A.rng_ext.first(s.range_id); r != kNone) step_ranges.insert(r);
-  const auto spans = step_spans(
-      A, [&](std::uint32_t r) { return step_ranges.count(r) != 0; }, true);
+  const auto spans = recorded_step_spans(A, ev);
   json fig = json::array();
   for (const auto& f : fixtures) {
     if (!f.error.empty()) {
@@ -344,15 +350,7 @@ void check_work_signature(const Model& m, CheckLog& log) {
                                "2026-12-04, or by another recorder)");
   // The recorded steps' spans (with their streams), from the first trace, when there is one.
   std::optional<std::unordered_map<std::uint32_t, StepSpan>> spans;
-  if (!m.traces.empty()) {
-    const View& A = m.A();
-    std::unordered_set<std::uint32_t> step_ranges;
-    for (const auto& f : m.events->fixtures)
-      for (const auto& st : f.steps)
-        if (std::uint32_t r = A.rng_ext.first(st.range_id); r != kNone) step_ranges.insert(r);
-    spans = step_spans(
-        A, [&](std::uint32_t r) { return step_ranges.count(r) != 0; }, true);
-  }
+  if (!m.traces.empty()) spans = recorded_step_spans(m.A(), *m.events);
   for (const auto& f : m.events->fixtures) {
     const bool refused = refused_fixture(f);
     if (!f.has_work) {

@@ -121,6 +121,12 @@ EventsData parse_per_step(json& doc, const std::string& label, const Bad& bad) {
         if (v == w->end() || !v->is_string()) bad(where + "work.\"" + key + "\" is missing or not a string");
         return v->get<std::string>();
       };
+      // A CUPTI stream id (32 bits).
+      const auto stream_id = [&](const json& obj, const char* key, const std::string& at) {
+        const std::int64_t id = integer(obj, key, at, bad);
+        if (id < 0 || id > 0xffffffffLL) bad(at + "\"" + key + "\" is out of range");
+        return static_cast<std::uint32_t>(id);
+      };
       if (!fix.work_recorded) {
         fix.work_why = text("why");
       } else {
@@ -130,10 +136,7 @@ EventsData parse_per_step(json& doc, const std::string& label, const Bad& bad) {
         if (w->contains("stream_ordered_allocations"))
           fix.work_allocations = static_cast<int>(integer(*w, "stream_ordered_allocations", where + "work.", bad));
         for (const char* key : {"legacy_stream", "per_thread_stream"}) {
-          if (!w->contains(key)) continue;
-          const std::int64_t id = integer(*w, key, where + "work.", bad);
-          if (id < 0 || id > 0xffffffffLL) bad(where + "work.\"" + key + "\" is out of range");
-          fix.work_default_stream_ids.push_back(static_cast<std::uint32_t>(id));
+          if (w->contains(key)) fix.work_default_stream_ids.push_back(stream_id(*w, key, where + "work."));
         }
         auto items = w->find("items");
         if (items == w->end() || !items->is_array()) bad(where + "work.\"items\" is missing or not an array");
@@ -146,9 +149,7 @@ EventsData parse_per_step(json& doc, const std::string& label, const Bad& bad) {
               bad(where + "work.items[]." + key + " is missing or not a boolean");
             fix.work_covered = fix.work_covered && b->get<bool>();
           }
-          const std::int64_t stream = integer(item, "stream", where + "work.items[].", bad);
-          if (stream < 0 || stream > 0xffffffffLL) bad(where + "work.items[].\"stream\" is out of range");
-          const auto id = static_cast<std::uint32_t>(stream);
+          const std::uint32_t id = stream_id(item, "stream", where + "work.items[].");
           if (std::find(fix.work_stream_ids.begin(), fix.work_stream_ids.end(), id) == fix.work_stream_ids.end())
             fix.work_stream_ids.push_back(id);
           ++fix.work_items;
