@@ -36,12 +36,12 @@ if ! XB_BUILD_TARGETS="bench validate" bash scripts/setup.sh > "$W/build.log" 2>
   exit 1
 fi
 # The Python module, where nanobind was found for python3 (else the Python cases are NOT RUN,
-# which --require-python turns into mismatches).
-if ninja -C build-h200 -t targets all 2> /dev/null | grep -q '^_core:'; then
-  cmake --build build-h200 -j 16 --target _core >> "$W/build.log" 2>&1
-  check "build (bench, validate, crossbench._core)" "exit $?, $(( $(date +%s) - t0 )) s"
+# which --require-python turns into mismatches). Built by name: `ninja -t targets` did not list
+# _core under the H200's CMake 4.4 (run 5), so asking ninja for the target list is not the test.
+if cmake --build build-h200 -j 16 --target _core >> "$W/build.log" 2>&1; then
+  check "build (bench, validate, crossbench._core)" "$(( $(date +%s) - t0 )) s"
 else
-  check "build (bench, validate; no _core target: nanobind missing for python3)" "$(( $(date +%s) - t0 )) s"
+  check "build (bench, validate; crossbench._core did not build: nanobind missing for python3?)" "$(( $(date +%s) - t0 )) s"
 fi
 
 phase "corpus"
