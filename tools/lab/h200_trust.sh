@@ -97,9 +97,11 @@ fi
 
 if has holdout; then
   phase "holdout"
-  PYTHONUNBUFFERED=1 timeout 400 python3 tools/lab/torch_matrix/record.py "$W/holdout" --batch holdout --budget-s 300 \
-    > "$W/holdout.log" 2>&1
-  check "torch matrix holdout batch" "exit $?: $(tail -1 "$W/holdout.log")"
+  # TORCH_BATCH: record.py's batch (default holdout; fresh37 is issue 37's fresh batch),
+  # TORCH_BUDGET_S: its time budget (default 300 s).
+  PYTHONUNBUFFERED=1 timeout $(( ${TORCH_BUDGET_S:-300} + 100 )) python3 tools/lab/torch_matrix/record.py "$W/holdout" \
+    --batch "${TORCH_BATCH:-holdout}" --budget-s "${TORCH_BUDGET_S:-300}" > "$W/holdout.log" 2>&1
+  check "torch matrix batch ${TORCH_BATCH:-holdout}" "exit $?: $(tail -1 "$W/holdout.log")"
   (cd "$W/holdout" && for f in *.json; do case $f in *.meta.json|summary.json) ;; *) gzip -9 "$f" ;; esac; done)
   tar -C "$W" -czf "$OUT/holdout.tgz" holdout holdout.log
 fi

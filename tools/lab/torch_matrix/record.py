@@ -42,6 +42,16 @@ PROFILER_SETS = {
     "mem_stack": dict(record_shapes=True, profile_memory=True, with_stack=True),
     "flops_modules": dict(record_shapes=True, with_flops=True, with_modules=True),
     "sched_repeat2": dict(record_shapes=True, schedule=dict(wait=1, warmup=1, active=2, repeat=2)),
+    # Activity sets (issue 37): the CPU alone (runtime calls, no device records), CUDA alone.
+    "cpu_only": dict(record_shapes=True, activities=["CPU"]),
+    "cuda_only": dict(activities=["CUDA"]),
+    # The legacy autograd profiler (torch.autograd.profiler.profile, use_kineto=False): its table's
+    # CUDA columns come from per-op cudaEvents, its export is EventList.export_chrome_trace's own.
+    "legacy_cuda": dict(record_shapes=True, api="autograd_legacy"),
+    # A schedule whose on_trace_ready is torch.profiler.tensorboard_trace_handler (the trace is the
+    # handler's file, the tables come from the same profiler object).
+    "sched_handler": dict(record_shapes=True, schedule=dict(wait=1, warmup=1, active=2, repeat=1),
+                          handler="tensorboard"),
 }
 
 # Table option sets: (key_averages kwargs, table kwargs, needs). needs: profiler options that must
@@ -64,6 +74,56 @@ TABLE_SETS = {
     "t_cudamem": ({}, dict(sort_by="self_cuda_memory_usage", row_limit=-1), ("profile_memory",)),
     "t_flops": ({}, dict(sort_by="flops", row_limit=-1), ("with_flops",)),
 }
+
+
+# Every key_averages()/table() option that changes rows or cells, combined: a seeded sample of the
+# grid per export (GRID_TABLES_PER_EXPORT of them, named t_g<k>), on top of the fixed sets above,
+# so each batch covers other combinations (generated, not hand-picked).
+TABLE_GRID = dict(
+    group=[{}, dict(group_by_input_shape=True), dict(group_by_stack_n=5),
+           dict(group_by_overload_name=True), dict(group_by_input_shape=True, group_by_overload_name=True)],
+    sort_by=[None, "cpu_time_total", "self_cpu_time_total", "cuda_time_total", "self_cuda_time_total",
+             "cpu_time", "cuda_time", "count", "cpu_memory_usage", "self_cpu_memory_usage",
+             "cuda_memory_usage", "self_cuda_memory_usage", "flops"],
+    row_limit=[-1, 5, 12, 100],
+    max_name_column_width=[None, 10, 30, 80],
+    top_level_events_only=[False, True],
+    header=[None, "crossbench torch matrix (grid)"],
+    max_shapes_column_width=[None, 40],
+)
+GRID_TABLES_PER_EXPORT = 6
+_SORT_NEEDS = {"cpu_memory_usage": "profile_memory", "self_cpu_memory_usage": "profile_memory",
+               "cuda_memory_usage": "profile_memory", "self_cuda_memory_usage": "profile_memory",
+               "flops": "with_flops"}
+_GROUP_NEEDS = {"group_by_input_shape": "record_shapes", "group_by_stack_n": "with_stack"}
+
+
+def grid_tables(seed, name, popts):
+    """GRID_TABLES_PER_EXPORT table option sets drawn from TABLE_GRID with a seeded generator (the
+    export's name and the batch's seed), each one PyTorch accepts for these profiler options:
+    {set name: (key_averages kwargs, table kwargs)}."""
+    on = {k for k, val in popts.items() if val is True}
+    rng = random.Random("grid:%d:%s" % (seed, name))
+    out = {}
+    for k in range(GRID_TABLES_PER_EXPORT):
+        for _ in range(100):
+            group = rng.choice(TABLE_GRID["group"])
+            sort_by = rng.choice(TABLE_GRID["sort_by"])
+            if any(g in group and need not in on for g, need in _GROUP_NEEDS.items()):
+                continue
+            if sort_by in _SORT_NEEDS and _SORT_NEEDS[sort_by] not in on:
+                continue
+            tb = dict(sort_by=sort_by, row_limit=rng.choice(TABLE_GRID["row_limit"]))
+            for opt in ("max_name_column_width", "top_level_events_only", "header",
+                        "max_shapes_column_width"):
+                val = rng.choice(TABLE_GRID[opt])
+                if val is not None and val is not False:
+                    tb[opt] = val
+            if tb["sort_by"] is None:
+                del tb["sort_by"]
+            out["t_g%d" % k] = (dict(group), tb)
+            break
+    return out
 
 
 def log(msg):
@@ -375,6 +435,95 @@ def f_nested_ranges(torch, dev, v):
     return step, dict(ranges="same-name nesting and two names with one 52-character prefix")
 
 
+def f_unicode_long_names(torch, dev, v):
+    from torch.profiler import record_function
+    a = torch.randn(v["mm"], v["mm"], device=dev, dtype=torch.bfloat16)
+    # Non-ASCII names (Kineto writes some of them as "unknown") and a name far wider than any
+    # name column (200 characters).
+    names = ["matrix.\u0441\u043b\u043e\u0439_\u0432\u043d\u0438\u043c\u0430\u043d\u0438\u044f",
+             "matrix.\u6ce8\u610f\u529b\u5c42", "matrix.caf\u00e9_r\u00e9sum\u00e9",
+             "matrix.emoji_\U0001f680", "matrix." + "very_long_range_name_" * 9 + "end"]
+
+    def step():
+        for k, n in enumerate(names):
+            with record_function(n):
+                torch.add(a, float(k)) if k % 2 else a @ a
+    return step, dict(ranges="non-ASCII record_function names (Cyrillic, CJK, Latin-1, emoji) and "
+                             "one of 200 characters", names=names)
+
+
+def f_triton_direct(torch, dev, v):
+    import triton
+    import triton.language as tl
+    from torch.profiler import record_function
+
+    @triton.jit
+    def scale_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = i < n
+        tl.store(y_ptr + i, tl.load(x_ptr + i, mask=m) * 2.0 + 1.0, mask=m)
+    n = v["mm"] * v["mm"]
+    x = torch.randn(n, device=dev)
+    y = torch.empty_like(x)
+    grid = (triton.cdiv(n, 1024),)
+    scale_kernel[grid](x, y, n, BLOCK=1024)  # compile outside the profile
+
+    def step():
+        with record_function("matrix.triton_direct"):
+            scale_kernel[grid](x, y, n, BLOCK=1024)  # a driver-API launch without an External id
+        with record_function("matrix.torch_then_triton"):
+            z = x + 1.0
+            scale_kernel[grid](z, y, n, BLOCK=1024)
+    return step, dict(kernels="a @triton.jit kernel launched directly (cuLaunchKernel, no op around "
+                              "it) inside record_function, alone and after an aten op", n=n)
+
+
+def f_driver_api(torch, dev, v):
+    """A kernel launched through the CUDA driver API by ctypes (cuModuleLoadData + cuLaunchKernel on
+    PTX), as a user's extension without PyTorch ops would: no External id."""
+    import ctypes
+    from torch.profiler import record_function
+    cuda = ctypes.CDLL("libcuda.so.1")
+    ptx = b"""
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry twice(.param .u64 p, .param .u32 n) {
+  .reg .pred %p<2>; .reg .b32 %r<6>; .reg .f32 %f<3>; .reg .b64 %rd<5>;
+  ld.param.u64 %rd1, [p]; ld.param.u32 %r1, [n];
+  mov.u32 %r2, %ctaid.x; mov.u32 %r3, %ntid.x; mov.u32 %r4, %tid.x;
+  mad.lo.s32 %r5, %r2, %r3, %r4; setp.ge.u32 %p1, %r5, %r1; @%p1 bra DONE;
+  cvta.to.global.u64 %rd2, %rd1; mul.wide.u32 %rd3, %r5, 4; add.s64 %rd4, %rd2, %rd3;
+  ld.global.f32 %f1, [%rd4]; add.f32 %f2, %f1, %f1; st.global.f32 [%rd4], %f2;
+DONE: ret; }
+"""
+    n = v["mm"] * v["mm"]
+    x = torch.randn(n, device=dev)  # makes the runtime's primary context current on this thread
+    torch.cuda.synchronize()
+    mod, fn = ctypes.c_void_p(), ctypes.c_void_p()
+
+    def ok(rc, what):
+        if rc != 0:
+            raise RuntimeError("%s failed: CUresult %d" % (what, rc))
+    ok(cuda.cuModuleLoadData(ctypes.byref(mod), ctypes.c_char_p(ptx)), "cuModuleLoadData")
+    ok(cuda.cuModuleGetFunction(ctypes.byref(fn), mod, b"twice"), "cuModuleGetFunction")
+    p_arg, n_arg = ctypes.c_uint64(x.data_ptr()), ctypes.c_uint32(n)
+    args = (ctypes.c_void_p * 2)(ctypes.cast(ctypes.byref(p_arg), ctypes.c_void_p),
+                                 ctypes.cast(ctypes.byref(n_arg), ctypes.c_void_p))
+    stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+
+    def launch():
+        ok(cuda.cuLaunchKernel(fn, (n + 255) // 256, 1, 1, 256, 1, 1, 0, stream, args, None),
+           "cuLaunchKernel")
+
+    def step():
+        with record_function("matrix.driver_launch"):
+            launch()
+        torch.mul(x, 0.5, out=x)
+    return step, dict(kernels="a PTX kernel launched with cuLaunchKernel through ctypes inside "
+                              "record_function, then torch.mul", n=n)
+
+
 FAMILIES = {
     "cnn_amp": f_cnn_amp, "sdpa": f_sdpa, "lstm": f_lstm, "embedding_index": f_embedding_index,
     "optimizer": f_optimizer, "compile_default": f_compile_default,
@@ -383,12 +532,16 @@ FAMILIES = {
     "multi_stream": f_multi_stream, "threads": f_threads, "dataloader": f_dataloader,
     "collectives": f_collectives, "transformer_train": f_transformer_train,
     "memset_copy": f_memset_copy, "mixed_fp16": f_mixed_fp16, "nested_ranges": f_nested_ranges,
+    "unicode_long_names": f_unicode_long_names, "triton_direct": f_triton_direct,
+    "driver_api": f_driver_api,
 }
 
 # Per batch: the sizes and the seed of the rotation that picks each family's profiler sets.
 BATCHES = {
     "corpus": dict(seed=0, width=16, batch=32, seq=256, hidden=128, vocab=5000, mm=512),
     "holdout": dict(seed=1, width=24, batch=16, seq=384, hidden=96, vocab=7000, mm=768),
+    # Issue 37's fresh batch: recorded after the validator's code for the new classes was written.
+    "fresh37": dict(seed=2, width=20, batch=24, seq=320, hidden=112, vocab=6000, mm=640),
 }
 SETS_PER_FAMILY = 3
 
@@ -424,32 +577,51 @@ def table_sets_for(popts):
     return [t for t, (_, _, needs) in TABLE_SETS.items() if all(n in on for n in needs)]
 
 
-def write_export(prof, out, name, meta):
+def write_export(prof, out, name, meta, seed, trace_file=None):
+    """Writes one export: the trace (prof.export_chrome_trace, or trace_file when a handler wrote
+    it), every fixed table set its profiler options allow and its grid tables, and the meta file.
+    Returns the number of tables."""
     trace = os.path.join(out, name + ".json")
-    prof.export_chrome_trace(trace)
+    if trace_file:
+        shutil.move(trace_file, trace)
+    else:
+        prof.export_chrome_trace(trace)
     if os.path.getsize(trace) > 2 * 1024 * 1024:
         with open(trace, "rb") as fi, gzip.open(trace + ".gz", "wb", compresslevel=9) as fo:
             shutil.copyfileobj(fi, fo)
         os.remove(trace)
         trace += ".gz"
-    tables = {}
-    for t in table_sets_for(meta["profiler"]):
-        ka_kw, tb_kw, _ = TABLE_SETS[t]
-        text = prof.key_averages(**ka_kw).table(**tb_kw)
-        with open(os.path.join(out, "%s.%s.txt" % (name, t)), "w", encoding="utf-8") as f:
-            f.write(text if text.endswith("\n") else text + "\n")
-        tables[t] = "prof.key_averages(%s).table(%s)" % (
+    sets = {t: TABLE_SETS[t][:2] for t in table_sets_for(meta["profiler"])}
+    sets.update(grid_tables(seed, name, meta["profiler"]))
+    tables, refused = {}, {}
+    for t, (ka_kw, tb_kw) in sets.items():
+        call = "prof.key_averages(%s).table(%s)" % (
             ", ".join("%s=%r" % kv for kv in ka_kw.items()),
             ", ".join("%s=%r" % kv for kv in tb_kw.items()))
+        try:
+            text = prof.key_averages(**ka_kw).table(**tb_kw)
+        except Exception as e:  # an option PyTorch refuses for this profile: recorded, not fatal
+            refused[t] = dict(call=call, error="%s: %s" % (type(e).__name__, str(e)[:200]))
+            continue
+        with open(os.path.join(out, "%s.%s.txt" % (name, t)), "w", encoding="utf-8") as f:
+            f.write(text if text.endswith("\n") else text + "\n")
+        tables[t] = call
     meta = dict(meta, trace=os.path.basename(trace), tables=tables)
+    if refused:
+        meta["tables_refused_by_pytorch"] = refused
     with open(os.path.join(out, name + ".meta.json"), "w", encoding="utf-8") as f:
-        json.dump(meta, f, indent=1, sort_keys=True)
+        json.dump(meta, f, indent=1, sort_keys=True, ensure_ascii=False)
         f.write("\n")
     return len(tables)
 
 
+def _activities(names):
+    from torch.profiler import ProfilerActivity
+    return [getattr(ProfilerActivity, a) for a in names]
+
+
 def record_family(torch, family, v, out, env):
-    from torch.profiler import ProfilerActivity, profile, schedule
+    from torch.profiler import profile, schedule, tensorboard_trace_handler
     dev = torch.device("cuda")
     torch.manual_seed(v["seed"] * 1000 + len(family))
     step, settings = FAMILIES[family](torch, dev, v)
@@ -460,31 +632,54 @@ def record_family(torch, family, v, out, env):
     for pset in choose_sets(v["seed"], family):
         popts = dict(PROFILER_SETS[pset])
         sched = popts.pop("schedule", None)
+        handler = popts.pop("handler", None)
+        api = popts.pop("api", "torch.profiler")
+        acts = popts.pop("activities", ["CPU", "CUDA"])
         meta = dict(env, family=family, profiler_set=pset, settings=settings,
-                    profiler=dict(popts, activities=["CPU", "CUDA"]))
-        acts = [ProfilerActivity.CPU, ProfilerActivity.CUDA]
-        if sched:
+                    profiler=dict(popts, activities=acts, api=api))
+        if api == "autograd_legacy":
+            # torch.autograd.profiler.profile with use_kineto left at its default (False): the
+            # legacy profiler, CUDA times from cudaEvents around each op.
+            meta["profiler"].update(activities=None, use_device="cuda", use_kineto=False)
+            with torch.autograd.profiler.profile(use_device="cuda", **popts) as prof:
+                for _ in range(3):
+                    step()
+                torch.cuda.synchronize()
+            name = "%s.%s" % (family, pset)
+            write_export(prof, out, name, meta, v["seed"])
+            done.append(name)
+        elif sched:
             meta["profiler"]["schedule"] = sched
             cycles = []
+            tb_dir = os.path.join(out, ".handler-%s-%s" % (family, pset))
 
-            def ready(p, pset=pset, meta=meta, cycles=cycles):
+            def ready(p, pset=pset, meta=meta, cycles=cycles, tb_dir=tb_dir):
                 name = "%s.%s.c%d" % (family, pset, len(cycles))
-                cycles.append(write_export(p, out, name, dict(meta, cycle=len(cycles))))
+                trace_file = None
+                if handler == "tensorboard":
+                    os.makedirs(tb_dir, exist_ok=True)
+                    tensorboard_trace_handler(tb_dir, worker_name=name)(p)
+                    written = sorted(os.listdir(tb_dir))
+                    trace_file = os.path.join(tb_dir, written[-1])
+                    meta = dict(meta, handler="tensorboard_trace_handler", handler_file=written[-1])
+                cycles.append(write_export(p, out, name, dict(meta, cycle=len(cycles)), v["seed"],
+                                           trace_file))
                 done.append(name)
             steps = (sched["wait"] + sched["warmup"] + sched["active"]) * sched["repeat"] + 1
-            with profile(activities=acts, schedule=schedule(**sched), on_trace_ready=ready,
+            with profile(activities=_activities(acts), schedule=schedule(**sched), on_trace_ready=ready,
                          **popts) as prof:
                 for _ in range(steps):
                     step()
                     torch.cuda.synchronize()
                     prof.step()
+            shutil.rmtree(tb_dir, ignore_errors=True)
         else:
-            with profile(activities=acts, **popts) as prof:
+            with profile(activities=_activities(acts), **popts) as prof:
                 for _ in range(3):
                     step()
                 torch.cuda.synchronize()
             name = "%s.%s" % (family, pset)
-            write_export(prof, out, name, meta)
+            write_export(prof, out, name, meta, v["seed"])
             done.append(name)
     return done
 
