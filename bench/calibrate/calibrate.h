@@ -1,7 +1,7 @@
 // `bench calibrate`: measures the ceilings a sweep is judged against on the GPU in use (device to
 // device copy bandwidth, dense GEMM throughput per dtype on random data) and records the GPU, its
 // clocks (NVML, loaded with dlopen when present) and the driver. GPU code; the record itself and
-// its file format are plain C++ (bench/sweep/roofline.h).
+// its file format are plain C++ (bench/core/ceilings.h).
 #pragma once
 
 #include <cstddef>
@@ -11,9 +11,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include "bench/calibrate/calibrate_args.h"
+#include "bench/core/ceilings.h"
 #include "bench/core/device.h"
-#include "bench/sweep/roofline.h"
-#include "bench/sweep/sweep.h"
 
 namespace xb {
 

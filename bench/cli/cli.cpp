@@ -157,6 +157,61 @@ std::vector<std::int64_t> parse_size_list(const std::string& text) {
 
 namespace {
 
+/// One end of a size range; UsageError names the range it came from.
+std::int64_t range_end(const std::string& text, const std::string& item) {
+  try {
+    return parse_size(text);
+  } catch (const UsageError& e) {
+    throw UsageError(std::string(e.what()) + " in size range '" + item + "'");
+  }
+}
+
+}  // namespace
+
+std::vector<std::int64_t> parse_size_spec(const std::string& text) {
+  if (text.empty()) throw UsageError("empty size list");
+  std::vector<std::int64_t> sizes;
+  std::set<std::int64_t> seen;
+  auto add = [&](std::int64_t n, const std::string& item) {
+    if (n > kMaxSquareSize) {
+      throw UsageError("size " + std::to_string(n) + " (from '" + item + "') is too large (at most " +
+                       std::to_string(kMaxSquareSize) + ": the sweep's ops are n x n)");
+    }
+    if (!seen.insert(n).second) throw UsageError("duplicate size " + std::to_string(n) + " (from '" + item + "')");
+    sizes.push_back(n);
+  };
+  for (const std::string& item : split_list(text, ',')) {
+    if (item.empty()) throw UsageError("empty item in size list '" + text + "'");
+    if (item.find(':') == std::string::npos) {
+      for (std::int64_t n : parse_size_list(item)) add(n, item);
+      continue;
+    }
+    const std::vector<std::string> f = split_list(item, ':');
+    if (f.size() != 3) {
+      throw UsageError("size range '" + item + "' is not START:END:x2 (e.g. 64:16384:x2)");
+    }
+    const std::int64_t start = range_end(f[0], item);
+    const std::int64_t end = range_end(f[1], item);
+    if (f[2] != "x2") {
+      throw UsageError("size range '" + item + "': step '" + f[2] +
+                       "' is not supported; ranges go by powers of two (x2)");
+    }
+    if (end < start)
+      throw UsageError("size range '" + item + "': end " + std::to_string(end) + " is below start " +
+                       std::to_string(start));
+    std::int64_t n = start;
+    while (n < end) n *= 2;  // end <= kMaxSize = 2^40, so no overflow
+    if (n != end) {
+      throw UsageError("size range '" + item + "': end " + std::to_string(end) + " is not start " +
+                       std::to_string(start) + " times a power of two");
+    }
+    for (n = start; n <= end; n *= 2) add(n, item);
+  }
+  return sizes;
+}
+
+namespace {
+
 /// The registered benchmarks' names (bench/core/api.h), for messages.
 std::string known_ops() {
   std::vector<std::string> names;

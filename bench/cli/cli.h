@@ -43,6 +43,13 @@ std::vector<std::string> parse_dtype_list(const std::vector<std::string>& values
 /// duplicates. Throws UsageError naming the offending item.
 std::vector<std::int64_t> parse_size_list(const std::string& text);
 
+/// Parses sizes given as a comma-separated list whose items are single sizes ("64") or
+/// power-of-two ranges "START:END:x2" (START, START*2, ..., END; END must be START times a power
+/// of two). Every size in [1, kMaxSize] , no duplicates. Throws UsageError naming the
+/// offending item: "64:10:x2" (end below start), "0:64:x2" (start 0), "64:16384:x3" (only x2),
+/// "64:1000:x2" (not a power-of-two multiple), "64:128" (wrong field count).
+std::vector<std::int64_t> parse_size_spec(const std::string& text);
+
 /// Checks an --out FILE argument before any measurement: not empty, not a folder, and its folder
 /// exists (the file itself is written atomically at the end). Throws UsageError naming it.
 void check_out_file(const std::string& path);

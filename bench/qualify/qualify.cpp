@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "bench/sweep/roofline.h"
+#include "bench/core/ceilings.h"
 #include "kernels/nvml_probe.h"
 #include "profiler/stats.h"
 

@@ -143,7 +143,7 @@ struct GateResult {
 /// Threshold and class of a fixture: overhead-bound when `reference_median_ns` (the baseline's
 /// median, or the run's with no baseline) is under rules.overhead_cut_ns; else compute- or
 /// memory-bound by the roofline terms flops / peak and bytes / bandwidth of `gpu_name`'s
-/// datasheet figures (bench/sweep/roofline.h datasheet_for), Throughput when the GPU has none.
+/// datasheet figures (bench/core/ceilings.h datasheet_for), Throughput when the GPU has none.
 FixtureClass classify_fixture(const FixtureRecord& fixture, double reference_median_ns, const std::string& gpu_name,
                               const GateRules& rules);
 /// The threshold of a class (threshold_override when set).

@@ -27,55 +27,7 @@ namespace {
 
 using json = nlohmann::json;
 
-/// One end of a size range; UsageError names the range it came from.
-std::int64_t range_end(const std::string& text, const std::string& item) {
-  try {
-    return parse_size(text);
-  } catch (const UsageError& e) {
-    throw UsageError(std::string(e.what()) + " in size range '" + item + "'");
-  }
-}
-
 }  // namespace
-
-std::vector<std::int64_t> parse_size_spec(const std::string& text) {
-  if (text.empty()) throw UsageError("empty size list");
-  std::vector<std::int64_t> sizes;
-  std::set<std::int64_t> seen;
-  auto add = [&](std::int64_t n, const std::string& item) {
-    if (n > kMaxSquareSize) {
-      throw UsageError(fmt::format("size {} (from '{}') is too large (at most {}: the sweep's ops are n x n)", n, item,
-                                   kMaxSquareSize));
-    }
-    if (!seen.insert(n).second) throw UsageError(fmt::format("duplicate size {} (from '{}')", n, item));
-    sizes.push_back(n);
-  };
-  for (const std::string& item : split_list(text, ',')) {
-    if (item.empty()) throw UsageError("empty item in size list '" + text + "'");
-    if (item.find(':') == std::string::npos) {
-      for (std::int64_t n : parse_size_list(item)) add(n, item);
-      continue;
-    }
-    const std::vector<std::string> f = split_list(item, ':');
-    if (f.size() != 3) {
-      throw UsageError("size range '" + item + "' is not START:END:x2 (e.g. 64:16384:x2)");
-    }
-    const std::int64_t start = range_end(f[0], item);
-    const std::int64_t end = range_end(f[1], item);
-    if (f[2] != "x2") {
-      throw UsageError("size range '" + item + "': step '" + f[2] +
-                       "' is not supported; ranges go by powers of two (x2)");
-    }
-    if (end < start) throw UsageError(fmt::format("size range '{}': end {} is below start {}", item, end, start));
-    std::int64_t n = start;
-    while (n < end) n *= 2;  // end <= kMaxSize = 2^40, so no overflow
-    if (n != end) {
-      throw UsageError(fmt::format("size range '{}': end {} is not start {} times a power of two", item, end, start));
-    }
-    for (n = start; n <= end; n *= 2) add(n, item);
-  }
-  return sizes;
-}
 
 std::optional<SweepOptions> parse_sweep_args(int argc, const char* const* argv) {
   SweepOptions opt;
@@ -131,36 +83,6 @@ std::optional<SweepOptions> parse_sweep_args(int argc, const char* const* argv) 
     if (ceilings.empty()) throw UsageError("--ceilings needs a file");
     opt.ceilings = std::filesystem::path(ceilings);
   }
-  return opt;
-}
-
-std::optional<CalibrateOptions> parse_calibrate_args(int argc, const char* const* argv) {
-  CalibrateOptions opt;
-  CLI::App app{
-      "crossbench calibrate: measures this GPU's copy bandwidth and dense GEMM ceilings (random data) "
-      "and writes ceilings.json and calibration.md"};
-  app.name("bench calibrate");
-  std::vector<std::string> dtypes, gemm_sizes;
-  std::string out;
-  app.add_option("--dtype", dtypes, "comma-separated GEMM dtypes (default bf16,fp16,fp32)");
-  app.add_option("--gemm-size", gemm_sizes, "GEMM sizes n (n x n x n); the ceiling is the best (default 4096,8192)");
-  app.add_option("--copy-mib", opt.copy_mib, "MiB copied per call (default 1024; read + written: twice that)");
-  app.add_option(
-      "--calls", opt.calls,
-      "at least this many samples per measurement (default 20; the sampling core then stops at 0.5% noise or 1 s)");
-  app.add_option("--warmup-ms", opt.warmup_ms, "back-to-back warm-up before each measurement, ms (default 200)");
-  app.add_option("--out", out, "folder to create (default results/runs/<UTC time>-<pid>)");
-  if (!parse_command_line(app, argc, argv)) return std::nullopt;
-  if (!dtypes.empty()) opt.dtypes = parse_dtype_list(dtypes);
-  if (!gemm_sizes.empty()) {
-    opt.gemm_sizes = parse_size_spec(join_list(gemm_sizes));
-  } else if (app.count("--gemm-size") > 0) {
-    throw UsageError("empty size list");
-  }
-  if (opt.copy_mib < 1 || opt.copy_mib > 65536) throw UsageError("--copy-mib must be in 1..65536");
-  if (opt.calls < 3 || opt.calls > 100000) throw UsageError("--calls must be in 3..100000");
-  if (!(opt.warmup_ms >= 0 && opt.warmup_ms <= 60000)) throw UsageError("--warmup-ms must be in 0..60000");
-  if (!out.empty()) opt.out = out;
   return opt;
 }
 

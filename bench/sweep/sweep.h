@@ -21,16 +21,9 @@
 #include <vector>
 
 #include "bench/core/harness_records.h"
-#include "bench/sweep/roofline.h"
+#include "bench/sweep/regime.h"
 
 namespace xb {
-
-/// Parses sizes given as a comma-separated list whose items are single sizes ("64") or
-/// power-of-two ranges "START:END:x2" (START, START*2, ..., END; END must be START times a power
-/// of two). Every size in [1, kMaxSize] (bench/cli/cli.h), no duplicates. Throws UsageError naming the
-/// offending item: "64:10:x2" (end below start), "0:64:x2" (start 0), "64:16384:x3" (only x2),
-/// "64:1000:x2" (not a power-of-two multiple), "64:128" (wrong field count).
-std::vector<std::int64_t> parse_size_spec(const std::string& text);
 
 /// Everything `bench sweep` was asked to do.
 struct SweepOptions {
@@ -52,26 +45,6 @@ struct SweepOptions {
 /// Parses `bench sweep` arguments (argv[0] = "sweep"). Throws UsageError on bad input; returns
 /// std::nullopt when --help was printed.
 std::optional<SweepOptions> parse_sweep_args(int argc, const char* const* argv);
-
-/// Everything `bench calibrate` was asked to do.
-struct CalibrateOptions {
-  std::vector<std::string> dtypes{"bf16", "fp16", "fp32"};
-  std::vector<std::int64_t> gemm_sizes{4096, 8192};  ///< GEMM ceiling = best median over these
-  std::int64_t copy_mib = 1024;                      ///< bytes copied per call, MiB (read + written: twice that)
-  int calls = 20;          ///< minimum samples per measurement (the sampling core's stopping rule)
-  double warmup_ms = 200;  ///< back-to-back warm-up before the copy measurement
-  /// GEMM ceilings are measured as the sweep measures its points: after `cooldown_ms` of idle
-  /// GPU and `gemm_warmup_ms` of warm-up. Under sustained back-to-back GEMMs the H200's power
-  /// limit lowers its SM clock (1545 MHz seen after 200 ms at 8192, against 1980 MHz boost) and
-  /// the rate by ~15%, which would put short-burst points above the "ceiling".
-  double cooldown_ms = 500;
-  double gemm_warmup_ms = 20;
-  std::filesystem::path out;  ///< folder for ceilings.json and calibration.md
-};
-
-/// Parses `bench calibrate` arguments (argv[0] = "calibrate"). Throws UsageError; returns
-/// std::nullopt when --help was printed.
-std::optional<CalibrateOptions> parse_calibrate_args(int argc, const char* const* argv);
 
 /// Name of the eager window's annotation: "eager:<fixture>".
 std::string eager_annotation(const std::string& fixture);

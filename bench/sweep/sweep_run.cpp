@@ -22,7 +22,7 @@
 #include "bench/core/interrupt.h"
 #include "bench/core/measure.h"
 #include "bench/core/run_dir.h"
-#include "bench/sweep/roofline.h"
+#include "bench/sweep/regime.h"
 #include "bench/sweep/sweep.h"
 #include "kernels/blocking.h"
 #include "kernels/cuda_check.h"

@@ -20,8 +20,8 @@
 
 #include <gtest/gtest.h>
 
+#include "bench/core/ceilings.h"
 #include "bench/core/harness_records.h"
-#include "bench/sweep/roofline.h"
 #include "profiler/event_model.h"
 #include "profiler/session_io.h"
 #include "profiler/table.h"

@@ -1,4 +1,4 @@
-// Roofline arithmetic and regime rules on hand-computed points (bench/sweep/roofline.h).
+// Roofline arithmetic and regime rules on hand-computed points (bench/core/ceilings.h, bench/sweep/regime.h).
 //
 // Ceilings used throughout: 740 TFLOP/s (bf16 GEMM) and 4200 GB/s (copy, read + written), about
 // what an H200 gives. Hand computations:
@@ -16,7 +16,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "bench/sweep/roofline.h"
+#include "bench/core/ceilings.h"
+#include "bench/sweep/regime.h"
 #include "profiler/session_io.h"
 
 namespace xb {

@@ -17,8 +17,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/calibrate/calibrate_args.h"
 #include "bench/cli/cli.h"
-#include "bench/sweep/roofline.h"
+#include "bench/sweep/regime.h"
 #include "bench/sweep/sweep.h"
 #include "kernels/workload.h"
 #include "profiler/atomic_file.h"

@@ -1,4 +1,4 @@
-// libFuzzer target for bench's ceilings reader (bench/sweep/roofline.h parse_calibration_json:
+// libFuzzer target for bench's ceilings reader (bench/core/ceilings.h parse_calibration_json:
 // `bench sweep --ceilings FILE`). Any input must parse or raise InputError, never crash, hang or
 // leak; what it accepts must be writable again (sweep.json repeats it) and read back the same.
 #include <cstddef>
@@ -7,7 +7,7 @@
 #include <sstream>
 #include <string>
 
-#include "bench/sweep/roofline.h"
+#include "bench/core/ceilings.h"
 #include "profiler/session_io.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
