@@ -2,6 +2,7 @@
 #include "bench/core/fixture_plan.h"
 #include "validate/cli_style.h"
 
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -17,6 +18,9 @@
 
 namespace xb {
 namespace {
+
+/// A setting's default as the help prints it: 0.5, 10, 3.
+std::string number_text(double v) { return fmt::format("{:g}", v); }
 
 /// Joins repeated list options ("--size 64 --size 128" or "--size 64,128") into one list.
 std::vector<std::string> flatten(const std::vector<std::string>& values, const char* what) {
@@ -332,14 +336,21 @@ std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv, 
                  "hot: back-to-back launches per sample, time divided by launches (default); "
                  "cold: L2 flushed before each sample, which then calls each input copy (up to 16) once");
   app.add_option("--batch", opt.batch, "hot mode: launches per sample (default: auto, ~0.5 ms of GPU time)");
-  app.add_option("--max-noise", opt.max_noise_pct,
+  // The defaults are StoppingSettings' (bench/core/stopping_rule.h), said in the help from there.
+  StoppingSettings& st = opt.stopping;
+  double max_noise_pct = st.max_noise_fraction * 100;
+  app.add_option("--max-noise", max_noise_pct,
                  "stop sampling once the median is known to within this, percent: the half-width of its 95% "
-                 "distribution-free interval, widened for drift (default 0.5; docs/metrics.md)");
-  app.add_option("--min-samples", opt.min_samples, "stopping rule: at least this many samples (default 10)");
-  app.add_option("--min-time", opt.min_time_s, "stopping rule: at least this many seconds of sampling (default 0.5)");
-  app.add_option("--max-time", opt.max_time_s,
+                 "distribution-free interval, widened for drift (default " +
+                     number_text(max_noise_pct) + "; docs/metrics.md)");
+  app.add_option("--min-samples", st.min_samples,
+                 "stopping rule: at least this many samples (default " + std::to_string(st.min_samples) + ")");
+  app.add_option("--min-time", st.min_time_s,
+                 "stopping rule: at least this many seconds of sampling (default " + number_text(st.min_time_s) + ")");
+  app.add_option("--max-time", st.max_time_s,
                  "stopping rule: at most this many seconds per fixture; the output says when the precision target was "
-                 "not met (default 3)");
+                 "not met (default " +
+                     number_text(st.max_time_s) + ")");
   app.add_flag("--no-blocking",
                "enqueue samples without the blocking kernel (the launch gap then falls inside the event interval)");
   app.add_flag("--graph", opt.graph,
@@ -394,11 +405,12 @@ std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv, 
   if (opt.mode == "cold" && app.count("--batch") > 0) {
     throw UsageError("--batch applies to --mode hot; a cold sample is one launch");
   }
-  if (!(opt.max_noise_pct > 0 && opt.max_noise_pct <= 100)) throw UsageError("--max-noise must be in (0, 100] percent");
-  if (opt.min_samples < 2 || opt.min_samples > 1000000) throw UsageError("--min-samples must be in 2..1000000");
-  if (!(opt.min_time_s >= 0 && opt.min_time_s <= 600)) throw UsageError("--min-time must be in 0..600 seconds");
-  if (!(opt.max_time_s > 0 && opt.max_time_s <= 3600)) throw UsageError("--max-time must be in (0, 3600] seconds");
-  if (opt.max_time_s < opt.min_time_s) throw UsageError("--max-time must be at least --min-time");
+  if (!(max_noise_pct > 0 && max_noise_pct <= 100)) throw UsageError("--max-noise must be in (0, 100] percent");
+  st.max_noise_fraction = max_noise_pct / 100;
+  if (st.min_samples < 2 || st.min_samples > 1000000) throw UsageError("--min-samples must be in 2..1000000");
+  if (!(st.min_time_s >= 0 && st.min_time_s <= 600)) throw UsageError("--min-time must be in 0..600 seconds");
+  if (!(st.max_time_s > 0 && st.max_time_s <= 3600)) throw UsageError("--max-time must be in (0, 3600] seconds");
+  if (st.max_time_s < st.min_time_s) throw UsageError("--max-time must be at least --min-time");
   if (opt.counters && !opt.cupti)
     throw UsageError("--counters uses CUPTI's profiling API; it cannot go with --no-cupti");
   if (app.count("--out") > 0 && out.empty()) throw UsageError("empty --out folder");

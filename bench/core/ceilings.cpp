@@ -66,7 +66,6 @@ double attainable_tflops(double intensity, const Roof& roof) {
   return std::min(roof.peak_tflops, intensity * roof.bandwidth_gbps / 1e3);
 }
 
-
 DatasheetFigures datasheet_for(const std::string& gpu_name) {
   DatasheetFigures d;
   // Dense figures (the datasheets print bf16/fp16 Tensor Core rates "with sparsity"; dense is

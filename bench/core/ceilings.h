@@ -1,5 +1,5 @@
-// The roofline's ceilings and arithmetic, and the calibration record: what `bench calibrate` measured on a GPU (copy bandwidth and GEMM
-// ceilings, clocks, driver; ceilings.json) beside the vendor's datasheet figures. Shared by the
+// The roofline's ceilings and arithmetic, and the calibration record: what `bench calibrate` measured on a GPU (copy
+// bandwidth and GEMM ceilings, clocks, driver; ceilings.json) beside the vendor's datasheet figures. Shared by the
 // commands that judge against ceilings (sweep, qualify) and the one that measures them
 // (calibrate). Plain C++ (no CUDA): CPU-tested in tests/cpu/test_roofline.cpp and fuzzed
 // (tests/fuzz/fuzz_ceilings.cpp). Formulas and the file format: docs/metrics.md ("Ceilings").

@@ -293,7 +293,7 @@ Measurement measure(const std::vector<std::function<void()>>& launches, Profiler
   }
   t.blocking = dev.blocking() && t.sync.empty();
   t.rotation = static_cast<int>(launches.size());
-  t.max_noise = cfg.stopping.max_noise;
+  t.max_noise = cfg.stopping.max_noise_fraction;
   t.confidence = cfg.stopping.confidence;
   t.min_samples = cfg.stopping.min_samples;
   t.min_time_s = cfg.stopping.min_time_s;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/core/stopping_rule.h"
 #include "profiler/errors.h"  // UsageError
 
 namespace xb {
@@ -31,13 +32,10 @@ struct BenchOptions {
   /// The command line as given (argv joined with spaces), recorded in raw_session.json's meta "run"
   /// so that a replay can name the command it replays.
   std::string command;
-  double max_noise_pct = 0.5;  ///< stopping rule: target half-width of the median's 95% interval, percent
-  int min_samples = 10;        ///< stopping rule: at least this many samples
-  double min_time_s = 0.5;     ///< stopping rule: at least this many seconds of sampling
-  double max_time_s = 3.0;     ///< stopping rule: at most this many seconds of sampling per fixture
-  bool blocking = true;        ///< hold the stream with the blocking kernel while a sample is enqueued
-  bool cupti = true;           ///< record with the CUPTI profiler (false: event-only mode)
-  bool graph = false;          ///< capture each fixture's sample into a CUDA graph once and replay it per sample
+  StoppingSettings stopping;  ///< the stopping rule (bench/core/stopping_rule.h)
+  bool blocking = true;       ///< hold the stream with the blocking kernel while a sample is enqueued
+  bool cupti = true;          ///< record with the CUPTI profiler (false: event-only mode)
+  bool graph = false;         ///< capture each fixture's sample into a CUDA graph once and replay it per sample
   /// Probe what one call enqueues and refuse work the events cannot see (bench/core/measure.h
   /// probe_work); false: --no-work-signature, to measure the probe's own cost.
   bool work_signature = true;

@@ -12,7 +12,9 @@ StoppingRule::StoppingRule(Config config) : config_(config) {
   if (!(config_.min_time_s >= 0) || !(config_.max_time_s >= config_.min_time_s)) {
     throw std::invalid_argument("stopping rule: need 0 <= min_time_s <= max_time_s");
   }
-  if (!(config_.max_noise > 0)) throw std::invalid_argument("stopping rule: max_noise must be positive");
+  if (!(config_.max_noise_fraction > 0)) {
+    throw std::invalid_argument("stopping rule: max_noise_fraction must be positive");
+  }
   if (!(config_.confidence > 0 && config_.confidence < 1)) {
     throw std::invalid_argument("stopping rule: confidence must be in (0, 1)");
   }
@@ -32,7 +34,7 @@ StoppingRule::State StoppingRule::add(double sample, double elapsed_s) {
   const std::size_t n = samples_.size();
   if (n >= static_cast<std::size_t>(config_.min_samples) && elapsed_s >= config_.min_time_s && n >= next_check_) {
     next_check_ = n + std::max<std::size_t>(1, n / 20);
-    if (interval().half_width() <= config_.max_noise) {
+    if (interval().half_width() <= config_.max_noise_fraction) {
       state_ = State::Converged;
       return state_;
     }

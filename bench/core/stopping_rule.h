@@ -8,11 +8,24 @@
 
 namespace xb {
 
+/// The stopping rule's settings a user chooses, and their defaults: the one definition. bench's
+/// command line (--max-noise, --min-samples, --min-time, --max-time) and its help, qualify suites'
+/// "stopping" objects, xb::main and crossbench.bench (through crossbench._core.stopping_defaults())
+/// all start from these.
+struct StoppingSettings {
+  /// Target half-width of the median's interval, a fraction of the median (0.005 = 0.5%). The
+  /// command line and suites give it in percent (--max-noise 0.5, "max_noise_pct": 0.5).
+  double max_noise_fraction = 0.005;
+  int min_samples = 10;     ///< at least this many samples
+  double min_time_s = 0.5;  ///< at least this many seconds of sampling
+  double max_time_s = 3.0;  ///< at most this many seconds of sampling per fixture
+};
+
 /// Stopping on the precision of the reported median, with nvbench's budget (nvbench/detail/
 /// measure_cold.cu: min-samples, min-time, timeout): sampling goes on until at least `min_samples`
 /// samples and `min_time_s` seconds of sampling, then stops as soon as the median is known to
-/// within `max_noise`: the half-width of its distribution-free interval at level `confidence`,
-/// widened for the samples' drift (profiler/stats.h median_interval), is at most `max_noise` of the
+/// within `max_noise_fraction`: the half-width of its distribution-free interval at level `confidence`,
+/// widened for the samples' drift (profiler/stats.h median_interval), is at most `max_noise_fraction` of the
 /// median; or at `max_time_s` seconds (the target was not met). The samples' spread (RSD) is
 /// reported, not a stopping criterion: a power-capped GEMM's samples spread 2.5% however many are
 /// taken, while the median's interval narrows with them (as far as their drift allows:
@@ -22,19 +35,16 @@ namespace xb {
 /// batches are at least that long, so no stop comes before the span can show the drift.
 class StoppingRule {
  public:
-  struct Config {
-    int min_samples = 10;
-    double min_time_s = 0.5;
-    double max_time_s = 3.0;
-    double max_noise = 0.005;  ///< target half-width of the median's interval, a fraction (0.005 = 0.5%)
-    double confidence = 0.95;  ///< level of that interval
+  /// The user's settings and the rule's own: the interval's level and its batches' length.
+  struct Config : StoppingSettings {
+    double confidence = 0.95;  ///< level of the median's interval
     /// Minimum length of the interval's batches, s (profiler/stats.h batches_in_span); 0: none.
     double batch_min_s = 0;
   };
   enum class State { Continue, Converged, TimedOut };
 
   /// Throws std::invalid_argument for min_samples < 2, negative times, max_time_s < min_time_s,
-  /// max_noise <= 0, confidence outside (0, 1) or a negative batch_min_s.
+  /// max_noise_fraction <= 0, confidence outside (0, 1) or a negative batch_min_s.
   explicit StoppingRule(Config config);
 
   /// Adds one sample taken when `elapsed_s` seconds of sampling had passed, returns the new state.

@@ -150,8 +150,8 @@ struct RunArgs {
   std::uintptr_t stream = 0;
   bool warmup = true, cupti = true, sync = false;
   double flops = 0, bytes = 0;
-  int batch = 0, min_samples = 10, wait_steps = 1, warmup_steps = 2, active_steps = 20;
-  double max_noise_pct = 0.5, min_time_s = 0.5, max_time_s = 3.0;
+  int batch = 0, wait_steps = 1, warmup_steps = 2, active_steps = 20;
+  StoppingSettings stopping;
 };
 
 /// Runs one fixture (name/dtype/size) of `a.callables` and returns {"exit_code", "run_dir",
@@ -188,10 +188,7 @@ nb::dict run(const RunArgs& a) {
   opt.mode = a.mode;
   opt.warmup = a.warmup;
   opt.batch = a.batch;
-  opt.max_noise_pct = a.max_noise_pct;
-  opt.min_samples = a.min_samples;
-  opt.min_time_s = a.min_time_s;
-  opt.max_time_s = a.max_time_s;
+  opt.stopping = a.stopping;
   opt.wait_steps = a.wait_steps;
   opt.warmup_steps = a.warmup_steps;
   opt.active_steps = a.active_steps;
@@ -269,10 +266,10 @@ void add_bench_functions(nb::module_& m) {
         a.out = std::move(out);
         a.cupti = cupti;
         a.batch = batch;
-        a.max_noise_pct = max_noise_pct;
-        a.min_samples = min_samples;
-        a.min_time_s = min_time_s;
-        a.max_time_s = max_time_s;
+        a.stopping.max_noise_fraction = max_noise_pct / 100;
+        a.stopping.min_samples = min_samples;
+        a.stopping.min_time_s = min_time_s;
+        a.stopping.max_time_s = max_time_s;
         a.wait_steps = wait_steps;
         a.warmup_steps = warmup_steps;
         a.active_steps = active_steps;
@@ -284,6 +281,19 @@ void add_bench_functions(nb::module_& m) {
       nb::arg("max_noise_pct"), nb::arg("min_samples"), nb::arg("min_time_s"), nb::arg("max_time_s"),
       nb::arg("wait_steps"), nb::arg("warmup_steps"), nb::arg("active_steps"), nb::arg("sync"),
       "Runs the callables as one fixture through bench's run; crossbench.bench is the documented entry point.");
+  m.def(
+      "stopping_defaults",
+      []() {
+        const StoppingSettings d;
+        nb::dict out;
+        out["max_noise_pct"] = d.max_noise_fraction * 100;
+        out["min_samples"] = d.min_samples;
+        out["min_time_s"] = d.min_time_s;
+        out["max_time_s"] = d.max_time_s;
+        return out;
+      },
+      "The stopping rule's defaults (bench/core/stopping_rule.h StoppingSettings): max_noise_pct (percent), "
+      "min_samples, min_time_s, max_time_s (s); crossbench.bench's None means these.");
   m.def(
       "device_error",
       []() -> std::string {

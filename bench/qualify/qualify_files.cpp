@@ -41,14 +41,17 @@ std::string check_mode(const std::string& mode, const std::string& where) {
 }
 
 /// Reads the optional stopping keys of `obj` into `s`.
-void read_stopping(const json& obj, SuiteStopping& s, const std::string& where) {
+void read_stopping(const json& obj, StoppingSettings& s, const std::string& where) {
   if (!obj.is_object()) fail(where, "\"stopping\" is not an object");
   only_keys(obj, {"max_noise_pct", "min_samples", "min_time_s", "max_time_s"}, where);
-  if (obj.contains("max_noise_pct")) s.max_noise_pct = need_number(obj, "max_noise_pct", where);
+  if (obj.contains("max_noise_pct")) {
+    const double pct = need_number(obj, "max_noise_pct", where);
+    if (!(pct > 0 && pct <= 100)) fail(where, "max_noise_pct must be in (0, 100]");
+    s.max_noise_fraction = pct / 100;
+  }
   if (obj.contains("min_samples")) s.min_samples = static_cast<int>(need_int(obj, "min_samples", where, 10, 1000000));
   if (obj.contains("min_time_s")) s.min_time_s = need_number(obj, "min_time_s", where);
   if (obj.contains("max_time_s")) s.max_time_s = need_number(obj, "max_time_s", where);
-  if (!(s.max_noise_pct > 0 && s.max_noise_pct <= 100)) fail(where, "max_noise_pct must be in (0, 100]");
   if (!(s.min_time_s >= 0 && s.min_time_s <= 600)) fail(where, "min_time_s must be in [0, 600]");
   if (!(s.max_time_s > 0 && s.max_time_s <= 3600)) fail(where, "max_time_s must be in (0, 3600]");
   if (s.max_time_s < s.min_time_s) fail(where, "max_time_s must be at least min_time_s");
@@ -101,7 +104,7 @@ Suite parse_suite(std::string_view text) {
   if (s.name.empty()) fail(where, "\"name\" is empty");
   if (doc.contains("description")) s.description = need_string(doc, "description", where);
   if (doc.contains("warmup")) s.warmup = need_bool(doc, "warmup", where);
-  SuiteStopping defaults;
+  StoppingSettings defaults;
   if (doc.contains("stopping")) read_stopping(doc["stopping"], defaults, where + ": stopping");
   const json& fixtures = need_array(doc, "fixtures", where);
   if (fixtures.empty()) fail(where, "\"fixtures\" is empty");

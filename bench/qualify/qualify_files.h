@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "bench/core/harness_records.h"
+#include "bench/core/stopping_rule.h"
 #include "bench/qualify/qualify.h"
 #include "validate/validator.h"
 
@@ -23,21 +24,13 @@ namespace xb {
 // ---------------------------------------------------------------------------------------------
 // Suite
 
-/// Stopping rule of a suite fixture (bench's --max-noise, --min-samples, --min-time, --max-time).
-struct SuiteStopping {
-  double max_noise_pct = 0.5;
-  int min_samples = 10;
-  double min_time_s = 0.5;
-  double max_time_s = 3.0;
-};
-
 /// One fixture of a suite, with its stopping rule resolved (the suite's, overridden by its own).
 struct SuiteFixture {
   std::string op, dtype, mode;
   std::int64_t size = 0;
-  SuiteStopping stopping;
-  std::string name() const;  ///< "<op>/<dtype>/<size>"
-  std::string key() const;   ///< "<name> (<mode>)", as FixtureRecord::key
+  StoppingSettings stopping;  ///< bench/core/stopping_rule.h; the file gives max_noise in percent
+  std::string name() const;   ///< "<op>/<dtype>/<size>"
+  std::string key() const;    ///< "<name> (<mode>)", as FixtureRecord::key
 };
 
 /// A suite file: which fixtures a qualification runs, in which order.

@@ -109,10 +109,7 @@ int qualify_command(int argc, const char* const* argv) {
         if (f.mode != mode) continue;
         plan.fixtures.push_back({f.op, f.dtype, f.size});
         StoppingRule::Config rule;
-        rule.min_samples = f.stopping.min_samples;
-        rule.min_time_s = f.stopping.min_time_s;
-        rule.max_time_s = f.stopping.max_time_s;
-        rule.max_noise = f.stopping.max_noise_pct / 100;
+        static_cast<StoppingSettings&>(rule) = f.stopping;
         plan.stopping[f.name()] = rule;
         const auto slow = opt.slow_fixtures_us.find(f.name());
         if (slow != opt.slow_fixtures_us.end()) plan.delay_us[f.name()] = slow->second;

@@ -194,10 +194,7 @@ int run_bench(const BenchOptions& opt, const BenchPlan& plan, const char* argv0)
   m.batch = opt.batch;
   m.graph = opt.graph;
   m.work_signature = opt.work_signature;
-  m.stopping.min_samples = opt.min_samples;
-  m.stopping.min_time_s = opt.min_time_s;
-  m.stopping.max_time_s = opt.max_time_s;
-  m.stopping.max_noise = opt.max_noise_pct / 100;
+  static_cast<StoppingSettings&>(m.stopping) = opt.stopping;
   m.check_interrupt = throw_if_interrupted;
   ctx.stopping_by_fixture = plan.stopping;
   for (const auto& [name, us] : plan.delay_us) {

@@ -125,7 +125,7 @@ struct Rig {
     cfg.stopping.min_samples = 10;
     cfg.stopping.min_time_s = 0;
     cfg.stopping.max_time_s = 2;
-    cfg.stopping.max_noise = 0.005;
+    cfg.stopping.max_noise_fraction = 0.005;
   }
   /// A launch that records one kernel of 1000 ns in the fake source and counts the call.
   std::function<void()> launch(int* count = nullptr) {

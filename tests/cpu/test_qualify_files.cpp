@@ -199,9 +199,9 @@ TEST(Suite, ParsesAndResolvesStoppingRules) {
   EXPECT_EQ(s.name, "t");
   EXPECT_FALSE(s.warmup);
   EXPECT_EQ(s.fixtures[0].key(), "matmul/bf16/64 (hot)");
-  EXPECT_DOUBLE_EQ(s.fixtures[0].stopping.max_noise_pct, 1);
+  EXPECT_DOUBLE_EQ(s.fixtures[0].stopping.max_noise_fraction, 0.01);
   EXPECT_EQ(s.fixtures[0].stopping.min_samples, 20);
-  EXPECT_DOUBLE_EQ(s.fixtures[1].stopping.max_noise_pct, 8);
+  EXPECT_DOUBLE_EQ(s.fixtures[1].stopping.max_noise_fraction, 0.08);
   EXPECT_EQ(s.fixtures[1].stopping.min_samples, 20);  // the suite's, not overridden
   EXPECT_DOUBLE_EQ(s.fixtures[1].stopping.min_time_s, 3);
   EXPECT_EQ(s.modes(), (std::vector<std::string>{"hot", "cold"}));

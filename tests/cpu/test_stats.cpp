@@ -67,7 +67,7 @@ StoppingRule::Config config(int min_samples, double min_time, double max_time, d
   c.min_samples = min_samples;
   c.min_time_s = min_time;
   c.max_time_s = max_time;
-  c.max_noise = noise;
+  c.max_noise_fraction = noise;
   return c;
 }
 

@@ -135,8 +135,8 @@ def _fixture_label(fn, name):
 
 
 def bench(fn, *, warmup=True, mode="hot", flops=0.0, bytes=0.0, stream=None, out=None, name=None,
-          dtype="fp32", size=1, cupti=True, verbose=False, batch=0, max_noise_pct=0.5, min_samples=10,
-          min_time_s=0.5, max_time_s=3.0, wait_steps=1, warmup_steps=2, active_steps=20, sync=False):
+          dtype="fp32", size=1, cupti=True, verbose=False, batch=0, max_noise_pct=None, min_samples=None,
+          min_time_s=None, max_time_s=None, wait_steps=1, warmup_steps=2, active_steps=20, sync=False):
     """Times `fn` with crossbench's method and returns a Result.
 
     fn: a callable that enqueues GPU work on the stream, or a list of them: cold mode uses them in
@@ -157,7 +157,9 @@ def bench(fn, *, warmup=True, mode="hot", flops=0.0, bytes=0.0, stream=None, out
     name, dtype, size: the fixture's name "<name>/<dtype>/<size>" in the files (dtype one of bf16,
         fp16, fp32; labels only). cupti: False times with cudaEvents alone.
     verbose: print what bench prints (Google Benchmark's table, the validation summary).
-    The rest are bench's options of the same names (--batch, --max-noise, ...).
+    The rest are bench's options of the same names (--batch, --max-noise, ...); the stopping rule's
+        (max_noise_pct, min_samples, min_time_s, max_time_s) default to bench's own, read from
+        crossbench._core.stopping_defaults() (0.5%, 10, 0.5 s, 3 s).
     Raises RuntimeError("no CUDA device found (...)") without a usable GPU (or, where crossbench was
     built without the CUDA toolkit, "crossbench.bench is not available: ..."), ValueError for bad
     arguments, RuntimeError when the fixture failed, fn's own exception when it raised,
@@ -181,6 +183,10 @@ def bench(fn, *, warmup=True, mode="hot", flops=0.0, bytes=0.0, stream=None, out
     err = device_error()
     if err:
         raise RuntimeError(err)
+    given = dict(max_noise_pct=max_noise_pct, min_samples=min_samples, min_time_s=min_time_s,
+                 max_time_s=max_time_s)
+    defaults = _core.stopping_defaults()
+    stopping = {k: (defaults[k] if v is None else v) for k, v in given.items()}
     torch = _torch()
     handle = _stream_handle(stream, torch)
     note = ""
@@ -194,8 +200,9 @@ def bench(fn, *, warmup=True, mode="hot", flops=0.0, bytes=0.0, stream=None, out
     out = out if out is not None else _tempfile.mkdtemp(prefix="crossbench-")
     args = dict(callables=callables, name=label, dtype=dtype, size=size, stream=handle, mode=mode,
                 warmup=bool(warmup), flops=float(flops), bytes=float(bytes), out=_os.fspath(out), cupti=bool(cupti),
-                batch=int(batch), max_noise_pct=float(max_noise_pct), min_samples=int(min_samples),
-                min_time_s=float(min_time_s), max_time_s=float(max_time_s), wait_steps=int(wait_steps),
+                batch=int(batch), max_noise_pct=float(stopping["max_noise_pct"]),
+                min_samples=int(stopping["min_samples"]), min_time_s=float(stopping["min_time_s"]),
+                max_time_s=float(stopping["max_time_s"]), wait_steps=int(wait_steps),
                 warmup_steps=int(warmup_steps), active_steps=int(active_steps), sync=bool(sync))
     if torch is not None and hasattr(stream, "cuda_stream"):
         with torch.cuda.stream(stream):
