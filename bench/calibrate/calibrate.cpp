@@ -46,7 +46,7 @@ constexpr double kMaxSamplingS = 1.0;
 /// samples; `after` keeps the last snapshot: the clocks the samples ran at.
 MeasureConfig ceiling_config(int calls, const Nvml& nvml, GpuSnapshot& after) {
   MeasureConfig cfg;
-  cfg.mode = "hot";
+  cfg.mode = TimingMode::Hot;
   cfg.schedule = Schedule{0, 0, calls};
   cfg.stopping.min_samples = calls;
   cfg.stopping.min_time_s = 0;

@@ -332,7 +332,8 @@ std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv, 
   app.add_option("--wait-steps", opt.wait_steps, "schedule: unrecorded steps per fixture (default 1)");
   app.add_option("--warmup-steps", opt.warmup_steps, "schedule: recorded-then-discarded steps per fixture (default 2)");
   app.add_option("--active-steps", opt.active_steps, "schedule: recorded steps per fixture (default 20)");
-  app.add_option("--mode", opt.mode,
+  std::string mode = to_string(opt.mode);
+  app.add_option("--mode", mode,
                  "hot: back-to-back launches per sample, time divided by launches (default); "
                  "cold: L2 flushed before each sample, which then calls each input copy (up to 16) once");
   app.add_option("--batch", opt.batch, "hot mode: launches per sample (default: auto, ~0.5 ms of GPU time)");
@@ -396,13 +397,15 @@ std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv, 
   opt.blocking = app.count("--no-blocking") == 0;
   opt.cupti = app.count("--no-cupti") == 0;
   opt.work_signature = app.count("--no-work-signature") == 0;
-  if (opt.mode != "hot" && opt.mode != "cold") {
-    throw UsageError("unknown mode '" + opt.mode + "' (choose hot or cold)");
+  if (const auto m = timing_mode_named(mode)) {
+    opt.mode = *m;
+  } else {
+    throw UsageError("unknown mode '" + mode + "' (choose hot or cold)");
   }
   if (opt.batch < 0 || opt.batch > kMaxBatch) {
     throw UsageError("--batch must be in 0..." + std::to_string(kMaxBatch) + " (0 = auto)");
   }
-  if (opt.mode == "cold" && app.count("--batch") > 0) {
+  if (opt.mode == TimingMode::Cold && app.count("--batch") > 0) {
     throw UsageError("--batch applies to --mode hot; a cold sample is one launch");
   }
   if (!(max_noise_pct > 0 && max_noise_pct <= 100)) throw UsageError("--max-noise must be in (0, 100] percent");

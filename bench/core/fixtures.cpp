@@ -30,7 +30,8 @@ namespace xb {
 
 Measurement measure_unrecorded(cudaStream_t stream, const std::function<void()>& enqueue, const std::string& name,
                                const MeasureConfig& cfg) {
-  if (cfg.mode != "hot") throw std::invalid_argument("measure_unrecorded: hot mode only (no L2 flush buffer)");
+  if (cfg.mode != TimingMode::Hot)
+    throw std::invalid_argument("measure_unrecorded: hot mode only (no L2 flush buffer)");
   BlockingKernel blocking;  // its module is loaded here, outside any sample
   const std::unique_ptr<SampleDevice> device = make_cuda_sample_device(stream, &blocking, nullptr);
   // Never started: every step is inactive, so nothing is recorded and no CUPTI is needed.
@@ -82,7 +83,7 @@ namespace {
 std::vector<Instance> make_instances(const BenchContext& ctx, const BenchmarkDef& def, const Point& p) {
   std::vector<Instance> out;
   out.push_back(def.make(p, ctx.stream));
-  if (ctx.measure.mode == "cold") {
+  if (ctx.measure.mode == TimingMode::Cold) {
     const double bytes = def.bytes ? def.bytes(p) : 0.0;
     const double instance = def.device_bytes ? def.device_bytes(p) : bytes;
     const int copies = def.rotation > 0 ? def.rotation
@@ -206,7 +207,8 @@ void run_fixture(benchmark::State& state, BenchContext& ctx, const BenchmarkDef&
     // an 8192^2 add at about 95 us), not a slower reference path.
     constexpr double kCopyBoundTolerance = 0.01;
     const double bound = ctx.copy.best_bytes_per_ns();
-    if (ctx.measure.mode == "cold" && bound > 0 && info.bytes / st.median > (1 + kCopyBoundTolerance) * bound) {
+    if (ctx.measure.mode == TimingMode::Cold && bound > 0 &&
+        info.bytes / st.median > (1 + kCopyBoundTolerance) * bound) {
       return fail(
           fmt::format("cold-mode rate {:.0f} GB/s is more than 1% above the measured device-to-device copy "
                       "bandwidth {:.0f} GB/s (cudaMemcpyAsync {:.0f}, copy kernel {:.0f}): the L2 flush "

@@ -44,9 +44,9 @@ GpuClockSample parse_gpu_sample(const json& j, const std::string& w) {
 FixtureTiming parse_fixture_timing(const json& j, const std::string& w) {
   rj::require_is_object(j, w);
   FixtureTiming t;
-  t.mode = rj::get_string(j, "mode", w);
-  if (t.mode != "hot" && t.mode != "cold")
-    rj::fail(w, "timing mode must be \"hot\" or \"cold\", not \"" + t.mode + "\"");
+  const std::string mode = rj::get_string(j, "mode", w);
+  t.mode = timing_mode_named(mode);
+  if (!t.mode) rj::fail(w, "timing mode must be \"hot\" or \"cold\", not \"" + mode + "\"");
   t.blocking = rj::get_bool(j, "blocking", w);
   if (j.contains("graph")) t.graph = rj::get_bool(j, "graph", w);  // optional: false before graph mode
   if (j.contains("sync")) {  // optional: absent for launches that do not synchronize
@@ -171,7 +171,7 @@ FixtureInfo parse_fixture(const json& j, const std::string& w) {
 /// What raw_session.json's reader has always checked of a fixture's values.
 void check_fixture(const FixtureInfo& f, std::size_t i) {
   const auto bad = [](const std::string& what) { throw InputError("raw_session: " + what); };
-  if (!f.timing.mode.empty()) {
+  if (f.timing.mode) {
     const FixtureTiming& t = f.timing;
     if (t.launches_per_sample < 1 || t.rotation < 1) {
       bad(fmt::format("fixtures[{}]: timing launches_per_sample and rotation must be at least 1", i));
@@ -259,7 +259,7 @@ json fixture_timing_json(const FixtureTiming& t) {
        {t.max_noise, t.confidence, t.min_time_s, t.max_time_s, t.sampling_s, t.early_slowdown, t.batch_min_s})
     check_finite(v, "fixture timing");
   for (double v : t.samples_ns) check_finite(v, "fixture timing sample");
-  json j{{"mode", t.mode},
+  json j{{"mode", t.mode ? to_string(*t.mode) : ""},
          {"blocking", t.blocking},
          {"launches_per_sample", t.launches_per_sample},
          {"rotation", t.rotation},
@@ -321,7 +321,7 @@ json fixture_json(const FixtureInfo& f) {
   json fj{{"name", f.name},   {"op", f.op},       {"dtype", f.dtype},       {"size", f.size},
           {"flops", f.flops}, {"bytes", f.bytes}, {"verified", f.verified}, {"max_rel_error", f.max_rel_error}};
   if (!f.has_reference) fj["reference"] = false;  // written only when false: older files read as true
-  if (!f.timing.mode.empty()) fj["timing"] = fixture_timing_json(f.timing);
+  if (f.timing.mode) fj["timing"] = fixture_timing_json(f.timing);
   // Optional keys: a fixture that failed before its probe (or a file from before it) has none.
   if (f.work.recorded || (!f.work.why.empty() && !is_recorded_before_probe(f.work)))
     fj["work"] = work_signature_json(f.work);

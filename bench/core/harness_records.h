@@ -9,9 +9,11 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "bench/core/timing_mode.h"
 #include "profiler/raw_records.h"
 #include "profiler/stats.h"
 #include "profiler/work_signature.h"
@@ -49,7 +51,8 @@ struct GpuMeta {
 
 /// How one fixture was sampled (bench/core/measure.cpp; docs/metrics.md defines each field).
 struct FixtureTiming {
-  std::string mode;      ///< "hot" or "cold"; empty in sessions recorded before timing modes
+  /// Empty in sessions recorded before timing modes, and for a fixture that failed before sampling.
+  std::optional<TimingMode> mode;
   bool blocking = true;  ///< samples were queued behind the blocking kernel
   bool graph = false;    ///< each sample replayed a CUDA graph of its calls (bench --graph)
   /// The launch synchronizes with the device: "declared" (.sync(), sync=True), "detected"

@@ -245,7 +245,8 @@ WarmupResult warm_up(Sample&& sample, const MeasureConfig& cfg) {
 Measurement measure(const std::vector<std::function<void()>>& launches, Profiler& prof, SampleDevice& dev,
                     const std::string& annotation, const std::string& op_name, const MeasureConfig& cfg) {
   if (launches.empty()) throw std::invalid_argument("measure: no instance to launch");
-  if (cfg.mode != "hot" && cfg.mode != "cold") throw std::invalid_argument("measure: mode must be hot or cold");
+  if (cfg.mode != TimingMode::Hot && cfg.mode != TimingMode::Cold)
+    throw std::invalid_argument("measure: mode must be hot or cold");
   auto interrupt = [&] {
     if (cfg.check_interrupt) cfg.check_interrupt();
   };
@@ -299,7 +300,7 @@ Measurement measure(const std::vector<std::function<void()>>& launches, Profiler
   t.min_time_s = cfg.stopping.min_time_s;
   t.max_time_s = cfg.stopping.max_time_s;
   SampleSpec spec;
-  const bool cold = cfg.mode == "cold";
+  const bool cold = cfg.mode == TimingMode::Cold;
   spec.flush = cold;
   spec.delay_ns = cfg.delay_ns;
   spec.sync = !t.sync.empty();
@@ -332,7 +333,7 @@ Measurement measure(const std::vector<std::function<void()>>& launches, Profiler
   std::size_t next_instance = 0;
   const std::vector<std::function<void()>> cold_cycle{[&] { launches[next_instance++ % launches.size()](); }};
   if (cold) spec.launches = static_cast<int>(launches.size());
-  if (cfg.mode == "hot") {
+  if (cfg.mode == TimingMode::Hot) {
     if (cfg.batch > 0) {
       spec.launches = cfg.batch;
     } else {

@@ -23,6 +23,7 @@
 
 #include "bench/core/harness_records.h"
 #include "bench/core/stopping_rule.h"
+#include "bench/core/timing_mode.h"
 #include "profiler/profiler.h"
 #include "profiler/stats.h"
 #include "profiler/work_signature.h"
@@ -223,8 +224,8 @@ struct WarmupConfig {
 
 /// How one fixture is measured.
 struct MeasureConfig {
-  std::string mode = "hot";  ///< "hot": batched calls per sample; "cold": flush + one call
-  int batch = 0;             ///< hot mode launches per sample; 0 = auto_batch of a probe
+  TimingMode mode = TimingMode::Hot;  ///< hot: batched calls per sample; cold: flush + one call
+  int batch = 0;                      ///< hot mode launches per sample; 0 = auto_batch of a probe
   /// Graph mode (bench --graph): each instance's sample (the batch in hot mode, the one call in
   /// cold mode, with any delays) is captured once into a CUDA graph, after the batch probe and
   /// before the warm-up, outside every profiler step; each sample then replays it with one

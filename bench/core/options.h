@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "bench/core/stopping_rule.h"
+#include "bench/core/timing_mode.h"
 #include "profiler/errors.h"  // UsageError
 
 namespace xb {
@@ -23,12 +24,12 @@ struct BenchOptions {
   std::vector<std::string> ops;
   /// dtypes; empty (no --dtype): each benchmark's first dtype (bf16 for crossbench's own ops).
   std::vector<std::string> dtypes;
-  bool warmup = false;       ///< run each fixture until steady before recording
-  int wait_steps = 1;        ///< schedule: steps not recorded
-  int warmup_steps = 2;      ///< schedule: steps recorded then discarded
-  int active_steps = 20;     ///< schedule: recorded steps (ProfilerStep#N)
-  std::string mode = "hot";  ///< "hot": back-to-back launches per sample; "cold": L2 flushed before each sample
-  int batch = 0;             ///< hot mode: launches per sample (0 = enough for ~kHotBatchTargetNs of GPU time)
+  bool warmup = false;                ///< run each fixture until steady before recording
+  int wait_steps = 1;                 ///< schedule: steps not recorded
+  int warmup_steps = 2;               ///< schedule: steps recorded then discarded
+  int active_steps = 20;              ///< schedule: recorded steps (ProfilerStep#N)
+  TimingMode mode = TimingMode::Hot;  ///< hot: back-to-back launches per sample; cold: L2 flushed before each sample
+  int batch = 0;                      ///< hot mode: launches per sample (0 = enough for ~kHotBatchTargetNs of GPU time)
   /// The command line as given (argv joined with spaces), recorded in raw_session.json's meta "run"
   /// so that a replay can name the command it replays.
   std::string command;

@@ -161,7 +161,7 @@ void write_events_json(const RawSession& raw, std::ostream& out) {
     fj["steps"] = std::move(steps);
     // Per step (a step holds `launches` calls in hot mode); stats.median_ns below is per call.
     fj["step_median_ns"] = median_of(times);
-    if (!f.timing.mode.empty() && !f.timing.samples_ns.empty()) {
+    if (f.timing.mode && !f.timing.samples_ns.empty()) {
       // Statistics of every sample (per call, ns), computed here from the raw samples.
       const SampleStats st = compute_stats(f.timing.samples_ns);
       const MedianInterval ci = fixture_median_interval(f.timing);

@@ -185,7 +185,9 @@ nb::dict run(const RunArgs& a) {
   Registration(b.registry_index).rotation(static_cast<int>(a.callables.size())).sync(a.sync);
 
   BenchOptions opt;
-  opt.mode = a.mode;
+  const std::optional<TimingMode> mode = timing_mode_named(a.mode);
+  if (!mode) throw nb::value_error(("mode must be 'hot' or 'cold', not '" + a.mode + "'").c_str());
+  opt.mode = *mode;
   opt.warmup = a.warmup;
   opt.batch = a.batch;
   opt.stopping = a.stopping;

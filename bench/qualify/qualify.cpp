@@ -92,7 +92,7 @@ const char* to_string(Verdict v) {
   return "?";
 }
 
-std::string FixtureRecord::key() const { return name + " (" + mode + ")"; }
+std::string FixtureRecord::key() const { return name + " (" + to_string(mode) + ")"; }
 
 FixtureRecord record_of(const FixtureInfo& f) {
   FixtureRecord r;

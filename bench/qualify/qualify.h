@@ -82,7 +82,7 @@ struct FixtureRecord {
   std::string name;  ///< "<op>/<dtype>/<size>"
   std::string op, dtype;
   std::int64_t size = 0;
-  std::string mode;  ///< "hot" or "cold"
+  std::optional<TimingMode> mode;  ///< none for a fixture that failed before sampling
   double flops = 0, bytes = 0;
   int launches_per_sample = 1;
   bool warmed_up = false;
@@ -119,7 +119,8 @@ bool hard_throttled(const FixtureRecord& fixture);
 
 /// The gate's result for one fixture.
 struct GateResult {
-  std::string key, name, op, dtype, mode;
+  std::string key, name, op, dtype;
+  std::optional<TimingMode> mode;
   std::int64_t size = 0;
   FixtureClass cls = FixtureClass::Throughput;
   double threshold = 0;  ///< fraction applied

@@ -34,10 +34,10 @@ namespace {
 
 using namespace strict_json;
 
-std::string check_mode(const std::string& mode, const std::string& where) {
-  if (mode != "hot" && mode != "cold")
-    fail(where, fmt::format("unknown mode {} (choose hot or cold)", quote_input(mode)));
-  return mode;
+TimingMode check_mode(const std::string& mode, const std::string& where) {
+  const std::optional<TimingMode> m = timing_mode_named(mode);
+  if (!m) fail(where, fmt::format("unknown mode {} (choose hot or cold)", quote_input(mode)));
+  return *m;
 }
 
 /// Reads the optional stopping keys of `obj` into `s`.
@@ -84,10 +84,10 @@ std::string int_text(long long v) { return std::to_string(v); }
 // Suite
 
 std::string SuiteFixture::name() const { return fixture_name(op, dtype, size); }
-std::string SuiteFixture::key() const { return name() + " (" + mode + ")"; }
+std::string SuiteFixture::key() const { return name() + " (" + to_string(mode) + ")"; }
 
-std::vector<std::string> Suite::modes() const {
-  std::vector<std::string> out;
+std::vector<TimingMode> Suite::modes() const {
+  std::vector<TimingMode> out;
   for (const SuiteFixture& f : fixtures) {
     if (std::find(out.begin(), out.end(), f.mode) == out.end()) out.push_back(f.mode);
   }
@@ -257,7 +257,7 @@ void write_baseline_json(const Baseline& b, std::ostream& out) {
             {"op", f.op},
             {"dtype", f.dtype},
             {"size", f.size},
-            {"mode", f.mode},
+            {"mode", to_string(f.mode)},
             {"flops", f.flops},
             {"bytes", f.bytes},
             {"launches_per_sample", f.launches_per_sample},

@@ -26,7 +26,8 @@ namespace xb {
 
 /// One fixture of a suite, with its stopping rule resolved (the suite's, overridden by its own).
 struct SuiteFixture {
-  std::string op, dtype, mode;
+  std::string op, dtype;
+  TimingMode mode = TimingMode::Hot;
   std::int64_t size = 0;
   StoppingSettings stopping;  ///< bench/core/stopping_rule.h; the file gives max_noise in percent
   std::string name() const;   ///< "<op>/<dtype>/<size>"
@@ -40,7 +41,7 @@ struct Suite {
   bool warmup = true;  ///< bench's --warmup for every run of the suite
   std::vector<SuiteFixture> fixtures;
   /// The modes of the suite, in order of first appearance: one run folder each.
-  std::vector<std::string> modes() const;
+  std::vector<TimingMode> modes() const;
 };
 
 /// Parses a suite (JSON). Strict: crossbench.format "suite", version 1; keys name (non-empty),

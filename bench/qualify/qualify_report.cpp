@@ -58,12 +58,11 @@ QualifyOutcome evaluate_qualification(const Suite& suite, const Baseline* baseli
     suite_keys.insert(sf.key());
     const FixtureRecord* now = nullptr;
     for (const LoadedRun& r : runs) {
-      std::string run_mode;  // a run folder holds one mode
-      for (const FixtureRecord& f : r.fixtures) run_mode = run_mode.empty() ? f.mode : run_mode;
+      std::optional<TimingMode> run_mode;  // a run folder holds one mode
+      for (const FixtureRecord& f : r.fixtures) run_mode = run_mode ? run_mode : f.mode;
       for (const FixtureRecord& f : r.fixtures) {
         // A fixture that failed before sampling has no mode: it is the suite's fixture of its run.
-        if (f.key() == sf.key() ||
-            (f.name == sf.name() && f.mode.empty() && (run_mode.empty() || run_mode == sf.mode))) {
+        if (f.key() == sf.key() || (f.name == sf.name() && !f.mode && (!run_mode || *run_mode == sf.mode))) {
           now = &f;
         }
       }
@@ -78,7 +77,7 @@ QualifyOutcome evaluate_qualification(const Suite& suite, const Baseline* baseli
       }
     }
     FixtureRecord record = *now;
-    if (record.mode.empty()) record.mode = sf.mode;
+    if (!record.mode) record.mode = sf.mode;
     o.fixtures.push_back(gate_fixture(record, base, o.environment.gpu_name, rules));
   }
   if (baseline != nullptr) {
@@ -225,7 +224,7 @@ std::vector<Case> gate_cases(const QualifyOutcome& o) {
   cases.push_back(env);
   for (const GateResult& r : o.fixtures) {
     Case c;
-    c.classname = "qualify." + r.mode;
+    c.classname = std::string("qualify.") + to_string(r.mode);
     c.name = r.name;
     c.time_s = r.sampling_s;
     const std::string line = gate_line(r);
@@ -347,8 +346,9 @@ void write_qualify_markdown(const QualifyOutcome& o, std::ostream& out) {
                                     : std::string(to_string(r.verdict));
     std::string why = r.reason;
     if (!r.note.empty()) why += " (" + r.note + ")";
-    out << fmt::format("| {} | {} | {} | {:g}% | {} | {} | {} | {} | {} | {} | {} |\n", markdown_cell(r.name), r.mode,
-                       to_string(r.cls), r.threshold * 100, r.has_baseline ? us_text(r.baseline_median_ns) : "-",
+    out << fmt::format("| {} | {} | {} | {:g}% | {} | {} | {} | {} | {} | {} | {} |\n", markdown_cell(r.name),
+                       to_string(r.mode), to_string(r.cls), r.threshold * 100,
+                       r.has_baseline ? us_text(r.baseline_median_ns) : "-",
                        r.verdict == Verdict::Failed ? "-" : us_text(r.now_median_ns),
                        compared ? fmt::format("{:+.2f}", r.delta * 100) : "-",
                        compared ? fmt::format("{:+.3f}", r.delta_ns / 1e3) : "-", compared ? p_text(r) : "-", verdict,
@@ -438,7 +438,7 @@ void write_qualify_json(const QualifyOutcome& o, std::ostream& out) {
            {"op", r.op},
            {"dtype", r.dtype},
            {"size", r.size},
-           {"mode", r.mode},
+           {"mode", to_string(r.mode)},
            {"class", to_string(r.cls)},
            {"threshold_pct", r.threshold * 100},
            {"baseline_median_ns", r.has_baseline ? num(r.baseline_median_ns) : json(nullptr)},

@@ -99,11 +99,11 @@ int qualify_command(int argc, const char* const* argv) {
   // was written into it, and otherwise keeps what was (each run folder is whole or absent).
   RunDirClaim claim(dir);
   if (opt.from_runs.empty()) {
-    for (const std::string& mode : suite.modes()) {
+    for (const TimingMode mode : suite.modes()) {
       BenchOptions bo;
       bo.mode = mode;
       bo.warmup = suite.warmup;
-      bo.out = dir / ("run-" + mode);
+      bo.out = dir / (std::string("run-") + to_string(mode));
       BenchPlan plan;
       for (const SuiteFixture& f : suite.fixtures) {
         if (f.mode != mode) continue;
@@ -115,7 +115,7 @@ int qualify_command(int argc, const char* const* argv) {
         if (slow != opt.slow_fixtures_us.end()) plan.delay_us[f.name()] = slow->second;
       }
       std::cout << fmt::format("qualify: suite {}: {} fixture(s) in {} mode into {}\n", suite.name,
-                               plan.fixtures.size(), mode, bo.out.string());
+                               plan.fixtures.size(), to_string(mode), bo.out.string());
       // The exit code is not needed: the gate reads the folder back (fixture errors, validation).
       (void)run_bench(bo, plan, "bench");
       runs.push_back(load_run(bo.out));

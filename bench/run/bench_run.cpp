@@ -208,7 +208,7 @@ int run_bench(const BenchOptions& opt, const BenchPlan& plan, const char* argv0)
   XB_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
   ctx.l2_bytes = static_cast<std::size_t>(l2);
   DeviceBuffer flush;
-  if (opt.mode == "cold") {
+  if (opt.mode == TimingMode::Cold) {
     // The flush buffer spans twice the L2; one memset first loads the memset kernel (lazy
     // loading) outside any sample. The copy bandwidth (the better of cudaMemcpyAsync and our copy
     // kernel) bounds every cold-mode rate.
@@ -222,8 +222,8 @@ int run_bench(const BenchOptions& opt, const BenchPlan& plan, const char* argv0)
         ctx.l2_bytes >> 20, flush.bytes() >> 20, ctx.copy.best_bytes_per_ns(), ctx.copy.memcpy_bytes_per_ns,
         ctx.copy.kernel_bytes_per_ns);
   }
-  const std::unique_ptr<SampleDevice> sample_device =
-      make_cuda_sample_device(stream, opt.blocking ? &blocking : nullptr, opt.mode == "cold" ? &flush : nullptr);
+  const std::unique_ptr<SampleDevice> sample_device = make_cuda_sample_device(
+      stream, opt.blocking ? &blocking : nullptr, opt.mode == TimingMode::Cold ? &flush : nullptr);
   ctx.device = sample_device.get();
   // NVML: the GPU's facts and clocks at the start and end of the recording (meta.gpu), and a
   // snapshot before and after each fixture's sampling (throttle flags).

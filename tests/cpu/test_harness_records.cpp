@@ -63,7 +63,7 @@ std::vector<FixtureInfo> golden_fixtures() {
   a.bytes = 49152;
   a.verified = true;
   a.max_rel_error = 0.00123;
-  a.timing.mode = "hot";
+  a.timing.mode = TimingMode::Hot;
   a.timing.launches_per_sample = 8;
   a.timing.max_noise = 0.005;
   a.timing.min_samples = 10;
@@ -85,7 +85,7 @@ std::vector<FixtureInfo> golden_fixtures() {
   b.bytes = 12582912;
   b.max_rel_error = 0;
   b.has_reference = false;
-  b.timing.mode = "cold";
+  b.timing.mode = TimingMode::Cold;
   b.timing.blocking = false;
   b.timing.graph = true;
   b.timing.rotation = 4;
@@ -155,7 +155,7 @@ TEST(HarnessRecords, ReadBackEqualsWhatWasAttached) {
   }
   EXPECT_FALSE(fixtures[1].has_reference);
   EXPECT_TRUE(fixtures[1].timing.graph);
-  EXPECT_EQ(fixtures[2].timing.mode, "");
+  EXPECT_FALSE(fixtures[2].timing.mode.has_value());
   EXPECT_EQ(gpu_meta_json(read_gpu_meta(back.meta)), gpu_meta_json(golden_gpu()));
 }
 

@@ -141,7 +141,7 @@ TEST(Measure, HotModeBatchesCallsAndRecordsEveryActiveStep) {
   Rig r;
   r.cfg.batch = 4;
   const Measurement m = measure({r.launch()}, *r.prof, r.dev, "k/fp32/64", "xb::k", r.cfg);
-  EXPECT_EQ(m.timing.mode, "hot");
+  EXPECT_EQ(m.timing.mode, TimingMode::Hot);
   EXPECT_EQ(m.timing.launches_per_sample, 4);
   EXPECT_TRUE(m.timing.blocking);
   EXPECT_TRUE(m.converged);
@@ -189,7 +189,7 @@ TEST(Measure, HotModeWithoutBatchProbesThreeSingleCallsAndSizesTheBatch) {
 
 TEST(Measure, ColdModeFlushesBeforeTheStartEventAndRotatesInstances) {
   Rig r;
-  r.cfg.mode = "cold";
+  r.cfg.mode = TimingMode::Cold;
   // The flush is outside every profiler range: its memset must not join the step's CUPTI span,
   // which the validator pairs with the event interval (seen on the H200: 28 us off per sample).
   int outside = 0;
@@ -197,7 +197,7 @@ TEST(Measure, ColdModeFlushesBeforeTheStartEventAndRotatesInstances) {
   int counts[3] = {0, 0, 0};
   const Measurement m =
       measure({r.launch(&counts[0]), r.launch(&counts[1]), r.launch(&counts[2])}, *r.prof, r.dev, "k", "xb::k", r.cfg);
-  EXPECT_EQ(m.timing.mode, "cold");
+  EXPECT_EQ(m.timing.mode, TimingMode::Cold);
   // One flush, then each instance once: every call finds its inputs outside the L2, and the
   // event pair's fixed cost is spread over the 3 calls.
   EXPECT_EQ(m.timing.launches_per_sample, 3);
@@ -214,7 +214,7 @@ TEST(Measure, ColdModeFlushesBeforeTheStartEventAndRotatesInstances) {
 
 TEST(Measure, ColdModeWithOneInstanceIsOneCallPerSample) {
   Rig r;
-  r.cfg.mode = "cold";
+  r.cfg.mode = TimingMode::Cold;
   int count = 0;
   const Measurement m = measure({r.launch(&count)}, *r.prof, r.dev, "k", "xb::k", r.cfg);
   EXPECT_EQ(m.timing.launches_per_sample, 1);
@@ -267,7 +267,7 @@ TEST(Measure, GraphModeCapturesOncePerInstanceAndReplaysOncePerSample) {
 
 TEST(Measure, GraphModeColdCapturesOneCallOfEachCopyAndFlushesOutsideTheGraph) {
   Rig r;
-  r.cfg.mode = "cold";
+  r.cfg.mode = TimingMode::Cold;
   r.cfg.graph = true;
   int counts[2] = {0, 0};
   const Measurement m = measure({r.launch(&counts[0]), r.launch(&counts[1])}, *r.prof, r.dev, "k", "xb::k", r.cfg);
@@ -377,7 +377,7 @@ TEST(Measure, HoldWatchReleasesOnlyALaunchThatOverstaysItsArm) {
 
 TEST(Measure, SetupCallsRunEveryInstanceUnblockedBeforeAnySample) {
   Rig r;
-  r.cfg.mode = "cold";
+  r.cfg.mode = TimingMode::Cold;
   std::vector<std::string> log;
   std::vector<std::function<void()>> launches;
   for (int i = 0; i < 3; ++i) {
@@ -601,7 +601,7 @@ TEST(Measure, InterruptCheckStopsBeforeTheNextSample) {
 TEST(Measure, RejectsBadInput) {
   Rig r;
   EXPECT_THROW(measure({}, *r.prof, r.dev, "k", "xb::k", r.cfg), std::invalid_argument);
-  r.cfg.mode = "warm";
+  r.cfg.mode = static_cast<TimingMode>(7);  // no such mode
   EXPECT_THROW(measure({r.launch()}, *r.prof, r.dev, "k", "xb::k", r.cfg), std::invalid_argument);
   SampleSpec zero;
   zero.launches = 0;

@@ -204,7 +204,7 @@ TEST(Suite, ParsesAndResolvesStoppingRules) {
   EXPECT_DOUBLE_EQ(s.fixtures[1].stopping.max_noise_fraction, 0.08);
   EXPECT_EQ(s.fixtures[1].stopping.min_samples, 20);  // the suite's, not overridden
   EXPECT_DOUBLE_EQ(s.fixtures[1].stopping.min_time_s, 3);
-  EXPECT_EQ(s.modes(), (std::vector<std::string>{"hot", "cold"}));
+  EXPECT_EQ(s.modes(), (std::vector<TimingMode>{TimingMode::Hot, TimingMode::Cold}));
 }
 
 TEST(Suite, RejectsBadInputWithOneLine) {
@@ -259,7 +259,7 @@ TEST(Suite, ShippedSuitesParse) {
   std::map<std::string, int> per_op;
   for (const SuiteFixture& f : release.fixtures) {
     ++per_op[f.op];
-    EXPECT_EQ(f.mode, "hot");
+    EXPECT_EQ(f.mode, TimingMode::Hot);
     EXPECT_TRUE(f.dtype == "bf16" || f.dtype == "fp16");
     EXPECT_TRUE(f.size == 64 || f.size == 1024 || f.size == 4096 || f.size == 8192);
   }

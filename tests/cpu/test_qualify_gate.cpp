@@ -111,7 +111,7 @@ FixtureRecord fixture(const std::string& op, std::int64_t n, std::vector<double>
   f.dtype = "bf16";
   f.size = n;
   f.name = op + "/bf16/" + std::to_string(n);
-  f.mode = "hot";
+  f.mode = TimingMode::Hot;
   f.flops = op_flops(parse_op(op), n);
   f.bytes = op_bytes(parse_op(op), DType::BF16, n);
   f.stop = "converged";

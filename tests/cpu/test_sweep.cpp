@@ -249,7 +249,7 @@ RawSession sweep_session_with_graph() {
   s.event_timings.push_back(StepTiming{"graph:add/bf16/64", 7, 12, 1600, 2});
   FixtureInfo g = read_fixtures(s)[0];
   g.name = "graph:add/bf16/64";
-  g.timing.mode = "hot";
+  g.timing.mode = TimingMode::Hot;
   g.timing.graph = true;
   g.timing.launches_per_sample = 2;
   s.fixtures.push_back(fixture_block(g));
