@@ -10,6 +10,7 @@
 #include <ctime>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
@@ -242,218 +243,286 @@ WarmupResult warm_up(Sample&& sample, const MeasureConfig& cfg) {
 
 }  // namespace
 
-Measurement measure(const std::vector<std::function<void()>>& launches, Profiler& prof, SampleDevice& dev,
-                    const std::string& annotation, const std::string& op_name, const MeasureConfig& cfg) {
-  if (launches.empty()) throw std::invalid_argument("measure: no instance to launch");
-  if (cfg.mode != TimingMode::Hot && cfg.mode != TimingMode::Cold)
-    throw std::invalid_argument("measure: mode must be hot or cold");
-  auto interrupt = [&] {
-    if (cfg.check_interrupt) cfg.check_interrupt();
-  };
-  Measurement m;
-  FixtureTiming& t = m.timing;
-  t.mode = cfg.mode;
-  // Setup calls: every copy once, unblocked, then the stream synchronized. One-time work (cuBLAS
-  // workspaces and handles, lazy module loading, autotuning, allocator growth) happens here, not
-  // behind the blocking kernel, where a first call that synchronizes would stall. The last call's
-  // host time (the first may be the slow one) scales the detection's wait.
-  double call_host_s = 0;
-  for (const auto& launch : launches) {
-    interrupt();
-    const double c0 = cfg.now();
-    launch();
-    dev.synchronize();
-    call_host_s = cfg.now() - c0;
+namespace {
+
+using Launch = std::function<void()>;
+
+/// One fixture's measurement, phase by phase; measure() runs the phases in order. Holds what they
+/// share: the timing record being filled, the sample spec, the hold watch (from the sync check on)
+/// and whether a later synchronizing launch restarted the sampling.
+class FixtureMeasurement {
+ public:
+  FixtureMeasurement(const std::vector<Launch>& launches, Profiler& prof, SampleDevice& dev,
+                     const std::string& annotation, const MeasureConfig& cfg)
+      : launches_(launches), prof_(prof), dev_(dev), annotation_(annotation), cfg_(cfg), t_(m_.timing) {
+    t_.mode = cfg.mode;
   }
-  // The work signature: what one call enqueues and whether the events on the handed stream see
-  // all of it (profiler/work_signature.h). Work they cannot see is refused here, before any sample:
-  // its event times would be of other work than the call's.
-  if (cfg.work_signature) {
-    if (prof.can_probe()) interrupt();
-    m.work = probe_work(launches.front(), prof, dev);
-    if (const std::string why = work_refusal(m.work); !why.empty()) throw WorkRefused(why, m.work);
-  } else {
-    m.work.why = "not probed (--no-work-signature)";
-  }
-  const auto refuse_graph = [](const char* how) {
-    return std::invalid_argument(
-        fmt::format("its launch synchronizes with the device ({}), and a synchronizing call "
-                    "cannot be captured into a CUDA graph: run it without --graph",
-                    how));
-  };
-  if (cfg.sync && cfg.graph) throw refuse_graph("declared .sync()");
-  // Declared or not, the launch is checked against the blocking kernel: a declaration that does
-  // not hold (the launch synchronized only in its setup call) gets the same method as any launch.
-  t.sync_declared = cfg.sync;
-  const char* const sync_kind = cfg.sync ? "declared" : "detected";
-  if (dev.blocking()) {
-    interrupt();
-    if (launch_synchronizes(launches.front(), dev, sync_wait_s(call_host_s))) t.sync = sync_kind;
-  } else if (cfg.sync) {
-    t.sync = sync_kind;  // --no-blocking: nothing to check against; unblocked anyway
-  }
-  t.blocking = dev.blocking() && t.sync.empty();
-  t.rotation = static_cast<int>(launches.size());
-  t.max_noise = cfg.stopping.max_noise_fraction;
-  t.confidence = cfg.stopping.confidence;
-  t.min_samples = cfg.stopping.min_samples;
-  t.min_time_s = cfg.stopping.min_time_s;
-  t.max_time_s = cfg.stopping.max_time_s;
-  SampleSpec spec;
-  const bool cold = cfg.mode == TimingMode::Cold;
-  spec.flush = cold;
-  spec.delay_ns = cfg.delay_ns;
-  spec.sync = !t.sync.empty();
-  // Every held eager sample from here on is watched: a launch that synchronizes later (a cache
-  // that grows, an allocator that maps more memory) voids its sample, and the fixture goes on
-  // without the blocking kernel (`restarted` tells the sampling loop to start again).
-  HoldWatch watch(dev);
-  spec.watch = &watch;
-  std::int64_t held_calls = 0;  // calls of held samples that completed
-  bool restarted = false;
-  const auto sample = [&](const std::function<void()>& launch, int calls, const std::string& op) {
-    SampleSpec s = spec;
-    s.launches = calls;
-    s.watch_s = std::min(kSyncWatchMaxWaitS, sync_wait_s(call_host_s * calls));
-    try {
-      const TimedCall c = timed_sample(launch, prof, dev, annotation, op, s);
-      if (!s.sync) held_calls += calls;
-      return c;
-    } catch (const LaunchSynchronized&) {
-      t.sync = sync_kind;
-      t.sync_found_after = std::max<std::int64_t>(1, held_calls);
-      t.blocking = false;
-      spec.sync = s.sync = true;
-      restarted = true;
-      return timed_sample(launch, prof, dev, annotation, op, s);
+
+  /// Setup calls: every copy once, unblocked, then the stream synchronized. One-time work (cuBLAS
+  /// workspaces and handles, lazy module loading, autotuning, allocator growth) happens here, not
+  /// behind the blocking kernel, where a first call that synchronizes would stall. The last call's
+  /// host time (the first may be the slow one) scales the detection's wait.
+  void setup_calls() {
+    for (const auto& launch : launches_) {
+      interrupt();
+      const double c0 = cfg_.now();
+      launch();
+      dev_.synchronize();
+      call_host_s_ = cfg_.now() - c0;
     }
-  };
-  // Cold mode: one flush, then every instance once (sampling.h, kColdCallsPerSample), through one
-  // function that takes the next instance on each call.
-  std::size_t next_instance = 0;
-  const std::vector<std::function<void()>> cold_cycle{[&] { launches[next_instance++ % launches.size()](); }};
-  if (cold) spec.launches = static_cast<int>(launches.size());
-  if (cfg.mode == TimingMode::Hot) {
-    if (cfg.batch > 0) {
-      spec.launches = cfg.batch;
-    } else {
-      // Probe: median of three unrecorded single-launch samples sizes the batch.
-      std::vector<double> probe;
-      prof.begin_fixture(Schedule{3, 0, 1});
-      for (int i = 0; i < 3; ++i) {
-        interrupt();
-        probe.push_back(static_cast<double>(sample(launches[0], 1, "probe").event_ns));
+  }
+
+  /// The work signature: what one call enqueues and whether the events on the handed stream see
+  /// all of it (profiler/work_signature.h). Work they cannot see is refused here, before any
+  /// sample: its event times would be of other work than the call's. Throws WorkRefused.
+  void probe_signature() {
+    if (!cfg_.work_signature) {
+      m_.work.why = "not probed (--no-work-signature)";
+      return;
+    }
+    if (prof_.can_probe()) interrupt();
+    m_.work = probe_work(launches_.front(), prof_, dev_);
+    if (const std::string why = work_refusal(m_.work); !why.empty()) throw WorkRefused(why, m_.work);
+  }
+
+  /// Declared or not, the launch is checked against the blocking kernel: a declaration that does
+  /// not hold (the launch synchronized only in its setup call) gets the same method as any launch.
+  /// Then the record's method and stopping settings, and the sample spec. Every held eager sample
+  /// from here on is watched: a launch that synchronizes later (a cache that grows, an allocator
+  /// that maps more memory) voids its sample, and the fixture goes on without the blocking kernel.
+  void check_sync() {
+    if (cfg_.sync && cfg_.graph) throw refuse_graph("declared .sync()");
+    t_.sync_declared = cfg_.sync;
+    if (dev_.blocking()) {
+      interrupt();
+      if (launch_synchronizes(launches_.front(), dev_, sync_wait_s(call_host_s_))) t_.sync = sync_kind();
+    } else if (cfg_.sync) {
+      t_.sync = sync_kind();  // --no-blocking: nothing to check against; unblocked anyway
+    }
+    t_.blocking = dev_.blocking() && t_.sync.empty();
+    t_.rotation = static_cast<int>(launches_.size());
+    t_.max_noise = cfg_.stopping.max_noise_fraction;
+    t_.confidence = cfg_.stopping.confidence;
+    t_.min_samples = cfg_.stopping.min_samples;
+    t_.min_time_s = cfg_.stopping.min_time_s;
+    t_.max_time_s = cfg_.stopping.max_time_s;
+    spec_.flush = cold();
+    spec_.delay_ns = cfg_.delay_ns;
+    spec_.sync = !t_.sync.empty();
+    watch_.emplace(dev_);
+    spec_.watch = &*watch_;
+  }
+
+  /// Calls per sample: cold mode one flush, then every instance once (sampling.h,
+  /// kColdCallsPerSample); hot mode --batch, or the median of three unrecorded single-launch
+  /// samples sizes the batch (auto_batch).
+  void size_batch() {
+    if (cold()) spec_.launches = static_cast<int>(launches_.size());
+    if (cfg_.mode == TimingMode::Hot) {
+      if (cfg_.batch > 0) {
+        spec_.launches = cfg_.batch;
+      } else {
+        std::vector<double> probe;
+        prof_.begin_fixture(Schedule{3, 0, 1});
+        for (int i = 0; i < 3; ++i) {
+          interrupt();
+          probe.push_back(static_cast<double>(sample(launches_[0], 1, "probe").event_ns));
+        }
+        spec_.launches = auto_batch(compute_stats(probe).median);
       }
-      spec.launches = auto_batch(compute_stats(probe).median);
     }
+    if (!t_.sync.empty() && cfg_.graph) throw refuse_graph("detected");
+    t_.launches_per_sample = spec_.launches;
+    t_.graph = cfg_.graph;
   }
-  if (!t.sync.empty() && cfg.graph) throw refuse_graph("detected");
-  t.launches_per_sample = spec.launches;
-  t.graph = cfg.graph;
-  // Graph mode: one graph per instance of its whole sample, captured outside every step (the
-  // capture's API calls fall outside the recorded windows); the samples below replay them.
-  struct DropGraphs {
-    SampleDevice& dev;
-    ~DropGraphs() { dev.drop_graphs(); }
-  } drop_graphs{dev};
-  std::vector<std::function<void()>> replays;
-  const auto& eager = cold ? cold_cycle : launches;
-  if (cfg.graph) {
+
+  /// The calls the samples time: the instances eagerly (cold mode: one function that takes the
+  /// next instance on each call), or in graph mode one graph per instance of its whole sample,
+  /// captured outside every step (the capture's API calls fall outside the recorded windows) and
+  /// checked to enqueue the same work as the calls it holds (WorkRefused when it does not: work
+  /// that ran at capture time, or outside the capture, is missing).
+  const std::vector<Launch>& sampled_calls() {
+    drop_graphs_.emplace(dev_);
+    cold_cycle_ = {[this] { launches_[next_instance_++ % launches_.size()](); }};
+    const auto& eager = cold() ? cold_cycle_ : launches_;
+    if (!cfg_.graph) return eager;
     for (const auto& launch : eager) {
-      const int handle = dev.capture([&] {
-        for (int i = 0; i < spec.launches; ++i) {
+      const int handle = dev_.capture([&] {
+        for (int i = 0; i < spec_.launches; ++i) {
           launch();
-          if (spec.delay_ns > 0) dev.delay(spec.delay_ns);
+          if (spec_.delay_ns > 0) dev_.delay(spec_.delay_ns);
         }
       });
-      replays.push_back([&dev, handle] { dev.replay(handle); });
+      replays_.push_back([this, handle] { dev_.replay(handle); });
     }
-    spec.graph = true;
-    // Graph mode times the same work as eager mode: one replay must enqueue what the calls it
-    // holds enqueue eagerly (work that ran at capture time, or outside the capture, is missing).
-    if (m.work.recorded) {
-      WorkSignature unit = m.work;
-      if (spec.delay_ns > 0) {  // the graph also holds the spin delay after each call
+    spec_.graph = true;
+    if (m_.work.recorded) {
+      WorkSignature unit = m_.work;
+      if (spec_.delay_ns > 0) {  // the graph also holds the spin delay after each call
         unit = probe_work(
             [&] {
-              launches.front()();
-              dev.delay(spec.delay_ns);
+              launches_.front()();
+              dev_.delay(spec_.delay_ns);
             },
-            prof, dev);
+            prof_, dev_);
       }
-      const WorkSignature replay = probe_work(replays.front(), prof, dev);
+      const WorkSignature replay = probe_work(replays_.front(), prof_, dev_);
       if (replay.recorded && unit.recorded) {
-        m.graph_replay_items = static_cast<int>(replay.items.size());
-        if (const std::string why = graph_refusal(unit, spec.launches, replay); !why.empty())
-          throw WorkRefused(why, m.work, m.graph_replay_items);
+        m_.graph_replay_items = static_cast<int>(replay.items.size());
+        if (const std::string why = graph_refusal(unit, spec_.launches, replay); !why.empty())
+          throw WorkRefused(why, m_.work, m_.graph_replay_items);
       }
     }
+    return replays_;
   }
-  const auto& calls = cfg.graph ? replays : eager;
-  if (cfg.warmup) {
+
+  /// --warmup: samples, unrecorded, until the event time is steady (warm_up).
+  void warm_up_calls(const std::vector<Launch>& calls, const std::string& op_name) {
+    if (!cfg_.warmup) return;
     std::size_t k = 0;
-    prof.begin_fixture(Schedule{std::numeric_limits<int>::max() / 2, 0, 1});  // nothing recorded
+    prof_.begin_fixture(Schedule{std::numeric_limits<int>::max() / 2, 0, 1});  // nothing recorded
     const WarmupResult wr = warm_up(
         [&] {
           interrupt();
           const auto& launch = calls[k++ % calls.size()];
-          return static_cast<double>(sample(launch, spec.launches, op_name).event_ns) / spec.launches;
+          return static_cast<double>(sample(launch, spec_.launches, op_name).event_ns) / spec_.launches;
         },
-        cfg);
-    m.warmup_s = wr.seconds;
-    t.warmed_up = wr.steady;
+        cfg_);
+    m_.warmup_s = wr.seconds;
+    t_.warmed_up = wr.steady;
   }
-  // A power or thermal limit holding the clock, seen before or during sampling, makes the median
-  // interval's batches at least kDriftBatchS long (StoppingRule::set_batch_min_s).
-  StoppingRule rule(cfg.stopping);
-  const auto watch_clock = [&](const GpuClockSample& g) {
-    if (g.valid && g.throttled) rule.set_batch_min_s(kDriftBatchS);
-  };
-  t.gpu_before = read_gpu(cfg);
-  watch_clock(t.gpu_before);
 
-  prof.begin_fixture(cfg.schedule);
-  double t0 = cfg.now();
-  double cpu0 = cfg.cpu_now ? cfg.cpu_now() : 0.0;
-  const int scheduled = cfg.schedule.total();
-  double next_poll = kGpuPollS;
-  for (std::size_t i = 0;; ++i) {
-    interrupt();
-    restarted = false;
-    const TimedCall call = sample(calls[i % calls.size()], spec.launches, op_name);
-    if (restarted) {
-      // A launch synchronized: the held samples so far are another method's. Start again (the
-      // profiler's schedule goes on: the steps recorded so far keep their own timings).
-      t.samples_ns.clear();
-      const double batch_min_s = rule.config().batch_min_s;
-      rule = StoppingRule(cfg.stopping);
-      rule.set_batch_min_s(batch_min_s);
-      t0 = cfg.now();
-      cpu0 = cfg.cpu_now ? cfg.cpu_now() : 0.0;
-      next_poll = kGpuPollS;
+  /// The recorded samples, until the stopping rule stops and the profiler's schedule is done; then
+  /// the record's figures. A power or thermal limit holding the clock, seen before or during
+  /// sampling, makes the median interval's batches at least kDriftBatchS long
+  /// (StoppingRule::set_batch_min_s).
+  Measurement sample_until_stop(const std::vector<Launch>& calls, const std::string& op_name) {
+    StoppingRule rule(cfg_.stopping);
+    const auto watch_clock = [&](const GpuClockSample& g) {
+      if (g.valid && g.throttled) rule.set_batch_min_s(kDriftBatchS);
+    };
+    t_.gpu_before = read_gpu(cfg_);
+    watch_clock(t_.gpu_before);
+
+    prof_.begin_fixture(cfg_.schedule);
+    double t0 = cfg_.now();
+    double cpu0 = cfg_.cpu_now ? cfg_.cpu_now() : 0.0;
+    const int scheduled = cfg_.schedule.total();
+    double next_poll = kGpuPollS;
+    for (std::size_t i = 0;; ++i) {
+      interrupt();
+      restarted_ = false;
+      const TimedCall call = sample(calls[i % calls.size()], spec_.launches, op_name);
+      if (restarted_) {
+        // A launch synchronized: the held samples so far are another method's. Start again (the
+        // profiler's schedule goes on: the steps recorded so far keep their own timings).
+        t_.samples_ns.clear();
+        const double batch_min_s = rule.config().batch_min_s;
+        rule = StoppingRule(cfg_.stopping);
+        rule.set_batch_min_s(batch_min_s);
+        t0 = cfg_.now();
+        cpu0 = cfg_.cpu_now ? cfg_.cpu_now() : 0.0;
+        next_poll = kGpuPollS;
+      }
+      const double per_launch = static_cast<double>(call.event_ns) / spec_.launches;
+      t_.samples_ns.push_back(per_launch);
+      const double elapsed = cfg_.now() - t0;
+      if (elapsed >= next_poll) {
+        watch_clock(read_gpu(cfg_));
+        next_poll = elapsed + kGpuPollS;
+      }
+      rule.add(per_launch, elapsed);
+      if (rule.state() != StoppingRule::State::Continue && static_cast<int>(i + 1) >= scheduled) break;
     }
-    const double per_launch = static_cast<double>(call.event_ns) / spec.launches;
-    t.samples_ns.push_back(per_launch);
-    const double elapsed = cfg.now() - t0;
-    if (elapsed >= next_poll) {
-      watch_clock(read_gpu(cfg));
-      next_poll = elapsed + kGpuPollS;
-    }
-    rule.add(per_launch, elapsed);
-    if (rule.state() != StoppingRule::State::Continue && static_cast<int>(i + 1) >= scheduled) break;
+    t_.sampling_s = cfg_.now() - t0;
+    m_.sampling_cpu_s = cfg_.cpu_now ? cfg_.cpu_now() - cpu0 : 0.0;
+    m_.calls = static_cast<std::int64_t>(t_.samples_ns.size()) * spec_.launches;
+    t_.gpu_after = read_gpu(cfg_);
+    watch_clock(t_.gpu_after);
+    t_.batch_min_s = rule.config().batch_min_s;
+    t_.stop = to_string(rule.state());
+    m_.stats = compute_stats(t_.samples_ns);
+    m_.converged = rule.state() == StoppingRule::State::Converged;
+    t_.early_slowdown = early_slowdown(t_.samples_ns);
+    t_.cold_start = !t_.warmed_up && std::fabs(t_.early_slowdown) > 0.02;
+    return std::move(m_);
   }
-  t.sampling_s = cfg.now() - t0;
-  m.sampling_cpu_s = cfg.cpu_now ? cfg.cpu_now() - cpu0 : 0.0;
-  m.calls = static_cast<std::int64_t>(t.samples_ns.size()) * spec.launches;
-  t.gpu_after = read_gpu(cfg);
-  watch_clock(t.gpu_after);
-  t.batch_min_s = rule.config().batch_min_s;
-  t.stop = to_string(rule.state());
-  m.stats = compute_stats(t.samples_ns);
-  m.converged = rule.state() == StoppingRule::State::Converged;
-  t.early_slowdown = early_slowdown(t.samples_ns);
-  t.cold_start = !t.warmed_up && std::fabs(t.early_slowdown) > 0.02;
-  return m;
+
+ private:
+  /// Graphs captured for the fixture are dropped when its measurement ends, however it ends.
+  struct DropGraphs {
+    explicit DropGraphs(SampleDevice& d) : dev(d) {}
+    DropGraphs(const DropGraphs&) = delete;
+    DropGraphs& operator=(const DropGraphs&) = delete;
+    ~DropGraphs() { dev.drop_graphs(); }
+    SampleDevice& dev;
+  };
+
+  void interrupt() const {
+    if (cfg_.check_interrupt) cfg_.check_interrupt();
+  }
+  bool cold() const { return cfg_.mode == TimingMode::Cold; }
+  const char* sync_kind() const { return cfg_.sync ? "declared" : "detected"; }
+  static std::invalid_argument refuse_graph(const char* how) {
+    return std::invalid_argument(
+        fmt::format("its launch synchronizes with the device ({}), and a synchronizing call "
+                    "cannot be captured into a CUDA graph: run it without --graph",
+                    how));
+  }
+
+  /// One timed sample of `calls` calls. A launch found to synchronize while held voids the sample:
+  /// the fixture goes on without the blocking kernel, this sample is taken again so, and
+  /// `restarted_` tells the sampling loop to start over.
+  TimedCall sample(const Launch& launch, int calls, const std::string& op) {
+    SampleSpec s = spec_;
+    s.launches = calls;
+    s.watch_s = std::min(kSyncWatchMaxWaitS, sync_wait_s(call_host_s_ * calls));
+    try {
+      const TimedCall c = timed_sample(launch, prof_, dev_, annotation_, op, s);
+      if (!s.sync) held_calls_ += calls;
+      return c;
+    } catch (const LaunchSynchronized&) {
+      t_.sync = sync_kind();
+      t_.sync_found_after = std::max<std::int64_t>(1, held_calls_);
+      t_.blocking = false;
+      spec_.sync = s.sync = true;
+      restarted_ = true;
+      return timed_sample(launch, prof_, dev_, annotation_, op, s);
+    }
+  }
+
+  const std::vector<Launch>& launches_;
+  Profiler& prof_;
+  SampleDevice& dev_;
+  const std::string& annotation_;
+  const MeasureConfig& cfg_;
+  Measurement m_;
+  FixtureTiming& t_;
+  double call_host_s_ = 0;
+  SampleSpec spec_;
+  std::int64_t held_calls_ = 0;  ///< calls of held samples that completed
+  bool restarted_ = false;
+  std::size_t next_instance_ = 0;
+  std::vector<Launch> cold_cycle_, replays_;
+  std::optional<HoldWatch> watch_;
+  std::optional<DropGraphs> drop_graphs_;  ///< after watch_: destroyed first
+};
+
+}  // namespace
+
+Measurement measure(const std::vector<Launch>& launches, Profiler& prof, SampleDevice& dev,
+                    const std::string& annotation, const std::string& op_name, const MeasureConfig& cfg) {
+  if (launches.empty()) throw std::invalid_argument("measure: no instance to launch");
+  if (cfg.mode != TimingMode::Hot && cfg.mode != TimingMode::Cold)
+    throw std::invalid_argument("measure: mode must be hot or cold");
+  FixtureMeasurement f(launches, prof, dev, annotation, cfg);
+  f.setup_calls();
+  f.probe_signature();
+  f.check_sync();
+  f.size_batch();
+  const std::vector<Launch>& calls = f.sampled_calls();
+  f.warm_up_calls(calls, op_name);
+  return f.sample_until_stop(calls, op_name);
 }
 
 }  // namespace xb
