@@ -103,17 +103,110 @@ bool lists_tests(const std::vector<std::string>& benchmark_args) {
   return on;
 }
 
-/// bench --benchmark_list_tests: Google Benchmark prints the names of the plan's fixtures (after
-/// --benchmark_filter) and runs nothing, so neither a GPU nor a run folder is needed: the fixtures
-/// are registered against an empty context that nothing calls.
-int list_fixtures(const BenchPlan& plan, const std::vector<std::string>& benchmark_args, const char* argv0) {
+/// Google Benchmark's flags: the user's --benchmark_* flags, plus (when `json_out` is given and the
+/// user named no --benchmark_out) JSON output into `*json_out`. Returns whether the user named
+/// one. Throws UsageError for a flag Google Benchmark does not know; called before the run folder
+/// exists, so a mistyped flag leaves nothing behind.
+bool init_google_benchmark(const std::vector<std::string>& benchmark_args, const fs::path* json_out,
+                           const char* argv0) {
   std::vector<std::string> gb_args{argv0 != nullptr ? argv0 : "bench"};
-  gb_args.insert(gb_args.end(), benchmark_args.begin(), benchmark_args.end());
+  bool user_out = false;
+  for (const std::string& a : benchmark_args) {
+    user_out = user_out || a.rfind("--benchmark_out=", 0) == 0;
+    gb_args.push_back(a);
+  }
+  if (!user_out && json_out != nullptr) {
+    gb_args.push_back("--benchmark_out=" + json_out->string());
+    gb_args.push_back("--benchmark_out_format=json");
+  }
   std::vector<char*> gb_argv;
   for (std::string& a : gb_args) gb_argv.push_back(a.data());
   int gb_argc = static_cast<int>(gb_argv.size());
   benchmark::Initialize(&gb_argc, gb_argv.data());
   if (gb_argc > 1) throw UsageError(std::string("unrecognized Google Benchmark flag '") + gb_argv[1] + "'");
+  return user_out;
+}
+
+/// --graph with a benchmark that declares .sync(): UsageError (a synchronizing call cannot be
+/// captured into a CUDA graph).
+void refuse_graph_of_sync(const BenchPlan& plan) {
+  for (const FixtureSpec& f : plan.fixtures) {
+    const BenchmarkDef* def = find_benchmark(f.op);
+    if (def != nullptr && def->sync) {
+      throw UsageError("--graph: " + f.op +
+                       " declares .sync(), and a synchronizing call cannot be captured into a CUDA graph");
+    }
+  }
+}
+
+/// The sampling core's settings from the options, the plan's per-fixture stopping rules and
+/// --slow-fixture delays (each said on the console).
+void configure_measure(BenchContext& ctx, const BenchOptions& opt, const BenchPlan& plan) {
+  MeasureConfig& m = ctx.measure;
+  m.schedule = Schedule{opt.wait_steps, opt.warmup_steps, opt.active_steps};
+  m.warmup = opt.warmup;
+  m.mode = opt.mode;
+  m.batch = opt.batch;
+  m.graph = opt.graph;
+  m.work_signature = opt.work_signature;
+  static_cast<StoppingSettings&>(m.stopping) = opt.stopping;
+  m.check_interrupt = throw_if_interrupted;
+  ctx.stopping_by_fixture = plan.stopping;
+  for (const auto& [name, us] : plan.delay_us) {
+    ctx.delay_ns_by_fixture[name] = std::llround(us * 1e3);
+    std::cout << fmt::format(
+        "note: {} is slowed down on purpose: a {} us spin kernel after every call (--slow-fixture)\n", name, us);
+  }
+}
+
+/// Cold mode: the flush buffer, twice the L2 (ctx.l2_bytes); one memset first loads the memset
+/// kernel (lazy loading) outside any sample. The copy bandwidth (the better of cudaMemcpyAsync
+/// and our copy kernel) bounds every cold-mode rate: ctx.copy. Throws CudaError.
+DeviceBuffer prepare_cold_mode(BenchContext& ctx, cudaStream_t stream) {
+  DeviceBuffer flush(2 * ctx.l2_bytes);
+  XB_CUDA(cudaMemsetAsync(flush.get(), 0, flush.bytes(), stream));
+  XB_CUDA(cudaStreamSynchronize(stream));
+  ctx.copy = measure_copy_bandwidth(stream);
+  std::cout << fmt::format(
+      "cold mode: L2 {} MiB, flush buffer {} MiB, device-to-device copy {:.0f} GB/s "
+      "(cudaMemcpyAsync {:.0f} GB/s, copy kernel {:.0f} GB/s; the better bounds cold rates)\n",
+      ctx.l2_bytes >> 20, flush.bytes() >> 20, ctx.copy.best_bytes_per_ns(), ctx.copy.memcpy_bytes_per_ns,
+      ctx.copy.kernel_bytes_per_ns);
+  return flush;
+}
+
+/// The GPU's facts as (key, value) pairs: benchmark.json's context, beside Google Benchmark's
+/// host facts (tools/compare.py and other readers of that file then know what it ran on), and the
+/// first lines of the console (ConsoleReporter). Throws CudaError.
+std::vector<std::pair<std::string, std::string>> gpu_context_of(const GpuMetaRecorder& gpu_meta, int device) {
+  const GpuStaticInfo info = gpu_meta.nvml().static_info();
+  cudaDeviceProp prop{};
+  XB_CUDA(cudaGetDeviceProperties(&prop, device));
+  return {{"gpu_name", prop.name},
+          {"gpu_uuid", info.uuid.empty() ? "unknown (" + info.source + ")" : info.uuid},
+          // Which board of the node (the UUID says which board, the bus id where it sits): with
+          // --devices each device's benchmark.json names its own.
+          {"gpu_pci_bus_id", info.pci_bus_id.empty() ? "unknown" : info.pci_bus_id},
+          {"gpu_driver", info.driver_version.empty() ? "unknown" : info.driver_version},
+          {"gpu_sm_clock_max_mhz", std::to_string(info.sm_clock_max_mhz)},
+          {"gpu_mem_clock_max_mhz", std::to_string(info.mem_clock_max_mhz)},
+          {"gpu_power_limit_w", fmt::format("{:.0f}", info.power_limit_w)}};
+}
+
+/// Adds the GPU's facts to benchmark.json's context once per process: Google Benchmark keeps the
+/// context across runs and warns about a key added twice (bench qualify runs twice).
+void add_gpu_context_once(const std::vector<std::pair<std::string, std::string>>& gpu_context) {
+  static bool context_added = false;
+  if (context_added) return;
+  context_added = true;
+  for (const auto& [key, value] : gpu_context) benchmark::AddCustomContext(key, value);
+}
+
+/// bench --benchmark_list_tests: Google Benchmark prints the names of the plan's fixtures (after
+/// --benchmark_filter) and runs nothing, so neither a GPU nor a run folder is needed: the fixtures
+/// are registered against an empty context that nothing calls.
+int list_fixtures(const BenchPlan& plan, const std::vector<std::string>& benchmark_args, const char* argv0) {
+  init_google_benchmark(benchmark_args, nullptr, argv0);
   BenchContext unused;
   const ClearRegistrations clear_registrations;
   register_fixtures(plan.fixtures, unused);
@@ -137,37 +230,12 @@ int run_bench(const BenchOptions& opt, const BenchPlan& plan, const char* argv0)
   // reported as such on any machine; then the device.
   check_plan(plan);
   if (lists_tests(opt.benchmark_args)) return list_fixtures(plan, opt.benchmark_args, argv0);
-  if (opt.graph) {
-    for (const FixtureSpec& f : plan.fixtures) {
-      const BenchmarkDef* def = find_benchmark(f.op);
-      if (def != nullptr && def->sync) {
-        throw UsageError("--graph: " + f.op +
-                         " declares .sync(), and a synchronizing call cannot be captured into a CUDA graph");
-      }
-    }
-  }
+  if (opt.graph) refuse_graph_of_sync(plan);
   check_run_dir(dir);
   wait_deadline_s();  // a bad XB_WAIT_DEADLINE_S is bad input: said before anything is written
 
-  // Google Benchmark: the user's --benchmark_* flags, plus JSON output into the run folder
-  // (written under a partial name, renamed when complete). Flags are checked before the run
-  // folder exists, so a mistyped one leaves nothing behind.
   const fs::path gb_partial = dir / ".benchmark.json.partial";
-  std::vector<std::string> gb_args{argv0};
-  bool user_out = false;
-  for (const std::string& a : opt.benchmark_args) {
-    user_out = user_out || a.rfind("--benchmark_out=", 0) == 0;
-    gb_args.push_back(a);
-  }
-  if (!user_out) {
-    gb_args.push_back("--benchmark_out=" + gb_partial.string());
-    gb_args.push_back("--benchmark_out_format=json");
-  }
-  std::vector<char*> gb_argv;
-  for (std::string& a : gb_args) gb_argv.push_back(a.data());
-  int gb_argc = static_cast<int>(gb_argv.size());
-  benchmark::Initialize(&gb_argc, gb_argv.data());
-  if (gb_argc > 1) throw UsageError(std::string("unrecognized Google Benchmark flag '") + gb_argv[1] + "'");
+  const bool user_out = init_google_benchmark(opt.benchmark_args, &gb_partial, argv0);
   check_device(plan.fixtures, argv0 != nullptr && *argv0 != '\0' ? std::string(argv0) : program_name(argv0));
   // Event-only mode (--no-cupti): the same fixtures and events, no CUPTI; validation then reports
   // the CUPTI checks as not run. The source comes before the run folder, so a missing CUPTI library,
@@ -187,75 +255,24 @@ int run_bench(const BenchOptions& opt, const BenchPlan& plan, const char* argv0)
   BenchContext ctx;
   ctx.profiler = &profiler;
   ctx.stream = stream;
-  MeasureConfig& m = ctx.measure;
-  m.schedule = Schedule{opt.wait_steps, opt.warmup_steps, opt.active_steps};
-  m.warmup = opt.warmup;
-  m.mode = opt.mode;
-  m.batch = opt.batch;
-  m.graph = opt.graph;
-  m.work_signature = opt.work_signature;
-  static_cast<StoppingSettings&>(m.stopping) = opt.stopping;
-  m.check_interrupt = throw_if_interrupted;
-  ctx.stopping_by_fixture = plan.stopping;
-  for (const auto& [name, us] : plan.delay_us) {
-    ctx.delay_ns_by_fixture[name] = std::llround(us * 1e3);
-    std::cout << fmt::format(
-        "note: {} is slowed down on purpose: a {} us spin kernel after every call (--slow-fixture)\n", name, us);
-  }
+  configure_measure(ctx, opt, plan);
   if (!plan.delay_us.empty()) warm_up_spin_delay(stream);  // lazy loading outside any sample
   int device = 0, l2 = 0;
   XB_CUDA(cudaGetDevice(&device));
   XB_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
   ctx.l2_bytes = static_cast<std::size_t>(l2);
   DeviceBuffer flush;
-  if (opt.mode == TimingMode::Cold) {
-    // The flush buffer spans twice the L2; one memset first loads the memset kernel (lazy
-    // loading) outside any sample. The copy bandwidth (the better of cudaMemcpyAsync and our copy
-    // kernel) bounds every cold-mode rate.
-    flush = DeviceBuffer(2 * ctx.l2_bytes);
-    XB_CUDA(cudaMemsetAsync(flush.get(), 0, flush.bytes(), stream));
-    XB_CUDA(cudaStreamSynchronize(stream));
-    ctx.copy = measure_copy_bandwidth(stream);
-    std::cout << fmt::format(
-        "cold mode: L2 {} MiB, flush buffer {} MiB, device-to-device copy {:.0f} GB/s "
-        "(cudaMemcpyAsync {:.0f} GB/s, copy kernel {:.0f} GB/s; the better bounds cold rates)\n",
-        ctx.l2_bytes >> 20, flush.bytes() >> 20, ctx.copy.best_bytes_per_ns(), ctx.copy.memcpy_bytes_per_ns,
-        ctx.copy.kernel_bytes_per_ns);
-  }
+  if (opt.mode == TimingMode::Cold) flush = prepare_cold_mode(ctx, stream);
   const std::unique_ptr<SampleDevice> sample_device = make_cuda_sample_device(
       stream, opt.blocking ? &blocking : nullptr, opt.mode == TimingMode::Cold ? &flush : nullptr);
   ctx.device = sample_device.get();
   // NVML: the GPU's facts and clocks at the start and end of the recording (meta.gpu), and a
   // snapshot before and after each fixture's sampling (throttle flags).
   const GpuMetaRecorder gpu_meta;
-  m.read_gpu = [&gpu_meta] { return to_clock_sample(gpu_meta.nvml().snapshot()); };
-  m.power_limit_w = gpu_meta.nvml().static_info().power_limit_w;
-  // The GPU in benchmark.json's context, beside Google Benchmark's host facts (tools/compare.py
-  // and other readers of that file then know what it ran on). Once per process: Google Benchmark
-  // keeps the context across runs and warns about a key added twice (bench qualify runs twice).
-  // The GPU's facts: benchmark.json's context (once per process: Google Benchmark keeps the
-  // context across runs and warns about a key added twice; bench qualify runs twice) and the
-  // first lines of the console (ConsoleReporter).
-  std::vector<std::pair<std::string, std::string>> gpu_context;
-  {
-    const GpuStaticInfo info = gpu_meta.nvml().static_info();
-    cudaDeviceProp prop{};
-    XB_CUDA(cudaGetDeviceProperties(&prop, device));
-    gpu_context = {{"gpu_name", prop.name},
-                   {"gpu_uuid", info.uuid.empty() ? "unknown (" + info.source + ")" : info.uuid},
-                   // Which board of the node (the UUID says which board, the bus id where it sits):
-                   // with --devices each device's benchmark.json names its own.
-                   {"gpu_pci_bus_id", info.pci_bus_id.empty() ? "unknown" : info.pci_bus_id},
-                   {"gpu_driver", info.driver_version.empty() ? "unknown" : info.driver_version},
-                   {"gpu_sm_clock_max_mhz", std::to_string(info.sm_clock_max_mhz)},
-                   {"gpu_mem_clock_max_mhz", std::to_string(info.mem_clock_max_mhz)},
-                   {"gpu_power_limit_w", fmt::format("{:.0f}", info.power_limit_w)}};
-  }
-  static bool context_added = false;
-  if (!context_added) {
-    context_added = true;
-    for (const auto& [key, value] : gpu_context) benchmark::AddCustomContext(key, value);
-  }
+  ctx.measure.read_gpu = [&gpu_meta] { return to_clock_sample(gpu_meta.nvml().snapshot()); };
+  ctx.measure.power_limit_w = gpu_meta.nvml().static_info().power_limit_w;
+  const std::vector<std::pair<std::string, std::string>> gpu_context = gpu_context_of(gpu_meta, device);
+  add_gpu_context_once(gpu_context);
   const ClearRegistrations clear_registrations;
   register_fixtures(plan.fixtures, ctx);
 
