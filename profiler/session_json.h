@@ -47,7 +47,7 @@ inline bool is_session_meta_key(std::string_view key) {
 nlohmann::json meta_block(const SessionMeta& meta, const std::string& format);
 
 /// raw_session.json's strict accessors (profiler/session_io.cpp), for a client that reads its own
-/// blocks back out of a session (bench/core/harness_records.cpp reads "meta.gpu" and "fixtures"):
+/// blocks back out of a session (bench/core/fixture_records.cpp reads "meta.gpu" and "fixtures"):
 /// the same rules and the same words as the profiler's own keys. `where` names the object
 /// ("fixtures[3]", "meta.gpu"); every failure throws InputError("raw_session: <where>: <what>").
 namespace raw_session_json {

@@ -1,5 +1,5 @@
 // NVML facts in crossbench's records: GpuSnapshot/GpuStaticInfo (kernels/nvml_probe.h) converted
-// to the harness's plain GpuClockSample/GpuMeta (bench/core/harness_records.h), their JSON, and the
+// to the harness's plain GpuClockSample/GpuMeta (bench/core/fixture_records.h), their JSON, and the
 // recorder `bench` uses to put the GPU's facts and its clocks at the start and end of a recording
 // into the session's meta (docs/formats.md, "meta.gpu").
 #pragma once
@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/core/harness_records.h"
+#include "bench/core/fixture_records.h"
 #include "kernels/nvml_probe.h"
 
 namespace xb {

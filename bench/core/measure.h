@@ -21,7 +21,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "bench/core/harness_records.h"
+#include "bench/core/fixture_records.h"
 #include "bench/core/stopping_rule.h"
 #include "bench/core/timing_mode.h"
 #include "profiler/profiler.h"

@@ -17,8 +17,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/core/harness_json.h"
-#include "bench/core/harness_records.h"
+#include "bench/core/fixture_json.h"
+#include "bench/core/fixture_records.h"
 #include "bench/core/noise_causes.h"
 #include "bench/core/options.h"
 #include "profiler/atomic_file.h"

@@ -7,7 +7,7 @@
 #include <string>
 #include <utility>
 
-#include "bench/core/harness_records.h"
+#include "bench/core/fixture_records.h"
 #include "profiler/raw_records.h"
 #include "profiler/stats.h"
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/core/harness_records.h"
+#include "bench/core/fixture_records.h"
 
 namespace xb {
 

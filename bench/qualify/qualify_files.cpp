@@ -16,9 +16,9 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/cli/cli.h"
+#include "bench/core/fixture_json.h"
 #include "bench/core/fixture_plan.h"
-#include "bench/core/harness_json.h"
-#include "bench/core/harness_records.h"
+#include "bench/core/fixture_records.h"
 #include "bench/core/run_dir.h"
 #include "kernels/workload.h"
 #include "profiler/session_io.h"

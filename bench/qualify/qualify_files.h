@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "bench/core/harness_records.h"
+#include "bench/core/fixture_records.h"
 #include "bench/core/stopping_rule.h"
 #include "bench/qualify/qualify.h"
 #include "validate/validator.h"

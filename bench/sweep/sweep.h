@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/core/harness_records.h"
+#include "bench/core/fixture_records.h"
 #include "bench/sweep/regime.h"
 
 namespace xb {

@@ -22,7 +22,7 @@
 
 #include "../common/fake_activity_source.h"
 #include "bench/core/device_failure.h"
-#include "bench/core/harness_records.h"
+#include "bench/core/fixture_records.h"
 #include "bench/core/measure.h"
 #include "bench/core/run_dir.h"
 #include "kernels/cuda_check.h"

@@ -21,7 +21,7 @@
 #include <gtest/gtest.h>
 
 #include "bench/core/ceilings.h"
-#include "bench/core/harness_records.h"
+#include "bench/core/fixture_records.h"
 #include "profiler/event_model.h"
 #include "profiler/session_io.h"
 #include "profiler/table.h"

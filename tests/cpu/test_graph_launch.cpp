@@ -16,7 +16,7 @@
 
 #include "../common/fake_activity_source.h"
 #include "../common/validate_outputs.h"
-#include "bench/core/harness_records.h"
+#include "bench/core/fixture_records.h"
 #include "profiler/event_model.h"
 #include "profiler/profiler.h"
 #include "profiler/session_io.h"

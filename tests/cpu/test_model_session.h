@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "bench/core/harness_records.h"
+#include "bench/core/fixture_records.h"
 #include "profiler/raw_records.h"
 
 namespace xb::testing {
@@ -18,7 +18,7 @@ constexpr const char* kNvjet = "nvjet_sm90_tst_256x128_64x4_1x2_h_badd_coopA_NNT
 constexpr const char* kAddMangled = "_ZN2xb10add_kernelIfEEvPKT_S3_PS1_i";
 constexpr const char* kAddDemangled = "void xb::add_kernel<float>(float const*, float const*, float*, int)";
 
-/// The sample session's one fixture, as the harness records it (bench/core/harness_records.h).
+/// The sample session's one fixture, as the harness records it (bench/core/fixture_records.h).
 inline FixtureInfo sample_fixture() {
   FixtureInfo f;
   f.name = "addmm/bf16/64";

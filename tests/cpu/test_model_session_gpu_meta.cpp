@@ -1,5 +1,5 @@
 // meta.gpu (the session's NVML facts and clocks at start and end, the harness's metadata block
-// "gpu": bench/core/harness_records.h): raw_session.json round trip, strict reading when present,
+// "gpu": bench/core/fixture_records.h): raw_session.json round trip, strict reading when present,
 // sessions recorded before it still load, and the traces' top-level "gpu" header.
 #include <gtest/gtest.h>
 
@@ -11,8 +11,8 @@
 #include <sstream>
 #include <string>
 
-#include "bench/core/harness_json.h"
-#include "bench/core/harness_records.h"
+#include "bench/core/fixture_json.h"
+#include "bench/core/fixture_records.h"
 #include "profiler/event_model.h"
 #include "profiler/session_io.h"
 #include "profiler/trace_export.h"

@@ -11,7 +11,7 @@
 #include <functional>
 #include <sstream>
 
-#include "bench/core/harness_records.h"
+#include "bench/core/fixture_records.h"
 #include "profiler/session_io.h"
 #include "profiler/session_json.h"
 #include "test_model_session.h"

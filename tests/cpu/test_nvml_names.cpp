@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "bench/core/fixture_json.h"
+#include "bench/core/fixture_records.h"
 #include "bench/core/gpu_meta.h"
-#include "bench/core/harness_json.h"
-#include "bench/core/harness_records.h"
 #include "kernels/nvml_probe.h"
 #include "profiler/session_io.h"
 

@@ -16,7 +16,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/core/harness_records.h"
+#include "bench/core/fixture_records.h"
 #include "bench/core/run_dir.h"
 #include "profiler/event_model.h"
 #include "profiler/session_io.h"

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "bench/core/harness_json.h"
-#include "bench/core/harness_records.h"
+#include "bench/core/fixture_json.h"
+#include "bench/core/fixture_records.h"
 #include "bench/core/measure.h"
 #include "profiler/profiler.h"
 #include "profiler/work_signature.h"

@@ -1,5 +1,5 @@
 // libFuzzer target for the raw session reader as `bench --replay` reads raw_session.json:
-// parse_recorded_session (bench/core/harness_records.h), the profiler's parse_raw_session (which
+// parse_recorded_session (bench/core/fixture_records.h), the profiler's parse_raw_session (which
 // ends with check_raw_session) and then the harness's fixtures and GPU facts. Any input must parse
 // or raise InputError, never crash, hang or leak. A session it accepts must then go through
 // everything a replay builds from it without crashing, and round-trip:
@@ -18,7 +18,7 @@
 #include <string>
 #include <string_view>
 
-#include "bench/core/harness_records.h"
+#include "bench/core/fixture_records.h"
 #include "profiler/event_model.h"
 #include "profiler/session_io.h"
 #include "profiler/table.h"

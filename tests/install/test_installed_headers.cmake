@@ -1,7 +1,7 @@
 # ctest installed_headers (label cpu): `cmake --install` of this build into a fresh prefix, then
 # every installed header under include/crossbench is read: the public headers are the measuring API
 # (bench/core/api.h), the event model and the profiler's front end only, so none may name a harness
-# type (FixtureInfo, FixtureTiming, GpuMeta, GpuClockSample, StoppingRule: bench/core/harness_records.h
+# type (FixtureInfo, FixtureTiming, GpuMeta, GpuClockSample, StoppingRule: bench/core/fixture_records.h
 # and bench/core/stopping_rule.h hold them), include nlohmann, or include a CUDA or CUPTI header other
 # than cuda_runtime_api.h (the internal headers that do, session_json.h, strict_json.h, json_text.h,
 # cupti_*.h, must not be installed).

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "bench/core/harness_records.h"
+#include "bench/core/fixture_records.h"
 
 namespace xb {
 

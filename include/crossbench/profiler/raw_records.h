@@ -154,7 +154,7 @@ struct DeviceInfo {
 /// value)`): one JSON value, already serialized, under a key of its own. The profiler never reads
 /// it: raw_session.json writes it inside "meta" beside the profiler's own keys, the traces at their
 /// top level after "cupti_version", each as the text given (docs/formats.md). crossbench's harness
-/// attaches the GPU's NVML facts this way (key "gpu", bench/core/harness_records.h).
+/// attaches the GPU's NVML facts this way (key "gpu", bench/core/fixture_records.h).
 struct MetadataBlock {
   std::string key;   ///< not one of the profiler's own keys (metadata_key_error)
   std::string json;  ///< one JSON value as text, e.g. {"uuid":"GPU-..."}
@@ -163,7 +163,7 @@ struct MetadataBlock {
 /// What the client recorded about one fixture, the group of steps Profiler::begin_fixture starts:
 /// its name (StepTiming::fixture refers to it) and one JSON object the profiler exports verbatim
 /// as an element of raw_session.json's "fixtures" and never reads. crossbench's harness writes its
-/// fixtures this way (bench/core/harness_records.h).
+/// fixtures this way (bench/core/fixture_records.h).
 struct FixtureBlock {
   std::string name;  ///< unique in a session, e.g. "matmul/bf16/4096"
   std::string json;  ///< one JSON object as text; its "name" is `name`

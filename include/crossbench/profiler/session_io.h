@@ -23,7 +23,7 @@ void write_raw_session(const RawSession& session, std::ostream& out);
 /// (no fractions, no negative unsigned), finite doubles; extra keys are ignored, except in "meta",
 /// where each becomes a MetadataBlock (the client's metadata, its text re-serialized compactly),
 /// and each "fixtures" element must be an object with a string "name" (the rest is the client's,
-/// kept as FixtureBlock::json; bench/core/harness_records.h reads crossbench's back). Throws
+/// kept as FixtureBlock::json; bench/core/fixture_records.h reads crossbench's back). Throws
 /// InputError naming what is wrong and where ("raw_session: records[12]: missing key
 /// \"end_ns\""): not JSON, missing key, wrong type, out of range, unknown kind or category.
 RawSession parse_raw_session(const std::string& text);

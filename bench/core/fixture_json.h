@@ -1,11 +1,11 @@
-// JSON of the harness's records (bench/core/harness_records.h) as raw_session.json, events.json and
+// JSON of the harness's records (bench/core/fixture_records.h) as raw_session.json, events.json and
 // the traces write them (docs/formats.md): internal to crossbench (nlohmann stays out of the
 // installed headers; this one is not installed).
 #pragma once
 
 #include <nlohmann/json.hpp>
 
-#include "bench/core/harness_records.h"
+#include "bench/core/fixture_records.h"
 #include "profiler/stats.h"
 
 namespace xb {

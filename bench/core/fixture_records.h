@@ -3,7 +3,7 @@
 // harness attaches them to a RawSession as the client's metadata block "gpu" and as fixture blocks
 // (profiler/raw_records.h, after Kineto's addMetadata), and reads them back from there. Every reader
 // of a recorded session that needs them (bench --replay, the run folder, sweep, qualify) goes
-// through read_recorded_session / read_fixtures / read_gpu_meta. JSON: bench/core/harness_json.h;
+// through read_recorded_session / read_fixtures / read_gpu_meta. JSON: bench/core/fixture_json.h;
 // keys and meaning: docs/formats.md ("meta.gpu", "fixtures").
 #pragma once
 
@@ -143,7 +143,7 @@ std::string read_command(const SessionMeta& meta);
 void attach_gpu_meta(SessionMeta& meta, const GpuMeta& gpu);
 
 /// The fixture as the profiler carries it (Profiler::add_fixture, RawSession::fixtures): its name
-/// and the JSON object harness_json.h's fixture_json writes. Throws std::invalid_argument when
+/// and the JSON object fixture_json.h's fixture_json writes. Throws std::invalid_argument when
 /// flops, bytes, max_rel_error or a timing value is not finite.
 FixtureBlock fixture_block(const FixtureInfo& fixture);
 

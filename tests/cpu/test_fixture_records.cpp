@@ -1,4 +1,4 @@
-// The harness's records in a session (bench/core/harness_records.h): the GPU's facts and the
+// The harness's records in a session (bench/core/fixture_records.h): the GPU's facts and the
 // fixtures travel through the profiler as client blocks (metadata "gpu", fixture blocks) and come
 // out byte for byte as they did when the profiler knew their types. The golden files in
 // tests/data/harness-session/ were written by the profiler before the split (commit 08599239, the
@@ -14,8 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/core/harness_json.h"
-#include "bench/core/harness_records.h"
+#include "bench/core/fixture_json.h"
+#include "bench/core/fixture_records.h"
 #include "bench/core/run_dir.h"
 #include "profiler/outputs.h"
 #include "profiler/session_io.h"

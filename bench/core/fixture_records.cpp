@@ -1,9 +1,9 @@
-// The harness's records in a session (bench/core/harness_records.h): their JSON (harness_json.h),
+// The harness's records in a session (bench/core/fixture_records.h): their JSON (fixture_json.h),
 // attaching them to a RawSession as client blocks, and reading them back strictly, with the
 // profiler's own accessors (profiler/session_json.h) so that a bad fixture is reported in the same
 // words as a bad record ("raw_session: fixtures[2]: missing key \"op\"").
-#include "bench/core/harness_records.h"
-#include "bench/core/harness_json.h"
+#include "bench/core/fixture_records.h"
+#include "bench/core/fixture_json.h"
 
 #include <cmath>
 #include <stdexcept>
