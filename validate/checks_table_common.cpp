@@ -158,10 +158,21 @@ std::string print_time(double ns, double res) {
 
 std::string TableCut::options() const {
   std::string s;
-  const auto add = [&](const std::string& x) { s += (s.empty() ? "" : ", ") + x; };
-  if (row_limit != 0) add(fmt::format("row_limit={} (sort_by={})", printed, sort_key));
+  const auto add = [&](const std::string& x) { s += (s.empty() ? "" : " and ") + x; };
   if (top_level != 0) add("top_level_events_only=True");
+  if (row_limit != 0) add(fmt::format("row_limit={} (sort_by={})", printed, sort_key));
   if (unknown != 0) add("row_limit under a sort key the trace does not reproduce");
+  return s;
+}
+
+std::string TableCut::counts() const {
+  std::string s;
+  const auto add = [&](const std::string& x) { s += (s.empty() ? "" : ", ") + x; };
+  if (top_level != 0)
+    add(fmt::format("{} by top_level_events_only=True (their first event has a CPU parent)", top_level));
+  if (row_limit != 0)
+    add(fmt::format("{} by row_limit={} (sort_by={}: they rank after the last row)", row_limit, printed, sort_key));
+  if (unknown != 0) add(fmt::format("{} probably by row_limit under a sort key the trace does not reproduce", unknown));
   return s;
 }
 

@@ -45,9 +45,12 @@ struct TableCut {
   /// Rows left out by an option (top_level, row_limit, unknown): the table's sums cannot reach
   /// its totals.
   std::size_t cut() const { return top_level + row_limit + unknown; }
-  /// The options that left rows out, as a phrase ("row_limit=10 (sort_by='cuda_time_total'),
-  /// top_level_events_only=True"); "" when none did.
+  /// The options that left rows out, as a phrase ("top_level_events_only=True and row_limit=10
+  /// (sort_by='cuda_time_total')"); "" when none did.
   std::string options() const;
+  /// How many rows each option left out ("12 by top_level_events_only=True (their first event
+  /// has a CPU parent), 40 by row_limit=10 (sort_by='count': they rank after the last row)").
+  std::string counts() const;
 };
 TableCut table_cut(const Model& m);
 

@@ -57,9 +57,33 @@ void match_groups(const TableData& tb, const Derived& d, const NameTable& names,
   std::map<GroupKey, std::size_t> by_figures;  // groups picked by their figures -> rows
   for (std::size_t i = 0; i < out.size(); ++i) {
     RowMatch& m = out[i];
-    if (!m.matched) continue;
     const TableRowData& r = tb.rows[i];
     const std::string& cell = r.input_shapes;
+    if (m.ambiguous && r.cut) {
+      // A cut name that fits several trace names: the one group whose name, shapes and figures fit.
+      const std::string prefix = r.name.substr(0, r.name.size() - 3);
+      const bool host = r.self_cpu.ns > 0 || r.cpu_total.ns > 0;
+      const bool device = !host && (r.self_cuda.ns > 0 || r.cuda_total.ns > 0);
+      std::vector<GroupKey> fits;
+      for (const auto& [g, e] : d.groups) {
+        if ((host && device_side(g.cat)) || (device && !device_side(g.cat))) continue;
+        if (names.str(g.name).compare(0, prefix.size(), prefix) != 0 ||
+            names.str(g.shapes).compare(0, cell.size(), cell) != 0)
+          continue;
+        if (figures_fit(tb, r, e)) fits.push_back(g);
+      }
+      if (fits.size() == 1) {
+        m.ambiguous = false;
+        m.matched = true;
+        m.key = fits[0].row();
+        m.shapes = fits[0].shapes;
+        m.note = fmt::format("cut name '{}' fits several trace names; its figures and input shapes are those of '{}'",
+                             r.name, names.str(fits[0].name));
+        ++by_figures[fits[0]];
+      }
+      continue;
+    }
+    if (!m.matched) continue;
     std::vector<std::uint32_t> exact, prefix;
     for (auto it = d.groups.lower_bound({m.key.first, m.key.second, 0});
          it != d.groups.end() && it->first.row() == m.key; ++it) {
@@ -98,8 +122,9 @@ void match_groups(const TableData& tb, const Derived& d, const NameTable& names,
     if (m.shapes == kNone) continue;
     const auto it = by_figures.find({m.key.first, m.key.second, m.shapes});
     if (it == by_figures.end() || it->second < 2) continue;
-    m.shapes_note = fmt::format("the Input Shapes cell '{}' is cut and its figures fit a group that another row's fit too",
-                                tb.rows[i].input_shapes);
+    m.shapes_note =
+        fmt::format("the Input Shapes cell '{}' is cut and its figures fit a group that another row's fit too",
+                    tb.rows[i].input_shapes);
     m.shapes = kNone;
   }
 }
