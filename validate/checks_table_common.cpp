@@ -186,14 +186,19 @@ TableCut table_cut(const Model& m) {
   std::set<std::pair<RowKey, std::uint32_t>> seen;
   for (const RowMatch& mt : m.matches)
     if (mt.matched) seen.insert({mt.key, m.by_shapes ? mt.shapes : kNone});
+  std::vector<std::size_t> covering;  // rows that stand for several rows of the trace
+  for (std::size_t i = 0; i < tb.rows.size() && i < m.matches.size(); ++i) {
+    const RowMatch& mt = m.matches[i];
+    if ((mt.ambiguous && tb.rows[i].cut) || (m.by_shapes && mt.matched && mt.shapes == kNone)) covering.push_back(i);
+  }
   const auto covered = [&](const RowKey& k, std::uint32_t shapes) {
-    for (std::size_t i = 0; i < tb.rows.size() && i < m.matches.size(); ++i) {
+    for (std::size_t i : covering) {
       const RowMatch& mt = m.matches[i];
       const TableRowData& r = tb.rows[i];
-      if (mt.ambiguous && r.cut && mt.key.first == k.first &&
+      if (mt.ambiguous && mt.key.first == k.first &&
           m.names.str(k.second).compare(0, r.name.size() - 3, r.name, 0, r.name.size() - 3) == 0)
         return true;
-      if (m.by_shapes && mt.matched && mt.shapes == kNone && mt.key == k && shapes != kNone &&
+      if (mt.matched && mt.key == k && shapes != kNone &&
           m.names.str(shapes).compare(0, r.input_shapes.size(), r.input_shapes) == 0)
         return true;
     }
