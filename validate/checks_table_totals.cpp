@@ -15,46 +15,50 @@ std::string table_value(double ns, double res) {
   return fmt::format("{} ns (printed to {} ns)", num(ns), num(res));
 }
 
-/// The footers of a table that lacks rows against the trace: PyTorch's _build_table sums every
-/// row, printed or not, so the Self CPU time total is the trace's (Derived::self_cpu_total) and
-/// the Self CUDA time total its device time.
-void check_footers(const Model& m, const TableCut& tc, CheckLog& log) {
+/// True when the table's footers can be judged against the trace instead of its rows: a PyTorch
+/// text table with its own trace.
+bool footers_from_trace(const Model& m) { return !m.table->json && m.A().t->format.empty(); }
+
+/// The footers of a table whose rows cannot sum to them (`why`: rows left out, or groups that may
+/// be) against the trace: PyTorch's _build_table sums every row, printed or not, so the Self CPU
+/// time total is the trace's (Derived::self_cpu_total) and the Self CUDA time total its device
+/// time.
+void check_footers(const Model& m, const std::string& why, CheckLog& log) {
   const TableData& tb = *m.table;
-  const std::string left = tc.options().empty() ? std::string("options the trace does not reproduce") : tc.options();
-  if (tb.json || !m.A().t->format.empty()) {
-    log.not_run("sums over rows", fmt::format("{} lacks {} rows of the trace ({}), so sums over its rows are not "
-                                              "compared with its totals",
-                                              tb.file, tc.cut(), left));
+  if (!footers_from_trace(m)) {
+    log.not_run("sums over rows",
+                fmt::format("{} {}, so sums over its rows are not compared with its totals", tb.file, why));
     return;
   }
-  const auto footer = [&](const char* what, const TableTime& t, std::int64_t want, const std::string& lenient) {
-    if (within(t.ns, t.res_ns, static_cast<double>(want))) return true;
-    if (!lenient.empty()) {
-      log.not_judged(what, fmt::format("{}: {} = {} against {} from the trace", lenient, what,
-                                       print_time(t.ns, t.res_ns), print_time(static_cast<double>(want), t.res_ns)));
-      return true;
-    }
-    log.fail(
-        what, fmt::format("{} (the trace's, over every row)", print_time(static_cast<double>(want), t.res_ns)),
-        print_time(t.ns, t.res_ns),
-        fmt::format("{} is not the trace's: PyTorch sums it over every row, also those {} leaves out", what, left));
-    return false;
-  };
-  std::string lenient;
+  std::string lenient;  // a construct that makes the trace's Self CPU total uncertain
   if (!m.derived.unmodelled.empty())
     lenient = m.derived.unmodelled.begin()->second;
   else if (m.A().t->python_functions > 0)
     lenient =
         "a trace with python_function events (with_stack; later PyTorch versions nest ranges under them, and "
         "the trace does not say which made it)";
-  bool ok = true;
-  if (tb.has_self_cpu_total) ok = footer("Self CPU time total", tb.self_cpu_total, m.derived.self_cpu_total, lenient);
-  if (tb.has_self_cuda_total)
-    ok = footer("Self CUDA time total", tb.self_cuda_total, m.derived.self_cuda_total, "") && ok;
-  if (ok && (tb.has_self_cpu_total || tb.has_self_cuda_total))
-    log.note("totals", fmt::format("{} lacks {} rows ({}); its totals are the trace's, summed over every row as "
-                                   "_build_table does",
-                                   tb.file, tc.cut(), left));
+  std::size_t judged = 0, agree = 0;
+  const auto footer = [&](const char* what, const TableTime& t, std::int64_t want, const std::string& unsure) {
+    const std::string theirs = print_time(static_cast<double>(want), t.res_ns);
+    if (within(t.ns, t.res_ns, static_cast<double>(want))) {
+      ++judged;
+      ++agree;
+    } else if (!unsure.empty()) {
+      log.not_judged(
+          what, fmt::format("{}: {} = {} against {} from the trace", unsure, what, print_time(t.ns, t.res_ns), theirs));
+    } else {
+      ++judged;
+      log.fail(what, fmt::format("{} (the trace's, over every row)", theirs), print_time(t.ns, t.res_ns),
+               fmt::format("{} is not the trace's: PyTorch sums it over every row, also those the table does not "
+                           "show ({} {})",
+                           what, tb.file, why));
+    }
+  };
+  if (tb.has_self_cpu_total) footer("Self CPU time total", tb.self_cpu_total, m.derived.self_cpu_total, lenient);
+  if (tb.has_self_cuda_total) footer("Self CUDA time total", tb.self_cuda_total, m.derived.self_cuda_total, "");
+  if (judged != 0 && agree == judged)
+    log.note("totals", fmt::format("{} {}; its {} the trace's, summed over every row as _build_table does", tb.file,
+                                   why, judged == 2 ? "two totals are" : "total is"));
 }
 
 }  // namespace
@@ -211,7 +215,11 @@ void check_table_totals(const Model& m, const ValidateOptions& opts, CheckLog& l
                                                  "totals",
                                                  tb.file, grouped));
   }
-  if (cut != 0) check_footers(m, tc, log);
+  if (cut != 0)
+    check_footers(m,
+                  tc.cut() != 0 ? fmt::format("lacks {} rows of the trace ({})", tc.cut(), tc.options())
+                                : fmt::format("is grouped and {}", grouped),
+                  log);
   // Self CUDA per kind of row.
   if (cut == 0 && tb.has_cuda && tb.has_self_cuda_total) {
     if (dev_rows > 0 && !within(dev_sum, dev_res, cuda_t, cuda_res))
@@ -309,7 +317,8 @@ void check_table_totals(const Model& m, const ValidateOptions& opts, CheckLog& l
                   cut == 0 ? fmt::format("Self CUDA total = sum of {} device rows{}; Self CPU total = sum of the rows",
                                          dev_rows,
                                          m.derived.unattributed == 0 && rng_rows ? " = sum of the host range rows" : "")
-                           : std::string("rows left out: totals judged against the trace"),
+                  : footers_from_trace(m) ? std::string("rows left out: totals judged against the trace")
+                                          : std::string("rows left out: sums over rows not compared"),
                   links));
   if (m.derived.unattributed != 0)
     log.not_run("Self CUDA over host range rows",

@@ -1,5 +1,6 @@
 // Builds the validator's model (validate/model.h): read once into compact records, index them,
-// derive what the primary trace implies for each table row, match the table's rows to it.
+// derive what the primary trace implies for each table row (validate/model_match.cpp matches
+// the table's rows to it).
 #include "validate/model.h"
 
 #include <cmath>

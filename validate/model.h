@@ -1,6 +1,7 @@
 // The validator's model of one validation (internal to validate/, not installed): every trace
 // indexed by role and id (View), what the primary trace implies for each table row (Derived), the
-// table's rows matched to it (RowMatch), and the whole (Model). validate/model.cpp builds it;
+// table's rows matched to it (RowMatch), and the whole (Model). validate/model.cpp indexes and
+// derives, validate/model_match.cpp matches the table and prepare()s the whole;
 // validate/checks.h declares the checks that read it. Every index is a flat array or a dense id
 // map, so a million-kernel session validates in a few seconds on one core (docs/performance.md).
 #pragma once

@@ -145,8 +145,7 @@ TEST(TableCut, CutTableFooterAgainstTheTrace) {
   const fs::path tmp = fs::temp_directory_path() / "xb_table_cut_footer";
   fs::create_directories(tmp);
   std::string text = read(kMatrix / "embedding_index.shapes.t_cudatotal10.txt");
-  const auto r0 =
-      run(kMatrix / "embedding_index.shapes.json.gz", kMatrix / "embedding_index.shapes.t_cudatotal10.txt");
+  const auto r0 = run(kMatrix / "embedding_index.shapes.json.gz", kMatrix / "embedding_index.shapes.t_cudatotal10.txt");
   EXPECT_TRUE(results(r0, "table_totals", xb::CheckStatus::Failed).empty());
   const auto at = text.find("Self CPU time total: 9.650ms");
   ASSERT_NE(at, std::string::npos);
@@ -209,11 +208,13 @@ TEST(TableCut, NestingThatPyTorchsStackChangesIsNotJudged) {
   table += "Self CPU time total: 200.000us\n";
   std::ofstream(tmp / "t.txt") << table;
   const auto r = run(tmp / "t.json", tmp / "t.txt");
-  for (const auto& c : results(r, "table_rows", xb::CheckStatus::Failed)) ADD_FAILURE() << c.subject << ": " << c.message;
+  for (const auto& c : results(r, "table_rows", xb::CheckStatus::Failed))
+    ADD_FAILURE() << c.subject << ": " << c.message;
   std::size_t stack = 0;
   for (const auto& c : results(r, "table_rows", xb::CheckStatus::NotJudged))
-    stack += has(c.message, "PyTorch's one stack of CPU events per thread nests 'aten::inner_op' under "
-                            "'cudaStreamSynchronize' where the model has 'aten::outer_op'");
+    stack += has(c.message,
+                 "PyTorch's one stack of CPU events per thread nests 'aten::inner_op' under "
+                 "'cudaStreamSynchronize' where the model has 'aten::outer_op'");
   EXPECT_EQ(stack, 2u) << "aten::outer_op's and cudaStreamSynchronize's Self CPU";
   EXPECT_TRUE(results(r, "table_totals", xb::CheckStatus::Failed).empty());
   fs::remove_all(tmp);
