@@ -323,7 +323,8 @@ void check_table_rows(const Model& m, CheckLog& log) {
     ++compared;
     const Expected& e = *ep;
     const std::string subject = fmt::format("{} ({})", where, to_string(mt.key.first));
-    if (tb.top_level_only && !tb.json && e.first_has_parent && m.A().t->format.empty()) {
+    if (tb.top_level_only && !tb.json && e.first_has_parent && m.A().t->format.empty() && nr.groups == 1 &&
+        (!tb.grouped() || m.by_shapes)) {
       const TraceEvent& f = m.A().ev(e.first_ev);
       log.fail(subject, "no row: its first event has a CPU parent", "a row",
                fmt::format("printed with top_level_events_only=True, which prints only rows whose first event has no "

@@ -139,6 +139,28 @@ TEST(TableCut, TopLevelTableNamesTopLevelEventsOnly) {
   EXPECT_TRUE(note);
 }
 
+TEST(TableCut, NestedRowPrintedInATopLevelTableFails) {
+  // aten::reshape's row of the full table (t_selfcuda) added to the top-level table: its first
+  // event has a CPU parent, so _build_table(top_level_events_only=True) never prints it.
+  const fs::path tmp = fs::temp_directory_path() / "xb_table_cut_top";
+  fs::create_directories(tmp);
+  const std::string full = read(kMatrix / "embedding_index.shapes.t_selfcuda.txt");
+  const auto name = full.find("aten::reshape  ");
+  ASSERT_NE(name, std::string::npos);
+  const auto from = full.rfind('\n', name) + 1;
+  const std::string row = full.substr(from, full.find('\n', name) + 1 - from);
+  std::string text = read(kMatrix / "embedding_index.shapes.t_count_top.txt");
+  const auto footer = text.rfind("\n---") + 1;
+  text.insert(footer, row);
+  std::ofstream(tmp / "edited.txt", std::ios::binary) << text;
+  const auto r = run(kMatrix / "embedding_index.shapes.json.gz", tmp / "edited.txt");
+  bool found = false;
+  for (const auto& c : results(r, "table_rows", xb::CheckStatus::Failed))
+    found = found || (has(c.subject, "'aten::reshape'") && has(c.message, "top_level_events_only=True"));
+  EXPECT_TRUE(found);
+  fs::remove_all(tmp);
+}
+
 TEST(TableCut, CutTableFooterAgainstTheTrace) {
   // table(sort_by='cuda_time_total', row_limit=10): Self CPU time total 9.650ms is the trace's,
   // over every row; edited, it fails.
