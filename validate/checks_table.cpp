@@ -16,11 +16,12 @@ namespace xb::vd {
 
 namespace {
 
-/// A table row as the checks judge it. A grouped table (group_by_input_shape, group_by_stack_n,
-/// group_by_overload_name: key_averages' key is (name, ..., shapes / stack frames / overload))
-/// has one row per group; the groups of one name partition its events, so their sums are the
-/// row the name would have ungrouped, and that is what is compared with the trace (the
-/// validator keys the trace by name only: per-group figures are not judged).
+/// A table row as the checks judge it. A table grouped by input shape whose trace carries Input
+/// Dims is judged group by group (Model::by_shapes). Other grouped tables (group_by_stack_n with
+/// a Source Location column, group_by_overload_name: key_averages' key is (name, ..., stack
+/// frames / overload), which the trace does not carry) have one row per group; the groups of one
+/// name partition its events, so their sums are the row the name would have ungrouped, and that
+/// is what is compared with the trace.
 struct NameRow {
   TableRowData row;  ///< the first group's row with counts and times summed over the groups
   RowMatch match;
@@ -37,7 +38,7 @@ std::vector<NameRow> name_rows(const Model& m) {
   for (std::size_t i = 0; i < tb.rows.size(); ++i) {
     const TableRowData& r = tb.rows[i];
     const RowMatch& mt = m.matches[i];
-    if (!tb.grouped()) {
+    if (!tb.grouped() || m.by_shapes) {
       out.push_back({r, mt, 1});
       continue;
     }
@@ -60,22 +61,29 @@ std::vector<NameRow> name_rows(const Model& m) {
   return out;
 }
 
-/// The one not-judged line of a grouped table: its groups are judged summed per name.
+/// The one not-judged line of a grouped table judged by name: why its groups cannot be.
 void note_groups(const Model& m, CheckLog& log, const std::vector<NameRow>& rows) {
   const TableData& tb = *m.table;
-  if (!tb.grouped()) return;
+  if (!tb.grouped() || m.by_shapes) return;
   std::size_t multi = 0;
   for (const NameRow& n : rows) multi += n.groups > 1;
-  const char* by = tb.has_shapes && tb.has_stack ? "(name, input shapes, stack)"
-                   : tb.has_shapes               ? "(name, input shapes)"
-                   : tb.has_stack                ? "(name, stack)"
-                                                 : "(name, overload name)";
-  log.not_judged(
-      fmt::format("{} groups", tb.file),
-      fmt::format("the split of a grouped table's names into {} groups (key_averages group_by_...; the validator "
-                  "keys the trace's events by name only): {} rows, {} names with several groups; each name's groups "
-                  "are summed and the sum compared with the trace",
-                  by, tb.rows.size(), multi));
+  const std::string why =
+      tb.has_stack ? "grouped by (name, Python stack) (key_averages(group_by_stack_n=N) with a Source Location "
+                     "column): the Chrome trace carries no per-op stacks"
+      : tb.has_overload
+          ? "grouped by (name, overload name) (key_averages(group_by_overload_name=True)): the Chrome trace carries "
+            "no overload names"
+          : "grouped by (name, input shapes) (key_averages(group_by_input_shape=True)), but the trace carries no "
+            "\"Input Dims\" (recorded without record_shapes=True)";
+  log.not_judged(fmt::format("{} groups", tb.file),
+                 fmt::format("the split of the names into groups: {}; {} rows, {} names with several groups; each "
+                             "name's groups are summed and the sum compared with the trace",
+                             why, tb.rows.size(), multi));
+}
+
+/// Subject of a row: the table line, and its group's input shapes when judged by group.
+std::string row_subject(const Model& m, const TableRowData& r) {
+  return m.by_shapes ? fmt::format("{} {}", m.table->where(r), r.input_shapes) : m.table->where(r);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -174,9 +182,11 @@ void check_kernel_stats(const Model& m, CheckLog& log) {
     for (const auto& kv : s.stats) keys.insert(kv.first);
   if (keys.empty()) return log.not_run("", "no device activity (kernel, memcpy, memset) in the table or the traces");
 
-  std::map<RowKey, std::string> absent;  // device names the table lacks -> row_limit reason
-  for (const Absent& ab : absent_rows(m))
-    if (is_device(ab.key.first)) absent.emplace(ab.key, ab.cut_reason);
+  std::map<RowKey, Absent> absent;  // device names the table lacks, and why
+  std::size_t left_out = 0;         // by an option of table() (top_level_events_only, row_limit)
+  const TableCut cut = m.table ? table_cut(m) : TableCut{};
+  for (const Absent& ab : cut.absent)
+    if (is_device(ab.key.first)) absent.emplace(ab.key, ab);
   for (const RowKey& k : keys) {
     const std::string subject = fmt::format("{} '{}'", to_string(k.first), m.names.str(k.second));
     const Source* ref = nullptr;
@@ -188,8 +198,12 @@ void check_kernel_stats(const Model& m, CheckLog& log) {
       if (it == s.stats.end() && si == 0 && m.table && first_trace == 1) {
         auto ab = absent.find(k);
         if (ab == absent.end() && !m.table->json) continue;  // an ambiguous cut row stands for it
-        if (ab != absent.end() && !ab->second.empty()) {
-          log.not_run(subject, fmt::format("not in {}: {}", m.table->file, ab->second));
+        if (ab != absent.end() && (ab->second.why == AbsentWhy::TopLevel || ab->second.why == AbsentWhy::RowLimit)) {
+          ++left_out;
+          continue;
+        }
+        if (ab != absent.end() && ab->second.why == AbsentWhy::Unknown) {
+          log.not_run(subject, fmt::format("not in {}: {}", m.table->file, ab->second.reason));
           continue;
         }
       }
@@ -240,7 +254,9 @@ void check_kernel_stats(const Model& m, CheckLog& log) {
   const bool stats = !m.table || m.table->has_stats;
   log.pass_if_clean(
       fmt::format("{} device names", keys.size()),
-      fmt::format("count, total{} identical in {}", stats ? ", median, min and max" : " and average", files));
+      fmt::format("count, total{} identical in {}{}", stats ? ", median, min and max" : " and average", files,
+                  left_out ? fmt::format("; {} names not printed, as {} leaves them out", left_out, cut.options())
+                           : std::string()));
   if (!m.table) log.not_run("table", "no table given: only the traces were compared");
   if (m.table && !m.table->has_stats)
     log.note("table",
@@ -254,7 +270,7 @@ void check_kernel_stats(const Model& m, CheckLog& log) {
 void check_table_rows(const Model& m, CheckLog& log) {
   if (!m.table) return log.not_run("", "no table given");
   const TableData& tb = *m.table;
-  std::set<RowKey> seen;
+  std::set<std::pair<RowKey, std::uint32_t>> seen;
   std::size_t compared = 0, cut = 0;
   const std::vector<NameRow> judged = name_rows(m);
   note_groups(m, log, judged);
@@ -263,7 +279,7 @@ void check_table_rows(const Model& m, CheckLog& log) {
     const TableRowData& r = nr.row;
     const RowMatch& mt = nr.match;
     const std::string where =
-        nr.groups > 1 ? fmt::format("{} ({} groups summed)", tb.where(r), nr.groups) : tb.where(r);
+        nr.groups > 1 ? fmt::format("{} ({} groups summed)", tb.where(r), nr.groups) : row_subject(m, r);
     if (mt.ambiguous) {
       log.not_judged(where, mt.note);
       continue;
@@ -282,13 +298,22 @@ void check_table_rows(const Model& m, CheckLog& log) {
       continue;
     }
     if (!mt.note.empty()) ++cut;
-    if (!seen.insert(mt.key).second) {
-      log.fail(where, "one row per (name, kind)", "duplicate row", fmt::format("{} has this row twice", tb.file));
+    if (m.by_shapes && mt.shapes == kNone) {
+      if (mt.shapes_note.find(" is cut") != std::string::npos)
+        log.not_judged(where, mt.shapes_note);
+      else
+        log.fail(where, fmt::format("events of that name and input shapes in {}", m.A().file()), "none",
+                 mt.shapes_note);
+      continue;
+    }
+    if (!seen.insert({mt.key, m.by_shapes ? mt.shapes : kNone}).second) {
+      log.fail(where, m.by_shapes ? "one row per (name, kind, input shapes)" : "one row per (name, kind)",
+               "duplicate row", fmt::format("{} has this row twice", tb.file));
       continue;
     }
     if (is_device(mt.key.first)) continue;  // kernel_stats
-    auto ex = m.derived.rows.find(mt.key);
-    if (ex == m.derived.rows.end()) {
+    const Expected* ep = m.expected(mt);
+    if (!ep) {
       log.fail(
           where,
           fmt::format("{} events named '{}' in {}", to_string(mt.key.first), m.names.str(mt.key.second), m.A().file()),
@@ -296,8 +321,16 @@ void check_table_rows(const Model& m, CheckLog& log) {
       continue;
     }
     ++compared;
-    const Expected& e = ex->second;
+    const Expected& e = *ep;
     const std::string subject = fmt::format("{} ({})", where, to_string(mt.key.first));
+    if (tb.top_level_only && !tb.json && e.first_has_parent && m.A().t->format.empty() && nr.groups == 1 &&
+        (!tb.grouped() || m.by_shapes)) {
+      const TraceEvent& f = m.A().ev(e.first_ev);
+      log.fail(subject, "no row: its first event has a CPU parent", "a row",
+               fmt::format("printed with top_level_events_only=True, which prints only rows whose first event has no "
+                           "CPU parent (_build_table), but its first event (ts {}) is nested in another",
+                           ts_text(m.A(), f.start_ns)));
+    }
     const auto um = m.derived.unmodelled.find(mt.key);
     auto cmp = [&](const char* col, double found, double res, std::int64_t want, std::int64_t ovh = 0) {
       if (within(found, res, static_cast<double>(want))) return;
@@ -358,30 +391,41 @@ void check_table_rows(const Model& m, CheckLog& log) {
       cmp("CUDA total", r.cuda_total.ns, r.cuda_total.res_ns, e.cuda_total, e.ovh_cuda_total);
     }
   }
-  // Names of the trace without a row (device names: kernel_stats).
-  std::size_t cut_rows = 0;
-  for (const Absent& ab : absent_rows(m)) {
+  // Rows of the trace the table lacks (device names: kernel_stats): left out by an option of
+  // table(), or missing.
+  const TableCut tc = table_cut(m);
+  std::size_t left_out = 0;
+  for (const Absent& ab : tc.absent) {
     if (is_device(ab.key.first)) continue;
-    const std::string subject = fmt::format("{} '{}'", to_string(ab.key.first), m.names.str(ab.key.second));
-    const std::string grouped_cut = ab.cut_reason.empty() ? groups_may_be_cut(m) : std::string();
-    if (!grouped_cut.empty()) {
-      log.not_judged(subject, fmt::format("in {} but not in the grouped table {}, which is {}", m.A().file(), tb.file,
-                                          grouped_cut));
+    const std::string subject =
+        fmt::format("{} '{}'{}", to_string(ab.key.first), m.names.str(ab.key.second),
+                    ab.shapes != kNone ? fmt::format(" {}", m.names.str(ab.shapes)) : std::string());
+    if (ab.why == AbsentWhy::RowLimit || (ab.why == AbsentWhy::TopLevel && partial.empty())) {
+      ++left_out;
       continue;
     }
-    if (!ab.cut_reason.empty()) {
-      ++cut_rows;
-      log.not_run(subject, fmt::format("in {} but not in {}: {}", m.A().file(), tb.file, ab.cut_reason));
+    if (!partial.empty()) {
+      log.not_judged(subject,
+                     fmt::format("in {} but not in the grouped table {}, which is {}", m.A().file(), tb.file, partial));
+      continue;
+    }
+    if (ab.why == AbsentWhy::Unknown) {
+      log.not_run(subject, fmt::format("in {} but not in {}: {}", m.A().file(), tb.file, ab.reason));
       continue;
     }
     log.fail(subject, fmt::format("a row in {}", tb.file), "none",
-             fmt::format("{} has events of this name", m.A().file()));
+             fmt::format("{} has events of this name{}{}", m.A().file(), ab.shapes != kNone ? " and input shapes" : "",
+                         ab.reason.empty() ? std::string() : fmt::format(" ({})", ab.reason)));
   }
-  log.pass_if_clean(
-      fmt::format("{} rows", tb.rows.size()),
-      fmt::format("every row names events of {}{}; {} host/API/span rows: calls, Self CPU, CPU total, Self "
-                  "CUDA and CUDA total equal the trace's (within the table's print resolution)",
-                  m.A().file(), cut ? fmt::format(" ({} cut names matched by prefix)", cut) : "", compared));
+  if (left_out != 0)
+    log.note(tb.file, fmt::format("{} rows of {} (device rows included) are not printed, as PyTorch's _build_table "
+                                  "leaves them out: {}",
+                                  tc.top_level + tc.row_limit, m.A().file(), tc.counts()));
+  log.pass_if_clean(fmt::format("{} rows", tb.rows.size()),
+                    fmt::format("every row names {} of {}{}; {} host/API/span rows: calls, Self CPU, CPU total, Self "
+                                "CUDA and CUDA total equal the trace's (within the table's print resolution)",
+                                m.by_shapes ? "events (and input shapes) " : "events", m.A().file(),
+                                cut ? fmt::format(" ({} cut names matched by prefix)", cut) : "", compared));
 }
 
 }  // namespace xb::vd

@@ -3,100 +3,148 @@
 
 #include <algorithm>
 #include <set>
+#include <utility>
 
 namespace xb::vd {
 
 namespace {
 
-/// Column a text table looks sorted by (non-increasing over its rows), for telling rows cut by
-/// key_averages().table(row_limit=N) from missing ones. -1 when none.
-int sort_column(const TableData& tb) {
-  if (tb.json || tb.rows.size() < 2) return -1;
-  auto value = [](const TableRowData& r, int c) {
-    switch (c) {
-      case 0:
-        return r.cuda_total.ns;
-      case 1:
-        return r.self_cuda.ns;
-      case 2:
-        return r.cpu_total.ns;
-      case 3:
-        return r.self_cpu.ns;
-      case 4:
-        return static_cast<double>(r.calls);
-      case 5:
-        return r.cpu_avg.ns;
-      case 6:
-        return r.cuda_avg.ns;
-      case 7:
-        return r.cpu_mem;
-      case 8:
-        return r.self_cpu_mem;
-      case 9:
-        return r.dev_mem;
-      case 10:
-        return r.self_dev_mem;
-      default:
-        return r.flops;
-    }
-  };
-  // Sort keys of key_averages().table(sort_by=...): the five the trace gives, then those it
-  // does not (averages, memory, FLOPs).
-  for (int c = 0; c < 12; ++c) {
-    if ((c == 5 || c == 6) && !tb.has_avg) continue;
-    if (c >= 7 && c <= 10 && !tb.has_mem) continue;
-    if (c == 11 && !tb.has_flops) continue;
-    bool ok = true, varies = false;
-    for (std::size_t i = 1; i < tb.rows.size() && ok; ++i) {
-      ok = value(tb.rows[i], c) <= value(tb.rows[i - 1], c) + 1e-9;
-      varies = varies || value(tb.rows[i], c) != value(tb.rows[i - 1], c);
-    }
-    if (ok && varies) return c;
-  }
-  return -1;
+/// Sort keys of key_averages().table(sort_by=...) by the column that shows them, in the order a
+/// table's columns are tried; kFirstSeen is sort_by=None (key_averages' own order).
+enum Col : int {
+  kCudaTotal,
+  kSelfCuda,
+  kCpuTotal,
+  kSelfCpu,
+  kCount,
+  kCpuAvg,
+  kCudaAvg,
+  kCpuMem,
+  kSelfCpuMem,
+  kDevMem,
+  kSelfDevMem,
+  kFlops,
+  kFirstSeen,
+};
+
+const char* sort_by_of(int c) {
+  static const char* const keys[] = {"'cuda_time_total'",
+                                     "'self_cuda_time_total'",
+                                     "'cpu_time_total'",
+                                     "'self_cpu_time_total'",
+                                     "'count'",
+                                     "'cpu_time'",
+                                     "'cuda_time'",
+                                     "'cpu_memory_usage'",
+                                     "'self_cpu_memory_usage'",
+                                     "'cuda_memory_usage'",
+                                     "'self_cuda_memory_usage'",
+                                     "'flops'",
+                                     "None"};
+  return keys[c];
 }
 
-/// Reason a (kind, name) of the trace may be absent from a text table: printed with a row_limit
-/// and sorted by a column this name's value does not beat. "" when it should have been there.
-std::string cut_by_row_limit(const TableData& tb, const Expected& e) {
-  if (tb.top_level_only)
-    return "the table was printed with key_averages().table(top_level_events_only=True): only rows whose events "
-           "have no CPU parent are shown";
-  const int c = sort_column(tb);
-  if (c < 0 && tb.rows.size() == 100)
-    return "the table has 100 rows, key_averages().table()'s default row_limit: rows past it are not printed";
-  if (c < 0 && tb.rows.size() >= 1)
-    return fmt::format(
-        "the table's {} rows are in no order the validator can see (sort_by=None keeps first-seen order; "
-        "a memory or FLOPs key without its column prints none): it was probably cut by "
-        "key_averages().table(row_limit=...)",
-        tb.rows.size());
-  if (c < 0) return "";
-  static const char* const cols[] = {"CUDA total",   "Self CUDA",    "CPU total",       "Self CPU",
-                                     "# of Calls",   "CPU time avg", "CUDA time avg",   "CPU Mem",
-                                     "Self CPU Mem", "device Mem",   "Self device Mem", "FLOPs"};
-  if (c >= 5)
-    return fmt::format(
-        "the table is sorted by {}, which the validator does not derive from the trace, and shows {} rows: "
-        "this name was probably cut by key_averages().table(row_limit=...)",
-        cols[c], tb.rows.size());
-  const double mine = c == 0   ? static_cast<double>(e.cuda_total)
-                      : c == 1 ? static_cast<double>(e.self_cuda)
-                      : c == 2 ? static_cast<double>(e.cpu_total)
-                      : c == 3 ? static_cast<double>(e.self_cpu)
-                               : static_cast<double>(e.calls);
-  const TableRowData& last = tb.rows.back();
-  const double theirs = c == 0   ? last.cuda_total.ns
-                        : c == 1 ? last.self_cuda.ns
-                        : c == 2 ? last.cpu_total.ns
-                        : c == 3 ? last.self_cpu.ns
-                                 : static_cast<double>(last.calls);
-  if (mine > theirs + 0.5) return "";
-  return fmt::format(
-      "the table is sorted by {} and this name's ({}) does not exceed its last row's ({}): it was "
-      "probably cut by key_averages().table(row_limit=...)",
-      cols[c], num(mine), num(theirs));
+const char* column_of(int c) {
+  static const char* const cols[] = {
+      "CUDA total", "Self CUDA",    "CPU total",  "Self CPU",        "# of Calls", "CPU time avg",    "CUDA time avg",
+      "CPU Mem",    "Self CPU Mem", "device Mem", "Self device Mem", "FLOPs",      "first-seen order"};
+  return cols[c];
 }
+
+/// A row's printed value in column c and its print resolution.
+std::pair<double, double> printed(const TableRowData& r, int c) {
+  switch (c) {
+    case kCudaTotal:
+      return {r.cuda_total.ns, r.cuda_total.res_ns};
+    case kSelfCuda:
+      return {r.self_cuda.ns, r.self_cuda.res_ns};
+    case kCpuTotal:
+      return {r.cpu_total.ns, r.cpu_total.res_ns};
+    case kSelfCpu:
+      return {r.self_cpu.ns, r.self_cpu.res_ns};
+    case kCount:
+      return {static_cast<double>(r.calls), 0};
+    case kCpuAvg:
+      return {r.cpu_avg.ns, r.cpu_avg.res_ns};
+    case kCudaAvg:
+      return {r.cuda_avg.ns, r.cuda_avg.res_ns};
+    case kCpuMem:
+      return {r.cpu_mem, r.mem_res};
+    case kSelfCpuMem:
+      return {r.self_cpu_mem, r.mem_res};
+    case kDevMem:
+      return {r.dev_mem, r.mem_res};
+    case kSelfDevMem:
+      return {r.self_dev_mem, r.mem_res};
+    default:
+      return {r.flops, 0};
+  }
+}
+
+/// The trace's value of sort key c for a row, as PyTorch sorts it (its printed figures: the
+/// overhead double count included); false for keys the trace does not carry (memory, FLOPs).
+bool traced(const Expected& e, int c, double& out) {
+  const double n = e.calls > 0 ? static_cast<double>(e.calls) : 1.0;
+  switch (c) {
+    case kCudaTotal:
+      out = e.cuda_total_pt();
+      return true;
+    case kSelfCuda:
+      out = e.self_cuda_pt();
+      return true;
+    case kCpuTotal:
+      out = static_cast<double>(e.cpu_total);
+      return true;
+    case kSelfCpu:
+      out = static_cast<double>(e.self_cpu);
+      return true;
+    case kCount:
+      out = static_cast<double>(e.calls);
+      return true;
+    case kCpuAvg:
+      out = static_cast<double>(e.cpu_total) / n;
+      return true;
+    case kCudaAvg:
+      out = e.cuda_total_pt() / n;
+      return true;
+    default:
+      return false;
+  }
+}
+
+/// The table prints column c.
+bool printed_col(const TableData& tb, int c) {
+  if (c == kCpuAvg || c == kCudaAvg) return tb.has_avg;
+  if (c >= kCpuMem && c <= kSelfDevMem) return tb.has_mem;
+  if (c == kFlops) return tb.has_flops;
+  return c < kFlops;
+}
+
+/// Column c is non-increasing over the table's rows and not constant: the table may be sorted by it.
+bool ordered(const TableData& tb, int c) {
+  if (tb.rows.size() < 2 || !printed_col(tb, c)) return false;
+  bool varies = false;
+  for (std::size_t i = 1; i < tb.rows.size(); ++i) {
+    const double a = printed(tb.rows[i - 1], c).first, b = printed(tb.rows[i], c).first;
+    if (b > a + 1e-9) return false;
+    varies = varies || a != b;
+  }
+  return varies;
+}
+
+/// Row a's first event comes before row b's in PyTorch's event list.
+bool seen_before(const Expected& a, const Expected& b) {
+  if (a.first_start != b.first_start) return a.first_start < b.first_start;
+  if (a.first_end != b.first_end) return a.first_end > b.first_end;
+  return a.first_ev < b.first_ev;
+}
+
+/// One row of the trace the table could show.
+struct Cand {
+  RowKey key;
+  std::uint32_t shapes;
+  const Expected* e;
+};
 
 }  // namespace
 
@@ -108,66 +156,203 @@ std::string print_time(double ns, double res) {
   return fmt::format("{:.3f}us", u);
 }
 
-std::vector<Absent> absent_rows(const Model& m) {
-  std::vector<Absent> out;
+std::string TableCut::options() const {
+  std::string s;
+  const auto add = [&](const std::string& x) { s += (s.empty() ? "" : " and ") + x; };
+  if (top_level != 0) add("top_level_events_only=True");
+  if (row_limit != 0) add(fmt::format("row_limit={} (sort_by={})", printed, sort_key));
+  if (unknown != 0) add("row_limit under a sort key the trace does not reproduce");
+  return s;
+}
+
+std::string TableCut::counts() const {
+  std::string s;
+  const auto add = [&](const std::string& x) { s += (s.empty() ? "" : ", ") + x; };
+  if (top_level != 0)
+    add(fmt::format("{} by top_level_events_only=True (their first event has a CPU parent)", top_level));
+  if (row_limit != 0)
+    add(fmt::format("{} by row_limit={} (sort_by={}: they rank after the last row)", row_limit, printed, sort_key));
+  if (unknown != 0) add(fmt::format("{} probably by row_limit under a sort key the trace does not reproduce", unknown));
+  return s;
+}
+
+TableCut table_cut(const Model& m) {
+  TableCut out;
   if (!m.table) return out;
   const TableData& tb = *m.table;
-  std::set<RowKey> seen;
+  out.printed = tb.rows.size();
+  // What the table shows: matched (name[, group]) keys; a cut name or cut shapes cell that fits
+  // several stands for each of them.
+  std::set<std::pair<RowKey, std::uint32_t>> seen;
   for (const RowMatch& mt : m.matches)
-    if (mt.matched) seen.insert(mt.key);
+    if (mt.matched) seen.insert({mt.key, m.by_shapes ? mt.shapes : kNone});
+  std::vector<std::size_t> covering;  // rows that stand for several rows of the trace
+  for (std::size_t i = 0; i < tb.rows.size() && i < m.matches.size(); ++i) {
+    const RowMatch& mt = m.matches[i];
+    if ((mt.ambiguous && tb.rows[i].cut) || (m.by_shapes && mt.matched && mt.shapes == kNone)) covering.push_back(i);
+  }
+  const auto covered = [&](const RowKey& k, std::uint32_t shapes) {
+    for (std::size_t i : covering) {
+      const RowMatch& mt = m.matches[i];
+      const TableRowData& r = tb.rows[i];
+      if (mt.ambiguous && mt.key.first == k.first &&
+          m.names.str(k.second).compare(0, r.name.size() - 3, r.name, 0, r.name.size() - 3) == 0)
+        return true;
+      if (mt.matched && mt.key == k && shapes != kNone &&
+          m.names.str(shapes).compare(0, r.input_shapes.size(), r.input_shapes) == 0)
+        return true;
+    }
+    return false;
+  };
   const std::uint32_t steps = m.names.find("ProfilerStep*");
   const bool step_rows =
-      std::any_of(seen.begin(), seen.end(), [&](const RowKey& k) { return m.derived.aliases.count(k) != 0; });
-  std::size_t host_names = 0;  // names the trace gives rows (aliases of single steps left out)
-  for (const auto& kv : m.derived.rows)
-    if (!m.derived.aliases.count(kv.first)) ++host_names;
-  for (const auto& kv : m.derived.rows) {
-    const RowKey& k = kv.first;  // (not a structured binding: lambdas below capture it)
-    const Expected& e = kv.second;
-    if (seen.count(k) || m.derived.aliases.count(k)) continue;
-    if (step_rows && k.first == TraceCat::UserAnnotation && k.second == steps) continue;  // listed step by step
-    // GPU-span rows: crossbench's tables never have them, and PyTorch's only for annotations its
-    // trace has gpu_user_annotation events of.
-    if (k.first == TraceCat::GpuUserAnnotation) {
-      const auto shown = [&](std::uint32_t i) {
-        const std::uint32_t n = m.A().ev(i).name;
-        return (n < m.derived.disp.size() ? m.derived.disp[n] : n) == k.second;
-      };
-      if (tb.json || !m.A().t->format.empty() || std::none_of(m.A().span.begin(), m.A().span.end(), shown)) continue;
-    }
-    // An ambiguous cut row stands for one of several names: not absent.
-    if (std::any_of(m.matches.begin(), m.matches.end(),
-                    [&](const RowMatch& mt) { return mt.ambiguous && mt.key.first == k.first; }) &&
-        tb.rows.size() == m.matches.size()) {
-      bool covered = false;
-      for (std::size_t i = 0; i < tb.rows.size() && !covered; ++i) {
-        const auto& r = tb.rows[i];
-        if (!m.matches[i].ambiguous || !r.cut) continue;
-        const std::string prefix = r.name.substr(0, r.name.size() - 3);
-        covered = m.names.str(k.second).compare(0, prefix.size(), prefix) == 0;
-      }
-      if (covered) continue;
-    }
-    std::string reason = tb.json ? std::string() : cut_by_row_limit(tb, e);
-    // A PyTorch text table with fewer rows than its trace has names may have been cut by
-    // row_limit under a sort key it does not show (flops or memory without their columns, or
-    // sort_by=None: first-seen order), so an absent name proves nothing there.
-    if (reason.empty() && !tb.json && m.A().t->format.empty() && tb.rows.size() < host_names)
-      reason = fmt::format(
-          "the table has {} rows for {} names of the trace: row_limit may have cut it under a sort key "
-          "it does not show (flops, memory without its column, or sort_by=None)",
-          tb.rows.size(), host_names);
-    out.push_back({k, reason});
+      std::any_of(seen.begin(), seen.end(), [&](const auto& s) { return m.derived.aliases.count(s.first) != 0; });
+  // GPU-span rows: crossbench's tables never have them, and PyTorch's only for annotations its
+  // trace has gpu_user_annotation events of.
+  const auto span_shown = [&](const RowKey& k) {
+    if (tb.json || !m.A().t->format.empty()) return false;
+    return std::any_of(m.A().span.begin(), m.A().span.end(), [&](std::uint32_t i) {
+      const std::uint32_t n = m.A().ev(i).name;
+      return (n < m.derived.disp.size() ? m.derived.disp[n] : n) == k.second;
+    });
+  };
+  std::vector<Cand> cands;
+  if (m.by_shapes) {
+    for (const auto& [g, e] : m.derived.groups) cands.push_back({g.row(), g.shapes, &e});
+  } else {
+    for (const auto& [k, e] : m.derived.rows)
+      if (!m.derived.aliases.count(k)) cands.push_back({k, kNone, &e});
   }
-  std::sort(out.begin(), out.end(), [](const Absent& a, const Absent& b) { return a.key < b.key; });
+  const std::size_t n_cands = cands.size();
+  std::vector<Cand> rest;  // absent, not left out by top_level_events_only
+  for (const Cand& c : cands) {
+    if (seen.count({c.key, c.shapes})) continue;
+    if (step_rows && c.key.first == TraceCat::UserAnnotation && c.key.second == steps) continue;  // step by step
+    if (c.key.first == TraceCat::GpuUserAnnotation && !span_shown(c.key)) continue;
+    if (covered(c.key, c.shapes)) continue;
+    if (!tb.json && tb.top_level_only && c.e->first_has_parent) {
+      out.absent.push_back({c.key, c.shapes, AbsentWhy::TopLevel,
+                            "printed with key_averages().table(top_level_events_only=True), and the row's first event "
+                            "has a CPU parent"});
+      ++out.top_level;
+      continue;
+    }
+    rest.push_back(c);
+  }
+  if (tb.json) {
+    for (const Cand& c : rest) out.absent.push_back({c.key, c.shapes, AbsentWhy::Missing, ""});
+    out.missing = rest.size();
+  }
+  if (!rest.empty() && !tb.json) {
+    // The sort key: a column the table is ordered by (or the rows' first-seen order) under which
+    // every absent row ranks at or after the last row.
+    std::vector<int> keys;
+    for (int c = kCudaTotal; c <= kFlops; ++c)
+      if (ordered(tb, c)) keys.push_back(c);
+    std::vector<const Expected*> shown;  // printed rows with figures, in table order
+    for (const RowMatch& mt : m.matches)
+      if (const Expected* e = m.expected(mt)) shown.push_back(e);
+    bool first_seen = shown.size() >= 2 && shown.size() + 1 >= tb.rows.size();
+    for (std::size_t i = 1; i < shown.size() && first_seen; ++i) first_seen = seen_before(*shown[i - 1], *shown[i]);
+    if (first_seen) keys.push_back(kFirstSeen);
+    const auto cut_value = [&](int c) {  // the last row's value, and half its print resolution
+      double v = 0, res = 0;
+      bool any = false;
+      for (const TableRowData& r : tb.rows) {
+        const auto [x, rx] = printed(r, c);
+        if (!any || x < v) v = x, res = rx;
+        any = true;
+      }
+      return std::make_pair(v, res / 2 + 1e-6);
+    };
+    const auto fits = [&](int c, const Cand& x, std::string* why) {
+      if (c == kFirstSeen) {
+        const bool ok = seen_before(*shown.back(), *x.e);
+        if (why) *why = "its first event comes after the last row's in key_averages' order";
+        return ok;
+      }
+      double mine = 0;
+      if (!traced(*x.e, c, mine)) return false;
+      const auto [theirs, tol] = cut_value(c);
+      if (why)
+        *why = fmt::format("its {} ({}) does not exceed the last row's ({})", column_of(c), num(mine), num(theirs));
+      return mine <= theirs + tol;
+    };
+    int chosen = -1;
+    for (int c : keys) {
+      double dummy = 0;
+      if (c != kFirstSeen && !traced(*rest[0].e, c, dummy)) continue;
+      if (std::all_of(rest.begin(), rest.end(), [&](const Cand& x) { return fits(c, x, nullptr); })) {
+        chosen = c;
+        break;
+      }
+    }
+    // A PyTorch text table with fewer rows than its trace has rows may have been cut under a
+    // sort key the validator cannot order by (memory or FLOPs, a key whose column is not
+    // printed): an absent row proves nothing there.
+    const bool may_hide = m.A().t->format.empty() && tb.rows.size() < n_cands;
+    int fallback = -1;
+    for (int c : keys) {
+      double dummy = 0;
+      if (c == kFirstSeen || traced(*rest[0].e, c, dummy)) {
+        fallback = c;
+        break;
+      }
+    }
+    const int undecided = keys.empty() ? -1 : keys[0];
+    for (const Cand& x : rest) {
+      std::string why;
+      if (chosen >= 0) {
+        fits(chosen, x, &why);
+        out.absent.push_back({x.key, x.shapes, AbsentWhy::RowLimit, why});
+        ++out.row_limit;
+        continue;
+      }
+      if (fallback >= 0 && fits(fallback, x, &why)) {
+        out.absent.push_back({x.key, x.shapes, AbsentWhy::RowLimit, why});
+        ++out.row_limit;
+        continue;
+      }
+      std::string reason;
+      if (undecided >= 0 && fallback < 0)
+        reason = fmt::format(
+            "the table is sorted by {}, which the trace does not carry, and shows {} rows: it was probably cut by "
+            "key_averages().table(row_limit=...)",
+            column_of(undecided), tb.rows.size());
+      else if (keys.empty() && tb.rows.size() == 100)
+        reason = "the table has 100 rows, key_averages().table()'s default row_limit: rows past it are not printed";
+      else if (keys.empty() && !tb.rows.empty())
+        reason = fmt::format(
+            "the table's {} rows are in no order the validator can see (sort_by=None keeps first-seen order; a "
+            "memory or FLOPs key without its column prints none): it was probably cut by "
+            "key_averages().table(row_limit=...)",
+            tb.rows.size());
+      else if (may_hide)
+        reason = fmt::format(
+            "the table has {} rows for {} rows of the trace: row_limit may have cut it under a sort key it does not "
+            "show (flops, memory without its column)",
+            tb.rows.size(), n_cands);
+      if (reason.empty()) {
+        out.absent.push_back({x.key, x.shapes, AbsentWhy::Missing, why});
+        ++out.missing;
+      } else {
+        out.absent.push_back({x.key, x.shapes, AbsentWhy::Unknown, reason});
+        ++out.unknown;
+      }
+    }
+    if (out.row_limit != 0) out.sort_key = sort_by_of(chosen >= 0 ? chosen : fallback);
+  }
+  std::sort(out.absent.begin(), out.absent.end(),
+            [](const Absent& a, const Absent& b) { return a.key != b.key ? a.key < b.key : a.shapes < b.shapes; });
   return out;
 }
 
 std::string groups_may_be_cut(const Model& m) {
   const TableData& tb = *m.table;
-  if (!tb.grouped()) return "";
+  if (!tb.grouped() || m.by_shapes) return "";
   if (tb.top_level_only) return "printed with top_level_events_only=True";
-  if (sort_column(tb) >= 0) return "sorted, so row_limit may have cut some of a name's groups";
+  for (int c = kCudaTotal; c <= kFlops; ++c)
+    if (ordered(tb, c)) return "sorted, so row_limit may have cut some of a name's groups";
   if (tb.rows.size() == 100) return "100 rows, the default row_limit: later groups may be cut";
   return "";
 }

@@ -15,6 +15,52 @@ std::string table_value(double ns, double res) {
   return fmt::format("{} ns (printed to {} ns)", num(ns), num(res));
 }
 
+/// True when the table's footers can be judged against the trace instead of its rows: a PyTorch
+/// text table with its own trace.
+bool footers_from_trace(const Model& m) { return !m.table->json && m.A().t->format.empty(); }
+
+/// The footers of a table whose rows cannot sum to them (`why`: rows left out, or groups that may
+/// be) against the trace: PyTorch's _build_table sums every row, printed or not, so the Self CPU
+/// time total is the trace's (Derived::self_cpu_total) and the Self CUDA time total its device
+/// time.
+void check_footers(const Model& m, const std::string& why, CheckLog& log) {
+  const TableData& tb = *m.table;
+  if (!footers_from_trace(m)) {
+    log.not_run("sums over rows",
+                fmt::format("{} {}, so sums over its rows are not compared with its totals", tb.file, why));
+    return;
+  }
+  std::string lenient;  // a construct that makes the trace's Self CPU total uncertain
+  if (!m.derived.unmodelled.empty())
+    lenient = m.derived.unmodelled.begin()->second;
+  else if (m.A().t->python_functions > 0)
+    lenient =
+        "a trace with python_function events (with_stack; later PyTorch versions nest ranges under them, and "
+        "the trace does not say which made it)";
+  std::size_t judged = 0, agree = 0;
+  const auto footer = [&](const char* what, const TableTime& t, std::int64_t want, const std::string& unsure) {
+    const std::string theirs = print_time(static_cast<double>(want), t.res_ns);
+    if (within(t.ns, t.res_ns, static_cast<double>(want))) {
+      ++judged;
+      ++agree;
+    } else if (!unsure.empty()) {
+      log.not_judged(
+          what, fmt::format("{}: {} = {} against {} from the trace", unsure, what, print_time(t.ns, t.res_ns), theirs));
+    } else {
+      ++judged;
+      log.fail(what, fmt::format("{} (the trace's, over every row)", theirs), print_time(t.ns, t.res_ns),
+               fmt::format("{} is not the trace's: PyTorch sums it over every row, also those the table does not "
+                           "show ({} {})",
+                           what, tb.file, why));
+    }
+  };
+  if (tb.has_self_cpu_total) footer("Self CPU time total", tb.self_cpu_total, m.derived.self_cpu_total, lenient);
+  if (tb.has_self_cuda_total) footer("Self CUDA time total", tb.self_cuda_total, m.derived.self_cuda_total, "");
+  if (judged != 0 && agree == judged)
+    log.note("totals", fmt::format("{} {}; its {} the trace's, summed over every row as _build_table does", tb.file,
+                                   why, judged == 2 ? "two totals are" : "total is"));
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -158,19 +204,22 @@ void check_table_totals(const Model& m, const ValidateOptions& opts, CheckLog& l
       }
     }
   }
-  // A table cut by row_limit lacks rows: its sums cannot reach the totals.
-  std::size_t cut = 0;
-  for (const Absent& ab : absent_rows(m)) cut += !ab.cut_reason.empty();
-  if (cut == 0 && !groups_may_be_cut(m).empty()) {
+  // A table that lacks rows (top_level_events_only, row_limit) cannot sum to its totals; its
+  // totals are over every row, printed or not (_build_table), so they are the trace's.
+  const TableCut tc = table_cut(m);
+  const std::string grouped = groups_may_be_cut(m);
+  std::size_t cut = tc.cut();
+  if (cut == 0 && !grouped.empty()) {
     cut = 1;
-    log.not_judged("sums over rows",
-                   fmt::format("{} is grouped and {}: sums over its rows are not compared with its totals", tb.file,
-                               groups_may_be_cut(m)));
+    log.not_judged("sums over rows", fmt::format("{} is grouped and {}: sums over its rows are not compared with its "
+                                                 "totals",
+                                                 tb.file, grouped));
   }
   if (cut != 0)
-    log.not_run("sums over rows", fmt::format("{} lacks {} rows of the trace that key_averages().table(row_limit=...) "
-                                              "probably cut, so sums over its rows are not compared with its totals",
-                                              tb.file, cut));
+    check_footers(m,
+                  tc.cut() != 0 ? fmt::format("lacks {} rows of the trace ({})", tc.cut(), tc.options())
+                                : fmt::format("is grouped and {}", grouped),
+                  log);
   // Self CUDA per kind of row.
   if (cut == 0 && tb.has_cuda && tb.has_self_cuda_total) {
     if (dev_rows > 0 && !within(dev_sum, dev_res, cuda_t, cuda_res))
@@ -204,7 +253,11 @@ void check_table_totals(const Model& m, const ValidateOptions& opts, CheckLog& l
   std::map<RowKey, std::size_t> row_of;
   for (std::size_t i = 0; i < rows.size() && !tb.grouped(); ++i)
     if (m.matches[i].matched) row_of.emplace(m.matches[i].key, i);
-  if (tb.grouped())
+  if (tb.grouped() && m.by_shapes)
+    log.note("parent/child rows", fmt::format("{} has one row per input-shape group: each group is judged against "
+                                              "the trace's events (table_rows), parents and children included",
+                                              tb.file));
+  else if (tb.grouped())
     log.not_judged("parent/child rows",
                    fmt::format("{} has one row per group, not per name: parent and child totals are "
                                "not ordered group by group",
@@ -259,10 +312,14 @@ void check_table_totals(const Model& m, const ValidateOptions& opts, CheckLog& l
   }
   log.pass_if_clean(
       tb.file,
-      fmt::format("Self CUDA total = sum of {} device rows{}; Self CPU total = sum of the rows; "
-                  "percentages and averages match their values; no row above 100%; {} parent/child "
+      fmt::format("{}; percentages and averages match their values; no row above 100%; {} parent/child "
                   "row links ordered",
-                  dev_rows, m.derived.unattributed == 0 && rng_rows ? " = sum of the host range rows" : "", links));
+                  cut == 0 ? fmt::format("Self CUDA total = sum of {} device rows{}; Self CPU total = sum of the rows",
+                                         dev_rows,
+                                         m.derived.unattributed == 0 && rng_rows ? " = sum of the host range rows" : "")
+                  : footers_from_trace(m) ? std::string("rows left out: totals judged against the trace")
+                                          : std::string("rows left out: sums over rows not compared"),
+                  links));
   if (m.derived.unattributed != 0)
     log.not_run("Self CUDA over host range rows",
                 fmt::format("{} device activities in {} have no host range, so host ranges' Self CUDA need not add up "

@@ -1,5 +1,6 @@
 // Builds the validator's model (validate/model.h): read once into compact records, index them,
-// derive what the primary trace implies for each table row, match the table's rows to it.
+// derive what the primary trace implies for each table row (validate/model_match.cpp matches
+// the table's rows to it).
 #include "validate/model.h"
 
 #include <cmath>
@@ -157,12 +158,47 @@ bool is_profiler_step(const std::string& s) {
          s.find_first_not_of("0123456789", kStep.size()) == std::string::npos;
 }
 
+namespace {
+
+/// A CPU event of one thread's timeline and the parent the model gives it (event indices; kNone:
+/// none).
+struct Nested {
+  std::uint32_t ev, parent;
+};
+
+/// PyTorch's nesting of one thread's CPU events (profiler_util.py
+/// EventList._populate_cpu_children): by start, the longer first, each event is the child of
+/// the top of a stack of open events if it starts before the top's end and does not end after
+/// it; otherwise the top is closed and the next one tried. Returns the events whose parent under
+/// that rule differs from the model's, each with PyTorch's parent.
+std::vector<Nested> stack_differences(const View& v, std::vector<Nested> nodes) {
+  std::sort(nodes.begin(), nodes.end(), [&](const Nested& a, const Nested& b) {
+    const TraceEvent &x = v.ev(a.ev), &y = v.ev(b.ev);
+    if (x.start_ns != y.start_ns) return x.start_ns < y.start_ns;
+    if (x.end_ns() != y.end_ns()) return x.end_ns() > y.end_ns();
+    return a.ev < b.ev;
+  });
+  std::vector<Nested> out;
+  std::vector<std::uint32_t> stack;
+  for (const Nested& n : nodes) {
+    const TraceEvent& e = v.ev(n.ev);
+    while (!stack.empty() && (e.start_ns >= v.ev(stack.back()).end_ns() || e.end_ns() > v.ev(stack.back()).end_ns()))
+      stack.pop_back();
+    const std::uint32_t parent = stack.empty() ? kNone : stack.back();
+    if (parent != n.parent) out.push_back({n.ev, parent});
+    stack.push_back(n.ev);
+  }
+  return out;
+}
+
+}  // namespace
+
 /// Kineto writes each gpu_user_annotation span 1 ns wider at both ends than the device work it
 /// covers; PyTorch's table uses the unwidened span (observed on all 18 spans of
 /// tests/data/torch-h200; tests/torch_oracle/key_averages.py ANNOTATION_EXPORT_WIDENING_NS).
 constexpr std::int64_t kSpanWideningNs = 2;
 
-Derived derive(const View& v, NameTable& names) {
+Derived derive(const View& v, NameTable& names, bool group_by_shapes) {
   Derived d;
   const std::uint32_t step_row = names.intern("ProfilerStep*");
   d.disp.resize(names.size());
@@ -338,12 +374,15 @@ Derived derive(const View& v, NameTable& names) {
       ++e.calls;
       e.self_cpu += o.dur_ns;
       e.cpu_total += o.dur_ns;
+      e.seen(o.start_ns, o.end_ns(), i, ov.nest_range != kNone || ov.nest_api != kNone);
+      if (ov.nest_range == kNone && ov.nest_api == kNone) d.self_cpu_total += o.dur_ns;
     }
   }
-  // API calls of other threads, moved onto the main thread's timeline, that overlap an overhead
-  // event there without holding it: PyTorch's one stack per thread then nests them in ways this
-  // model does not follow (seen with two Python threads launching while Kineto requested a
-  // buffer). Their rows, and the overhead row, are not judged.
+  // API calls of other threads, moved onto the main thread's timeline, that partly overlap an
+  // event there: PyTorch's one stack per thread may then nest events otherwise than the model
+  // (a call that starts inside an op and ends after it closes the op for the events after it).
+  // Where such calls exist, the main thread's events are nested by PyTorch's rule too, and the
+  // rows of every event whose parent differs (with their ancestors) are not judged.
   if (kineto) {
     // Events of the main timeline (its ranges, API calls and overhead events), by start and by
     // end: the ones that partly overlap a moved call start inside it and end after it, or start
@@ -359,26 +398,51 @@ Derived derive(const View& v, NameTable& names) {
               [&](std::uint32_t x, std::uint32_t y) { return v.ev(x).start_ns < v.ev(y).start_ns; });
     std::sort(by_e.begin(), by_e.end(),
               [&](std::uint32_t x, std::uint32_t y) { return v.ev(x).end_ns() < v.ev(y).end_ns(); });
-    const char* why =
-        "API calls of another thread partly overlap events on the main thread's timeline, where PyTorch "
-        "nests them (partial overlaps there are not modelled)";
-    const auto mark = [&](const TraceEvent& a, const TraceEvent& o) {
-      d.unmodelled[{a.cat, disp(a.name)}] = why;
-      d.unmodelled[{o.cat, disp(o.name)}] = why;
-    };
-    for (std::size_t j = 0; j < v.api.size(); ++j) {
+    bool crossed = false;
+    for (std::size_t j = 0; j < v.api.size() && !crossed; ++j) {
       const TraceEvent& a = v.ev(v.api[j]);
       if (a.lane == api_lane[j] || by_s.empty()) continue;
       // starts inside a, ends after it
       auto it = std::upper_bound(by_s.begin(), by_s.end(), a.start_ns,
                                  [&](std::int64_t t, std::uint32_t x) { return t < v.ev(x).start_ns; });
-      for (; it != by_s.end() && v.ev(*it).start_ns < a.end_ns(); ++it)
-        if (*it != v.api[j] && v.ev(*it).end_ns() > a.end_ns()) mark(a, v.ev(*it));
+      for (; it != by_s.end() && v.ev(*it).start_ns < a.end_ns() && !crossed; ++it)
+        crossed = *it != v.api[j] && v.ev(*it).end_ns() > a.end_ns();
       // starts before a, ends inside it
       auto jt = std::upper_bound(by_e.begin(), by_e.end(), a.start_ns,
                                  [&](std::int64_t t, std::uint32_t x) { return t < v.ev(x).end_ns(); });
-      for (; jt != by_e.end() && v.ev(*jt).end_ns() < a.end_ns(); ++jt)
-        if (*jt != v.api[j] && v.ev(*jt).start_ns < a.start_ns) mark(a, v.ev(*jt));
+      for (; jt != by_e.end() && v.ev(*jt).end_ns() < a.end_ns() && !crossed; ++jt)
+        crossed = *jt != v.api[j] && v.ev(*jt).start_ns < a.start_ns;
+    }
+    if (crossed) {
+      std::vector<Nested> nodes;
+      for (std::uint32_t i : v.rng)
+        if (v.ev(i).lane == main_lane && !v.is_async(i)) nodes.push_back({i, v.parent[i]});
+      for (std::size_t j = 0; j < v.api.size(); ++j)
+        if (api_lane[j] == main_lane)
+          nodes.push_back({v.api[j], api_outer[j] != kNone ? v.api[api_outer[j]] : api_parent[j]});
+      for (const Ovh& ov : ovhs) nodes.push_back({ov.ev, ov.nest_api != kNone ? v.api[ov.nest_api] : ov.nest_range});
+      std::unordered_map<std::uint32_t, std::uint32_t> up;  // the model's parents
+      for (const Nested& n : nodes) up.emplace(n.ev, n.parent);
+      const auto mark_chain = [&](std::uint32_t x, const std::string& why) {
+        for (int guard = 0; x != kNone && guard < 512; ++guard) {
+          d.unmodelled[{v.ev(x).cat, disp(v.ev(x).name)}] = why;
+          const auto it = up.find(x);
+          x = it == up.end() ? kNone : it->second;
+        }
+      };
+      const auto label = [&](std::uint32_t x) {
+        return x == kNone ? std::string("no parent") : fmt::format("'{}'", names.str(v.ev(x).name));
+      };
+      for (const Nested& n : stack_differences(v, nodes)) {
+        const std::uint32_t model = up[n.ev];
+        const std::string why = fmt::format(
+            "PyTorch's one stack of CPU events per thread nests '{}' under {} where the model has {} (API calls of "
+            "other threads share the main thread's timeline and partly overlap its events)",
+            names.str(v.ev(n.ev).name), label(n.parent), label(model));
+        mark_chain(n.ev, why);
+        mark_chain(n.parent, why);
+        mark_chain(model, why);
+      }
     }
   }
   // The same-name fold: children per range (ranges, API calls, overhead events), then a range
@@ -451,6 +515,8 @@ Derived derive(const View& v, NameTable& names) {
     ++e.calls;
     e.self_cpu += a.dur_ns - api_child[j];
     e.cpu_total += a.dur_ns;
+    e.seen(a.start_ns, a.end_ns(), v.api[j], r != kNone || api_outer[j] != kNone);
+    if (r == kNone && api_outer[j] == kNone) d.self_cpu_total += a.dur_ns;
   }
   // Device activities: rows, Self CUDA of their range, CUDA total up the tree, annotation spans
   // (every enclosing annotation, and the innermost one only). Consecutive activities mostly
@@ -468,6 +534,8 @@ Derived derive(const View& v, NameTable& names) {
     ++e.calls;
     e.self_cuda += a.dur_ns;
     e.cuda_total += a.dur_ns;
+    e.seen(a.start_ns, a.end_ns(), i, false);
+    d.self_cuda_total += a.dur_ns;
     const std::uint32_t r = attributed_range(v, a);
     if (r == kNone) {
       ++d.unattributed;
@@ -542,9 +610,11 @@ Derived derive(const View& v, NameTable& names) {
       ++e.calls;
       e.self_cuda += dur;
       e.cuda_total += dur;
+      e.seen(sp.start_ns + kSpanWideningNs / 2, sp.start_ns + kSpanWideningNs / 2 + dur, i, false);
     }
   // Overhead events: PyTorch collects the kernels of the op whose External id they took a second
   // time, on the overhead row and on every row above it (not what the trace has: ovh_*).
+  std::vector<std::int64_t> ovh_slot(group_by_shapes ? nr : 0, 0);  // per range, for its group
   for (const Ovh& ov : ovhs) {
     if (ov.op == kNone) continue;
     const std::uint32_t k = top[slot[ov.op]];
@@ -566,9 +636,17 @@ Derived derive(const View& v, NameTable& names) {
       up = api_parent[ov.nest_api];
     }
     for_ancestors(v, top_of(up), [&](std::uint32_t x) {
-      if (!folded[slot[x]]) mark(v.ev(x));
+      if (folded[slot[x]]) return;
+      mark(v.ev(x));
+      if (group_by_shapes) ovh_slot[slot[x]] += extra;
     });
   }
+  // key_averages(group_by_input_shape=True): ranges keyed also by their Input Dims.
+  if (group_by_shapes) d.no_shapes = names.intern("[]");
+  std::vector<std::uint32_t> shapes_of(group_by_shapes ? nr : 0, d.no_shapes);
+  if (group_by_shapes)
+    for (const auto& [ev, sh] : v.t->input_shapes)
+      if (slot[ev] != kNone) shapes_of[slot[ev]] = sh;
   for (std::uint32_t k = 0; k < nr; ++k) {
     const std::uint32_t i = v.rng[k];
     if (folded[k]) continue;
@@ -581,10 +659,28 @@ Derived derive(const View& v, NameTable& names) {
       Expected& e = d.rows[rk];
       ++e.calls;
       e.cpu_total += r.dur_ns;
-      if (!v.is_async(i))
+      if (!v.is_async(i)) {
         e.self_cpu += std::max<std::int64_t>(0, r.dur_ns - child[k]);  // clamped, as crossbench's table
+        if (pass == 0 && v.parent[i] == kNone) d.self_cpu_total += r.dur_ns;
+      }
       e.self_cuda += self_cuda[k];
       e.cuda_total += cuda_total[k];
+      e.seen(r.start_ns, r.end_ns(), i, v.parent[i] != kNone);
+    }
+    if (group_by_shapes) {
+      Expected& g = d.groups[{key.first, key.second, shapes_of[k]}];
+      ++g.calls;
+      g.cpu_total += r.dur_ns;
+      if (!v.is_async(i)) g.self_cpu += std::max<std::int64_t>(0, r.dur_ns - child[k]);
+      g.self_cuda += self_cuda[k];
+      g.cuda_total += cuda_total[k];
+      g.ovh_cuda_total += ovh_slot[k];
+      g.seen(r.start_ns, r.end_ns(), i, v.parent[i] != kNone);
+      if (g.ovh_event == kNone && ovh_slot[k] != 0) {
+        const Expected& e = d.rows[key];
+        g.ovh_event = e.ovh_event;
+        g.ovh_kernel = e.ovh_kernel;
+      }
     }
     if (v.parent[i] != kNone) {
       const TraceEvent& p = v.ev(top_of(v.parent[i]));
@@ -593,180 +689,12 @@ Derived derive(const View& v, NameTable& names) {
       d.parents[key].insert({TraceCat::Sync, kNone});  // a top-level instance: no single parent
     }
   }
+  // Every other row (API calls, overhead events, device activities, GPU spans) is one group of
+  // shapes "[]": only ops carry Input Dims.
+  if (group_by_shapes)
+    for (const auto& [k, e] : d.rows)
+      if (!is_range(k.first)) d.groups[{k.first, k.second, d.no_shapes}] = e;
   return d;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Table rows matched to the trace
-
-namespace {
-
-bool kind_from_string(const std::string& k, TraceCat& out) {
-  static const std::pair<const char*, TraceCat> kinds[] = {
-      {"kernel", TraceCat::Kernel},      {"gpu_memcpy", TraceCat::Memcpy},
-      {"gpu_memset", TraceCat::Memset},  {"cuda_runtime", TraceCat::Runtime},
-      {"cuda_driver", TraceCat::Driver}, {"user_annotation", TraceCat::UserAnnotation},
-      {"cpu_op", TraceCat::CpuOp},       {"gpu_user_annotation", TraceCat::GpuUserAnnotation},
-      {"overhead", TraceCat::Overhead}};
-  for (const auto& [name, cat] : kinds)
-    if (k == name) {
-      out = cat;
-      return true;
-    }
-  return false;
-}
-
-}  // namespace
-
-bool device_side(TraceCat c) { return is_device(c) || c == TraceCat::GpuUserAnnotation; }
-
-/// Matches every table row to a (kind, display name) of the trace. table.json rows carry their
-/// kind; text rows are matched by name (exact, or by prefix for a name cut with "..."), on the
-/// host side when the row has CPU time, on the device side when it has only device time.
-std::vector<RowMatch> match_rows(const TableData& tb, const Derived* d, NameTable& names) {
-  std::vector<RowMatch> out(tb.rows.size());
-  // Display names present in the trace, per kind.
-  std::vector<RowKey> keys;
-  if (d) {
-    keys.reserve(d->rows.size());
-    for (const auto& kv : d->rows) keys.push_back(kv.first);
-    std::sort(keys.begin(), keys.end());
-  }
-  for (std::size_t i = 0; i < tb.rows.size(); ++i) {
-    const TableRowData& r = tb.rows[i];
-    RowMatch& m = out[i];
-    if (tb.json) {
-      TraceCat c{};
-      if (!kind_from_string(r.kind, c)) {
-        m.note = fmt::format("unknown kind \"{}\"", r.kind);
-        continue;
-      }
-      m.matched = true;
-      m.key = {c, names.intern(r.name)};
-      continue;
-    }
-    if (!d) {
-      m.note = "no trace to tell the row's kind";
-      continue;
-    }
-    const bool host = r.self_cpu.ns > 0 || r.cpu_total.ns > 0;
-    const bool device = !host && (r.self_cuda.ns > 0 || r.cuda_total.ns > 0);
-    const std::string prefix = r.cut ? r.name.substr(0, r.name.size() - 3) : r.name;
-    std::vector<RowKey> exact, by_prefix;
-    for (const RowKey& k : keys) {
-      if (host && device_side(k.first)) continue;
-      if (device && !device_side(k.first)) continue;
-      const std::string& s = names.str(k.second);
-      if (s == r.name)
-        exact.push_back(k);
-      else if (r.cut && s.size() >= prefix.size() && s.compare(0, prefix.size(), prefix) == 0)
-        by_prefix.push_back(k);
-    }
-    const std::vector<RowKey>& cand = !exact.empty() ? exact : by_prefix;
-    if (cand.empty()) {
-      m.note = r.cut ? fmt::format("no {} event name starts with '{}'",
-                                   host     ? "host"
-                                   : device ? "device"
-                                            : "",
-                                   prefix)
-                     : "no event of the trace has this name";
-      continue;
-    }
-    if (cand.size() > 1 && r.cut) {
-      // The figures tell the candidates apart: keep those whose expected row (calls, times
-      // within the printed resolution; PyTorch's overhead double count allowed) is the printed one.
-      std::vector<RowKey> fits;
-      for (const RowKey& k : cand) {
-        const auto it = d->rows.find(k);
-        if (it == d->rows.end()) continue;
-        const Expected& e = it->second;
-        const auto near = [](const TableTime& t, std::int64_t want, std::int64_t extra) {
-          const double tol = t.res_ns / 2.0 + 1e-6;
-          return std::fabs(t.ns - static_cast<double>(want)) <= tol ||
-                 std::fabs(t.ns - static_cast<double>(want + extra)) <= tol;
-        };
-        bool ok = r.calls == e.calls;
-        if (ok && tb.has_cpu) ok = near(r.self_cpu, e.self_cpu, 0) && near(r.cpu_total, e.cpu_total, 0);
-        if (ok && tb.has_cuda)
-          ok = near(r.self_cuda, e.self_cuda, e.ovh_self_cuda) && near(r.cuda_total, e.cuda_total, e.ovh_cuda_total);
-        if (ok) fits.push_back(k);
-      }
-      if (fits.size() == 1) {
-        m.matched = true;
-        m.key = fits[0];
-        m.note = fmt::format("cut name '{}' fits {} trace names; its figures are those of '{}'", r.name, cand.size(),
-                             names.str(fits[0].second));
-        continue;
-      }
-    }
-    if (cand.size() > 1) {
-      m.ambiguous = true;
-      std::string list;
-      for (std::size_t k = 0; k < cand.size() && k < 6; ++k)
-        list += fmt::format("{}{} '{}'", k ? ", " : "", to_string(cand[k].first), names.str(cand[k].second));
-      if (cand.size() > 6) list += fmt::format(", ... ({} in all)", cand.size());
-      m.note = r.cut ? fmt::format("cut name '{}' is ambiguous: it is the prefix of {} trace names: {}", r.name,
-                                   cand.size(), list)
-                     : fmt::format("name '{}' matches events of {} kinds: {}", r.name, cand.size(), list);
-      // A unique kind still lets the row count in the per-kind sums.
-      if (std::all_of(cand.begin(), cand.end(), [&](const RowKey& k) { return k.first == cand[0].first; }))
-        m.key = {cand[0].first, kNone};
-      continue;
-    }
-    m.matched = true;
-    m.key = cand[0];
-    if (exact.empty()) m.note = fmt::format("cut name matched by prefix to '{}'", names.str(cand[0].second));
-  }
-  // Two rows matched by their figures to one trace name: neither can be told, both ambiguous.
-  std::map<RowKey, std::size_t> by_key;
-  for (std::size_t i = 0; i < out.size(); ++i)
-    if (out[i].matched && tb.rows[i].cut) ++by_key[out[i].key];
-  for (std::size_t i = 0; i < out.size(); ++i)
-    if (out[i].matched && tb.rows[i].cut && by_key[out[i].key] > 1 &&
-        out[i].note.find("its figures") != std::string::npos) {
-      out[i].matched = false;
-      out[i].ambiguous = true;
-      out[i].note = fmt::format(
-          "cut name '{}' fits several trace names, and its figures fit one that another row's "
-          "figures fit too",
-          tb.rows[i].name);
-    }
-  return out;
-}
-
-// ---------------------------------------------------------------------------------------------
-// The model of one validation
-
-void prepare(Model& m) {
-  m.views.resize(m.traces.size());
-  {
-    Phase p("index");
-    for (std::size_t i = 0; i < m.traces.size(); ++i) index_view(m.views[i], m.traces[i]);
-  }
-  // Async rows of a PyTorch text table (CPU total % printed as the integer 0) name the trace's
-  // async ranges.
-  if (m.table && !m.table->json && !m.views.empty() && m.views[0].t->format.empty())
-    for (const TableRowData& r : m.table->rows)
-      if (r.cpu_total_pct.async_zero && !r.cut) m.views[0].async_names.insert(m.names.intern(r.name));
-  // A table cut by row_limit may not show them: a process group's "<backend>:<collective>" range
-  // (ProcessGroupNCCL, ProcessGroupGloo, UCC, MPI) ends on the thread that completes the work, so
-  // PyTorch marks it async in every export (tests/data/torch-matrix: nccl:* and gloo:*).
-  if (!m.views.empty() && m.views[0].t->format.empty())
-    for (std::uint32_t i : m.views[0].rng) {
-      const std::string& n = m.names.str(m.views[0].ev(i).name);
-      for (const char* prefix : {"nccl:", "gloo:", "ucc:", "mpi:"})
-        if (n.rfind(prefix, 0) == 0) m.views[0].async_names.insert(m.views[0].ev(i).name);
-    }
-  {
-    Phase p("parents");
-    for (std::size_t i = 0; i < m.views.size(); ++i) {
-      const View* other = m.views.size() > 1 ? &m.views[1 - i] : nullptr;
-      build_parents(m.views[i], other);
-    }
-  }
-  Phase p("derive");
-  m.derived = derive(m.views[0], m.names);
-  if (m.table) m.matches = match_rows(*m.table, &m.derived, m.names);
 }
 
 }  // namespace xb::vd

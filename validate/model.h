@@ -1,6 +1,7 @@
 // The validator's model of one validation (internal to validate/, not installed): every trace
 // indexed by role and id (View), what the primary trace implies for each table row (Derived), the
-// table's rows matched to it (RowMatch), and the whole (Model). validate/model.cpp builds it;
+// table's rows matched to it (RowMatch), and the whole (Model). validate/model.cpp indexes and
+// derives, validate/model_match.cpp matches the table and prepare()s the whole;
 // validate/checks.h declares the checks that read it. Every index is a flat array or a dense id
 // map, so a million-kernel session validates in a few seconds on one core (docs/performance.md).
 #pragma once
@@ -10,6 +11,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -216,6 +219,37 @@ struct Expected {
   /// second time: on the overhead row (Self CUDA, CUDA total) and the rows above it (CUDA total).
   std::int64_t ovh_self_cuda = 0, ovh_cuda_total = 0;
   std::uint32_t ovh_event = kNone, ovh_kernel = kNone;  ///< an example (event indices), for messages
+  /// The row's first event in PyTorch's event list (by start, the longer first): key_averages
+  /// adds events in that order, so the rows' unsorted order is their first events' and a row's
+  /// cpu_parent (top_level_events_only) is its first event's (profiler.py
+  /// _parse_kineto_results sorts function_events; profiler_util.py FunctionEventAvg.add).
+  std::int64_t first_start = std::numeric_limits<std::int64_t>::max(), first_end = 0;
+  std::uint32_t first_ev = kNone;  ///< event index
+  bool first_has_parent = false;   ///< that event has a CPU parent: not a top-level row
+  /// Takes an event of the row into account for first_*.
+  void seen(std::int64_t start, std::int64_t end, std::uint32_t ev, bool has_parent) {
+    if (start > first_start || (start == first_start && (end < first_end || (end == first_end && ev >= first_ev))))
+      return;
+    first_start = start;
+    first_end = end;
+    first_ev = ev;
+    first_has_parent = has_parent;
+  }
+  /// PyTorch's value of the row for a sort key of key_averages().table(sort_by=...): its own
+  /// figures, overhead events' double count included (PyTorch sorts on what it prints).
+  double cuda_total_pt() const { return static_cast<double>(cuda_total + ovh_cuda_total); }
+  double self_cuda_pt() const { return static_cast<double>(self_cuda + ovh_self_cuda); }
+};
+
+/// A row of key_averages(group_by_input_shape=True): (kind, display name, shapes), the shapes a
+/// NameTable id of input_shapes_text() ("[]" for events without Input Dims).
+struct GroupKey {
+  TraceCat cat;
+  std::uint32_t name, shapes;
+  bool operator<(const GroupKey& o) const {
+    return cat != o.cat ? cat < o.cat : name != o.name ? name < o.name : shapes < o.shapes;
+  }
+  RowKey row() const { return {cat, name}; }
 };
 
 /// Device-work spans of one annotation instance on one lane.
@@ -249,13 +283,23 @@ struct Derived {
   std::unordered_map<RowKey, std::string, RowKeyHash> unmodelled;
   /// parent display-name links of host rows: child key -> set of parent keys.
   std::unordered_map<RowKey, std::set<RowKey>, RowKeyHash> parents;
+  /// key_averages(group_by_input_shape=True)'s rows (derive with group_by_shapes): host ranges
+  /// by their Input Dims, every other row as one group of shapes "[]" (no_shapes).
+  std::map<GroupKey, Expected> groups;
+  std::uint32_t no_shapes = kNone;  ///< NameTable id of "[]"
+  /// PyTorch's footers over every row (_build_table), printed or not: the Self CPU time total
+  /// is the sum of every CPU event's Self CPU, which telescopes to the durations of the CPU
+  /// events without a CPU parent (async ones have none); the Self CUDA time total sums the
+  /// device rows (kernels, memcpy, memset; GPU spans are left out).
+  std::int64_t self_cpu_total = 0, self_cuda_total = 0;
 };
 
 /// True for a single step range's name, "ProfilerStep#<digits>".
 bool is_profiler_step(const std::string& s);
 
-/// What the trace implies for each table row, annotation and span.
-Derived derive(const View& v, NameTable& names);
+/// What the trace implies for each table row, annotation and span; with `group_by_shapes`, also
+/// each row of key_averages(group_by_input_shape=True) (Derived::groups).
+Derived derive(const View& v, NameTable& names, bool group_by_shapes = false);
 
 // ---------------------------------------------------------------------------------------------
 // Table rows matched to the trace
@@ -265,6 +309,10 @@ struct RowMatch {
   bool ambiguous = false;
   RowKey key{TraceCat::Kernel, kNone};
   std::string note;  ///< why unmatched/ambiguous, or how a cut name was matched
+  /// A table with an Input Shapes column: the group's shapes (NameTable id) when its cell names
+  /// one group of `key`; kNone otherwise (shapes_note says why).
+  std::uint32_t shapes = kNone;
+  std::string shapes_note;
 };
 
 /// Device activities and annotation GPU spans: the rows with device time only.
@@ -287,6 +335,11 @@ struct Model {
   std::optional<CounterSession> counters;  // counters.json of a run folder, when it has one
   Derived derived;                         // from views[0]
   std::vector<RowMatch> matches;           // per table row
+  /// The table's rows are judged group by group (an Input Shapes column, a PyTorch trace with
+  /// Input Dims): matches[i].shapes names each row's group in derived.groups.
+  bool by_shapes = false;
+  /// The figures a matched row is judged against: its group's when by_shapes, else its name's.
+  const Expected* expected(const RowMatch& mt) const;
   const View& A() const { return views[0]; }
   const View* B() const { return views.size() > 1 ? &views[1] : nullptr; }
 };

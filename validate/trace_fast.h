@@ -286,6 +286,11 @@ inline const char* args(const char* p, const char* e, RawEvent& ev) {
     } else if (key.size() == 9 && std::memcmp(key.data(), "Parent id", 9) == 0) {
       if (!is_num) return nullptr;
       if (!(p = num(p, e, ev.parent))) return nullptr;
+    } else if (key.size() == 10 && std::memcmp(key.data(), "Input Dims", 10) == 0) {
+      const char* from = p;
+      if (!(p = skip(p, e, 2))) return nullptr;
+      ev.dims = std::string_view(from, static_cast<std::size_t>(p - from));
+      ev.has_dims = true;
     } else if (!(p = skip(p, e, 2))) {
       return nullptr;
     }
@@ -500,7 +505,9 @@ XB_ALWAYS_INLINE const char* args_layout(const char* p, const char* e, RawEvent&
       std::string_view key;
       if (!(p = str(p, e, key))) return nullptr;
       if (p >= e || *p != ':') return nullptr;
-      if (key.size() == 11 || key.size() == 9) return nullptr;  // a used key spelt differently: general path
+      // a used key spelt differently, or Input Dims: the general path
+      if (key.size() == 11 || key.size() == 9 || (key.size() == 10 && std::memcmp(key.data(), "Input Dims", 10) == 0))
+        return nullptr;
       if (!(p = skip(p + 1, e, 2))) return nullptr;
     }
     if (p >= e) return nullptr;

@@ -317,6 +317,8 @@ void Reader::commit(const RawEvent& e) {
       ev.flags |= TraceEvent::kHasExternal;
     }
 
+    if (e.has_dims && is_range(cat))
+      t_.input_shapes.emplace_back(static_cast<std::uint32_t>(t_.events.size()), intern_shapes(e.dims));
     t_.events.push_back(ev);
   } else if (kind == 's' || kind == 'f') {
     if (!e.has_cat || !is(e.cat, "ac2g")) return;
@@ -434,6 +436,94 @@ TraceData read_with(scan::Source& src, const std::string& label, NameTable& name
 }  // namespace
 
 void set_fast_paths_for_testing(bool enabled) { g_fast_paths = enabled; }
+
+std::string input_shapes_text(std::string_view j) {
+  const std::size_t n = j.size();
+  std::size_t i = 0;
+  const auto ws = [&] {
+    while (i < n && (j[i] == ' ' || j[i] == '\n' || j[i] == '\r' || j[i] == '\t')) ++i;
+  };
+  const auto at = [&](char ch) { return i < n && j[i] == ch; };
+  // Skips one (valid) JSON value.
+  const auto skip = [&] {
+    int depth = 0;
+    do {
+      ws();
+      if (i >= n) return;
+      const char ch = j[i];
+      if (ch == '"') {
+        for (++i; i < n && j[i] != '"'; ++i)
+          if (j[i] == '\\') ++i;
+        ++i;
+      } else if (ch == '[' || ch == '{') {
+        ++depth;
+        ++i;
+      } else if (ch == ']' || ch == '}') {
+        --depth;
+        ++i;
+      } else if (ch == ',' || ch == ':') {
+        ++i;
+      } else {
+        while (i < n && std::strchr(",:]} \n\r\t", j[i]) == nullptr) ++i;
+      }
+    } while (depth > 0);
+  };
+  // A list of integers at i as Python prints it ("[2, 3]"), or false (i restored).
+  const auto int_list = [&](std::string& out) {
+    const std::size_t from = i, mark = out.size();
+    ++i;  // '['
+    out += '[';
+    ws();
+    if (at(']')) {
+      ++i;
+      out += ']';
+      return true;
+    }
+    for (bool first = true;; first = false) {
+      ws();
+      const std::size_t s = i;
+      if (at('-')) ++i;
+      const std::size_t d = i;
+      while (i < n && j[i] >= '0' && j[i] <= '9') ++i;
+      if (i == d || at('.') || at('e') || at('E')) {  // not an integer (Python's json: a float, a bool, ...)
+        i = from;
+        out.resize(mark);
+        return false;
+      }
+      std::string_view v = j.substr(s, i - s);
+      if (v == "-0") v = "0";
+      if (!first) out += ", ";
+      out += v;
+      ws();
+      if (at(',')) {
+        ++i;
+        continue;
+      }
+      ++i;  // ']'
+      out += ']';
+      return true;
+    }
+  };
+  ws();
+  if (!at('[')) return "[]";
+  ++i;
+  std::string out = "[";
+  ws();
+  if (!at(']')) {
+    for (bool first = true;; first = false) {
+      ws();
+      if (!first) out += ", ";
+      if (!(at('[') && int_list(out))) {
+        skip();
+        out += "[]";
+      }
+      ws();
+      if (!at(',')) break;
+      ++i;
+    }
+  }
+  return out + "]";
+}
 
 TraceData read_trace(const std::filesystem::path& path, NameTable& names) {
   const std::string p = path.string();

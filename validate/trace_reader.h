@@ -125,6 +125,10 @@ struct TraceData {
   std::map<std::int64_t, int> compute_capability;
   /// python_function events (torch.profiler with_stack): counted, not kept.
   std::size_t python_functions = 0;
+  /// Host ranges' args["Input Dims"] (record_shapes): (index into events, NameTable id of the
+  /// shapes as key_averages(group_by_input_shape=True) keys them, input_shapes_text()), in
+  /// event order; ranges without the arg are not listed.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> input_shapes;
   bool has_ext_corr = false;  ///< the file has an "externalCorrelations" array
   /// externalCorrelations: (correlation, External id) pairs, in file order.
   std::vector<std::pair<std::uint64_t, std::uint64_t>> ext_corr;
@@ -139,6 +143,13 @@ struct TraceData {
   bool gzip = false;             ///< the file was gzip-compressed
   std::uint64_t bytes = 0;       ///< uncompressed bytes read
 };
+
+/// An op's input shapes as PyTorch keys and prints them (`str(KinetoEvent.shapes())`), from
+/// the JSON text of its "Input Dims" arg (valid JSON): one list of sizes per input, `[]` for an
+/// input that is not a list of integers (a scalar, None, a string, and a TensorList, whose
+/// entries are lists: shapes() does not hold a list's sizes). "[[2, 3], [], [4]]"; a value that
+/// is not an array gives "[]".
+std::string input_shapes_text(std::string_view dims_json);
 
 /// Reads a trace file (plain or gzip). Throws InputError (profiler/session_io.h) with a one-line
 /// message naming the file and what is wrong: missing, not JSON (with byte offset and, inside

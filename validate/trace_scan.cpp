@@ -50,6 +50,11 @@ void Reader::parse_args(Cursor& c, RawEvent& e) {
     } else if (key.size() == 9 && key == "Parent id") {
       if (!num) not_number(c, "args[\"Parent id\"] is not a number");
       e.parent = scan::number(c);
+    } else if (key.size() == 10 && key == "Input Dims") {
+      const char* from = c.p;  // at the value (peek skipped the blanks)
+      scan::skip_value(c, 2);
+      e.dims = std::string_view(from, static_cast<std::size_t>(c.p - from));
+      e.has_dims = true;
     } else {
       scan::skip_value(c, 2);
     }

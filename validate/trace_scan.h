@@ -150,8 +150,9 @@ struct Id {
 /// flags (zeroing the whole struct per element costs more than parsing small events).
 struct RawEvent {
   static constexpr std::uint32_t kNoLane = 0xFFFFFFFFu;
-  bool has_ph, has_cat, has_name, has_bp, id_text;
+  bool has_ph, has_cat, has_name, has_bp, id_text, has_dims;
   std::string_view ph, cat, name, bp;
+  std::string_view dims;  ///< args["Input Dims"] as written (record_shapes), when has_dims
   Number ts, dur, id;
   Id pid, tid;
   Number ext, corr, parent;
@@ -160,7 +161,7 @@ struct RawEvent {
   std::uint32_t known_lane;
   RawEvent() { reset(); }
   void reset() {
-    has_ph = has_cat = has_name = has_bp = id_text = false;
+    has_ph = has_cat = has_name = has_bp = id_text = has_dims = false;
     ts.b = dur.b = id.b = ext.b = corr.b = parent.b = nullptr;
     pid.set = tid.set = false;
     known_lane = kNoLane;
@@ -211,6 +212,8 @@ class Reader {
     m.id = names_.intern(s);
     return m.id;
   }
+  /// input_shapes_text() of an "Input Dims" arg, interned.
+  std::uint32_t intern_shapes(std::string_view dims) { return names_.intern(input_shapes_text(dims)); }
   std::uint32_t lane_slow(const Id& pid, const Id& tid);
   std::int64_t id_value(const Id& id, const char* what, std::string* text);
   void finish();
