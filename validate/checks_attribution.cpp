@@ -17,7 +17,8 @@ namespace {
 
 /// Kernel-derived spans of one trace: per (annotation range, lane), the first start and last end
 /// of the device work under it, both for every enclosing annotation (crossbench's spans) and for
-/// the innermost one only (Kineto's). Key: range event index << 32 | lane.
+/// the innermost one only (Kineto's: of a PyTorch trace by Kineto's rule, span_annotation). Key:
+/// range event index << 32 | lane.
 struct SpanMaps {
   std::unordered_map<std::uint64_t, std::pair<std::int64_t, std::int64_t>> subtree, inner;
 };
@@ -25,11 +26,21 @@ struct SpanMaps {
 SpanMaps kernel_spans(const View& v) {
   SpanMaps s;
   using Span = std::pair<std::int64_t, std::int64_t>;
+  const bool kineto = v.t->format.empty();
   std::uint32_t last_range = kNone, last_lane = kNone;
-  std::vector<Span*> slots;  // subtree spans of last_range, then its innermost span
-  Span* inner = nullptr;
+  std::vector<Span*> slots;  // subtree spans of last_range
+  Span* inner = nullptr;     // its innermost annotation's span (crossbench's traces)
+  const auto extend = [](Span* sp, const TraceEvent& a) {
+    sp->first = std::min(sp->first, a.start_ns);
+    sp->second = std::max(sp->second, a.end_ns());
+  };
   for (std::uint32_t i : v.dev) {
     const TraceEvent& a = v.ev(i);
+    if (kineto)
+      if (const std::uint32_t x = span_annotation(v, a); x != kNone)
+        extend(&s.inner.emplace((static_cast<std::uint64_t>(x) << 32) | a.lane, Span(a.start_ns, a.end_ns()))
+                    .first->second,
+               a);
     const std::uint32_t r = attributed_range(v, a);
     if (r != last_range || a.lane != last_lane) {
       slots.clear();
@@ -38,19 +49,13 @@ SpanMaps kernel_spans(const View& v) {
         if (v.ev(x).cat != TraceCat::UserAnnotation) return;
         const std::uint64_t key = (static_cast<std::uint64_t>(x) << 32) | a.lane;
         slots.push_back(&s.subtree.emplace(key, Span(a.start_ns, a.end_ns())).first->second);
-        if (!inner) inner = &s.inner.emplace(key, Span(a.start_ns, a.end_ns())).first->second;
+        if (!inner && !kineto) inner = &s.inner.emplace(key, Span(a.start_ns, a.end_ns())).first->second;
       });
       last_range = r;
       last_lane = a.lane;
     }
-    for (Span* sp : slots) {
-      sp->first = std::min(sp->first, a.start_ns);
-      sp->second = std::max(sp->second, a.end_ns());
-    }
-    if (inner) {
-      inner->first = std::min(inner->first, a.start_ns);
-      inner->second = std::max(inner->second, a.end_ns());
-    }
+    for (Span* sp : slots) extend(sp, a);
+    if (inner) extend(inner, a);
   }
   return s;
 }
@@ -119,37 +124,6 @@ void check_annotation_span(const Model& m, const ValidateOptions& opts, CheckLog
     const View& v = m.views[vi];
     if (v.span.empty()) continue;
     const SpanMaps km = kernel_spans(v);
-    // Launches without an External id that put work on the device (a cudaGraphLaunch made under
-    // record_function: CUPTI's correlation names no op). Kineto's span follows them by time; the
-    // attribution by correlation cannot, so a span over such work is not judged.
-    // Likewise a launch made inside the annotation's time whose External id names an op outside
-    // it (torch.compile reduce-overhead: the cudaGraphLaunch under '## Call CompiledFxGraph' is
-    // linked to 'Torch-Compiled Region').
-    struct Launch {
-      std::int64_t t0, t1;
-      std::uint32_t op;
-    };
-    std::vector<Launch> launches;
-    if (v.t->format.empty())
-      for (std::uint32_t i : v.api) {
-        const TraceEvent& a = v.ev(i);
-        if (v.dev_corr.count(a.correlation))
-          launches.push_back(
-              {a.start_ns, a.end_ns(), a.has(TraceEvent::kHasExternal) && a.external_id ? api_range(v, a) : kNone});
-      }
-    const auto unlinked_under = [&](std::uint32_t r) {
-      const TraceEvent& x = v.ev(r);
-      return std::any_of(launches.begin(), launches.end(), [&](const Launch& u) {
-        if (!(x.start_ns <= u.t0 && u.t1 <= x.end_ns())) return false;
-        for (std::uint32_t p = u.op, guard = 0; p != kNone && guard < 512; p = v.parent[p], ++guard)
-          if (p == r) return false;  // linked to the annotation or an op inside it
-        return true;
-      });
-    };
-    constexpr const char* kUnlinkedWhy =
-        "device work launched inside the annotation by a call whose External id names no op inside it (a "
-        "cudaGraphLaunch under record_function, torch.compile's graph replay): Kineto's span follows the time, the "
-        "correlation ids do not";
     std::int64_t max_dev = 0;
     for (std::uint32_t i : v.span) {
       const TraceEvent& s = v.ev(i);
@@ -173,10 +147,6 @@ void check_annotation_span(const Model& m, const ValidateOptions& opts, CheckLog
           best = dev;
           want = it->second;
         }
-      }
-      if ((best == std::numeric_limits<std::int64_t>::max() || best > opts.span_tol_ns) && unlinked_under(r)) {
-        log.not_judged(subject, kUnlinkedWhy);
-        continue;
       }
       if (best == std::numeric_limits<std::int64_t>::max()) {
         log.fail(subject, "device work launched under the annotation on this stream", "none",
@@ -313,16 +283,6 @@ void check_attribution(const Model& m, CheckLog& log) {
 
 // ---------------------------------------------------------------------------------------------
 // flows
-
-namespace {
-
-bool launches_device_work(const std::string& api) {
-  return api.find("Launch") != std::string::npos || api.find("Memcpy") != std::string::npos ||
-         api.find("Memset") != std::string::npos || api.find("memcpy") != std::string::npos ||
-         api.find("memset") != std::string::npos;
-}
-
-}  // namespace
 
 void check_flows(const Model& m, CheckLog& log) {
   std::size_t pairs = 0, traces = 0;

@@ -1,0 +1,147 @@
+// What PyTorch's and Kineto's own rules say a trace can show (validate/model.h): which records a
+// trace holds, established before any check runs (establish_evidence), and which annotation's GPU
+// span a device activity extends (span_annotation). Each rule cites the source it follows
+// (PyTorch 2.11 and the Kineto it ships; read, not copied).
+#include <algorithm>
+#include <cctype>
+
+#include <fmt/format.h>
+
+#include "validate/model.h"
+
+namespace xb::vd {
+
+bool launches_device_work(const std::string& api) {
+  std::string s(api);
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s.find("launch") != std::string::npos || s.find("memcpy") != std::string::npos ||
+         s.find("memset") != std::string::npos;
+}
+
+// ---------------------------------------------------------------------------------------------
+// What the files can show
+
+namespace {
+
+/// Why a PyTorch trace records no device activity although it launches device work, or "".
+/// torch/csrc/profiler/kineto_shim.cpp: ProfilerActivity.CPU enables Kineto's kCpuTypes (CPU_OP,
+/// USER_ANNOTATION, EXTERNAL_CORRELATION, CUDA_RUNTIME, CUDA_DRIVER, PYTHON_FUNCTION, ...), and
+/// only ProfilerActivity.CUDA its kCudaTypes (CONCURRENT_KERNEL, GPU_MEMCPY, GPU_MEMSET,
+/// GPU_USER_ANNOTATION, OVERHEAD): a profile without CUDA has the runtime calls, with the ac2g
+/// flow starts Kineto writes on them, and none of the device work they launched. The legacy
+/// torch.autograd.profiler.profile(use_device="cuda") profiles with CPU activities only too
+/// (torch/autograd/profiler.py: use_kineto=False gives ProfilerState.KINETO_GPU_FALLBACK and
+/// kineto_activities {CPU}), and its export_chrome_trace writes that same Kineto JSON
+/// (kineto_results.save where Kineto is available).
+std::string no_device_records(const View& v, const NameTable& names) {
+  if (!v.t->format.empty()) return "";  // crossbench's own traces: their metadata says what they hold
+  if (!v.dev.empty() || !v.span.empty() || !v.sync.empty() || !v.ovh.empty()) return "";
+  std::size_t launches = 0;
+  for (std::uint32_t i : v.api) launches += launches_device_work(names.str(v.ev(i).name)) ? 1 : 0;
+  std::size_t starts = 0;
+  for (const TraceFlow& f : v.t->flows) starts += f.start ? 1 : 0;
+  if (launches == 0 && starts == 0) return "";  // no device work launched: nothing is missing
+  return fmt::format(
+      "{} records no device activity (no kernel, memcpy, memset or GPU span) though {} of its API calls launch "
+      "device work: profiled without ProfilerActivity.CUDA (torch.profiler with activities=[CPU], or the legacy "
+      "torch.autograd.profiler.profile), which records the calls and not the work",
+      v.file(), launches);
+}
+
+/// Why the table's device columns are the legacy profiler's per-op cudaEvent times, or "".
+/// torch/autograd/profiler.py _parse_kineto_results: with use_device="cuda" and
+/// ProfilerState.KINETO_GPU_FALLBACK every CPU event with a cudaEvent time
+/// (KinetoEvent.cuda_elapsed_us) gets it as its one kernel (FunctionEvent.is_legacy);
+/// profiler_util.py FunctionEvent.device_time_total counts a legacy event's own kernel only, and
+/// _build_table prints the device columns and sums the Self CUDA total over legacy rows. Kineto
+/// with ProfilerActivity.CUDA has device records for every row with device time, and without it
+/// no device time at all (use_device None: FunctionEvent.device_time_total 0): so a table whose
+/// device time stands on host rows alone, beside a trace without device records, is the legacy
+/// profiler's.
+std::string legacy_device_columns(const Model& m) {
+  if (!m.table || m.table->json || !m.table->has_cuda || m.views.empty() || m.A().no_device.empty()) return "";
+  bool device_time = false;
+  for (const TableRowData& r : m.table->rows) {
+    const bool cuda = r.self_cuda.ns != 0 || r.cuda_total.ns != 0;
+    const bool cpu = r.self_cpu.ns != 0 || r.cpu_total.ns != 0;
+    if (cuda && !cpu) return "";  // a device row: a profile with device records, not this trace's
+    device_time = device_time || cuda;
+  }
+  if (!device_time) return "";
+  return fmt::format(
+      "{}'s {} columns are the legacy profiler's per-op cudaEvent times (torch.autograd.profiler.profile("
+      "use_device=\"cuda\") without use_kineto: ProfilerState.KINETO_GPU_FALLBACK, FunctionEvent.is_legacy), which "
+      "{} does not carry",
+      m.table->file, m.table->device_label, m.A().file());
+}
+
+}  // namespace
+
+void establish_evidence(Model& m) {
+  for (View& v : m.views) v.no_device = no_device_records(v, m.names);
+  m.legacy_device = legacy_device_columns(m);
+}
+
+std::string no_device_reason(const Model& m) {
+  if (m.views.empty()) return "";
+  for (const View& v : m.views)
+    if (v.no_device.empty()) return "";
+  return m.views[0].no_device;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Which GPU span a device activity extends
+
+void index_annotations(View& v) {
+  v.annot_by_start.clear();
+  for (std::uint32_t i : v.rng)
+    if (v.ev(i).cat == TraceCat::UserAnnotation && !v.is_async(i)) v.annot_by_start.push_back(i);
+  std::sort(v.annot_by_start.begin(), v.annot_by_start.end(), [&](std::uint32_t a, std::uint32_t b) {
+    const TraceEvent &x = v.ev(a), &y = v.ev(b);
+    if (x.lane != y.lane) return x.lane < y.lane;
+    if (x.start_ns != y.start_ns) return x.start_ns < y.start_ns;
+    return x.end_ns() > y.end_ns();
+  });
+}
+
+/// Kineto's rule (libkineto GenericActivityProfiler::handleGpuActivity: a device activity extends
+/// the GPU_USER_ANNOTATION span of the CPU activity that userCorrelationMap_ gives its correlation
+/// id, GpuUserEventMap::insertOrExtendEvent per stream; CuptiActivityProfiler::
+/// handleCorrelationActivity fills that map from CUPTI's CUSTOM1 external correlation records).
+/// PyTorch pushes a RecordFunction's id onto CUPTI's per-thread CUSTOM1 stack when its scope is
+/// USER_SCOPE (record_function, ProfilerStep#N: cat user_annotation) and onto CUSTOM0 (the trace's
+/// "External id") otherwise (torch/csrc/profiler/collection.cpp ThreadLocalSubqueue::begin_op). So
+/// the span is the innermost user annotation open on the launching thread at the call, whatever
+/// the call's External id names: a Triton kernel launched directly or through the driver API (no
+/// External id), a cudaGraphLaunch under record_function, or a call linked to an op outside the
+/// annotation (torch.compile's graph replay) all extend the span of the annotation around them.
+std::uint32_t span_annotation(const View& v, const TraceEvent& activity) {
+  const std::uint32_t l = v.api_corr.only(activity.correlation);
+  if (l == kNone) {
+    // No launch call in the trace: the innermost annotation of the range it is attributed to.
+    std::uint32_t out = kNone;
+    for_ancestors(v, attributed_range(v, activity), [&](std::uint32_t x) {
+      if (out == kNone && v.ev(x).cat == TraceCat::UserAnnotation) out = x;
+    });
+    return out;
+  }
+  const TraceEvent& call = v.ev(l);
+  // The latest annotation of the call's thread starting at or before it; the innermost one
+  // holding the call is it or one of its ancestors (ranges nest by time on a thread).
+  auto it = std::upper_bound(v.annot_by_start.begin(), v.annot_by_start.end(), call,
+                             [&](const TraceEvent& c, std::uint32_t i) {
+                               const TraceEvent& e = v.ev(i);
+                               return c.lane != e.lane ? c.lane < e.lane : c.start_ns < e.start_ns;
+                             });
+  if (it == v.annot_by_start.begin() || v.ev(*(it - 1)).lane != call.lane) return kNone;
+  std::uint32_t out = kNone;
+  for_ancestors(v, *(it - 1), [&](std::uint32_t x) {
+    const TraceEvent& e = v.ev(x);
+    if (out == kNone && e.cat == TraceCat::UserAnnotation && !v.is_async(x) && e.start_ns <= call.start_ns &&
+        call.end_ns() <= e.end_ns())
+      out = x;
+  });
+  return out;
+}
+
+}  // namespace xb::vd
