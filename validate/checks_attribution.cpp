@@ -64,8 +64,12 @@ SpanMaps kernel_spans(const View& v) {
 
 void check_annotation_span(const Model& m, const ValidateOptions& opts, CheckLog& log) {
   std::size_t rows = 0, spans = 0;
-  // (a) Table rows that show an annotation's device time.
-  if (m.table) {
+  // (a) Table rows that show an annotation's device time (the legacy profiler's are cudaEvent
+  // times of the ranges, which no trace carries: not judged).
+  if (m.table && !m.legacy_device.empty()) {
+    log.not_judged(m.table->file + " annotation rows",
+                   m.legacy_device + ": an annotation row's device time is not compared with its kernels");
+  } else if (m.table) {
     const TableData& tb = *m.table;
     for (std::size_t i = 0; i < tb.rows.size(); ++i) {
       const RowMatch& mt = m.matches[i];
@@ -167,9 +171,12 @@ void check_annotation_span(const Model& m, const ValidateOptions& opts, CheckLog
                            "device work (rounding in the exporter)",
                            max_dev));
   }
-  if (rows == 0 && spans == 0)
+  if (rows == 0 && spans == 0) {
+    if (device_not_recorded(m, log, "GPU spans")) return;
+    if (!m.legacy_device.empty()) return;
     return log.not_run("",
                        "no annotation GPU spans: no gpu_user_annotation events and no annotation row with device time");
+  }
   log.pass_if_clean(fmt::format("{} annotation rows, {} GPU span events", rows, spans),
                     "no annotation row shows more device time than the kernels under it; every GPU span covers exactly "
                     "its annotation's device work");
@@ -186,7 +193,10 @@ bool graph_launch(const Model& m, const View& v, std::uint64_t c) {
 void check_attribution(const Model& m, CheckLog& log) {
   const View& A = m.A();
   const View* B = m.B();
-  if (A.dev.empty() && (!B || B->dev.empty())) return log.not_run("", "no device activity in the traces");
+  if (A.dev.empty() && (!B || B->dev.empty())) {
+    if (device_not_recorded(m, log)) return;
+    return log.not_run("", "no device activity in the traces");
+  }
   std::vector<std::uint64_t> seen_corr;
   std::size_t checked = 0;
   auto launch_text = [&](const View& v) { return fmt::format("1 launch call in {}", v.file()); };
@@ -342,11 +352,16 @@ void check_flows(const Model& m, CheckLog& log) {
     std::sort(orphans.begin(), orphans.end());
     orphans.erase(std::unique(orphans.begin(), orphans.end()), orphans.end());
     std::map<std::string, std::size_t> harmless;
+    std::size_t unrecorded = 0;  // flow starts on the calls of a trace that records no device work
     for (std::uint64_t id : orphans) {
       const std::uint32_t l = v.api_corr.first(id);
       if (l == kNone) {
         log.fail(fmt::format("{}: ac2g flow id {}", v.file(), id),
                  "a device activity or API call with this correlation id", "none", "flow that matches no event");
+        continue;
+      }
+      if (!v.no_device.empty()) {
+        ++unrecorded;
         continue;
       }
       const std::string& name = m.names.str(v.ev(l).name);
@@ -366,13 +381,21 @@ void check_flows(const Model& m, CheckLog& log) {
         ++harmless[name];
       }
     }
+    if (unrecorded != 0) {
+      --traces;  // nothing of it judged but its flows' ids
+      log.not_judged(fmt::format("{}: {} ac2g flow starts", v.file(), unrecorded),
+                     v.no_device + ": the device records their flows end at are not in the trace");
+    }
     for (const auto& [name, count] : harmless)
       log.note(
           fmt::format("{}: '{}'", v.file(), name),
           fmt::format("{} ac2g flow start(s) on '{}' calls, which launch no device work: no device record expected",
                       count, name));
   }
-  if (traces == 0) return log.not_run("", "no ac2g flow events in the traces");
+  if (traces == 0) {
+    if (log.failures() != 0 || !no_device_reason(m).empty()) return;  // failed or not judged above
+    return log.not_run("", "no ac2g flow events in the traces");
+  }
   log.pass_if_clean(fmt::format("{} ac2g flow pairs", pairs),
                     "one \"s\" at each launch call and one \"f\" at each device activity");
 }

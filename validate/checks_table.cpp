@@ -172,7 +172,10 @@ void check_kernel_stats(const Model& m, CheckLog& log) {
   std::set<RowKey> keys;
   for (const auto& s : src)
     for (const auto& kv : s.stats) keys.insert(kv.first);
-  if (keys.empty()) return log.not_run("", "no device activity (kernel, memcpy, memset) in the table or the traces");
+  if (keys.empty()) {
+    if (device_not_recorded(m, log)) return;
+    return log.not_run("", "no device activity (kernel, memcpy, memset) in the table or the traces");
+  }
 
   std::map<RowKey, std::string> absent;  // device names the table lacks -> row_limit reason
   for (const Absent& ab : absent_rows(m))
@@ -259,6 +262,14 @@ void check_table_rows(const Model& m, CheckLog& log) {
   const std::vector<NameRow> judged = name_rows(m);
   note_groups(m, log, judged);
   const std::string partial = groups_may_be_cut(m);
+  // The legacy profiler's device columns are cudaEvent times no trace carries: its rows' CPU
+  // columns and calls are judged, their device columns not.
+  const bool device_cols = tb.has_cuda && m.legacy_device.empty();
+  if (tb.has_cuda && !device_cols)
+    log.not_judged(fmt::format("{} {} columns", tb.file, tb.device_label),
+                   fmt::format("{}: Self {} and {} total of its rows are not compared with the trace (their CPU "
+                               "columns and calls are)",
+                               m.legacy_device, tb.device_label, tb.device_label));
   for (const NameRow& nr : judged) {
     const TableRowData& r = nr.row;
     const RowMatch& mt = nr.match;
@@ -353,7 +364,7 @@ void check_table_rows(const Model& m, CheckLog& log) {
       cmp("Self CPU", r.self_cpu.ns, r.self_cpu.res_ns, e.self_cpu);
       cmp("CPU total", r.cpu_total.ns, r.cpu_total.res_ns, e.cpu_total);
     }
-    if (tb.has_cuda) {
+    if (device_cols) {
       cmp("Self CUDA", r.self_cuda.ns, r.self_cuda.res_ns, e.self_cuda, e.ovh_self_cuda);
       cmp("CUDA total", r.cuda_total.ns, r.cuda_total.res_ns, e.cuda_total, e.ovh_cuda_total);
     }
