@@ -125,6 +125,9 @@ std::vector<Absent> absent_rows(const Model& m) {
     const RowKey& k = kv.first;  // (not a structured binding: lambdas below capture it)
     const Expected& e = kv.second;
     if (seen.count(k) || m.derived.aliases.count(k)) continue;
+    // Rows whose names the trace writes "unknown" stand for those events (match_renamed_rows).
+    if (std::any_of(m.matches.begin(), m.matches.end(), [&](const RowMatch& mt) { return mt.renamed && mt.key == k; }))
+      continue;
     if (step_rows && k.first == TraceCat::UserAnnotation && k.second == steps) continue;  // listed step by step
     // GPU-span rows: crossbench's tables never have them, and PyTorch's only for annotations its
     // trace has gpu_user_annotation events of.

@@ -740,6 +740,7 @@ std::vector<RowMatch> match_rows(const TableData& tb, const Derived* d, NameTabl
           "figures fit too",
           tb.rows[i].name);
     }
+  if (d) match_renamed_rows(tb, *d, names, out);
   return out;
 }
 

@@ -285,6 +285,9 @@ Derived derive(const View& v, NameTable& names);
 struct RowMatch {
   bool matched = false;
   bool ambiguous = false;
+  /// The row's name holds a character Kineto's JSON export does not write (kineto_renames): it
+  /// stands for the trace's "unknown" events of its kind (key), judged under its table name.
+  bool renamed = false;
   RowKey key{TraceCat::Kernel, kNone};
   std::string note;  ///< why unmatched/ambiguous, or how a cut name was matched
 };
@@ -294,8 +297,20 @@ bool device_side(TraceCat c);
 
 /// Matches every table row to a (kind, display name) of the trace. table.json rows carry their
 /// kind; text rows are matched by name (exact, or by prefix for a name cut with "..."), on the
-/// host side when the row has CPU time, on the device side when it has only device time.
+/// host side when the row has CPU time, on the device side when it has only device time; a row
+/// whose name Kineto writes as "unknown" to the trace's "unknown" events (match_renamed_rows).
 std::vector<RowMatch> match_rows(const TableData& tb, const Derived* d, NameTable& names);
+
+/// True when Kineto's JSON export writes `name` as "unknown": a byte that is not printable ASCII
+/// (any non-ASCII UTF-8, a control character; libkineto output_json.cpp
+/// sanitizeForNonReadableChars, std::isprint per byte).
+bool kineto_renames(const std::string& name);
+
+/// The text rows match_rows left unmatched whose names Kineto writes as "unknown", matched to
+/// the trace's "unknown" events of their side (host rows to host kinds, device-only rows to
+/// device kinds), RowMatch::renamed set. Several rows of one kind share those events: all are
+/// ambiguous (their figures cannot be told apart), keyed to them.
+void match_renamed_rows(const TableData& tb, const Derived& d, NameTable& names, std::vector<RowMatch>& out);
 
 // ---------------------------------------------------------------------------------------------
 // The model of one validation

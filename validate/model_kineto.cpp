@@ -4,6 +4,7 @@
 // (PyTorch 2.11 and the Kineto it ships; read, not copied).
 #include <algorithm>
 #include <cctype>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -87,6 +88,61 @@ std::string no_device_reason(const Model& m) {
   for (const View& v : m.views)
     if (v.no_device.empty()) return "";
   return m.views[0].no_device;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Names Kineto's export writes as "unknown"
+
+bool kineto_renames(const std::string& name) {
+  return std::any_of(name.begin(), name.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u < 0x20 || u >= 0x7f;  // std::isprint in the "C" locale: 0x20 to 0x7e
+  });
+}
+
+/// libkineto output_json.cpp ChromeTraceLogger::handleActivity passes every activity's name
+/// through sanitizeForNonReadableChars, which replaces a name holding any byte std::isprint
+/// rejects by "unknown" (kineto#1027, in the Kineto of PyTorch 2.11): a record_function named in
+/// UTF-8 is "unknown" in the trace, its user_annotation and its gpu_user_annotation spans alike,
+/// while PyTorch's table, printed from its own events, keeps the name.
+void match_renamed_rows(const TableData& tb, const Derived& d, NameTable& names, std::vector<RowMatch>& out) {
+  if (tb.json) return;
+  const std::uint32_t unknown = names.find("unknown");
+  if (unknown == NameTable::npos) return;
+  std::map<RowKey, std::vector<std::size_t>> by_key;
+  for (std::size_t i = 0; i < tb.rows.size(); ++i) {
+    const TableRowData& r = tb.rows[i];
+    RowMatch& m = out[i];
+    if (m.matched || m.ambiguous || !kineto_renames(r.name)) continue;
+    const bool host = r.self_cpu.ns != 0 || r.cpu_total.ns != 0;
+    std::vector<RowKey> cand;
+    for (const auto& kv : d.rows)
+      if (kv.first.second == unknown && (host ? !device_side(kv.first.first) : device_side(kv.first.first)))
+        cand.push_back(kv.first);
+    if (cand.empty()) continue;
+    std::sort(cand.begin(), cand.end());
+    m.renamed = true;
+    m.key = cand[0];
+    m.note = fmt::format("'{}' is written \"unknown\" in the trace (Kineto's export keeps printable ASCII names only)",
+                         r.name);
+    if (cand.size() == 1) {
+      m.matched = true;
+      by_key[m.key].push_back(i);
+    } else {
+      m.ambiguous = true;  // "unknown" events of several kinds: the row's kind cannot be told
+    }
+  }
+  for (const auto& [key, rows] : by_key) {
+    if (rows.size() < 2) continue;
+    for (std::size_t i : rows) {
+      out[i].matched = false;
+      out[i].ambiguous = true;
+      out[i].note = fmt::format(
+          "{} rows of the table have names the trace writes \"unknown\" ({} '{}' events): their figures cannot be "
+          "told apart",
+          rows.size(), to_string(key.first), names.str(key.second));
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
