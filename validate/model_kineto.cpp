@@ -33,8 +33,18 @@ namespace {
 /// torch.autograd.profiler.profile(use_device="cuda") profiles with CPU activities only too
 /// (torch/autograd/profiler.py: use_kineto=False gives ProfilerState.KINETO_GPU_FALLBACK and
 /// kineto_activities {CPU}), and its export_chrome_trace writes that same Kineto JSON
-/// (kineto_results.save where Kineto is available).
+/// (kineto_results.save where Kineto is available). Where it is not, the export is
+/// EventList.export_chrome_trace's array of CPU functions (TraceData::eventlist), which records
+/// no device activity either.
 std::string no_device_records(const View& v, const NameTable& names) {
+  if (v.t->eventlist)
+    // profiler_util.py EventList.export_chrome_trace writes each FunctionEvent's name, thread and
+    // times (and a "cpu_to_cuda" flow start per legacy kernel): no device record at all.
+    return fmt::format(
+        "{} is torch.autograd.profiler's own JSON (EventList.export_chrome_trace, written where Kineto is "
+        "unavailable, as by torch.autograd.profiler_legacy.profile): CPU functions by name, thread and time, no "
+        "runtime call or device record",
+        v.file());
   if (!v.t->format.empty()) return "";  // crossbench's own traces: their metadata says what they hold
   if (!v.dev.empty() || !v.span.empty() || !v.sync.empty() || !v.ovh.empty()) return "";
   std::size_t launches = 0;

@@ -65,6 +65,32 @@ fs::path write(const std::string& name, const std::string& text) {
   return dir / name;
 }
 
+/// A key_averages().table() as profiler_util.py _build_table lays it out: the name column
+/// `name_width` wide, the others 12, each right-aligned and followed by two spaces; the dashed
+/// rule above and below the header and the rows; then the footer lines.
+std::string table(std::size_t name_width, const std::vector<std::vector<std::string>>& header_and_rows,
+                  const std::vector<std::string>& footer) {
+  const auto line = [&](const std::vector<std::string>& cells) {
+    std::string out;
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+      const std::size_t w = i == 0 ? name_width : 12;
+      out += std::string(cells[i].size() < w ? w - cells[i].size() : 0, ' ') + cells[i] + "  ";
+    }
+    return out + "\n";
+  };
+  std::string rule;
+  for (std::size_t i = 0; i < header_and_rows[0].size(); ++i) rule += std::string(i == 0 ? name_width : 12, '-') + "  ";
+  rule += "\n";
+  std::string out = rule + line(header_and_rows[0]) + rule;
+  for (std::size_t i = 1; i < header_and_rows.size(); ++i) out += line(header_and_rows[i]);
+  out += rule;
+  for (const auto& f : footer) out += f + "\n";
+  return out;
+}
+
+const std::vector<std::string> kCpuHeader = {"Name",      "Self CPU %",   "Self CPU",  "CPU total %",
+                                             "CPU total", "CPU time avg", "# of Calls"};
+
 // ---------------------------------------------------------------------------------------------
 // What the files can show
 
@@ -105,6 +131,40 @@ TEST(TorchClasses, LegacyProfilerDeviceColumnsNotJudgedCpuColumnsAre) {
   EXPECT_EQ(bad.status_of(xb::checks::kTableRows), xb::CheckStatus::Failed) << summary(bad);
 }
 
+/// torch.autograd.profiler's own JSON, as profiler_util.py EventList.export_chrome_trace writes
+/// it (where Kineto is unavailable): a bare array of the FunctionEvents, relative microseconds,
+/// no category; one "cpu_to_cuda" flow start per legacy kernel.
+const std::string kEventListTrace =
+    R"j([{"name": "ProfilerStep#1", "ph": "X", "ts": 10.5, "dur": 100.25, "tid": 11, "pid": "CPU functions", "args": {}}, )j"
+    R"j({"name": "aten::mm", "ph": "X", "ts": 20.0, "dur": 50.0, "tid": 11, "pid": "CPU functions", "args": {}}, )j"
+    R"j({"name": "aten::mm", "ph": "s", "ts": 20.0, "tid": 11, "pid": "CPU functions", "id": 0, "cat": "cpu_to_cuda", "args": {}}, )j"
+    R"j({"name": "aten::add", "ph": "X", "ts": 80.0, "dur": 1e1, "tid": 11, "pid": "CPU functions", "args": {}}])j";
+
+TEST(TorchClasses, EventListJsonIsReadAndItsLegacyDeviceColumnsNotJudged) {
+  std::vector<std::string> header = kCpuHeader;
+  header.insert(header.end() - 1, {"Self CUDA", "Self CUDA %", "CUDA total", "CUDA time avg"});
+  const std::string text = table(18,
+                                 {header,
+                                  {"ProfilerStep*", "40.15%", "40.250us", "100.00%", "100.250us", "100.250us",
+                                   "-3.000us", "-42.86%", "4.000us", "4.000us", "1"},
+                                  {"aten::mm", "49.88%", "50.000us", "49.88%", "50.000us", "50.000us", "5.000us",
+                                   "71.43%", "5.000us", "5.000us", "1"},
+                                  {"aten::add", "9.98%", "10.000us", "9.98%", "10.000us", "10.000us", "2.000us",
+                                   "28.57%", "2.000us", "2.000us", "1"}},
+                                 {"Self CPU time total: 100.250us", "Self CUDA time total: 7.000us"});
+  const auto r = validate(write("eventlist.json", kEventListTrace), write("eventlist.txt", text));
+  EXPECT_TRUE(r.passed()) << summary(r);
+  EXPECT_EQ(r.status_of(xb::checks::kTableRows), xb::CheckStatus::Passed) << summary(r);
+  EXPECT_NE(not_judged(r, xb::checks::kTableRows).find("legacy profiler"), std::string::npos);
+  EXPECT_NE(not_judged(r, xb::checks::kKernelStats).find("EventList.export_chrome_trace"), std::string::npos);
+  // Its CPU columns are judged: ProfilerStep*'s Self CPU is its time less its two children's.
+  std::string bad = text;
+  bad.replace(bad.find("40.250us"), 8, "41.250us");
+  EXPECT_EQ(validate(write("eventlist.json", kEventListTrace), write("eventlist_bad.txt", bad))
+                .status_of(xb::checks::kTableRows),
+            xb::CheckStatus::Failed);
+}
+
 // ---------------------------------------------------------------------------------------------
 // PyTorch's arithmetic
 
@@ -116,32 +176,6 @@ const std::string kNegativeSelfTrace =
     R"j({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1005.000, "dur": 90.000, "args": {"External id": 7, "cbid": 211, "correlation": 99}},)j"
     R"j({"ph": "X", "cat": "overhead", "name": "Activity Buffer Request", "pid": -1, "tid": 0, "ts": 1050.000, "dur": 50.000},)j"
     R"j({"ph": "X", "cat": "Trace", "ts": 900.000, "dur": 400.000, "pid": "Spans", "tid": "PyTorch Profiler", "name": "PyTorch Profiler (0)", "args": {"Op count": 0}}]})j";
-
-/// A key_averages().table() as profiler_util.py _build_table lays it out: the name column
-/// `name_width` wide, the others 12, each right-aligned and followed by two spaces; the dashed
-/// rule above and below the header and the rows; then the footer lines.
-std::string table(std::size_t name_width, const std::vector<std::vector<std::string>>& header_and_rows,
-                  const std::vector<std::string>& footer) {
-  const auto line = [&](const std::vector<std::string>& cells) {
-    std::string out;
-    for (std::size_t i = 0; i < cells.size(); ++i) {
-      const std::size_t w = i == 0 ? name_width : 12;
-      out += std::string(cells[i].size() < w ? w - cells[i].size() : 0, ' ') + cells[i] + "  ";
-    }
-    return out + "\n";
-  };
-  std::string rule;
-  for (std::size_t i = 0; i < header_and_rows[0].size(); ++i) rule += std::string(i == 0 ? name_width : 12, '-') + "  ";
-  rule += "\n";
-  std::string out = rule + line(header_and_rows[0]) + rule;
-  for (std::size_t i = 1; i < header_and_rows.size(); ++i) out += line(header_and_rows[i]);
-  out += rule;
-  for (const auto& f : footer) out += f + "\n";
-  return out;
-}
-
-const std::vector<std::string> kCpuHeader = {"Name",      "Self CPU %",   "Self CPU",  "CPU total %",
-                                             "CPU total", "CPU time avg", "# of Calls"};
 
 std::string negative_self_table() {
   return table(27,
