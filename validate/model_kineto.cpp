@@ -53,9 +53,9 @@ std::string no_device_records(const View& v, const NameTable& names) {
   for (const TraceFlow& f : v.t->flows) starts += f.start ? 1 : 0;
   if (launches == 0 && starts == 0) return "";  // no device work launched: nothing is missing
   return fmt::format(
-      "{} records no device activity (profiled without ProfilerActivity.CUDA: torch.profiler with activities=[CPU], "
-      "or the legacy torch.autograd.profiler.profile): {} of its API calls launch device work and no kernel, memcpy, "
-      "memset or GPU span was recorded",
+      "{} records no device activity (profiled without ProfilerActivity.CUDA, as torch.profiler with "
+      "activities=[CPU] or the legacy torch.autograd.profiler.profile): {} of its API calls launch device work and no "
+      "kernel, memcpy, memset or GPU span was recorded",
       v.file(), launches);
 }
 
@@ -80,9 +80,9 @@ std::string legacy_device_columns(const Model& m) {
   }
   if (!device_time) return "";
   return fmt::format(
-      "legacy profiler (torch.autograd.profiler.profile(use_device=\"cuda\"), use_kineto=False): the {} columns of "
-      "{} are per-op cudaEvent times (ProfilerState.KINETO_GPU_FALLBACK, FunctionEvent.is_legacy), which {} does not "
-      "carry",
+      "the {} columns of {} are the legacy profiler's per-op cudaEvent times (torch.autograd.profiler.profile("
+      "use_device=\"cuda\") without use_kineto; ProfilerState.KINETO_GPU_FALLBACK, FunctionEvent.is_legacy), which "
+      "{} does not carry",
       m.table->device_label, m.table->file, m.A().file());
 }
 
