@@ -113,6 +113,15 @@ TEST(TorchClasses, CpuOnlyProfileJudgesTheCpuColumnsAndNoDeviceCheck) {
   EXPECT_EQ(summary(r).rfind("PASSED", 0), 0u) << summary(r);
 }
 
+TEST(TorchClasses, CudaOnlyProfileWithoutHostRangesPasses) {
+  // activities=[ProfilerActivity.CUDA]: no op, no External id, no GPU span; every row judged.
+  const auto r = derived("cuda_only");
+  EXPECT_TRUE(r.passed()) << summary(r);
+  EXPECT_EQ(r.counts().not_judged, 0u) << summary(r);
+  EXPECT_EQ(r.status_of(xb::checks::kTableRows), xb::CheckStatus::Passed);
+  EXPECT_EQ(r.status_of(xb::checks::kFlows), xb::CheckStatus::Passed);
+}
+
 TEST(TorchClasses, LegacyProfilerDeviceColumnsNotJudgedCpuColumnsAre) {
   const auto r = derived("legacy");
   EXPECT_TRUE(r.passed()) << summary(r);

@@ -653,7 +653,7 @@ CORPORA = {
     "torch-h200": ["64_bf16_matmul", "64_bf16_add", "64_bf16_addmm", "4096_bf16_matmul",
                    "4096_bf16_add", "4096_bf16_addmm"],
     # issue 37's classes, derived from the exports above by tests/data/torch-derived/make.py
-    "torch-derived": ["cpu_only", "legacy", "non_ascii", "triton_direct"],
+    "torch-derived": ["cpu_only", "cuda_only", "legacy", "non_ascii", "triton_direct"],
 }
 
 

@@ -368,6 +368,13 @@ def test_derived_cpu_only_every_cpu_column_agrees_and_no_flow_is_judged():
     assert not ka.records_device_activity(ka._load_json(trace))
 
 
+def test_derived_cuda_only_every_row_agrees():
+    # activities=[ProfilerActivity.CUDA]: runtime and device rows only, no External id, no span
+    trace, o, t, c = _derived("cuda_only")
+    assert len(c.pairs) == len(t.rows) == 5 and not c.disagreements and not c.not_judged
+    assert ka.defects(trace) == [] and trace_checks.check_trace(trace)["flows"] == []
+
+
 def test_derived_legacy_device_columns_not_judged_cpu_columns_agree():
     _, o, t, c = _derived("legacy")
     assert "Self CUDA" in t.columns and tc.legacy_device_columns(o, t)

@@ -308,11 +308,48 @@ def make_triton_direct(src, annotation="add", op="aten::add"):
     return trace, layout(headers, [[d[h] for h in headers] for d in table], name_width(names), footer)
 
 
+def make_cuda_only(src):
+    """cuda_only: `torch.profiler.profile(activities=[ProfilerActivity.CUDA])` of the source's
+    work: Kineto records kCudaTypes only (kernels, memcpys, memsets, runtime and driver calls,
+    overhead), and PyTorch registers no op callbacks without ProfilerActivity.CPU
+    (torch/csrc/autograd/profiler_kineto.cpp enableProfiler), so no cpu_op or user_annotation
+    event, no External id (no CUSTOM0 id pushed) and no GPU span (no CUSTOM1 id). The table:
+    the runtime/driver and device rows as printed (none of them had a range child), Self CPU %
+    and CPU total % over the new Self CPU total (the runtime rows' sum), in first-seen order
+    after the sort by Self CUDA."""
+    trace = load_trace(src + ".json")
+    out = []
+    for e in trace["traceEvents"]:
+        if e.get("ph") == "X" and e.get("cat") in ("cpu_op", "user_annotation", "gpu_user_annotation",
+                                                   "python_function"):
+            continue
+        args = e.get("args")
+        if isinstance(args, dict) and "External id" in args:
+            e = dict(e, args={k: v for k, v in args.items() if k != "External id"})
+        out.append(e)
+    trace["traceEvents"] = out
+    kept = {e["name"] for e in out if e.get("ph") == "X" and e.get("cat") != "Trace"}
+    headers, rows, footer = parse_table(src + ".txt")
+    table = [dict(zip(headers, r)) for r in rows]
+    shown = lambda cut: any(n == cut or (cut.endswith("...") and n.startswith(cut[:-3])) for n in kept)
+    table = [d for d in table if shown(d["Name"])]   # the GPU-span rows' names are gone too
+    total = sum(us(d["Self CPU"]) for d in table)
+    for d in table:
+        d["Self CPU %"] = fmt_share(us(d["Self CPU"]), total)
+        d["CPU total %"] = fmt_share(us(d["CPU total"]), total)
+    order = first_seen(trace)
+    table.sort(key=lambda d: order(d["Name"]))
+    table.sort(key=lambda d: -us(d["Self CUDA"]))
+    foot = ["Self CPU time total: " + fmt_time(total)] + [f for f in footer if f.startswith("Self CUDA")]
+    return trace, layout(headers, [[d[h] for h in headers] for d in table], name_width(kept), foot)
+
+
 OUTPUTS = {
     "cpu_only": lambda: make_cpu_only(os.path.join(CORPUS, "transformer_train_adamw")),
     "legacy": lambda: make_legacy(os.path.join(CORPUS, "transformer_train_adamw")),
     "non_ascii": lambda: make_non_ascii(os.path.join(H200, "64_bf16_add")),
     "triton_direct": lambda: make_triton_direct(os.path.join(H200, "64_bf16_add")),
+    "cuda_only": lambda: make_cuda_only(os.path.join(H200, "64_bf16_addmm")),
 }
 
 
