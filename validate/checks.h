@@ -134,6 +134,11 @@ inline bool within(double a, double res_a, double b, double res_b = 0) {
 /// crossbench's (the historical order), else as given.
 std::vector<const View*> report_order(const Model& m);
 
+/// For a check (or part of one) that needs device records: when no trace records device activity
+/// though their API calls launch device work (no_device_reason: profiled without
+/// ProfilerActivity.CUDA), logs one "not judged" result on `subject` saying so and returns true.
+bool device_not_recorded(const Model& m, CheckLog& log, const std::string& subject = "");
+
 // ---------------------------------------------------------------------------------------------
 // The checks, one function each (docs/validator.md)
 

@@ -17,7 +17,8 @@ namespace {
 
 /// Kernel-derived spans of one trace: per (annotation range, lane), the first start and last end
 /// of the device work under it, both for every enclosing annotation (crossbench's spans) and for
-/// the innermost one only (Kineto's). Key: range event index << 32 | lane.
+/// the innermost one only (Kineto's: of a PyTorch trace by Kineto's rule, span_annotation). Key:
+/// range event index << 32 | lane.
 struct SpanMaps {
   std::unordered_map<std::uint64_t, std::pair<std::int64_t, std::int64_t>> subtree, inner;
 };
@@ -25,11 +26,21 @@ struct SpanMaps {
 SpanMaps kernel_spans(const View& v) {
   SpanMaps s;
   using Span = std::pair<std::int64_t, std::int64_t>;
+  const bool kineto = v.t->format.empty();
   std::uint32_t last_range = kNone, last_lane = kNone;
-  std::vector<Span*> slots;  // subtree spans of last_range, then its innermost span
-  Span* inner = nullptr;
+  std::vector<Span*> slots;  // subtree spans of last_range
+  Span* inner = nullptr;     // its innermost annotation's span (crossbench's traces)
+  const auto extend = [](Span* sp, const TraceEvent& a) {
+    sp->first = std::min(sp->first, a.start_ns);
+    sp->second = std::max(sp->second, a.end_ns());
+  };
   for (std::uint32_t i : v.dev) {
     const TraceEvent& a = v.ev(i);
+    if (kineto)
+      if (const std::uint32_t x = span_annotation(v, a); x != kNone)
+        extend(&s.inner.emplace((static_cast<std::uint64_t>(x) << 32) | a.lane, Span(a.start_ns, a.end_ns()))
+                    .first->second,
+               a);
     const std::uint32_t r = attributed_range(v, a);
     if (r != last_range || a.lane != last_lane) {
       slots.clear();
@@ -38,19 +49,13 @@ SpanMaps kernel_spans(const View& v) {
         if (v.ev(x).cat != TraceCat::UserAnnotation) return;
         const std::uint64_t key = (static_cast<std::uint64_t>(x) << 32) | a.lane;
         slots.push_back(&s.subtree.emplace(key, Span(a.start_ns, a.end_ns())).first->second);
-        if (!inner) inner = &s.inner.emplace(key, Span(a.start_ns, a.end_ns())).first->second;
+        if (!inner && !kineto) inner = &s.inner.emplace(key, Span(a.start_ns, a.end_ns())).first->second;
       });
       last_range = r;
       last_lane = a.lane;
     }
-    for (Span* sp : slots) {
-      sp->first = std::min(sp->first, a.start_ns);
-      sp->second = std::max(sp->second, a.end_ns());
-    }
-    if (inner) {
-      inner->first = std::min(inner->first, a.start_ns);
-      inner->second = std::max(inner->second, a.end_ns());
-    }
+    for (Span* sp : slots) extend(sp, a);
+    if (inner) extend(inner, a);
   }
   return s;
 }
@@ -59,8 +64,12 @@ SpanMaps kernel_spans(const View& v) {
 
 void check_annotation_span(const Model& m, const ValidateOptions& opts, CheckLog& log) {
   std::size_t rows = 0, spans = 0;
-  // (a) Table rows that show an annotation's device time.
-  if (m.table) {
+  // (a) Table rows that show an annotation's device time (the legacy profiler's are cudaEvent
+  // times of the ranges, which no trace carries: not judged).
+  if (m.table && !m.legacy_device.empty()) {
+    log.not_judged(m.table->file + " annotation rows",
+                   m.legacy_device + ": an annotation row's device time is not compared with its kernels");
+  } else if (m.table) {
     const TableData& tb = *m.table;
     for (std::size_t i = 0; i < tb.rows.size(); ++i) {
       const RowMatch& mt = m.matches[i];
@@ -119,37 +128,6 @@ void check_annotation_span(const Model& m, const ValidateOptions& opts, CheckLog
     const View& v = m.views[vi];
     if (v.span.empty()) continue;
     const SpanMaps km = kernel_spans(v);
-    // Launches without an External id that put work on the device (a cudaGraphLaunch made under
-    // record_function: CUPTI's correlation names no op). Kineto's span follows them by time; the
-    // attribution by correlation cannot, so a span over such work is not judged.
-    // Likewise a launch made inside the annotation's time whose External id names an op outside
-    // it (torch.compile reduce-overhead: the cudaGraphLaunch under '## Call CompiledFxGraph' is
-    // linked to 'Torch-Compiled Region').
-    struct Launch {
-      std::int64_t t0, t1;
-      std::uint32_t op;
-    };
-    std::vector<Launch> launches;
-    if (v.t->format.empty())
-      for (std::uint32_t i : v.api) {
-        const TraceEvent& a = v.ev(i);
-        if (v.dev_corr.count(a.correlation))
-          launches.push_back(
-              {a.start_ns, a.end_ns(), a.has(TraceEvent::kHasExternal) && a.external_id ? api_range(v, a) : kNone});
-      }
-    const auto unlinked_under = [&](std::uint32_t r) {
-      const TraceEvent& x = v.ev(r);
-      return std::any_of(launches.begin(), launches.end(), [&](const Launch& u) {
-        if (!(x.start_ns <= u.t0 && u.t1 <= x.end_ns())) return false;
-        for (std::uint32_t p = u.op, guard = 0; p != kNone && guard < 512; p = v.parent[p], ++guard)
-          if (p == r) return false;  // linked to the annotation or an op inside it
-        return true;
-      });
-    };
-    constexpr const char* kUnlinkedWhy =
-        "device work launched inside the annotation by a call whose External id names no op inside it (a "
-        "cudaGraphLaunch under record_function, torch.compile's graph replay): Kineto's span follows the time, the "
-        "correlation ids do not";
     std::int64_t max_dev = 0;
     for (std::uint32_t i : v.span) {
       const TraceEvent& s = v.ev(i);
@@ -174,10 +152,6 @@ void check_annotation_span(const Model& m, const ValidateOptions& opts, CheckLog
           want = it->second;
         }
       }
-      if ((best == std::numeric_limits<std::int64_t>::max() || best > opts.span_tol_ns) && unlinked_under(r)) {
-        log.not_judged(subject, kUnlinkedWhy);
-        continue;
-      }
       if (best == std::numeric_limits<std::int64_t>::max()) {
         log.fail(subject, "device work launched under the annotation on this stream", "none",
                  "GPU span over no device work of its annotation");
@@ -197,9 +171,12 @@ void check_annotation_span(const Model& m, const ValidateOptions& opts, CheckLog
                            "device work (rounding in the exporter)",
                            max_dev));
   }
-  if (rows == 0 && spans == 0)
+  if (rows == 0 && spans == 0) {
+    if (device_not_recorded(m, log, "GPU spans")) return;
+    if (!m.legacy_device.empty()) return;
     return log.not_run("",
                        "no annotation GPU spans: no gpu_user_annotation events and no annotation row with device time");
+  }
   log.pass_if_clean(fmt::format("{} annotation rows, {} GPU span events", rows, spans),
                     "no annotation row shows more device time than the kernels under it; every GPU span covers exactly "
                     "its annotation's device work");
@@ -216,7 +193,10 @@ bool graph_launch(const Model& m, const View& v, std::uint64_t c) {
 void check_attribution(const Model& m, CheckLog& log) {
   const View& A = m.A();
   const View* B = m.B();
-  if (A.dev.empty() && (!B || B->dev.empty())) return log.not_run("", "no device activity in the traces");
+  if (A.dev.empty() && (!B || B->dev.empty())) {
+    if (device_not_recorded(m, log)) return;
+    return log.not_run("", "no device activity in the traces");
+  }
   std::vector<std::uint64_t> seen_corr;
   std::size_t checked = 0;
   auto launch_text = [&](const View& v) { return fmt::format("1 launch call in {}", v.file()); };
@@ -314,16 +294,6 @@ void check_attribution(const Model& m, CheckLog& log) {
 // ---------------------------------------------------------------------------------------------
 // flows
 
-namespace {
-
-bool launches_device_work(const std::string& api) {
-  return api.find("Launch") != std::string::npos || api.find("Memcpy") != std::string::npos ||
-         api.find("Memset") != std::string::npos || api.find("memcpy") != std::string::npos ||
-         api.find("memset") != std::string::npos;
-}
-
-}  // namespace
-
 void check_flows(const Model& m, CheckLog& log) {
   std::size_t pairs = 0, traces = 0;
   for (const View& v : m.views) {
@@ -382,11 +352,16 @@ void check_flows(const Model& m, CheckLog& log) {
     std::sort(orphans.begin(), orphans.end());
     orphans.erase(std::unique(orphans.begin(), orphans.end()), orphans.end());
     std::map<std::string, std::size_t> harmless;
+    std::size_t unrecorded = 0;  // flow starts on the calls of a trace that records no device work
     for (std::uint64_t id : orphans) {
       const std::uint32_t l = v.api_corr.first(id);
       if (l == kNone) {
         log.fail(fmt::format("{}: ac2g flow id {}", v.file(), id),
                  "a device activity or API call with this correlation id", "none", "flow that matches no event");
+        continue;
+      }
+      if (!v.no_device.empty()) {
+        ++unrecorded;
         continue;
       }
       const std::string& name = m.names.str(v.ev(l).name);
@@ -406,13 +381,21 @@ void check_flows(const Model& m, CheckLog& log) {
         ++harmless[name];
       }
     }
+    if (unrecorded != 0) {
+      --traces;  // nothing of it judged but its flows' ids
+      log.not_judged(fmt::format("{}: {} ac2g flow starts", v.file(), unrecorded),
+                     v.no_device + ": the device records their flows end at are not in the trace");
+    }
     for (const auto& [name, count] : harmless)
       log.note(
           fmt::format("{}: '{}'", v.file(), name),
           fmt::format("{} ac2g flow start(s) on '{}' calls, which launch no device work: no device record expected",
                       count, name));
   }
-  if (traces == 0) return log.not_run("", "no ac2g flow events in the traces");
+  if (traces == 0) {
+    if (log.failures() != 0 || !no_device_reason(m).empty()) return;  // failed or not judged above
+    return log.not_run("", "no ac2g flow events in the traces");
+  }
   log.pass_if_clean(fmt::format("{} ac2g flow pairs", pairs),
                     "one \"s\" at each launch call and one \"f\" at each device activity");
 }

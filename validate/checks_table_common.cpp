@@ -227,6 +227,10 @@ TableCut table_cut(const Model& m) {
   std::vector<Cand> rest;  // absent, not left out by top_level_events_only
   for (const Cand& c : cands) {
     if (seen.count({c.key, c.shapes})) continue;
+    // Rows whose names the trace writes "unknown" stand for those events (match_renamed_rows).
+    if (std::any_of(m.matches.begin(), m.matches.end(),
+                    [&](const RowMatch& mt) { return mt.renamed && mt.key == c.key; }))
+      continue;
     if (step_rows && c.key.first == TraceCat::UserAnnotation && c.key.second == steps) continue;  // step by step
     if (c.key.first == TraceCat::GpuUserAnnotation && !span_shown(c.key)) continue;
     if (covered(c.key, c.shapes)) continue;

@@ -519,15 +519,28 @@ Derived derive(const View& v, NameTable& names, bool group_by_shapes) {
     if (r == kNone && api_outer[j] == kNone) d.self_cpu_total += a.dur_ns;
   }
   // Device activities: rows, Self CUDA of their range, CUDA total up the tree, annotation spans
-  // (every enclosing annotation, and the innermost one only). Consecutive activities mostly
-  // share their range and lane, so its ancestor chain and span slots are kept between them.
+  // (every enclosing annotation; and the innermost one only, which for a PyTorch trace follows
+  // Kineto's rule below). Consecutive activities mostly share their range and lane, so its
+  // ancestor chain and span slots are kept between them.
   std::uint32_t last_range = kNone, last_lane = kNone;
   std::vector<std::uint32_t> chain;        // ancestor slots of last_range
   std::vector<std::uint32_t> chain_annot;  // distinct annotation display names among them
-  std::uint32_t inner_name = kNone;        // innermost annotation's display name
+  std::uint32_t inner_range = kNone;       // innermost annotation among them (crossbench's traces)
   std::vector<std::size_t> span_slots;
-  std::size_t inner_slot = static_cast<std::size_t>(-1);
   std::unordered_map<std::uint64_t, std::size_t> slot_of, inner_of;
+  // The innermost annotation's span (Kineto's GPU-span rows): of a PyTorch trace, the annotation
+  // around the launch call on its thread (span_annotation, Kineto's rule), which also takes
+  // device work launched without an External id; of crossbench's, the attributed range's.
+  const auto add_inner = [&](std::uint32_t x, const TraceEvent& a) {
+    if (x == kNone) return;
+    d.annot[disp(v.ev(x).name)].inner_kernels += a.dur_ns;
+    const std::uint64_t key = (static_cast<std::uint64_t>(x) << 32) | a.lane;
+    auto [it, fresh] = inner_of.emplace(key, d.inner_spans.size());
+    if (fresh) d.inner_spans.push_back({x, a.lane, a.start_ns, a.end_ns()});
+    SpanAcc& sp = d.inner_spans[it->second];
+    sp.first = std::min(sp.first, a.start_ns);
+    sp.last = std::max(sp.last, a.end_ns());
+  };
   for (std::uint32_t i : v.dev) {
     const TraceEvent& a = v.ev(i);
     Expected& e = row(a.cat, a.name);
@@ -536,6 +549,7 @@ Derived derive(const View& v, NameTable& names, bool group_by_shapes) {
     e.cuda_total += a.dur_ns;
     e.seen(a.start_ns, a.end_ns(), i, false);
     d.self_cuda_total += a.dur_ns;
+    if (kineto) add_inner(span_annotation(v, a), a);
     const std::uint32_t r = attributed_range(v, a);
     if (r == kNone) {
       ++d.unattributed;
@@ -545,8 +559,7 @@ Derived derive(const View& v, NameTable& names, bool group_by_shapes) {
       chain.clear();
       chain_annot.clear();
       span_slots.clear();
-      inner_slot = static_cast<std::size_t>(-1);
-      inner_name = kNone;
+      inner_range = kNone;
       for_ancestors(v, r, [&](std::uint32_t x) {
         if (!folded[slot[x]]) chain.push_back(slot[x]);
         const TraceEvent& rx = v.ev(x);
@@ -557,30 +570,21 @@ Derived derive(const View& v, NameTable& names, bool group_by_shapes) {
         auto [it, fresh] = slot_of.emplace(key, d.spans.size());
         if (fresh) d.spans.push_back({x, a.lane, a.start_ns, a.end_ns()});
         span_slots.push_back(it->second);
-        if (inner_name == kNone) {
-          inner_name = dn;
-          auto [jt, jfresh] = inner_of.emplace(key, d.inner_spans.size());
-          if (jfresh) d.inner_spans.push_back({x, a.lane, a.start_ns, a.end_ns()});
-          inner_slot = jt->second;
-        }
+        if (inner_range == kNone) inner_range = x;
       });
       last_range = r;
       last_lane = a.lane;
     }
+    if (!kineto) add_inner(inner_range, a);
     if (chain.empty()) continue;
     self_cuda[chain[0]] += a.dur_ns;
     if (first_dev[chain[0]] == kNone) first_dev[chain[0]] = i;
     if (v.ev(r).cat == TraceCat::UserAnnotation) d.annot[disp(v.ev(r).name)].direct += a.dur_ns;
     for (std::uint32_t x : chain) cuda_total[x] += a.dur_ns;
     for (std::uint32_t dn : chain_annot) d.annot[dn].kernels += a.dur_ns;
-    if (inner_name != kNone) d.annot[inner_name].inner_kernels += a.dur_ns;
     for (std::size_t s : span_slots) {
       d.spans[s].first = std::min(d.spans[s].first, a.start_ns);
       d.spans[s].last = std::max(d.spans[s].last, a.end_ns());
-    }
-    if (inner_slot != static_cast<std::size_t>(-1)) {
-      d.inner_spans[inner_slot].first = std::min(d.inner_spans[inner_slot].first, a.start_ns);
-      d.inner_spans[inner_slot].last = std::max(d.inner_spans[inner_slot].last, a.end_ns());
     }
   }
   for (const SpanAcc& sp : d.spans) {
@@ -660,7 +664,13 @@ Derived derive(const View& v, NameTable& names, bool group_by_shapes) {
       ++e.calls;
       e.cpu_total += r.dur_ns;
       if (!v.is_async(i)) {
-        e.self_cpu += std::max<std::int64_t>(0, r.dur_ns - child[k]);  // clamped, as crossbench's table
+        // Self CPU = duration less the direct children's. PyTorch does not clamp it
+        // (profiler_util.py FunctionEvent.self_cpu_time_total: cpu_time_total - sum of the
+        // children's): an overhead event that starts inside an op's runtime call and ends after it
+        // is the op's child beside that call (_populate_cpu_children pops the call), so their
+        // durations can exceed the op's and its Self CPU goes negative; the row sums it as it is.
+        // crossbench's own table clamps at 0.
+        e.self_cpu += kineto ? r.dur_ns - child[k] : std::max<std::int64_t>(0, r.dur_ns - child[k]);
         if (pass == 0 && v.parent[i] == kNone) d.self_cpu_total += r.dur_ns;
       }
       e.self_cuda += self_cuda[k];
@@ -671,7 +681,7 @@ Derived derive(const View& v, NameTable& names, bool group_by_shapes) {
       Expected& g = d.groups[{key.first, key.second, shapes_of[k]}];
       ++g.calls;
       g.cpu_total += r.dur_ns;
-      if (!v.is_async(i)) g.self_cpu += std::max<std::int64_t>(0, r.dur_ns - child[k]);
+      if (!v.is_async(i)) g.self_cpu += kineto ? r.dur_ns - child[k] : std::max<std::int64_t>(0, r.dur_ns - child[k]);
       g.self_cuda += self_cuda[k];
       g.cuda_total += cuda_total[k];
       g.ovh_cuda_total += ovh_slot[k];

@@ -170,10 +170,32 @@ struct View {
   const TraceEvent& ev(std::uint32_t i) const { return t->events[i]; }
   const std::string& file() const { return t->file; }
   bool has_flows() const { return !t->flows.empty(); }
+
+  /// What this trace can show (establish_evidence, before any check runs): "" when it records
+  /// device activity or launches none; else why it records none though its API calls launch
+  /// device work (a PyTorch profile without ProfilerActivity.CUDA). Checks that need device
+  /// records are then not judged, saying this.
+  std::string no_device;
+  /// User annotations (record_function ranges) by (lane, start): span_annotation's index.
+  std::vector<std::uint32_t> annot_by_start;
 };
 
 /// Indexes a trace's events by role and by correlation / External id.
 void index_view(View& v, const TraceData& t);
+
+/// A runtime or driver API call that puts work on the device (a launch, memcpy or memset; by
+/// name: "cudaLaunchKernel", "cuLaunchKernelEx", "cudaGraphLaunch", "cudaMemcpyAsync", ...).
+bool launches_device_work(const std::string& api);
+
+/// Kineto's rule for which GPU span a device activity extends (validate/model_kineto.cpp): the
+/// user annotation (record_function, cat user_annotation) innermost around its launch call, on
+/// the launch call's own thread, whatever the call's External id names. kNone when none holds
+/// it; without a launch call in the trace, the innermost annotation of its attributed range.
+/// Needs build_parents and index_annotations first.
+std::uint32_t span_annotation(const View& v, const TraceEvent& activity);
+
+/// Builds View::annot_by_start (span_annotation's index) once the async ranges are known.
+void index_annotations(View& v);
 
 /// The External id a trace gives correlation `c` (the host range its API call was made in):
 /// externalCorrelations when the trace has them, else the API call's "External id". `known` is
@@ -307,6 +329,9 @@ Derived derive(const View& v, NameTable& names, bool group_by_shapes = false);
 struct RowMatch {
   bool matched = false;
   bool ambiguous = false;
+  /// The row's name holds a character Kineto's JSON export does not write (kineto_renames): it
+  /// stands for the trace's "unknown" events of its kind (key), judged under its table name.
+  bool renamed = false;
   RowKey key{TraceCat::Kernel, kNone};
   std::string note;  ///< why unmatched/ambiguous, or how a cut name was matched
   /// A table with an Input Shapes column: the group's shapes (NameTable id) when its cell names
@@ -320,8 +345,20 @@ bool device_side(TraceCat c);
 
 /// Matches every table row to a (kind, display name) of the trace. table.json rows carry their
 /// kind; text rows are matched by name (exact, or by prefix for a name cut with "..."), on the
-/// host side when the row has CPU time, on the device side when it has only device time.
+/// host side when the row has CPU time, on the device side when it has only device time; a row
+/// whose name Kineto writes as "unknown" to the trace's "unknown" events (match_renamed_rows).
 std::vector<RowMatch> match_rows(const TableData& tb, const Derived* d, NameTable& names);
+
+/// True when Kineto's JSON export writes `name` as "unknown": a byte that is not printable ASCII
+/// (any non-ASCII UTF-8, a control character; libkineto output_json.cpp
+/// sanitizeForNonReadableChars, std::isprint per byte).
+bool kineto_renames(const std::string& name);
+
+/// The text rows match_rows left unmatched whose names Kineto writes as "unknown", matched to
+/// the trace's "unknown" events of their side (host rows to host kinds, device-only rows to
+/// device kinds), RowMatch::renamed set. Several rows of one kind share those events: all are
+/// ambiguous (their figures cannot be told apart), keyed to them.
+void match_renamed_rows(const TableData& tb, const Derived& d, NameTable& names, std::vector<RowMatch>& out);
 
 // ---------------------------------------------------------------------------------------------
 // The model of one validation
@@ -340,11 +377,26 @@ struct Model {
   bool by_shapes = false;
   /// The figures a matched row is judged against: its group's when by_shapes, else its name's.
   const Expected* expected(const RowMatch& mt) const;
+  /// "" unless the table's device columns are the legacy profiler's per-op cudaEvent times,
+  /// which no trace carries (establish_evidence); then why. Its CPU columns are still judged.
+  std::string legacy_device;
   const View& A() const { return views[0]; }
   const View* B() const { return views.size() > 1 ? &views[1] : nullptr; }
 };
 
-/// Indexes the traces, finds range parents, derives the expected rows and matches the table.
+/// What the files can show, established before any check runs (issue 29's rule;
+/// docs/validator.md "What the files can show"): per trace whether it records device activity
+/// (View::no_device) and whether the table's device columns are the legacy profiler's
+/// (Model::legacy_device). Needs the traces indexed and the table read.
+void establish_evidence(Model& m);
+
+/// The reason every trace gives for recording no device activity (View::no_device), or "" when
+/// one of them records device activity or launches none: checks that need device records are
+/// then not judged with it.
+std::string no_device_reason(const Model& m);
+
+/// Indexes the traces, establishes what they can show, finds range parents, derives the
+/// expected rows and matches the table.
 void prepare(Model& m);
 
 }  // namespace xb::vd

@@ -231,6 +231,7 @@ std::vector<RowMatch> match_rows(const TableData& tb, const Derived* d, NameTabl
           "figures fit too",
           tb.rows[i].name);
     }
+  if (d) match_renamed_rows(tb, *d, names, out);
   return out;
 }
 
@@ -262,8 +263,10 @@ void prepare(Model& m) {
     for (std::size_t i = 0; i < m.views.size(); ++i) {
       const View* other = m.views.size() > 1 ? &m.views[1 - i] : nullptr;
       build_parents(m.views[i], other);
+      index_annotations(m.views[i]);
     }
   }
+  establish_evidence(m);
   Phase p("derive");
   // key_averages(group_by_input_shape=True) regrouped from the trace's Input Dims (a PyTorch text
   // table with an Input Shapes column and no Source Location or Overload Name column, whose

@@ -18,6 +18,10 @@
 namespace xb {
 
 namespace fs = std::filesystem;
+
+bool causes::files_agree_despite(const std::string& cause) {
+  return cause == causes::kOverheadDoubleCount || cause == causes::kAnnotationSpan;
+}
 using json = nlohmann::json;
 
 // ---------------------------------------------------------------------------------------------
@@ -222,6 +226,7 @@ std::string cause_label(const std::string& key) {
   static const std::map<std::string, std::string> labels = {
       {causes::kOverheadDoubleCount, "kernels counted twice under overhead events (a PyTorch defect)"},
       {causes::kAnnotationSpan, "annotation GPU span counted as Self CUDA (pytorch#130730)"},
+      {causes::kNameWrittenUnknown, "non-ASCII name written \"unknown\" in the trace by Kineto (a PyTorch defect)"},
       {checks::kKernelStats, "kernel statistics differ between the files"},
       {checks::kTableRows, "table rows disagree with the trace"},
       {checks::kTableTotals, "the table's sums, percentages or averages do not add up"},
@@ -332,7 +337,9 @@ std::string verdict_line(const ValidationReport& report) {
   std::size_t n_other = 0;
   for (const auto& g : group_failures(report)) {
     const std::string full = cause_label(g.key);
-    const bool defect = !g.failures.front()->cause.empty();
+    // A defect that leaves the files agreeing makes the verdict PYTORCH DEFECTS; one that makes
+    // them disagree (a renamed row) stays among the FAILED findings, named.
+    const bool defect = causes::files_agree_despite(g.failures.front()->cause);
     std::string item = full.substr(0, full.find(" (")) + " (" + g.count() + ")";
     if (defect) {
       const auto at = full.find("pytorch#");  // the defect's link, when it has one

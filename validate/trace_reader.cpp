@@ -274,10 +274,20 @@ void Reader::commit(const RawEvent& e) {
   if (ph.size() != 1) return;
   const char kind = ph[0];
   if (kind == 'X') {
-    if (!e.has_cat) return;
     TraceCat cat{};
     CatKind ck;
-    const bool used = cat_of(e.cat, cat, ck);
+    bool used = false;
+    if (e.has_cat) {
+      used = cat_of(e.cat, cat, ck);
+    } else if (array_root_) {
+      // EventList.export_chrome_trace: every FunctionEvent as {"name", "ph": "X", "ts", "dur",
+      // "tid", "pid": "CPU functions", "args": {}}, without a category: host ranges.
+      cat = TraceCat::CpuOp;
+      ck = CatKind::Used;
+      used = true;
+    } else {
+      return;
+    }
     if (ck == CatKind::Trace) {
       // Kineto's profiler span: the start of the recording window.
       if (!have_trace_span_ && e.ts.present() && e.dur.present()) {

@@ -141,7 +141,11 @@ struct TraceData {
   std::optional<std::uint64_t> dropped_records, out_of_range_records;
   std::size_t trace_events = 0;  ///< entries in traceEvents, all phases
   bool gzip = false;             ///< the file was gzip-compressed
-  std::uint64_t bytes = 0;       ///< uncompressed bytes read
+  /// torch.autograd.profiler's own JSON (profiler_util.py EventList.export_chrome_trace, where
+  /// Kineto is unavailable): a top-level array of the FunctionEvents by name, thread and time,
+  /// read as host ranges; no categories, ids, runtime calls or device records.
+  bool eventlist = false;
+  std::uint64_t bytes = 0;  ///< uncompressed bytes read
 };
 
 /// An op's input shapes as PyTorch keys and prints them (`str(KinetoEvent.shapes())`), from

@@ -262,10 +262,22 @@ void Reader::step(Cursor& c) {
   switch (state_) {
     case State::Start: {
       const char ch = scan::peek(c);
-      if (ch != '{') {
-        if (ch == '[') shape("top level is an array, not a trace object (expected {\"traceEvents\": [...]})");
-        scan::unexpected(c, "'{' (a JSON object)");
+      if (ch == '[') {
+        // torch/autograd/profiler_util.py EventList.export_chrome_trace writes a bare array of
+        // events (where Kineto is unavailable, and torch.autograd.profiler_legacy.profile).
+        ++c.p;
+        array_root_ = saw_events_ = t_.eventlist = true;
+        where_ = "the top-level array";
+        index_ = 0;
+        if (scan::peek(c) == ']') {
+          ++c.p;
+          state_ = State::End;
+        } else {
+          state_ = State::Events;
+        }
+        return;
       }
+      if (ch != '{') scan::unexpected(c, "'{' (a JSON object)");
       ++c.p;
       if (scan::peek(c) == '}') {
         ++c.p;
@@ -342,7 +354,7 @@ void Reader::step(Cursor& c) {
         ++index_;
         state_ = State::Events;
       } else if (d == ']') {
-        state_ = State::AfterValue;
+        state_ = array_root_ ? State::End : State::AfterValue;
       } else {
         --c.p;
         scan::unexpected(c, "',' or ']'");

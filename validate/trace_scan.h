@@ -245,6 +245,9 @@ class Reader {
   const char* where_ = "";  ///< array being read, for messages
   std::size_t index_ = 0;   ///< element index in it
   bool saw_events_ = false;
+  /// The document is a top-level array of events: torch.autograd.profiler's own JSON
+  /// (EventList.export_chrome_trace), read as TraceData::eventlist.
+  bool array_root_ = false;
   bool slow_next_ = false;  ///< the fast path refused the next element
   bool have_trace_span_ = false;
   std::int64_t trace_start_rel_ = 0, trace_end_rel_ = 0;

@@ -31,6 +31,13 @@ std::string us(double ns) {
   return fmt::format("{:.3f} us", ns / 1000.0);
 }
 
+bool device_not_recorded(const Model& m, CheckLog& log, const std::string& subject) {
+  const std::string why = no_device_reason(m);
+  if (why.empty()) return false;
+  log.not_judged(subject, why);
+  return true;
+}
+
 }  // namespace vd
 
 using namespace vd;

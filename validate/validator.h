@@ -119,6 +119,16 @@ namespace causes {
 inline constexpr const char* kOverheadDoubleCount = "overhead_double_count";
 /// pytorch#130730: an annotation's GPU span (first kernel start to last end) shown as Self CUDA.
 inline constexpr const char* kAnnotationSpan = "annotation_span";
+/// Kineto's JSON export writes a name holding a character that is not printable ASCII (UTF-8,
+/// a control character) as "unknown" (libkineto output_json.cpp sanitizeForNonReadableChars),
+/// while PyTorch's table keeps it: table and trace disagree on that row's name. The row is
+/// still judged against the trace's "unknown" events. A defect of the export: the files
+/// disagree, so the verdict stays FAILED, naming it.
+inline constexpr const char* kNameWrittenUnknown = "name_written_unknown";
+/// True for a cause whose findings leave the files agreeing under PyTorch's own rules, which
+/// misreport device time (kOverheadDoubleCount, kAnnotationSpan): the verdict is PYTORCH DEFECTS.
+/// False for a defect that makes the files disagree (kNameWrittenUnknown) and for no cause.
+bool files_agree_despite(const std::string& cause);
 }  // namespace causes
 
 /// Numbers of results by status.

@@ -10,8 +10,10 @@ same table with the oracle (key_averages.py: PyTorch's rules re-derived in plain
 shared with the validator). Every FAILED result of the validator is then one of:
 
   confirmed    the oracle finds the same thing: a row whose printed cells disagree with PyTorch's
-               rules applied to the trace (no cause), or a row that PyTorch's rules themselves
-               get wrong (cause overhead_double_count / annotation_span, key_averages.defects)
+               rules applied to the trace (no cause, or name_written_unknown: the trace writes
+               the row's name "unknown"), a row that PyTorch's rules themselves get wrong (cause
+               overhead_double_count / annotation_span, key_averages.defects), or a trace
+               finding of trace_checks (stream overlap O1, flows F1, GPU spans S1)
   false alarm  anything else
 
 and exit 2 on a table is a refusal. The oracle derives each table for its call's options
@@ -41,6 +43,7 @@ import table_text as tt  # noqa: E402
 
 DEFECT_CAUSES = (ka.CAUSE_OVERHEAD, ka.CAUSE_SPAN)
 _CORR = re.compile(r"\(correlation (\d+)\)")
+_EXT = re.compile(r"\(External id (\d+)\)")
 _LINE = re.compile(r"\.txt line (\d+)\b")
 
 
@@ -159,6 +162,9 @@ def judge(exe, corpora, quiet=False):
                     elif c["check"] == "table_rows" and "has events of this name" in c["message"]:
                         nm = c["subject"].split("'", 1)[-1].rsplit("'", 1)[0]
                         ok = any(_same_name(a, nm) for a in absent)
+                    elif c["check"] == "annotation_span" and _EXT.search(c.get("subject", "")):
+                        ext = int(_EXT.search(c["subject"]).group(1))
+                        ok = any(x[0] == ext for x in tchk["spans"])
                     elif c["check"] in ("stream_overlap", "flows"):
                         corr = _CORR.search(c.get("subject", ""))
                         found = tchk["overlap"] if c["check"] == "stream_overlap" else tchk["flows"]
@@ -174,6 +180,11 @@ def judge(exe, corpora, quiet=False):
                         if not any(c["check"] == check and c["status"] in ("failed", "not_judged")
                                    and "correlation %d)" % corr in c["subject"] for c in checks):
                             res["missed"].append((tname, 0, "%s: correlation %d" % (check, corr)))
+                # GPU spans that are not Kineto's span of their annotation's work (trace_checks S1)
+                for ext, _ in tchk["spans"]:
+                    if not any(c["check"] == "annotation_span" and c["status"] in ("failed", "not_judged")
+                               and "(External id %d)" % ext in c["subject"] for c in checks):
+                        res["missed"].append((tname, 0, "annotation_span: External id %d" % ext))
                 for kind in ("overlap_not_judged", "flows_not_judged"):
                     if tchk[kind]:
                         why = "trace %s (%s)" % (kind, "no deviceProperties" if kind.startswith("overlap")

@@ -38,6 +38,30 @@ NJ_OVERLOAD = "grouped by overload name: the Chrome trace carries no overload na
 NJ_FLOPS = "FLOPs column: the Chrome trace carries no per-op flops"
 NJ_ASYNC = "async in PyTorch's table (CPU total % printed as 0), the trace does not say so"
 NJ_CUT = "rows cut by row_limit with sort_by='%s' (a value the trace does not carry)"
+NJ_LEGACY = "device columns of the legacy profiler (torch.autograd.profiler.profile(use_device='cuda'), " \
+            "KINETO_GPU_FALLBACK): per-op cudaEvent times the trace does not carry"
+# Why a table row's name disagrees with the trace's: key_averages.py K2 (cause name_written_unknown)
+WHY_RENAMED = "the trace writes this name \"unknown\" (Kineto's export keeps printable ASCII only)"
+DEVICE_COLUMNS = ("Self CUDA", "Self CUDA %", "CUDA total", "CUDA time avg")
+
+
+def legacy_device_columns(o, table):
+    """The table's device columns are the legacy profiler's per-op cudaEvent times
+    (torch/autograd/profiler.py _parse_kineto_results: with use_device='cuda' and
+    KINETO_GPU_FALLBACK a CPU event's cuda_elapsed_us becomes its one kernel, is_legacy): the
+    trace has no device record (no device row in the oracle) and the table shows device time on
+    host rows only (a device-only row would be of a profile with device records)."""
+    if "Self CUDA" not in table.columns or any(r.device == ka.CUDA for r in o.rows):
+        return False
+    seen = False
+    for tr in table.rows:
+        cells = tr.cells
+        cuda = any(tt.table_cell(c, cells[c].strip())[0] for c in ("Self CUDA", "CUDA total") if c in cells)
+        cpu = any(tt.table_cell(c, cells[c].strip())[0] for c in ("Self CPU", "CPU total") if c in cells)
+        if cuda and not cpu:
+            return False
+        seen = seen or bool(cuda)
+    return seen
 
 
 def row_values(o, r):
@@ -148,14 +172,15 @@ def _row_mismatch(o, orow, trow, columns):
     return bad
 
 
-def expected_columns(o, table, opts):
+def expected_columns(o, table, opts, legacy=False):
     """P6's header for this oracle and call. What the trace cannot tell is taken from the table:
-    profile_memory (CPU Mem), with_stack (Source Location), the FLOPs header's unit."""
+    profile_memory (CPU Mem), with_stack (Source Location), the FLOPs header's unit, the legacy
+    profiler's device columns."""
     cols = ["Name"]
     if opts.group_by_overload_name:
         cols.append("Overload Name")
     cols += ["Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg"]
-    if o.has_device_time:
+    if o.has_device_time or legacy:
         cols += ["Self CUDA", "Self CUDA %", "CUDA total", "CUDA time avg"]
     if "CPU Mem" in table.columns:
         cols += ["CPU Mem", "Self CPU Mem"]
@@ -234,7 +259,10 @@ def compare(o, table, opts=None):
             nj.append(NotJudged(tr.name, tr.line, NJ_OVERLOAD))
         return res
 
-    want = expected_columns(o, table, opts)
+    legacy = legacy_device_columns(o, table)
+    if legacy:
+        nj.append(NotJudged("(columns %s)" % ", ".join(DEVICE_COLUMNS), None, NJ_LEGACY))
+    want = expected_columns(o, table, opts, legacy)
     if want != table.columns:
         dis.append(Disagreement("(columns)", "", "header", " | ".join(want),
                                 " | ".join(table.columns), None, "PyTorch's columns differ"))
@@ -262,15 +290,19 @@ def compare(o, table, opts=None):
         return (k,)
 
     def key_of_table(tr):
+        name = tr.name
+        if ka.kineto_renames(name) and name not in names:
+            name = ka.RENAMED   # K2: its events are the trace's "unknown" ones
         if with_shapes:
-            return (tr.name, tr.cells.get("Input Shapes", "").rstrip())
-        return (tr.name,)
+            return (name, tr.cells.get("Input Shapes", "").rstrip())
+        return (name,)
 
     shown = shown_rows(o, opts, len(table.rows))
     if opts.row_limit is not None and opts.row_limit >= 0 and \
             o.sort_value(opts.sort_by) is None and opts.sort_by is not None:
         nj.append(NotJudged("(rows)", None, NJ_CUT % opts.sort_by))
-    columns = [c for c in COMPARED if c in table.columns]
+    columns = [c for c in COMPARED if c in table.columns and not (legacy and c in DEVICE_COLUMNS)]
+    names = {tt.display_name(r.name, width) for r in o.rows}
     by_key = {}
     for r in o.rows:
         by_key.setdefault(key_of_oracle(r), []).append(r)
@@ -295,6 +327,8 @@ def compare(o, table, opts=None):
             used_o.add(j)
             tr, r = trs[i], ors[j]
             res.pairs.append((r, tr))
+            if tr.name != r.name and key_of_table(tr)[0] == ka.RENAMED:
+                dis.append(Disagreement(tr.name, r.kind, "Name", ka.RENAMED, tr.name, tr.line, WHY_RENAMED))
             async_unknown = (not r.is_async and "CPU total %" in tr.cells
                              and tr.cells["CPU total %"].strip() == ASYNC_SHARE)
             if async_unknown:
@@ -320,7 +354,7 @@ def compare(o, table, opts=None):
         if not _agree("t", o.self_cpu_total / 1000.0, v, rs):
             dis.append(Disagreement("(total)", "", "Self CPU time total",
                                     o.self_cpu_total / 1000.0, v, None))
-    if table.self_cuda_total is not None:
+    if table.self_cuda_total is not None and not legacy:
         v, rs = table.self_cuda_total
         if not _agree("t", o.self_cuda_total / 1000.0, v, rs):
             dis.append(Disagreement("(total)", "", "Self CUDA time total",

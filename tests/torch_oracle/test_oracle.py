@@ -25,6 +25,7 @@ import glob
 import json
 import os
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -33,6 +34,7 @@ sys.path.insert(0, HERE)
 import key_averages as ka  # noqa: E402
 import table_compare as tc  # noqa: E402
 import table_text as tt  # noqa: E402
+import trace_checks  # noqa: E402
 
 H200 = os.path.join(ROOT, "tests", "data", "torch-h200")
 SHARED = os.path.join(ROOT, "..", "shared", "reference", "torch-h200")
@@ -308,6 +310,123 @@ def test_rule_partial_overlap_is_not_nested():
           _x("cpu_op", "b", 5, 10, **{"External id": 2})]
     _, r = _rows(ev)
     assert r[("a", "host")].self_cpu == 10_000 and r[("b", "host")].self_cpu == 10_000
+
+
+def test_rule_overhead_partly_over_a_runtime_call_makes_self_cpu_negative():
+    # P2 pops the runtime call the overhead event outlasts, so both are children of the op and
+    # their durations (90 + 50) exceed its 100: P4's Self CPU is -40, summed as it is
+    ev = [_x("cpu_op", "aten::mm", 0, 100, **{"External id": 7}),
+          _x("cuda_runtime", "cudaLaunchKernel", 5, 90, **{"External id": 7, "correlation": 99}),
+          _x("overhead", "Activity Buffer Request", 50, 50),
+          _x("kernel", "k", 120, 5, tid=7, **{"External id": 7, "correlation": 99})]
+    o, r = _rows(ev)
+    assert r[("aten::mm", "host")].self_cpu == -40_000
+    assert r[("cudaLaunchKernel", "host")].self_cpu == 90_000
+    assert o.self_cpu_total == -40_000 + 90_000 + 50_000
+
+
+def test_rule_overhead_row_above_100_percent_is_the_double_count():
+    # three overhead events inside one op each take its kernels again: the overhead row's Self
+    # CUDA is 3 x the op's kernels, 300% of the Self CUDA total (the device rows)
+    ev = [_x("cpu_op", "aten::mm", 0, 100, **{"External id": 7}),
+          _x("cuda_runtime", "cudaLaunchKernel", 5, 10, **{"External id": 7, "correlation": 99}),
+          _x("kernel", "k", 30, 5, tid=7, **{"External id": 7, "correlation": 99})]
+    ev += [_x("overhead", "Activity Buffer Request", 20 + 20 * i, 5) for i in range(3)]
+    o, r = _rows(ev)
+    assert r[("Activity Buffer Request", "host")].self_cuda == 3 * 5_000 and o.self_cuda_total == 5_000
+    with tempfile.TemporaryDirectory() as tmp:
+        f = os.path.join(tmp, "t.json")
+        with open(f, "w") as fh:
+            json.dump({"traceEvents": ev}, fh)
+        found = {(n, c, col) for n, _, c, col, _, _ in ka.defects(f)}
+    assert ("Activity Buffer Request", ka.CAUSE_OVERHEAD, "Self CUDA") in found
+
+
+DERIVED = os.path.join(ROOT, "tests", "data", "torch-derived")
+DERIVED_CALL = "prof.key_averages().table(sort_by='self_cuda_time_total', row_limit=-1)"
+
+
+def test_derived_files_are_current():
+    import subprocess
+    p = subprocess.run([sys.executable, os.path.join(DERIVED, "make.py"), "--check"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+    assert p.returncode == 0, p.stdout
+
+
+def _derived(w):
+    trace = _trace(DERIVED, w)
+    o, t, c = tc.check_files(trace, os.path.join(DERIVED, w + ".txt"), DERIVED_CALL)
+    return trace, o, t, c
+
+
+def test_derived_cpu_only_every_cpu_column_agrees_and_no_flow_is_judged():
+    trace, o, t, c = _derived("cpu_only")
+    assert not o.has_device_time and "Self CUDA" not in t.columns
+    assert len(c.pairs) == len(t.rows) == 116 and not c.disagreements and not c.not_judged
+    r = trace_checks.check_trace(trace)
+    assert not r["flows"] and r["flows_device_not_recorded"] > 100 and not r["spans"]
+    assert not ka.records_device_activity(ka._load_json(trace))
+
+
+def test_derived_cuda_only_every_row_agrees():
+    # activities=[ProfilerActivity.CUDA]: runtime and device rows only, no External id, no span
+    trace, o, t, c = _derived("cuda_only")
+    assert len(c.pairs) == len(t.rows) == 5 and not c.disagreements and not c.not_judged
+    assert ka.defects(trace) == [] and trace_checks.check_trace(trace)["flows"] == []
+
+
+def test_derived_legacy_device_columns_not_judged_cpu_columns_agree():
+    _, o, t, c = _derived("legacy")
+    assert "Self CUDA" in t.columns and tc.legacy_device_columns(o, t)
+    assert len(c.pairs) == len(t.rows) and not c.disagreements
+    assert [n.reason for n in c.not_judged] == [tc.NJ_LEGACY]
+    # the same table against a trace with device records is not the legacy profiler's
+    o2, _, _, _ = _check(CORPUS, "transformer_train_adamw")
+    assert not tc.legacy_device_columns(o2, t)
+
+
+def test_derived_non_ascii_name_written_unknown_row_still_judged():
+    _, o, t, c = _derived("non_ascii")
+    assert ka.kineto_renames("前向 add") and not ka.kineto_renames("aten::add")
+    assert sorted((d.row, d.kind, d.why) for d in c.disagreements) == [
+        ("前向 add", "gpu_annotation", tc.WHY_RENAMED), ("前向 add", "host", tc.WHY_RENAMED)]
+    # the renamed rows are paired with the trace's "unknown" rows and their cells judged
+    paired = {(r.name, tr.name) for r, tr in c.pairs}
+    assert ("unknown", "前向 add") in paired
+    changed = tt.parse_table(open(os.path.join(DERIVED, "non_ascii.txt"), encoding="utf-8").read()
+                             .replace("124.696us", "124.796us"))
+    c2 = tc.compare(o, changed, tt.parse_call(DERIVED_CALL))
+    assert any(d.row == "前向 add" and d.column == "Self CPU" for d in c2.disagreements)
+
+
+def test_derived_triton_direct_span_covers_the_unlinked_kernels():
+    trace, o, t, c = _derived("triton_direct")
+    assert not c.disagreements and len(c.pairs) == len(t.rows)
+    assert ka.defects(trace) == []          # no pytorch#130730: the span is the kernel inside it
+    assert trace_checks.check_trace(trace)["spans"] == []
+    # S1 is Kineto's rule, not the External ids: a span moved off its kernel is a finding
+    d = ka._load_json(trace)
+    for e in d["traceEvents"]:
+        if e.get("cat") == "gpu_user_annotation":
+            e["ts"] = float(e["ts"]) + 1.0
+            break
+    with tempfile.TemporaryDirectory() as tmp:
+        f = os.path.join(tmp, "t.json")
+        with open(f, "w") as fh:
+            json.dump(d, fh, default=float)
+        assert len(trace_checks.check_trace(f)["spans"]) == 1
+
+
+def test_trace_checks_spans_follow_kinetos_rule_on_every_export():
+    # S1 on every committed export: graph replays under record_function (cuda_graph) and
+    # torch.compile's replay linked to an op outside the annotation (compile_reduce_overhead)
+    # included
+    n = 0
+    paths = glob.glob(os.path.join(ROOT, "tests", "data", "torch-matrix", "*", "*.json.gz"))
+    for f in sorted(paths):
+        assert trace_checks.check_trace(f)["spans"] == [], f
+        n += 1
+    assert n > 100
 
 
 def test_formatting_and_parsing():

@@ -13,9 +13,22 @@ Rules (each what the validator must agree with; docs/validator.md):
       or API call of the same correlation id (Kineto also writes both ends on calls that launch
       nothing, e.g. cudaDeviceGetAttribute). A flow start whose call put no record on the device is a
       finding when the call launches device work, except memset/memcpy calls, which Kineto
-      flows also at zero bytes (the trace does not carry the size): not judged.
+      flows also at zero bytes (the trace does not carry the size): not judged. A trace with no
+      device record at all (a profile without ProfilerActivity.CUDA: kineto_shim.cpp kCpuTypes)
+      keeps the runtime calls and their flow starts: none of them is judged.
+  S1  Every gpu_user_annotation span (1 ns wider at each end, as Kineto writes it) is the first
+      start to the last end, on its stream, of the device activities whose launch call was made
+      inside its user_annotation, the innermost one open on the call's own thread: Kineto extends
+      the span of the annotation CUPTI's CUSTOM1 correlation names (libkineto
+      GenericActivityProfiler::handleGpuActivity, userCorrelationMap_), which PyTorch pushes for
+      USER_SCOPE record functions only (torch/csrc/profiler/collection.cpp begin_op), whatever
+      the call's External id (CUSTOM0) names: launches without one (Triton, driver API, graph
+      replays) count.
 """
+import bisect
+
 from key_averages import _load_json as _load, _ns  # one reader of the export: exact Decimal times
+from key_averages import is_async_event, records_device_activity
 
 DEVICE_CATS = {"kernel", "gpu_memcpy", "gpu_memset", "Kernel", "Memcpy", "Memset"}
 API_CATS = {"cuda_runtime", "cuda_driver", "Runtime"}
@@ -54,7 +67,7 @@ def check_trace(path):
         elif cat == "ac2g" and ph in ("s", "f"):
             (s_ids if ph == "s" else f_ids).setdefault(int(e.get("id", 0)), []).append(e)
     out = {"overlap": [], "pdl": [], "graph": [], "overlap_not_judged": [], "flows": [],
-           "flows_not_judged": []}
+           "flows_not_judged": [], "flows_device_not_recorded": 0, "spans": []}
     for (pid, _tid), items in lanes.items():
         items.sort()
         prev = None
@@ -71,12 +84,15 @@ def check_trace(path):
                     out["overlap"].append((it[2], ov))
             if prev is None or it[1] > prev[1]:
                 prev = it
+    recorded = records_device_activity(t)
     for c in s_ids:
         if c in dev:
             continue
         name = api.get(c)
         if name is None:
             out["flows"].append((c, "flow start on no API call"))
+        elif not recorded:
+            out["flows_device_not_recorded"] += 1
         elif "memset" in name.lower() or "memcpy" in name.lower():
             out["flows_not_judged"].append((c, name))
         elif _launches_device_work(name):
@@ -84,4 +100,53 @@ def check_trace(path):
     for c in f_ids:
         if c not in dev and c not in api:
             out["flows"].append((c, "flow end on no device activity or API call"))
+    out["spans"] = _span_findings(events)
+    return out
+
+
+def _span_findings(events):
+    """S1: [(External id, why)] of the gpu_user_annotation spans that are not Kineto's span of
+    their annotation's device work."""
+    annots, calls, acts, spans = {}, {}, [], []
+    for e in events:
+        if not isinstance(e, dict) or e.get("ph") != "X":
+            continue
+        cat, args = e.get("cat"), e.get("args") or {}
+        th = (e.get("pid"), e.get("tid"))
+        s0 = _ns(e["ts"])
+        s1 = s0 + _ns(e.get("dur", 0))
+        if cat == "user_annotation" and not is_async_event(cat, e.get("name", "")):
+            annots.setdefault(th, []).append((s0, -s1, int(args.get("External id", 0))))
+        elif cat in API_CATS and "correlation" in args:
+            calls[int(args["correlation"])] = (th, s0, s1)
+        elif cat in DEVICE_CATS:
+            acts.append((int(args.get("correlation", 0)), th, s0, s1))
+        elif cat == "gpu_user_annotation":
+            spans.append((int(args.get("External id", 0)), th, s0, s1))
+    for a in annots.values():
+        a.sort()
+    starts = {th: [x[0] for x in a] for th, a in annots.items()}
+    want = {}
+    for corr, lane, s0, s1 in acts:
+        call = calls.get(corr)
+        if call is None:
+            continue
+        th, c0, c1 = call
+        a = annots.get(th, [])
+        k = bisect.bisect_right(starts.get(th, []), c0)
+        owner = None
+        for j in range(k - 1, -1, -1):       # the latest-starting annotation holding the call
+            if -a[j][1] >= c1:
+                owner = a[j][2]
+                break
+        if owner is not None:
+            lo, hi = want.get((owner, lane), (s0, s1))
+            want[(owner, lane)] = (min(lo, s0), max(hi, s1))
+    out = []
+    for ext, lane, s0, s1 in spans:
+        w = want.get((ext, lane))
+        if w is None:
+            out.append((ext, "no device work launched inside its annotation on this stream"))
+        elif abs(s0 + 1 - w[0]) > 1 or abs(s1 - 1 - w[1]) > 1:
+            out.append((ext, "span %d..%d ns, its device work %d..%d ns" % (s0, s1, w[0], w[1])))
     return out
