@@ -236,13 +236,7 @@ def record_family(torch, family, v, out, env):
             # torch.autograd.profiler.profile with use_kineto left at its default (False): the
             # legacy profiler, CUDA times from cudaEvents around each op.
             meta["profiler"].update(activities=None, use_device="cuda", use_kineto=False)
-            with torch.autograd.profiler.profile(use_device="cuda", **popts) as prof:
-                for _ in range(3):
-                    step()
-                torch.cuda.synchronize()
-            name = "%s.%s" % (family, pset)
-            write_export(prof, out, name, meta, v["seed"])
-            done.append(name)
+            prof_cm = torch.autograd.profiler.profile(use_device="cuda", **popts)
         elif sched:
             meta["profiler"]["schedule"] = sched
             cycles = []
@@ -268,14 +262,16 @@ def record_family(torch, family, v, out, env):
                     torch.cuda.synchronize()
                     prof.step()
             shutil.rmtree(tb_dir, ignore_errors=True)
+            continue
         else:
-            with profile(activities=_activities(acts), **popts) as prof:
-                for _ in range(3):
-                    step()
-                torch.cuda.synchronize()
-            name = "%s.%s" % (family, pset)
-            write_export(prof, out, name, meta, v["seed"])
-            done.append(name)
+            prof_cm = profile(activities=_activities(acts), **popts)
+        with prof_cm as prof:  # three steps, one export
+            for _ in range(3):
+                step()
+            torch.cuda.synchronize()
+        name = "%s.%s" % (family, pset)
+        write_export(prof, out, name, meta, v["seed"])
+        done.append(name)
     return done
 
 
