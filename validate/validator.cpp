@@ -13,6 +13,7 @@
 
 #include "profiler/session_io.h"
 #include "validate/checks.h"
+#include "validate/one_profile.h"
 
 namespace xb {
 
@@ -189,6 +190,7 @@ ValidationReport validate_run_dir(const fs::path& dir, const ValidateOptions& op
   require_meta(m.events->meta, m.events->path, "events");
   m.traces.push_back(std::move(full));
   m.traces.push_back(std::move(trace_only));
+  require_one_profile(m.traces, &*m.table, &*m.events, m.names);
   if (fs::exists(dir / "counters.json", ec)) m.counters = read_counters_json(dir / "counters.json");
   ValidationReport report = run_all(m, opts);
   report.run_dir = dir.string();
@@ -208,6 +210,7 @@ ValidationReport validate_files(const ValidateInputs& in, const ValidateOptions&
   }
   if (!in.table.empty()) m.table = read_table(in.table);
   if (!in.events.empty()) m.events = read_events(in.events);
+  require_one_profile(m.traces, m.table ? &*m.table : nullptr, m.events ? &*m.events : nullptr, m.names);
   return run_all(m, opts);
 }
 
