@@ -59,6 +59,9 @@ ValidationReport run_all(Model& m, const ValidateOptions& opts) {
   report.inputs = {{"traces", traces},
                    {"table", m.table ? json(m.table->path) : json(nullptr)},
                    {"events", m.events ? json(m.events->path) : json(nullptr)}};
+  if (m.events)
+    for (const EventFixture& f : m.events->fixtures)
+      if (!f.stop.empty() && f.stop != "converged") report.noisy_fixtures.push_back(f.name);
   const std::string res =
       "text tables: within half the printed resolution (0.5 ns for \"us\" with three decimals, "
       "500 ns for \"ms\", 0.5 ms for \"s\"); JSON files and traces: exact integer ns";
@@ -81,7 +84,7 @@ ValidationReport run_all(Model& m, const ValidateOptions& opts) {
       "whose External id is the step's ProfilerStep range or a range nested in it; judged on these paired differences "
       "alone, whatever the spread of the samples: claimed when the 95% distribution-free interval of the median "
       "event - CUPTI difference (widened for drift; with too few pairs, their range) lies within the tolerance, "
-      "else reported noisy (not claimed, with the interval); cold-mode fixtures (one launch per sample) get {} ns more "
+      "else reported not claimed (with the interval); cold-mode fixtures (one launch per sample) get {} ns more "
       "for the GPU "
       "front end's launch and completion latency, which the event interval holds and the kernel span does not; "
       "fixtures whose launch synchronizes with the device (timing.sync, sampled without the blocking kernel) get "
