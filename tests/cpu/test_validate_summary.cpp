@@ -53,7 +53,28 @@ void expect_readable(const std::string& text, const xb::ValidationReport& r) {
     return c.status != xb::CheckStatus::Failed || !c.cause.empty();
   });
   EXPECT_EQ(lines[0].rfind(r.passed() ? "PASSED: " : defects_only ? "PYTORCH DEFECTS: " : "FAILED: ", 0), 0u) << text;
-  EXPECT_EQ(xb::report_json(r)["verdict"].get<std::string>(), lines[0]) << text;
+  // The JSON report holds the whole verdict; the console fits it into 160 characters, dropping
+  // the inputs, then causes, never the outcome or the counts.
+  const std::string whole = xb::verdict_line(r);
+  EXPECT_EQ(xb::report_json(r)["verdict"].get<std::string>(), whole) << text;
+  EXPECT_EQ(lines[0], xb::verdict_line(r, 160)) << text;
+  if (whole.size() <= 160) EXPECT_EQ(lines[0], whole);
+  const std::string counts = whole.substr(0, whole.rfind(" - "));
+  const auto last_count = lines[0].rfind(", ");
+  if (last_count != std::string::npos && lines[0].find(" not run") != std::string::npos)
+    EXPECT_EQ(counts.substr(counts.size() - (lines[0].size() - last_count)), lines[0].substr(last_count)) << text;
+  // The verdict's "N checks agree (M results passed)" reads against the last two lines.
+  static const std::regex agree(R"(([0-9]+) checks? agrees? \(([0-9]+) results? passed\))");
+  std::smatch m;
+  if (std::regex_search(whole, m, agree)) {
+    EXPECT_EQ(lines[lines.size() - 2].rfind("- checks: " + std::to_string(xb::all_checks().size()) + "; " +
+                                                std::string(m[1]) + " agree",
+                                            0),
+              0u)
+        << text;
+    EXPECT_NE(lines.back().find("; " + std::string(m[2]) + " passed, "), std::string::npos) << text;
+  }
+  EXPECT_EQ(lines.back().rfind("- results: ", 0), 0u) << text;
   // No line over 160 characters.
   for (const auto& l : lines) EXPECT_LE(l.size(), 160u) << l;
   // No number with more than 3 decimals (a number: not part of a name), none in exponent form.
@@ -115,6 +136,17 @@ TEST_F(SummaryText, ReplayedRunFolderPasses) {
   EXPECT_NE(text.find("  - matmul/bf16/64 (hot): cudaEvent 3.248 us, CUPTI span 2.940 us"), std::string::npos) << text;
   EXPECT_NE(text.find("- results: "), std::string::npos) << text;
   // bench --replay printed the same summary after its own line; summary.md has it under Validation.
+  // A PASSED run whose fixtures missed their precision target says so in the verdict's counts,
+  // with the word the console column uses ("noisy"), and names them.
+  EXPECT_EQ(r.noisy_fixtures.empty(), xb::verdict_line(r).find(" noisy (missed the precision target)") ==
+                                          std::string::npos)
+      << text;
+  if (!r.noisy_fixtures.empty())
+    EXPECT_NE(text.find("\n- noisy (missed the precision target: the median is less precise than asked, not wrong): " +
+                        r.noisy_fixtures.front()),
+              std::string::npos)
+        << text;
+  EXPECT_EQ(xb::report_json(r)["summary"]["noisy_fixtures"].get<std::size_t>(), r.noisy_fixtures.size());
   EXPECT_NE(log.str().find("\nPASSED: "), std::string::npos) << log.str();
   std::ifstream md(dir_ / "run" / "summary.md");
   std::stringstream ss;
@@ -134,6 +166,7 @@ TEST_F(SummaryText, ReplayedRunFolderPasses) {
     EXPECT_NE(l.find("the rule it was recorded under) |"), std::string::npos) << l;
   }
   EXPECT_GT(timed_out, 0u) << summary;
+  EXPECT_EQ(r.noisy_fixtures.size(), timed_out) << summary;
 }
 
 TEST_F(SummaryText, ReplayedRunFolderWithFailuresGroupsThem) {
@@ -228,12 +261,58 @@ TEST(SummaryTorchCorpusVerdicts, ExpectedVerdicts) {
   const std::string first = lines_of(printed(two)).front();
   EXPECT_EQ(first.rfind("PYTORCH DEFECTS: kernels counted twice under overhead events (3 rows); otherwise ", 0), 0u)
       << printed(two);
-  EXPECT_NE(first.find(" - two_streams.json, two_streams.txt"), std::string::npos) << printed(two);
+  // The inputs close the whole verdict (the console drops them where the line would pass 160).
+  EXPECT_NE(xb::verdict_line(two).find(" - two_streams.json, two_streams.txt"), std::string::npos)
+      << xb::verdict_line(two);
   const auto compile = validate_torch(kCorpus, "compile");
   EXPECT_EQ(printed(compile).rfind("PASSED: ", 0), 0u) << printed(compile);
   const auto tr = validate_torch(kCorpus, "transformer_train_adamw");
   EXPECT_NE(printed(tr).find("- annotation GPU span counted as Self CUDA (pytorch#130730): 2 rows"), std::string::npos)
       << printed(tr);
+}
+
+/// A finding about a kernel with a long name keeps expected and found on its 160-character line:
+/// the name is shortened, not the finding; the verdict keeps its counts when its causes do not fit.
+TEST(SummaryLongNames, SubjectShortenedNotTheFinding) {
+  xb::ValidationReport r;
+  r.inputs = {{"traces", {"/x/a_trace_with_a_long_file_name.json"}}, {"table", "/x/a_table.txt"}, {"events", nullptr}};
+  const std::string kernel =
+      "void at::native::vectorized_elementwise_kernel<8, at::native::CUDAFunctor_add<c10::BFloat16>, "
+      "std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul>)";
+  for (const char* check : {xb::checks::kKernelStats, xb::checks::kTableRows, xb::checks::kTableTotals,
+                            xb::checks::kFlows, xb::checks::kLaneOrder, xb::checks::kStreamOverlap}) {
+    xb::CheckResult c;
+    c.check = check;
+    c.subject = "kernel '" + kernel + "'";
+    c.expected = "total_ns = 74920 (a_table.txt)";
+    c.found = "total_ns = 73920 (a_trace_with_a_long_file_name.json)";
+    c.status = xb::CheckStatus::Failed;
+    r.checks.push_back(c);
+  }
+  xb::CheckResult nr;
+  nr.check = xb::checks::kAttribution;
+  nr.message = "one trace given";
+  r.checks.push_back(nr);
+  const std::string text = printed(r);
+  expect_readable(text, r);
+  EXPECT_NE(text.find("  - kernel 'void at::native::vectorized_elementwise_kernel<8, at::native::CUDAFunctor_add<"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("...': expected total_ns = 74920 (a_table.txt), found total_ns = 73920 "
+                      "(a_trace_with_a_long_file_name.json)\n"),
+            std::string::npos)
+      << text;
+  // Six causes do not fit the console's line: the first ones stay, the rest are counted, the
+  // counts close the line; the whole verdict names every cause and the inputs.
+  const std::string first = lines_of(text).front();
+  EXPECT_NE(first.find(" more causes (below), 1 result not run"), std::string::npos) << first;
+  EXPECT_EQ(first.rfind("FAILED: 6 findings: kernel statistics differ between the files (1 finding); ", 0), 0u) << first;
+  const std::string whole = xb::verdict_line(r);
+  EXPECT_GT(whole.size(), 160u);
+  EXPECT_NE(whole.find("device activities overlap on one stream (1 finding), 1 result not run - "
+                       "a_trace_with_a_long_file_name.json, a_table.txt"),
+            std::string::npos)
+      << whole;
 }
 
 TEST(SummaryTorchH200, SixExports) {
