@@ -93,19 +93,29 @@ TraceFigures trace_figures(const TraceData& t, NameTable& names) {
   f.file = t.file;
   f.window_start_ns = window_start(t.meta);
   const std::uint32_t step = names.intern("ProfilerStep*");
+  // Per name id, its slot among the display names (one array lookup per event).
+  constexpr std::uint32_t kNoSlot = 0xFFFFFFFFu;
+  std::vector<std::uint32_t> slot(names.size(), kNoSlot);
+  std::vector<TraceFigures::Name> figs;
+  const auto slot_of = [&](std::uint32_t name) {
+    if (slot[name] != kNoSlot) return slot[name];
+    const std::uint32_t d = is_profiler_step(names.str(name)) ? step : name;
+    if (slot[d] == kNoSlot) {
+      slot[d] = static_cast<std::uint32_t>(figs.size());
+      figs.emplace_back();
+      f.names.push_back(d);
+    }
+    return slot[name] = slot[d];
+  };
   struct Span {
-    std::uint32_t name;
+    std::uint32_t slot;
     std::int64_t start, end;
   };
   std::vector<Span> host;
   std::vector<std::pair<std::int64_t, std::int64_t>> ops;
-  std::unordered_map<std::uint32_t, std::uint32_t> display;  // name id -> display name id
   for (const TraceEvent& e : t.events) {
-    auto [d, fresh_name] = display.try_emplace(e.name, e.name);
-    if (fresh_name && is_profiler_step(names.str(e.name))) d->second = step;
-    auto [it, fresh] = f.by_name.try_emplace(d->second);
-    if (fresh) f.names.push_back(d->second);
-    TraceFigures::Name& n = it->second;
+    const std::uint32_t k = slot_of(e.name);
+    TraceFigures::Name& n = figs[k];
     ++n.events;
     if (is_device(e.cat)) {
       n.device_ns += e.dur_ns;
@@ -121,22 +131,24 @@ TraceFigures trace_figures(const TraceData& t, NameTable& names) {
     f.host_ns += e.dur_ns;
     if (e.cat == TraceCat::Sync) continue;
     n.host_cats |= 1u << static_cast<unsigned>(e.cat);
-    host.push_back({d->second, e.start_ns, e.end_ns()});
+    host.push_back({k, e.start_ns, e.end_ns()});
     if ((e.cat == TraceCat::CpuOp || is_api(e.cat)) && !filtered_by_pytorch(names.str(e.name)))
       ops.emplace_back(e.start_ns, e.end_ns());
   }
   // Per name, the events inside no other event of that name: PyTorch's same-name fold
   // (profiler_util.py _remove_dup_nodes) can only remove an event nested in one of its name.
   std::sort(host.begin(), host.end(), [](const Span& a, const Span& b) {
-    return a.name != b.name ? a.name < b.name : a.start != b.start ? a.start < b.start : a.end > b.end;
+    return a.slot != b.slot ? a.slot < b.slot : a.start != b.start ? a.start < b.start : a.end > b.end;
   });
   std::int64_t reach = LLONG_MIN;
   for (std::size_t i = 0; i < host.size(); ++i) {
-    if (i == 0 || host[i].name != host[i - 1].name) reach = LLONG_MIN;
-    if (host[i].end > reach) f.by_name[host[i].name].host_outer_ns += host[i].end - host[i].start;
+    if (i == 0 || host[i].slot != host[i - 1].slot) reach = LLONG_MIN;
+    if (host[i].end > reach) figs[host[i].slot].host_outer_ns += host[i].end - host[i].start;
     reach = std::max(reach, host[i].end);
   }
   f.ops_cover_ns = covered(std::move(ops));
+  f.by_name.reserve(figs.size());
+  for (std::size_t i = 0; i < figs.size(); ++i) f.by_name.emplace(f.names[i], figs[i]);
   return f;
 }
 
@@ -171,7 +183,8 @@ ProfileEvidence compare_table(const TableData& tb, const TraceFigures& tr, const
       continue;
     }
     if (!n || one_step) continue;
-    if (r.calls > n->events) tally.disagree(fmt::format("{}: {} calls, {} such events in the trace", row, r.calls, n->events));
+    if (r.calls > n->events)
+      tally.disagree(fmt::format("{}: {} calls, {} such events in the trace", row, r.calls, n->events));
     const bool host = r.self_cpu.ns > 0 || r.cpu_total.ns > 0;
     if (!host && tb.has_cuda && r.self_cuda.ns > 0 && n->device_only && n->device_ns > 0) {
       // A device activity's FunctionEvent: its Self CUDA is its duration (is_device events).
@@ -217,6 +230,7 @@ ProfileEvidence compare_table(const TableData& tb, const TraceFigures& tr, const
 
 void require_one_profile(const std::vector<TraceData>& traces, const TableData* table, const EventsData* events,
                          NameTable& names) {
+  Phase phase("one profile");
   if (traces.empty()) return;
   const TraceData& a = traces[0];
   // crossbench's files carry the recording's window: one recording, one start.
@@ -242,10 +256,11 @@ void require_one_profile(const std::vector<TraceData>& traces, const TableData* 
     };
     const auto ra = range(a), rb = range(b);
     if (!a.events.empty() && !b.events.empty() && (ra.second < rb.first || rb.second < ra.first))
-      throw InputError(fmt::format("{} and {} are not of one profiling session: their events lie {} ms apart; give two "
-                                   "exports of one session",
-                                   a.file, b.file,
-                                   fmt::format("{:.3f}", static_cast<double>(std::max(rb.first - ra.second, ra.first - rb.second)) / 1e6)));
+      throw InputError(fmt::format(
+          "{} and {} are not of one profiling session: their events lie {} ms apart; give two "
+          "exports of one session",
+          a.file, b.file,
+          fmt::format("{:.3f}", static_cast<double>(std::max(rb.first - ra.second, ra.first - rb.second)) / 1e6)));
   }
   if (events) same_window(events->file, events->meta);
   if (!table) return;

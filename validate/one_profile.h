@@ -44,8 +44,8 @@ struct TraceFigures {
   std::vector<std::uint32_t> names;                 ///< display name ids, in first-seen order
   std::int64_t device_ns = 0;                       ///< every device activity's duration, summed
   std::size_t device_events = 0;
-  std::int64_t host_ns = 0;         ///< every host event's duration, summed
-  std::int64_t ops_cover_ns = 0;    ///< time covered by CPU ops and API calls (their union)
+  std::int64_t host_ns = 0;                     ///< every host event's duration, summed
+  std::int64_t ops_cover_ns = 0;                ///< time covered by CPU ops and API calls (their union)
   std::optional<std::int64_t> window_start_ns;  ///< crossbench.window_start_ns, when the trace has it
 };
 

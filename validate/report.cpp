@@ -364,7 +364,8 @@ std::string verdict_line(const ValidationReport& report, std::size_t max_chars) 
                                         t.agree == 1 ? "s" : "", plural(c.passed, "result", "results"));
   std::string counts;
   if (!report.noisy_fixtures.empty())
-    counts += ", " + plural(report.noisy_fixtures.size(), "fixture", "fixtures") + " noisy (missed the precision target)";
+    counts +=
+        ", " + plural(report.noisy_fixtures.size(), "fixture", "fixtures") + " noisy (missed the precision target)";
   if (c.not_claimed > 0) counts += ", " + plural(c.not_claimed, "result", "results") + " not claimed";
   if (c.not_judged > 0) counts += ", " + plural(c.not_judged, "result", "results") + " not judged";
   if (c.not_run > 0) counts += ", " + plural(c.not_run, "result", "results") + " not run";
@@ -565,9 +566,8 @@ void print_summary(const ValidationReport& report, std::ostream& out) {
             fmt::format("  - ... and {} more (all of them in the JSON report)", g.failures.size() - kExamplesPerGroup));
         break;
       }
-      const std::string finding = !r->expected.empty() || !r->found.empty()
-                                      ? "expected " + r->expected + ", found " + r->found
-                                      : r->message;
+      const std::string finding =
+          !r->expected.empty() || !r->found.empty() ? "expected " + r->expected + ", found " + r->found : r->message;
       line(example_line(r->subject.empty() ? r->check : r->subject, finding));
     }
   }
@@ -578,9 +578,8 @@ void print_summary(const ValidationReport& report, std::ostream& out) {
     if (r.status == CheckStatus::NotClaimed)
       unclaimed += (unclaimed.empty() ? "" : ", ") + (r.subject.empty() ? r.check : r.subject);
   if (!unclaimed.empty())
-    wrapped(
-        "- not claimed (the paired event - CUPTI differences are unstable; validation.json gives the interval): ",
-        unclaimed);
+    wrapped("- not claimed (the paired event - CUPTI differences are unstable; validation.json gives the interval): ",
+            unclaimed);
   // Noisy fixtures: their medians missed the precision target (bench's console column `noisy`).
   std::string noisy;
   for (const auto& f : report.noisy_fixtures) noisy += (noisy.empty() ? "" : ", ") + f;
@@ -717,11 +716,11 @@ void write_markdown(const ValidationReport& report, const std::string& title, st
         if (r->status == CheckStatus::Passed && !is_note(r)) add(r, "");
     for (const auto* r : results)
       if (r->status == CheckStatus::NotRun) add(r, s == CheckStatus::NotRun ? "" : "not run: ");
-    const char* verdict = s == CheckStatus::Failed   ? "**FAILED**"
-                          : s == CheckStatus::NotRun ? "not run"
+    const char* verdict = s == CheckStatus::Failed       ? "**FAILED**"
+                          : s == CheckStatus::NotRun     ? "not run"
                           : s == CheckStatus::NotClaimed ? "not claimed (not passed)"
-                          : partly                   ? "passed (part not run)"
-                                                     : "passed";
+                          : partly                       ? "passed (part not run)"
+                                                         : "passed";
     out << "| " << name << " | " << verdict << " | " << reason << " |\n";
   }
   out << '\n';

@@ -354,7 +354,8 @@ void write_qualify_markdown(const QualifyOutcome& o, std::ostream& out) {
                        compared ? fmt::format("{:+.3f}", r.delta_ns / 1e3) : "-", compared ? p_text(r) : "-", verdict,
                        markdown_cell(why));
   }
-  out << "\n## Run folders\n\n| folder | validation | passed | failed | not claimed | not run |\n| --- | --- | ---: | ---: | "
+  out << "\n## Run folders\n\n| folder | validation | passed | failed | not claimed | not run |\n| --- | --- | ---: | "
+         "---: | "
          "---: | ---: |\n";
   for (const LoadedRun& r : o.runs) {
     const CheckCounts k = r.validation.counts();
@@ -427,7 +428,8 @@ void write_qualify_json(const QualifyOutcome& o, std::ostream& out) {
         {{"label", r.label},
          {"dir", r.dir.string()},
          {"validation_passed", r.validation.passed()},
-         {"checks", {{"passed", k.passed}, {"failed", k.failed}, {"not_claimed", k.not_claimed}, {"not_run", k.not_run}}}});
+         {"checks",
+          {{"passed", k.passed}, {"failed", k.failed}, {"not_claimed", k.not_claimed}, {"not_run", k.not_run}}}});
   }
   doc["runs"] = runs;
   json fixtures = json::array();

@@ -44,8 +44,8 @@ json read_json(const fs::path& p) {
 std::vector<Export> real_exports() {
   std::vector<Export> out;
   // <stem>.json or <stem>.json.gz beside <stem>.txt.
-  for (const fs::path dir : {kData / "torch-h200", kData / "torch-h200-corpus",
-                             kRepo / "tests/torch_oracle/data/cpu-torch2.11"}) {
+  for (const fs::path dir :
+       {kData / "torch-h200", kData / "torch-h200-corpus", kRepo / "tests/torch_oracle/data/cpu-torch2.11"}) {
     std::vector<fs::path> tables;
     for (const auto& e : fs::directory_iterator(dir))
       if (e.path().extension() == ".txt") tables.push_back(e.path());
@@ -67,14 +67,16 @@ std::vector<Export> real_exports() {
     for (const auto& m : metas) {
       const std::string stem = m.string().substr(0, m.string().size() - 10);
       Export x{{stem + ".json.gz"}, {}};
-      for (const auto& [set, call] : read_json(m)["tables"].items()) x.tables.push_back(stem + "." + set + ".txt");
+      const json meta = read_json(m);
+      for (const auto& [set, call] : meta["tables"].items()) x.tables.push_back(stem + "." + set + ".txt");
       out.push_back(std::move(x));
     }
   }
   // The oracle's CPU tables: index.json pairs each with its profile's trace.
   const fs::path cpu = kRepo / "tests/torch_oracle/data/cpu-tables";
   std::vector<Export> by_trace;
-  for (const auto& t : read_json(cpu / "index.json")["tables"]) {
+  const json index = read_json(cpu / "index.json");
+  for (const auto& t : index["tables"]) {
     const fs::path trace = cpu / t["trace"].get<std::string>();
     auto it = std::find_if(by_trace.begin(), by_trace.end(), [&](const Export& x) { return x.traces[0] == trace; });
     if (it == by_trace.end()) it = by_trace.insert(by_trace.end(), Export{{trace}, {}});
@@ -83,7 +85,8 @@ std::vector<Export> real_exports() {
   out.insert(out.end(), by_trace.begin(), by_trace.end());
   // check_profile's outputs on the H200, and crossbench run folders (both traces, both tables).
   const fs::path results = XB_RESULTS_DIR;
-  for (const char* d : {"h200/final-2026-12-01/torch-check/one_call", "h200/final-2026-12-01/torch-check/handler/step_4"})
+  for (const char* d :
+       {"h200/final-2026-12-01/torch-check/one_call", "h200/final-2026-12-01/torch-check/handler/step_4"})
     out.push_back({{results / d / "trace.json"}, {results / d / "table.txt"}});
   for (const fs::path d : {results / "h200/2026-11-29-e2e", results / "sessions/h200-nvtx", kData / "harness-session"})
     out.push_back({{d / "full.json", d / "trace_only.json"}, {d / "table.txt", d / "table.json"}});
@@ -123,9 +126,10 @@ TEST(OneProfile, GeneratedMismatchCorpus) {
         }
       }
     }
-  std::printf("one profile: %zu exports, %zu traces, %zu tables; %zu real pairs, 0 refused; %zu mismatched pairs, "
-              "%zu recognised, %zu not\n",
-              exports.size(), figures.size(), tables, real, mismatched, recognised, mismatched - recognised);
+  std::printf(
+      "one profile: %zu exports, %zu traces, %zu tables; %zu real pairs, 0 refused; %zu mismatched pairs, "
+      "%zu recognised, %zu not\n",
+      exports.size(), figures.size(), tables, real, mismatched, recognised, mismatched - recognised);
   for (const auto& m : missed) std::printf("  not recognised: %s\n", m.c_str());
   EXPECT_GE(exports.size(), 150u);
   EXPECT_GE(real, 1000u);

@@ -67,9 +67,8 @@ void expect_readable(const std::string& text, const xb::ValidationReport& r) {
   static const std::regex agree(R"(([0-9]+) checks? agrees? \(([0-9]+) results? passed\))");
   std::smatch m;
   if (std::regex_search(whole, m, agree)) {
-    EXPECT_EQ(lines[lines.size() - 2].rfind("- checks: " + std::to_string(xb::all_checks().size()) + "; " +
-                                                std::string(m[1]) + " agree",
-                                            0),
+    EXPECT_EQ(lines[lines.size() - 2].rfind(
+                  "- checks: " + std::to_string(xb::all_checks().size()) + "; " + std::string(m[1]) + " agree", 0),
               0u)
         << text;
     EXPECT_NE(lines.back().find("; " + std::string(m[2]) + " passed, "), std::string::npos) << text;
@@ -138,8 +137,8 @@ TEST_F(SummaryText, ReplayedRunFolderPasses) {
   // bench --replay printed the same summary after its own line; summary.md has it under Validation.
   // A PASSED run whose fixtures missed their precision target says so in the verdict's counts,
   // with the word the console column uses ("noisy"), and names them.
-  EXPECT_EQ(r.noisy_fixtures.empty(), xb::verdict_line(r).find(" noisy (missed the precision target)") ==
-                                          std::string::npos)
+  EXPECT_EQ(r.noisy_fixtures.empty(),
+            xb::verdict_line(r).find(" noisy (missed the precision target)") == std::string::npos)
       << text;
   if (!r.noisy_fixtures.empty())
     EXPECT_NE(text.find("\n- noisy (missed the precision target: the median is less precise than asked, not wrong): " +
@@ -306,7 +305,8 @@ TEST(SummaryLongNames, SubjectShortenedNotTheFinding) {
   // counts close the line; the whole verdict names every cause and the inputs.
   const std::string first = lines_of(text).front();
   EXPECT_NE(first.find(" more causes (below), 1 result not run"), std::string::npos) << first;
-  EXPECT_EQ(first.rfind("FAILED: 6 findings: kernel statistics differ between the files (1 finding); ", 0), 0u) << first;
+  EXPECT_EQ(first.rfind("FAILED: 6 findings: kernel statistics differ between the files (1 finding); ", 0), 0u)
+      << first;
   const std::string whole = xb::verdict_line(r);
   EXPECT_GT(whole.size(), 160u);
   EXPECT_NE(whole.find("device activities overlap on one stream (1 finding), 1 result not run - "
