@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
-#include <unordered_set>
 #include <utility>
 
 #include <fmt/format.h>
@@ -91,7 +90,6 @@ class Tally {
 TraceFigures trace_figures(const TraceData& t, NameTable& names) {
   TraceFigures f;
   f.file = t.file;
-  f.window_start_ns = window_start(t.meta);
   const std::uint32_t step = names.intern("ProfilerStep*");
   // Per name id, its slot among the display names (one array lookup per event).
   constexpr std::uint32_t kNoSlot = 0xFFFFFFFFu;

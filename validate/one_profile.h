@@ -17,7 +17,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -44,9 +43,8 @@ struct TraceFigures {
   std::vector<std::uint32_t> names;                 ///< display name ids, in first-seen order
   std::int64_t device_ns = 0;                       ///< every device activity's duration, summed
   std::size_t device_events = 0;
-  std::int64_t host_ns = 0;                     ///< every host event's duration, summed
-  std::int64_t ops_cover_ns = 0;                ///< time covered by CPU ops and API calls (their union)
-  std::optional<std::int64_t> window_start_ns;  ///< crossbench.window_start_ns, when the trace has it
+  std::int64_t host_ns = 0;       ///< every host event's duration, summed
+  std::int64_t ops_cover_ns = 0;  ///< time covered by CPU ops and API calls (their union)
 };
 
 /// The figures of trace `t` (names interned into `names`, which read `t`).
@@ -66,9 +64,9 @@ ProfileEvidence compare_table(const TableData& tb, const TraceFigures& tr, const
 
 /// Throws InputError (one line: which files, how many figures contradict, an example) when the
 /// files given together are not of one profile: the table against the primary (first) trace by
-/// compare_table; two traces that share no device activity (name, start and duration) or whose
-/// crossbench windows start apart; a crossbench table.json or events.json whose window starts
-/// apart from the traces'.
+/// compare_table; two traces whose events' time ranges do not meet (two exports of one session
+/// hold the same events) or whose crossbench windows start apart; a crossbench table.json or
+/// events.json whose window starts apart from the primary trace's.
 void require_one_profile(const std::vector<TraceData>& traces, const TableData* table, const EventsData* events,
                          NameTable& names);
 
