@@ -44,7 +44,7 @@ json read_json(const fs::path& p) {
 std::vector<Export> real_exports() {
   std::vector<Export> out;
   // <stem>.json or <stem>.json.gz beside <stem>.txt.
-  for (const fs::path dir :
+  for (const fs::path& dir :
        {kData / "torch-h200", kData / "torch-h200-corpus", kRepo / "tests/torch_oracle/data/cpu-torch2.11"}) {
     std::vector<fs::path> tables;
     for (const auto& e : fs::directory_iterator(dir))
@@ -88,7 +88,7 @@ std::vector<Export> real_exports() {
   for (const char* d :
        {"h200/final-2026-12-01/torch-check/one_call", "h200/final-2026-12-01/torch-check/handler/step_4"})
     out.push_back({{results / d / "trace.json"}, {results / d / "table.txt"}});
-  for (const fs::path d : {results / "h200/2026-11-29-e2e", results / "sessions/h200-nvtx", kData / "harness-session"})
+  for (const fs::path& d : {results / "h200/2026-11-29-e2e", results / "sessions/h200-nvtx", kData / "harness-session"})
     out.push_back({{d / "full.json", d / "trace_only.json"}, {d / "table.txt", d / "table.json"}});
   return out;
 }
