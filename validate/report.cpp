@@ -363,15 +363,15 @@ std::string verdict_line(const ValidationReport& report, std::size_t max_chars) 
   const std::string agree = fmt::format("{} agree{} ({} passed)", plural(t.agree, "check", "checks"),
                                         t.agree == 1 ? "s" : "", plural(c.passed, "result", "results"));
   std::string counts;
+  const std::string noisy_why = " (missed the precision target)";  // the console leaves it to its own line
   if (!report.noisy_fixtures.empty())
-    counts +=
-        ", " + plural(report.noisy_fixtures.size(), "fixture", "fixtures") + " noisy (missed the precision target)";
+    counts += ", " + plural(report.noisy_fixtures.size(), "fixture", "fixtures") + " noisy" + noisy_why;
   if (c.not_claimed > 0) counts += ", " + plural(c.not_claimed, "result", "results") + " not claimed";
   if (c.not_judged > 0) counts += ", " + plural(c.not_judged, "result", "results") + " not judged";
   if (c.not_run > 0) counts += ", " + plural(c.not_run, "result", "results") + " not run";
   const std::size_t causes = other.size() + known.size();
   // The line with the first `shown` causes; the rest counted ("and 2 more causes (below)").
-  const auto text_with = [&](std::size_t shown) {
+  const auto text_with = [&](std::size_t shown) {  // without the counts
     std::string text;
     std::size_t k = 0;
     const auto add = [&](const std::vector<std::string>& list, const char* first_sep) {
@@ -392,16 +392,21 @@ std::string verdict_line(const ValidationReport& report, std::size_t max_chars) 
                          : plural(causes, "cause", "causes")) +
               " (below)";
     if (other.empty() && !known.empty()) text += "; otherwise " + agree;
-    return text + counts;
+    return text;
   };
   const std::string inputs = " - " + inputs_text(report);
-  const std::string whole = text_with(causes);
+  const std::string whole = text_with(causes) + counts;
   if (max_chars == 0 || whole.size() + inputs.size() <= max_chars) return whole + inputs;
+  if (whole.size() <= max_chars) return whole;
+  // The console: the counts without the explanation the noisy fixtures' own line gives, then
+  // fewer causes.
+  std::string short_counts = counts;
+  if (const auto at = short_counts.find(noisy_why); at != std::string::npos) short_counts.erase(at, noisy_why.size());
   for (std::size_t shown = causes + 1; shown-- > 0;) {
-    const std::string text = text_with(shown);
+    const std::string text = text_with(shown) + short_counts;
     if (text.size() <= max_chars) return text;
   }
-  return fit(text_with(0), max_chars);
+  return fit(text_with(0) + short_counts, max_chars);
 }
 
 namespace {

@@ -242,8 +242,9 @@ std::filesystem::path report_json_path(const std::filesystem::path& dir_or_file)
 /// with its causes, the checks that agree and their results, the noisy fixtures and the results
 /// not claimed, not judged and not run, then the inputs. `max_chars` 0: the whole text, as the
 /// JSON report's "verdict" and Python's Verdict.verdict hold it. Otherwise it is made to fit that
-/// width as the console prints it: the inputs dropped first, then causes from the end ("and 2 more
-/// causes (below)"); the outcome and the counts are never cut.
+/// width as the console prints it: the inputs dropped first, then the noisy count's explanation
+/// (its own line below gives it), then causes from the end ("and 2 more causes (below)"); the
+/// outcome and the counts are never cut.
 std::string verdict_line(const ValidationReport& report, std::size_t max_chars = 0);
 
 /// Short human summary (docs/validator.md "What it prints"): the verdict (verdict_line fitted to
