@@ -64,9 +64,9 @@ ProfileEvidence compare_table(const TableData& tb, const TraceFigures& tr, const
 
 /// Throws InputError (one line: which files, how many figures contradict, an example) when the
 /// files given together are not of one profile: the table against the primary (first) trace by
-/// compare_table; two traces whose events' time ranges do not meet (two exports of one session
-/// hold the same events) or whose crossbench windows start apart; a crossbench table.json or
-/// events.json whose window starts apart from the primary trace's.
+/// compare_table (unless both carry a crossbench window, which decides); two traces whose events' time ranges do not
+/// meet (two exports of one session hold the same events) or whose crossbench windows start apart; a crossbench
+/// table.json or events.json whose window starts apart from the primary trace's.
 void require_one_profile(const std::vector<TraceData>& traces, const TableData* table, const EventsData* events,
                          NameTable& names);
 
