@@ -688,7 +688,8 @@ void write_markdown(const ValidationReport& report, const std::string& title, st
   const CheckCounts c = report.counts();
   out << " (" << c.passed << " results passed, " << c.failed << " failed, " << c.not_run << " not run";
   if (c.not_claimed > 0) out << ", " << c.not_claimed << " not claimed";
-  out << ")\n\n";
+  if (c.not_judged > 0) out << ", " << c.not_judged << " not judged";
+  out << ")\n\n`" << verdict_line(report) << "`\n\n";
   out << "| check | verdict | reason |\n| --- | --- | --- |\n";
   for (const auto& name : all_checks()) {
     const CheckStatus s = report.status_of(name);

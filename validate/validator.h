@@ -256,8 +256,9 @@ std::string verdict_line(const ValidationReport& report, std::size_t max_chars =
 /// characters.
 void print_summary(const ValidationReport& report, std::ostream& out);
 
-/// A markdown section: the verdict per check (passed / FAILED / not run) with every failure's
-/// subject, expected and found, and the not-run reasons. `title` heads the section.
+/// A markdown section: the whole verdict line, then the verdict per check (passed / FAILED / not
+/// run) with every failure's subject, expected and found, and the not-run reasons. `title` heads
+/// the section.
 void write_markdown(const ValidationReport& report, const std::string& title, std::ostream& out);
 
 }  // namespace xb
