@@ -293,6 +293,7 @@ TEST_F(ValidateTest, UnstablePairsAreReportedNotClaimedNotPassed) {
   std::ostringstream md;
   xb::write_markdown(r, "run", md);
   EXPECT_NE(md.str().find("not claimed (not passed)"), std::string::npos);
+  EXPECT_NE(md.str().find("`" + xb::verdict_line(r) + "`"), std::string::npos) << md.str();  // whole
 }
 
 TEST_F(ValidateTest, UnverifiedFixtureFailsVerified) {
