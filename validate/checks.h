@@ -32,7 +32,7 @@ std::string us(double ns);
 /// event_vs_cupti's verdict on one fixture, judged on its paired per-call differences alone
 /// (d_i = event_i - CUPTI_i per step, in step order), whatever the spread of the samples themselves:
 /// - Failed: the median of |d_i| is above `tolerance_ns`;
-/// - Noisy ("not claimed"): the median is within, but the pairs are unstable: the median's
+/// - NotClaimed: the median is within, but the pairs are unstable: the median's
 ///   distribution-free interval of the d_i at `confidence` (profiler/stats.h median_interval,
 ///   widened for drift; with too few pairs to bound it, the range of all d_i) reaches beyond
 ///   +-tolerance_ns;
@@ -71,8 +71,8 @@ class CheckLog {
     add(CheckStatus::Passed, std::move(subject), "", "", "note: " + std::move(message));
   }
   /// The check ran, but its evidence is unstable (the reason in `message`): reported, not claimed.
-  void noisy(std::string subject, std::string message) {
-    add(CheckStatus::Noisy, std::move(subject), "", "", std::move(message));
+  void not_claimed(std::string subject, std::string message) {
+    add(CheckStatus::NotClaimed, std::move(subject), "", "", std::move(message));
   }
   /// A construct the model does not cover: `what` names it ("not judged: " is prepended).
   void not_judged(std::string subject, std::string what) {

@@ -147,7 +147,7 @@ PairedVerdict judge_pairs(const std::vector<double>& diffs_ns, double tolerance_
     v.reason =
         fmt::format("median |event - CUPTI| {} ns above the tolerance {} ns", num(v.abs_median), num(tolerance_ns));
   } else if (std::max(std::fabs(v.diff.low), std::fabs(v.diff.high)) > tolerance_ns) {
-    v.status = CheckStatus::Noisy;
+    v.status = CheckStatus::NotClaimed;
     v.reason = fmt::format("the pairs are unstable: {} reaches beyond +-{} ns", interval, num(tolerance_ns));
   }
   return v;
@@ -320,7 +320,7 @@ void check_event_vs_cupti(const Model& m, const ValidateOptions& opts, CheckLog&
          {"abs_diff_median_ns", abs_med},
          {"tolerance_ns", tol},
          {"claimed", verdict.status == CheckStatus::Passed},
-         {"noisy", verdict.status == CheckStatus::Noisy},
+         {"not_claimed", verdict.status == CheckStatus::NotClaimed},
          {"reason", verdict.reason},
          {"fixture_timed_out", f.stop == "timed out"},
          {"sync", f.sync.empty() ? json(nullptr) : json(f.sync)},
@@ -329,8 +329,8 @@ void check_event_vs_cupti(const Model& m, const ValidateOptions& opts, CheckLog&
     if (verdict.status == CheckStatus::Failed)
       log.fail(f.name, fmt::format("median |event - CUPTI| per call within {} ns", num(tol)),
                fmt::format("{} ns", num(abs_med)), numbers);
-    else if (verdict.status == CheckStatus::Noisy)
-      log.noisy(f.name, "median within tolerance, not claimed: " + verdict.reason + ": " + numbers);
+    else if (verdict.status == CheckStatus::NotClaimed)
+      log.not_claimed(f.name, "median within tolerance, not claimed: " + verdict.reason + ": " + numbers);
     else
       log.pass(f.name, numbers);
   }

@@ -36,8 +36,8 @@ const char* to_string(CheckStatus status) {
       return "failed";
     case CheckStatus::NotRun:
       return "not_run";
-    case CheckStatus::Noisy:
-      return "noisy";
+    case CheckStatus::NotClaimed:
+      return "not_claimed";
     case CheckStatus::NotJudged:
       return "not_judged";
   }
@@ -48,7 +48,7 @@ CheckStatus check_status_from_string(const std::string& name) {
   if (name == "passed") return CheckStatus::Passed;
   if (name == "failed") return CheckStatus::Failed;
   if (name == "not_run") return CheckStatus::NotRun;
-  if (name == "noisy") return CheckStatus::Noisy;
+  if (name == "not_claimed" || name == "noisy") return CheckStatus::NotClaimed;
   if (name == "not_judged") return CheckStatus::NotJudged;
   throw std::invalid_argument("unknown check status: " + name);
 }
@@ -82,8 +82,8 @@ CheckCounts ValidationReport::counts() const {
       case CheckStatus::NotRun:
         ++c.not_run;
         break;
-      case CheckStatus::Noisy:
-        ++c.noisy;
+      case CheckStatus::NotClaimed:
+        ++c.not_claimed;
         break;
       case CheckStatus::NotJudged:
         ++c.not_judged;
@@ -101,14 +101,14 @@ std::vector<const CheckResult*> ValidationReport::results_of(const std::string& 
 }
 
 CheckStatus ValidationReport::status_of(const std::string& check) const {
-  bool any_pass = false, any_noisy = false;
+  bool any_pass = false, any_not_claimed = false;
   for (const auto& r : checks) {
     if (r.check != check) continue;
     if (r.status == CheckStatus::Failed) return CheckStatus::Failed;
     if (r.status == CheckStatus::Passed) any_pass = true;
-    if (r.status == CheckStatus::Noisy) any_noisy = true;
+    if (r.status == CheckStatus::NotClaimed) any_not_claimed = true;
   }
-  return any_noisy ? CheckStatus::Noisy : any_pass ? CheckStatus::Passed : CheckStatus::NotRun;
+  return any_not_claimed ? CheckStatus::NotClaimed : any_pass ? CheckStatus::Passed : CheckStatus::NotRun;
 }
 
 namespace {
@@ -323,17 +323,35 @@ std::size_t pytorch_defects(const ValidationReport& report) {
   }));
 }
 
-/// The verdict, one line. Three outcomes a PyTorch user tells apart: "FAILED" (the files
-/// disagree under PyTorch's own rules, or a record is missing), "PYTORCH DEFECTS" (the files
-/// agree, and PyTorch's rules misreport device time: each defect named and linked), "PASSED";
-/// each with the checks that agree and the results not judged (constructs the model does not
-/// cover) counted.
-std::string verdict_line(const ValidationReport& report) {
+/// "1 result" / "2 results".
+std::string plural(std::size_t n, const char* one, const char* many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
+/// Checks (all_checks()) by their status (status_of).
+struct CheckTally {
+  std::size_t agree = 0, failed = 0, not_claimed = 0, not_run = 0;
+};
+
+CheckTally tally_checks(const ValidationReport& report) {
+  CheckTally t;
+  for (const auto& name : all_checks()) {
+    const CheckStatus st = report.status_of(name);
+    ++(st == CheckStatus::Passed       ? t.agree
+       : st == CheckStatus::Failed     ? t.failed
+       : st == CheckStatus::NotClaimed ? t.not_claimed
+                                       : t.not_run);
+  }
+  return t;
+}
+
+}  // namespace
+
+std::string verdict_line(const ValidationReport& report, std::size_t max_chars) {
   const CheckCounts c = report.counts();
-  std::size_t agree = 0;
-  for (const auto& name : all_checks())
-    if (report.status_of(name) == CheckStatus::Passed) ++agree;
-  std::string known, other;
+  const CheckTally t = tally_checks(report);
+  // The causes: failures of no known cause first, then the PyTorch defects, each with its count.
+  std::vector<std::string> other, known;
   std::size_t n_other = 0;
   for (const auto& g : group_failures(report)) {
     const std::string full = cause_label(g.key);
@@ -344,26 +362,110 @@ std::string verdict_line(const ValidationReport& report) {
     if (defect) {
       const auto at = full.find("pytorch#");  // the defect's link, when it has one
       if (at != std::string::npos) item += ", " + full.substr(at, full.find(')', at) - at);
+      known.push_back(item);
     } else {
       n_other += g.failures.size();
+      other.push_back(item);
     }
-    (defect ? known : other) += std::string((defect ? known : other).empty() ? "" : "; ") + item;
   }
-  std::string text;
-  if (!other.empty()) {
-    text = fmt::format("FAILED: {} finding{}: {}", n_other, n_other == 1 ? "" : "s", other);
-    if (!known.empty()) text += "; PyTorch defects: " + known;
-  } else if (!known.empty()) {
-    text = "PYTORCH DEFECTS: " + known + fmt::format("; otherwise {} check{} agree", agree, agree == 1 ? "" : "s");
-  } else {
-    text = fmt::format("PASSED: {} check{} agree", agree, agree == 1 ? "" : "s");
+  const std::string agree = fmt::format("{} agree{} ({} passed)", plural(t.agree, "check", "checks"),
+                                        t.agree == 1 ? "s" : "", plural(c.passed, "result", "results"));
+  std::string counts;
+  const std::string noisy_why = " (missed the precision target)";  // the console leaves it to its own line
+  if (!report.noisy_fixtures.empty())
+    counts += ", " + plural(report.noisy_fixtures.size(), "fixture", "fixtures") + " noisy" + noisy_why;
+  if (c.not_claimed > 0) counts += ", " + plural(c.not_claimed, "result", "results") + " not claimed";
+  if (c.not_judged > 0) counts += ", " + plural(c.not_judged, "result", "results") + " not judged";
+  if (c.not_run > 0) counts += ", " + plural(c.not_run, "result", "results") + " not run";
+  const std::size_t causes = other.size() + known.size();
+  // The line with the first `shown` causes; the rest counted ("and 2 more causes (below)").
+  const auto text_with = [&](std::size_t shown) {  // without the counts
+    std::string text;
+    std::size_t k = 0;
+    const auto add = [&](const std::vector<std::string>& list, const char* first_sep) {
+      for (std::size_t j = 0; j < list.size() && k < shown; ++j, ++k) text += (j ? "; " : k ? first_sep : "") + list[j];
+    };
+    if (!other.empty()) {
+      text = fmt::format("FAILED: {}: ", plural(n_other, "finding", "findings"));
+      add(other, "");
+      add(known, "; PyTorch defects: ");
+    } else if (!known.empty()) {
+      text = "PYTORCH DEFECTS: ";
+      add(known, "");
+    } else {
+      text = "PASSED: " + agree;
+    }
+    if (shown < causes)
+      text += (shown > 0 ? "; and " + plural(causes - shown, "more cause", "more causes")
+                         : plural(causes, "cause", "causes")) +
+              " (below)";
+    if (other.empty() && !known.empty()) text += "; otherwise " + agree;
+    return text;
+  };
+  const std::string inputs = " - " + inputs_text(report);
+  const std::string whole = text_with(causes) + counts;
+  if (max_chars == 0 || whole.size() + inputs.size() <= max_chars) return whole + inputs;
+  if (whole.size() <= max_chars) return whole;
+  // The console: the counts without the explanation the noisy fixtures' own line gives, then
+  // fewer causes.
+  std::string short_counts = counts;
+  if (const auto at = short_counts.find(noisy_why); at != std::string::npos) short_counts.erase(at, noisy_why.size());
+  for (std::size_t shown = causes + 1; shown-- > 0;) {
+    const std::string text = text_with(shown) + short_counts;
+    if (text.size() <= max_chars) return text;
   }
-  if (c.noisy > 0) text += fmt::format(", {} result{} noisy (not claimed)", c.noisy, c.noisy == 1 ? "" : "s");
-  if (c.not_judged > 0) text += fmt::format(", {} not judged", c.not_judged);
-  if (c.not_run > 0) text += fmt::format(", {} result{} not run", c.not_run, c.not_run == 1 ? "" : "s");
-  const std::string what = " - " + inputs_text(report);
-  if (text.size() + what.size() <= kMaxLine) return text + what;
-  return fit(text);
+  return fit(text_with(0) + short_counts, max_chars);
+}
+
+namespace {
+
+/// A finding's example line, "  - SUBJECT: FINDING", within kMaxLine: where it is longer, the
+/// longest quoted name of the subject (a kernel's template arguments) is shortened first, so that
+/// what was expected and found stays on the line.
+std::string example_line(std::string subject, const std::string& finding) {
+  const std::string rest = round_numbers(": " + finding);
+  std::size_t over = 4 + subject.size() + rest.size();
+  if (over > kMaxLine) {
+    std::size_t best = std::string::npos, best_len = 0;
+    for (std::size_t a = subject.find('\''); a != std::string::npos;) {
+      const std::size_t b = subject.find('\'', a + 1);
+      if (b == std::string::npos) break;
+      if (b - a - 1 > best_len) {
+        best = a + 1;
+        best_len = b - a - 1;
+      }
+      a = subject.find('\'', b + 1);
+    }
+    over -= kMaxLine;
+    constexpr std::size_t kMinName = 24;
+    if (best != std::string::npos && best_len > kMinName) {
+      std::size_t keep = best_len > over + 3 + kMinName ? best_len - over - 3 : kMinName;
+      while (keep > 0 && (static_cast<unsigned char>(subject[best + keep]) & 0xC0) == 0x80) --keep;
+      subject.replace(best + keep, best_len - keep, "...");
+    }
+  }
+  return "  - " + subject + rest;
+}
+
+/// The summary's last two lines: the checks by status, then their results by status, so that the
+/// verdict's "N checks agree (M results passed)" and its counts read against the whole.
+std::vector<std::string> counts_lines(const ValidationReport& report) {
+  const CheckCounts c = report.counts();
+  const CheckTally t = tally_checks(report);
+  std::string checks = fmt::format("- checks: {}; {} agree", all_checks().size(), t.agree);
+  if (t.failed > 0) checks += fmt::format(", {} failed", t.failed);
+  if (t.not_claimed > 0) checks += fmt::format(", {} not claimed", t.not_claimed);
+  checks += fmt::format(", {} not run (each gives a result per subject: kernel, row, fixture, trace)", t.not_run);
+  std::size_t partial = 0;  // not-run results of checks that ran
+  for (const auto& r : report.checks)
+    if (r.status == CheckStatus::NotRun && report.status_of(r.check) != CheckStatus::NotRun) ++partial;
+  const std::size_t total = c.passed + c.failed + c.not_run + c.not_claimed + c.not_judged;
+  std::string results = fmt::format("- results: {}; {} passed, {} failed", total, c.passed, c.failed);
+  if (c.not_claimed > 0) results += fmt::format(", {} not claimed", c.not_claimed);
+  if (c.not_judged > 0) results += fmt::format(", {} not judged", c.not_judged);
+  results += fmt::format(", {} not run", c.not_run);
+  if (partial > 0) results += fmt::format(" ({} of them parts of checks that ran)", partial);
+  return {checks, results + "; every result in full: the JSON report, --markdown"};
 }
 
 json cause_counts(const ValidationReport& report) {
@@ -411,8 +513,15 @@ json report_json(const ValidationReport& report) {
   doc["run_dir"] = report.run_dir;
   doc["inputs"] = report.inputs.is_null() ? json::object() : report.inputs;
   doc["tolerances"] = std::move(tol);
-  doc["summary"] = {{"passed", c.passed}, {"failed", c.failed},         {"not_run", c.not_run},
-                    {"noisy", c.noisy},   {"not_judged", c.not_judged}, {"pytorch_defects", pytorch_defects(report)}};
+  doc["summary"] = {{"passed", c.passed},
+                    {"failed", c.failed},
+                    {"not_run", c.not_run},
+                    {"not_claimed", c.not_claimed},
+                    {"not_judged", c.not_judged},
+                    {"pytorch_defects", pytorch_defects(report)},
+                    {"checks_agree", tally_checks(report).agree},
+                    {"noisy_fixtures", report.noisy_fixtures.size()}};
+  doc["noisy_fixtures"] = report.noisy_fixtures;
   doc["verdicts"] = std::move(verdicts);
   doc["figures"] = report.figures.is_null() ? json::object() : report.figures;
   doc["checks"] = std::move(checks_j);
@@ -453,7 +562,7 @@ void print_summary(const ValidationReport& report, std::ostream& out) {
     }
     line(cur);
   };
-  line(verdict_line(report));
+  line(verdict_line(report, kMaxLine));
 
   // Findings, grouped by cause, a few examples each.
   for (const auto& g : group_failures(report)) {
@@ -470,28 +579,25 @@ void print_summary(const ValidationReport& report, std::ostream& out) {
             fmt::format("  - ... and {} more (all of them in the JSON report)", g.failures.size() - kExamplesPerGroup));
         break;
       }
-      std::string s = "  - " + (r->subject.empty() ? r->check : r->subject) + ": ";
-      if (!r->expected.empty() || !r->found.empty())
-        s += "expected " + r->expected + ", found " + r->found;
-      else
-        s += r->message;
-      line(s);
+      const std::string finding =
+          !r->expected.empty() || !r->found.empty() ? "expected " + r->expected + ", found " + r->found : r->message;
+      line(example_line(r->subject.empty() ? r->check : r->subject, finding));
     }
   }
 
-  // Noisy results: ran, within tolerance, but on unstable evidence (judge_pairs).
-  std::string noisy;
-  std::size_t n_noisy = 0;
+  // Results not claimed: ran, within tolerance, but on unstable evidence (judge_pairs).
+  std::string unclaimed;
   for (const auto& r : report.checks)
-    if (r.status == CheckStatus::Noisy) {
-      ++n_noisy;
-      noisy += (noisy.empty() ? "" : ", ") + (r.subject.empty() ? r.check : r.subject);
-    }
-  if (n_noisy > 0)
-    wrapped(
-        "- noisy, not claimed (the paired event - CUPTI differences are unstable; validation.json gives the "
-        "interval): ",
-        noisy);
+    if (r.status == CheckStatus::NotClaimed)
+      unclaimed += (unclaimed.empty() ? "" : ", ") + (r.subject.empty() ? r.check : r.subject);
+  if (!unclaimed.empty())
+    wrapped("- not claimed (the paired event - CUPTI differences are unstable; validation.json gives the interval): ",
+            unclaimed);
+  // Noisy fixtures: their medians missed the precision target (bench's console column `noisy`).
+  std::string noisy;
+  for (const auto& f : report.noisy_fixtures) noisy += (noisy.empty() ? "" : ", ") + f;
+  if (!noisy.empty())
+    wrapped("- noisy (missed the precision target: the median is less precise than asked, not wrong): ", noisy);
 
   // Checks that passed; not-run results by check and reason.
   std::string passed_list;
@@ -551,9 +657,9 @@ void print_summary(const ValidationReport& report, std::ostream& out) {
                        f.value("mode", std::string()).empty() ? "" : " (" + f.value("mode", std::string()) + ")",
                        us3(ev), us3(f.value("cupti_median_ns", 0.0)), us3(abs_d), ev > 0 ? 100.0 * abs_d / ev : 0.0,
                        us3(f.value("tolerance_ns", 0.0)),
-                       st == CheckStatus::Failed  ? "FAILED"
-                       : st == CheckStatus::Noisy ? "noisy"
-                                                  : "passed"));
+                       st == CheckStatus::Failed       ? "FAILED"
+                       : st == CheckStatus::NotClaimed ? "not claimed"
+                                                       : "passed"));
     }
   } else if (report.figures.is_object() && report.figures.contains(checks::kEventVsCupti) &&
              report.figures[checks::kEventVsCupti].is_object()) {
@@ -576,9 +682,7 @@ void print_summary(const ValidationReport& report, std::ostream& out) {
                       fig.value("file", std::string()), f["count"].get<std::size_t>(), us3(f.value("min_ns", 0.0)),
                       us3(f.value("p50_ns", 0.0)), us3(f.value("p99_ns", 0.0)), us3(f.value("max_ns", 0.0))));
   }
-  line(fmt::format("- results: {} passed, {} failed, {} not run{}{}; every result in full: the JSON report, --markdown",
-                   c.passed, c.failed, c.not_run, c.noisy > 0 ? fmt::format(", {} noisy", c.noisy) : "",
-                   c.not_judged > 0 ? fmt::format(", {} not judged", c.not_judged) : ""));
+  for (const std::string& l : counts_lines(report)) line(l);
 }
 
 void write_markdown(const ValidationReport& report, const std::string& title, std::ostream& out) {
@@ -591,8 +695,9 @@ void write_markdown(const ValidationReport& report, const std::string& title, st
   out << "Verdict: **" << (report.passed() ? "passed" : "FAILED") << "**";
   const CheckCounts c = report.counts();
   out << " (" << c.passed << " results passed, " << c.failed << " failed, " << c.not_run << " not run";
-  if (c.noisy > 0) out << ", " << c.noisy << " noisy";
-  out << ")\n\n";
+  if (c.not_claimed > 0) out << ", " << c.not_claimed << " not claimed";
+  if (c.not_judged > 0) out << ", " << c.not_judged << " not judged";
+  out << ")\n\n`" << verdict_line(report) << "`\n\n";
   out << "| check | verdict | reason |\n| --- | --- | --- |\n";
   for (const auto& name : all_checks()) {
     const CheckStatus s = report.status_of(name);
@@ -617,7 +722,7 @@ void write_markdown(const ValidationReport& report, const std::string& title, st
     for (const auto* r : results)
       if (r->status == CheckStatus::Failed) add(r, "");
     for (const auto* r : results)
-      if (r->status == CheckStatus::Noisy) add(r, "noisy: ");
+      if (r->status == CheckStatus::NotClaimed) add(r, "not claimed: ");
     for (const auto* r : results)
       if (is_note(r)) add(r, "");
     if (s == CheckStatus::Passed)
@@ -625,11 +730,11 @@ void write_markdown(const ValidationReport& report, const std::string& title, st
         if (r->status == CheckStatus::Passed && !is_note(r)) add(r, "");
     for (const auto* r : results)
       if (r->status == CheckStatus::NotRun) add(r, s == CheckStatus::NotRun ? "" : "not run: ");
-    const char* verdict = s == CheckStatus::Failed   ? "**FAILED**"
-                          : s == CheckStatus::NotRun ? "not run"
-                          : s == CheckStatus::Noisy  ? "noisy (not passed)"
-                          : partly                   ? "passed (part not run)"
-                                                     : "passed";
+    const char* verdict = s == CheckStatus::Failed       ? "**FAILED**"
+                          : s == CheckStatus::NotRun     ? "not run"
+                          : s == CheckStatus::NotClaimed ? "not claimed (not passed)"
+                          : partly                       ? "passed (part not run)"
+                                                         : "passed";
     out << "| " << name << " | " << verdict << " | " << reason << " |\n";
   }
   out << '\n';

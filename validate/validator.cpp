@@ -13,6 +13,7 @@
 
 #include "profiler/session_io.h"
 #include "validate/checks.h"
+#include "validate/one_profile.h"
 
 namespace xb {
 
@@ -65,6 +66,9 @@ ValidationReport run_all(Model& m, const ValidateOptions& opts) {
   report.inputs = {{"traces", traces},
                    {"table", m.table ? json(m.table->path) : json(nullptr)},
                    {"events", m.events ? json(m.events->path) : json(nullptr)}};
+  if (m.events)
+    for (const EventFixture& f : m.events->fixtures)
+      if (!f.stop.empty() && f.stop != "converged") report.noisy_fixtures.push_back(f.name);
   const std::string res =
       "text tables: within half the printed resolution (0.5 ns for \"us\" with three decimals, "
       "500 ns for \"ms\", 0.5 ms for \"s\"); JSON files and traces: exact integer ns";
@@ -87,7 +91,7 @@ ValidationReport run_all(Model& m, const ValidateOptions& opts) {
       "whose External id is the step's ProfilerStep range or a range nested in it; judged on these paired differences "
       "alone, whatever the spread of the samples: claimed when the 95% distribution-free interval of the median "
       "event - CUPTI difference (widened for drift; with too few pairs, their range) lies within the tolerance, "
-      "else reported noisy (not claimed, with the interval); cold-mode fixtures (one launch per sample) get {} ns more "
+      "else reported not claimed (with the interval); cold-mode fixtures (one launch per sample) get {} ns more "
       "for the GPU "
       "front end's launch and completion latency, which the event interval holds and the kernel span does not; "
       "fixtures whose launch synchronizes with the device (timing.sync, sampled without the blocking kernel) get "
@@ -196,6 +200,7 @@ ValidationReport validate_run_dir(const fs::path& dir, const ValidateOptions& op
   require_meta(m.events->meta, m.events->path, "events");
   m.traces.push_back(std::move(full));
   m.traces.push_back(std::move(trace_only));
+  require_one_profile(m.traces, &*m.table, &*m.events, m.names);
   if (fs::exists(dir / "counters.json", ec)) m.counters = read_counters_json(dir / "counters.json");
   ValidationReport report = run_all(m, opts);
   report.run_dir = dir.string();
@@ -215,6 +220,7 @@ ValidationReport validate_files(const ValidateInputs& in, const ValidateOptions&
   }
   if (!in.table.empty()) m.table = read_table(in.table);
   if (!in.events.empty()) m.events = read_events(in.events);
+  require_one_profile(m.traces, m.table ? &*m.table : nullptr, m.events ? &*m.events : nullptr, m.names);
   return run_all(m, opts);
 }
 

@@ -89,15 +89,19 @@ enum class CheckStatus {
   Passed,  ///< the check ran and the files agree
   Failed,  ///< the check ran and found a disagreement
   NotRun,  ///< the check could not run (no data for it); never counted as passed
-  Noisy,   ///< the check ran, but its evidence is unstable (event_vs_cupti: the paired differences): not claimed
+  /// The check ran, within tolerance, but on evidence too unstable to claim agreement
+  /// (event_vs_cupti: the paired differences' interval): neither passed nor failed. Not "noisy",
+  /// which names a fixture that missed its precision target (ValidationReport::noisy_fixtures).
+  NotClaimed,
   /// The input holds a construct the model does not cover (named in the message, "not judged:
   /// <what>"): neither passed nor failed, counted apart in the verdict.
   NotJudged,
 };
 
-/// "passed", "failed", "not_run", "noisy", "not_judged" (the spelling used in validation.json).
+/// "passed", "failed", "not_run", "not_claimed", "not_judged" (the spelling used in validation.json).
 const char* to_string(CheckStatus status);
-/// Inverse of to_string(CheckStatus). Throws std::invalid_argument for an unknown name.
+/// Inverse of to_string(CheckStatus); also reads "noisy", NotClaimed's name in reports written
+/// before 2026-12-05. Throws std::invalid_argument for an unknown name.
 CheckStatus check_status_from_string(const std::string& name);
 
 /// One outcome: which check, on what, what was expected and what was found.
@@ -136,7 +140,7 @@ struct CheckCounts {
   std::size_t passed = 0;
   std::size_t failed = 0;
   std::size_t not_run = 0;
-  std::size_t noisy = 0;
+  std::size_t not_claimed = 0;
   std::size_t not_judged = 0;
 };
 
@@ -150,6 +154,10 @@ struct ValidationReport {
   std::map<std::string, std::string> tolerances;  ///< check name -> tolerance it applied, as text
   nlohmann::json source_meta;                     ///< "crossbench" block of the validated full.json (null if none)
   nlohmann::json figures;                         ///< check name -> measured figures (launch latency distribution, ...)
+  /// Fixtures whose median missed its precision target (events.json timing.stop "timed out": the
+  /// stopping rule ran out of time; bench's `noisy`). Their times are less precise than asked, not
+  /// wrong: no check fails for it, and the verdict counts them.
+  std::vector<std::string> noisy_fixtures;
 
   /// True when no result is Failed (NotRun results do not fail a run).
   bool passed() const;
@@ -157,9 +165,8 @@ struct ValidationReport {
   CheckCounts counts() const;
   /// Results of one check, in report order.
   std::vector<const CheckResult*> results_of(const std::string& check) const;
-  /// Worst status of one check: Failed if any result failed, else Noisy if any was noisy, else
-  /// Passed if any passed, else
-  /// NotRun (also when the check has no result).
+  /// Worst status of one check: Failed if any result failed, else NotClaimed if any was not
+  /// claimed, else Passed if any passed, else NotRun (also when the check has no result).
   CheckStatus status_of(const std::string& check) const;
 };
 
@@ -241,15 +248,27 @@ std::filesystem::path write_report_json(const ValidationReport& report, const st
 /// folder, else `dir_or_file` itself.
 std::filesystem::path report_json_path(const std::filesystem::path& dir_or_file);
 
-/// Short human summary (docs/validator.md "What it prints"): a one-line verdict first (also the
-/// JSON report's "verdict"), the failures grouped by cause with counts and their first few
-/// examples, the noisy fixtures, the checks that passed, the not-run reasons per check, the
-/// per-fixture event_vs_cupti medians, the launch latency, the counts. Numbers rounded as the
-/// table prints them (at most 3 decimals, ns as integers), lines of at most 160 characters.
+/// The verdict, one line (docs/validator.md "What it prints"): PASSED, PYTORCH DEFECTS or FAILED
+/// with its causes, the checks that agree and their results, the noisy fixtures and the results
+/// not claimed, not judged and not run, then the inputs. `max_chars` 0: the whole text, as the
+/// JSON report's "verdict" and Python's Verdict.verdict hold it. Otherwise it is made to fit that
+/// width as the console prints it: the inputs dropped first, then the noisy count's explanation
+/// (its own line below gives it), then causes from the end ("and 2 more causes (below)"); the
+/// outcome and the counts are never cut.
+std::string verdict_line(const ValidationReport& report, std::size_t max_chars = 0);
+
+/// Short human summary (docs/validator.md "What it prints"): the verdict (verdict_line fitted to
+/// 160 characters) first, the failures grouped by cause with counts and their first few examples
+/// (long names in a subject shortened so that expected and found stay on the line), the results
+/// not claimed, the noisy fixtures, the checks that passed, the not-run reasons per check, the
+/// per-fixture event_vs_cupti medians, the launch latency, the checks and results counted. Numbers
+/// rounded as the table prints them (at most 3 decimals, ns as integers), lines of at most 160
+/// characters.
 void print_summary(const ValidationReport& report, std::ostream& out);
 
-/// A markdown section: the verdict per check (passed / FAILED / not run) with every failure's
-/// subject, expected and found, and the not-run reasons. `title` heads the section.
+/// A markdown section: the whole verdict line, then the verdict per check (passed / FAILED / not
+/// run) with every failure's subject, expected and found, and the not-run reasons. `title` heads
+/// the section.
 void write_markdown(const ValidationReport& report, const std::string& title, std::ostream& out);
 
 }  // namespace xb

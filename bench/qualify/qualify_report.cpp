@@ -136,7 +136,7 @@ bool per_fixture_check(const std::string& check) {
 }
 
 /// The validation checks of one run folder as test cases: one per check, one per fixture for
-/// the per-fixture checks; the worst status of the group (failed > noisy > passed > not run).
+/// the per-fixture checks; the worst status of the group (failed > not claimed > passed > not run).
 std::vector<Case> validation_cases(const LoadedRun& run) {
   std::vector<Case> cases;
   const std::string cls = "validation." + run.label;
@@ -157,10 +157,10 @@ std::vector<Case> validation_cases(const LoadedRun& run) {
       Case c;
       c.classname = cls;
       c.name = name;
-      bool failed = false, noisy = false, passed = false;
+      bool failed = false, not_claimed = false, passed = false;
       for (const CheckResult* r : results) {
         failed = failed || r->status == CheckStatus::Failed;
-        noisy = noisy || r->status == CheckStatus::Noisy;
+        not_claimed = not_claimed || r->status == CheckStatus::NotClaimed;
         passed = passed || r->status == CheckStatus::Passed;
       }
       auto describe = [](const CheckResult& r) {
@@ -178,11 +178,11 @@ std::vector<Case> validation_cases(const LoadedRun& run) {
           c.body += describe(*r) + "\n";
         }
         if (n > 1) c.message = fmt::format("{} failures; first: {}", n, c.message);
-      } else if (noisy) {
+      } else if (not_claimed) {
         c.kind = Case::Kind::Skipped;
         for (const CheckResult* r : results) {
-          if (r->status == CheckStatus::Noisy) {
-            c.message = "noisy (not claimed): " + describe(*r);
+          if (r->status == CheckStatus::NotClaimed) {
+            c.message = "not claimed: " + describe(*r);
             break;
           }
         }
@@ -354,12 +354,13 @@ void write_qualify_markdown(const QualifyOutcome& o, std::ostream& out) {
                        compared ? fmt::format("{:+.3f}", r.delta_ns / 1e3) : "-", compared ? p_text(r) : "-", verdict,
                        markdown_cell(why));
   }
-  out << "\n## Run folders\n\n| folder | validation | passed | failed | noisy | not run |\n| --- | --- | ---: | ---: | "
+  out << "\n## Run folders\n\n| folder | validation | passed | failed | not claimed | not run |\n| --- | --- | ---: | "
+         "---: | "
          "---: | ---: |\n";
   for (const LoadedRun& r : o.runs) {
     const CheckCounts k = r.validation.counts();
     out << fmt::format("| `{}` | {} | {} | {} | {} | {} |\n", r.dir.string(),
-                       r.validation.passed() ? "passed" : "**FAILED**", k.passed, k.failed, k.noisy, k.not_run);
+                       r.validation.passed() ? "passed" : "**FAILED**", k.passed, k.failed, k.not_claimed, k.not_run);
   }
   const GateRules& g = o.rules;
   out << "\n## Rules\n\n";
@@ -427,7 +428,8 @@ void write_qualify_json(const QualifyOutcome& o, std::ostream& out) {
         {{"label", r.label},
          {"dir", r.dir.string()},
          {"validation_passed", r.validation.passed()},
-         {"checks", {{"passed", k.passed}, {"failed", k.failed}, {"noisy", k.noisy}, {"not_run", k.not_run}}}});
+         {"checks",
+          {{"passed", k.passed}, {"failed", k.failed}, {"not_claimed", k.not_claimed}, {"not_run", k.not_run}}}});
   }
   doc["runs"] = runs;
   json fixtures = json::array();

@@ -194,11 +194,11 @@ struct Result {
   std::string out, err;
 };
 
-/// Runs bench in `cwd` with stdout and stderr captured apart (60 s limit: a case that slipped
-/// through to a real benchmark on a GPU machine must not hang the suite).
-Result run_bench(const fs::path& cwd, const std::vector<std::string>& args) {
+/// Runs `exe` (bench by default) in `cwd` with stdout and stderr captured apart (60 s limit: a
+/// case that slipped through to a real benchmark on a GPU machine must not hang the suite).
+Result run_bench(const fs::path& cwd, const std::vector<std::string>& args, const char* exe = XB_BENCH_EXE) {
   const fs::path out_file = cwd.parent_path() / "stdout.txt", err_file = cwd.parent_path() / "stderr.txt";
-  std::string cmd = "cd " + quoted(cwd.string()) + " && exec timeout 60 " + quoted(XB_BENCH_EXE);
+  std::string cmd = "cd " + quoted(cwd.string()) + " && exec timeout 60 " + quoted(exe);
   for (const std::string& a : args) cmd += " " + quoted(a);
   cmd += " >" + quoted(out_file.string()) + " 2>" + quoted(err_file.string()) + " </dev/null";
   Result r;
@@ -255,6 +255,67 @@ INSTANTIATE_TEST_SUITE_P(Table, BenchBadInput, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<BadInput>& p) { return std::string(p.param.name); });
 
 TEST(BenchBadInputTable, CoversAtLeastTwentyKinds) { EXPECT_GE(cases().size(), 20u); }
+
+// `validate` on files that are not of one profile (issue 37 item 5): exit 2, one line naming the
+// files, nothing on stdout and nothing written (--report, --markdown, a run folder's
+// validation.json), never findings that blame PyTorch.
+const fs::path kTorch = fs::path(XB_TEST_DATA_DIR) / "torch-h200";
+const fs::path kE2e = fs::path(XB_RESULTS_DIR) / "h200" / "2026-11-29-e2e";
+
+/// A copy of a crossbench run folder whose events.json is of another recording (its window
+/// starts 1 ms later).
+void run_with_other_events(const fs::path& d) {
+  for (const char* f : {"table.json", "trace_only.json", "full.json"}) write_text(d / "run" / f, read_text(kE2e / f));
+  std::string ev = read_text(kE2e / "events.json");
+  const std::string key = "\"window_start_ns\": ";
+  const auto at = ev.find(key);
+  const auto end = ev.find_first_of(",}", at);
+  ev.replace(at + key.size(), end - at - key.size(),
+             std::to_string(std::stoll(ev.substr(at + key.size(), end - at - key.size())) + 1000000));
+  write_text(d / "run" / "events.json", ev);
+}
+
+const std::vector<BadInput>& validate_cases() {
+  static const std::vector<BadInput> all = {
+      {"TableOfAnotherProfile",
+       {"--trace", (kTorch / "64_bf16_add.json").string(), "--table", (kTorch / "4096_bf16_add.txt").string(),
+        "--report", "{dir}/v.json", "--markdown", "{dir}/v.md"},
+       {"4096_bf16_add.txt is not a table of 64_bf16_add.json's profile", "0 agree", "give the table"}},
+      {"TableOfAnotherWorkload",
+       {"--trace", (kTorch / "64_bf16_matmul.json").string(), "--table", (kTorch / "64_bf16_add.txt").string()},
+       {"64_bf16_add.txt is not a table of 64_bf16_matmul.json's profile", "0 agree"}},
+      {"TracesOfTwoSessions",
+       {"--trace", (kTorch / "64_bf16_add.json").string(), "--trace", (kTorch / "64_bf16_matmul.json").string()},
+       {"64_bf16_add.json and 64_bf16_matmul.json are not of one profiling session"}},
+      {"RunFolderWithAnotherRunsEvents",
+       {"{dir}/run"},
+       {"full.json and events.json are not of one recording", "1000000 ns apart"},
+       run_with_other_events},
+  };
+  return all;
+}
+
+class ValidateBadInput : public BenchBadInput {};
+
+TEST_P(ValidateBadInput, ExitsTwoWithOneLineNamingTheFilesAndWritesNothing) {
+  const BadInput& c = GetParam();
+  if (c.setup) c.setup(sandbox_);
+  std::vector<std::string> args;
+  for (const std::string& a : c.args) args.push_back(replace_all(a, "{dir}", sandbox_.string()));
+  const auto before = snapshot(sandbox_);
+  const Result r = run_bench(sandbox_ / "cwd", args, XB_VALIDATE_EXE);
+  EXPECT_EQ(r.code, 2) << "stderr: " << r.err << "stdout: " << r.out;
+  EXPECT_EQ(r.out, "") << "nothing on stdout";
+  ASSERT_FALSE(r.err.empty());
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(r.err.rfind("validate: error: ", 0), 0u) << r.err;
+  EXPECT_EQ(r.err.find("pytorch#"), std::string::npos) << r.err;
+  for (const std::string& n : c.needles) EXPECT_NE(r.err.find(n), std::string::npos) << n << " in: " << r.err;
+  EXPECT_EQ(snapshot(sandbox_), before) << "validate wrote or changed something";
+}
+
+INSTANTIATE_TEST_SUITE_P(NotOneProfile, ValidateBadInput, ::testing::ValuesIn(validate_cases()),
+                         [](const ::testing::TestParamInfo<BadInput>& p) { return std::string(p.param.name); });
 
 }  // namespace
 }  // namespace xb

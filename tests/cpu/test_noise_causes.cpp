@@ -80,7 +80,7 @@ TEST(JudgePairs, UnstablePairsAreNotClaimedWithTheInterval) {
   std::vector<double> diffs;
   for (int i = 0; i < 100; ++i) diffs.push_back((i / 25) % 2 == 0 ? 300.0 + i : 1800.0 - i);
   const vd::PairedVerdict v = vd::judge_pairs(diffs, 1500);
-  EXPECT_EQ(v.status, CheckStatus::Noisy);
+  EXPECT_EQ(v.status, CheckStatus::NotClaimed);
   EXPECT_NE(v.reason.find("the pairs are unstable: the 95% interval of the median event - CUPTI difference"),
             std::string::npos)
       << v.reason;
@@ -95,7 +95,7 @@ TEST(JudgePairs, MedianOutsideFailsAndFewPairsUseTheirRange) {
   EXPECT_EQ(v.status, CheckStatus::Passed);
   // One of three beyond: not claimed, saying the pairs are too few to bound the median.
   v = vd::judge_pairs({300, 420, 2000}, 500);
-  EXPECT_EQ(v.status, CheckStatus::Noisy);
+  EXPECT_EQ(v.status, CheckStatus::NotClaimed);
   EXPECT_NE(v.reason.find("with 3 pairs too few to bound the median at 95%"), std::string::npos) << v.reason;
 }
 

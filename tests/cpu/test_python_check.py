@@ -121,6 +121,7 @@ def main():
     else:
         os.environ["PYTHONPATH"] = os.path.abspath(PKG) + os.pathsep + os.environ.get("PYTHONPATH", "")
     expected = expected_causes()
+    longest = 0
     with tempfile.TemporaryDirectory() as tmp:
         ways, env_note = command_lines()
         for w in WORKLOADS:
@@ -132,7 +133,14 @@ def main():
 
             # check_files: nothing written without out_dir; validate's verdict, exit status and summary.
             v = crossbench.check_files(trace, table)
-            check(v.verdict == exe_verdict, "%s: check_files verdict %r, validate printed %r" % (w, v.verdict, exe_verdict))
+            # The verdict whole in the API and the report; the console fits it into 160 characters
+            # (inputs, then causes beyond the first, give way; the outcome and counts stay).
+            check(v.verdict == v.report["verdict"] and not v.verdict.endswith("..."), "%s: verdict %r" % (w, v.verdict))
+            fitted = exe_verdict == v.verdict if len(v.verdict) <= 160 else (
+                len(exe_verdict) <= 160 and exe_verdict.split(": ")[0] == v.verdict.split(": ")[0] and
+                v.verdict.split(" - ")[0].endswith(exe_verdict.rsplit(", ", 1)[-1]))
+            check(fitted, "%s: check_files verdict %r, validate printed %r" % (w, v.verdict, exe_verdict))
+            longest = max(longest, len(v.verdict))
             check(v.exit_code == exe.returncode, "%s: check_files exit_code %d, validate %d" % (w, v.exit_code, exe.returncode))
             check(v.summary == exe.stdout, "%s: check_files summary differs from validate's output" % w)
             check(v.report_path is None and v.markdown_path is None, "%s: check_files without out_dir wrote a report" % w)
@@ -140,7 +148,7 @@ def main():
             check(v.passed == (not want) and v.status == ("passed" if not want else "failed") and bool(v) == v.passed,
                   "%s: status %r, expected findings %r" % (w, v.status, want))
             # counts: one entry per status, plus pytorch_defects (the failed results with a known PyTorch cause).
-            statuses = ("passed", "failed", "not_run", "noisy", "not_judged")
+            statuses = ("passed", "failed", "not_run", "not_claimed", "not_judged")
             check(v.counts["failed"] == sum(1 for r in v.results if r["status"] == "failed") and
                   sum(v.counts[k] for k in statuses) == len(v.results) and
                   v.counts["pytorch_defects"] == sum(1 for r in v.results if r["status"] == "failed" and r.get("cause")),
@@ -169,6 +177,23 @@ def main():
                 check(r.returncode == exe.returncode and r.stdout == exe.stdout and r.stderr == "",
                       "%s: %s%s exited %d (validate %d), output %s" % (w, name, env_note, r.returncode, exe.returncode,
                                                                    "the same" if r.stdout == exe.stdout else "differs"))
+
+        check(longest > 160, "no workload's verdict is over 160 characters: the whole-text case is not exercised")
+
+        # A table printed from another profile than the trace: validate's one line, exit 2, nothing
+        # written; never findings that blame PyTorch (issue 37 item 5).
+        h200 = os.path.join(ROOT, "tests", "data", "torch-h200")
+        args = ["--trace", os.path.join(h200, "64_bf16_add.json"), "--table", os.path.join(h200, "4096_bf16_add.txt")]
+        exe = run([EXE] + args, tmp)
+        try:
+            crossbench.check_files(args[1], args[3], os.path.join(tmp, "mismatch-out"))
+            check(False, "a table of another profile did not raise")
+        except crossbench.ValidateError as e:
+            check("4096_bf16_add.txt is not a table of 64_bf16_add.json's profile" in str(e) and "pytorch#" not in str(e),
+                  "mismatch ValidateError %r" % str(e))
+            check(exe.returncode == 2 and exe.stdout == "" and exe.stderr == "validate: error: %s\n" % e,
+                  "validate on the mismatch: exit %d %r" % (exe.returncode, exe.stderr))
+        check(not os.path.exists(os.path.join(tmp, "mismatch-out")), "a refused check_files left its out_dir behind")
 
         # The named cases of the issue.
         v = crossbench.check_files(corpus_trace("two_streams"), os.path.join(CORPUS, "two_streams.txt"))

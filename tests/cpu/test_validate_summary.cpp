@@ -53,7 +53,31 @@ void expect_readable(const std::string& text, const xb::ValidationReport& r) {
     return c.status != xb::CheckStatus::Failed || !c.cause.empty();
   });
   EXPECT_EQ(lines[0].rfind(r.passed() ? "PASSED: " : defects_only ? "PYTORCH DEFECTS: " : "FAILED: ", 0), 0u) << text;
-  EXPECT_EQ(xb::report_json(r)["verdict"].get<std::string>(), lines[0]) << text;
+  // The JSON report holds the whole verdict; the console fits it into 160 characters, dropping
+  // the inputs, then causes, never the outcome or the counts.
+  const std::string whole = xb::verdict_line(r);
+  EXPECT_EQ(xb::report_json(r)["verdict"].get<std::string>(), whole) << text;
+  EXPECT_EQ(lines[0], xb::verdict_line(r, 160)) << text;
+  if (whole.size() <= 160) {
+    EXPECT_EQ(lines[0], whole);
+  }
+  if (lines[0] != whole) {  // fitted: the inputs dropped, the counts close the line as they close the whole
+    const std::string head = whole.substr(0, whole.rfind(" - "));
+    const auto last_count = lines[0].rfind(", ");
+    ASSERT_NE(last_count, std::string::npos) << text;
+    EXPECT_EQ(head.substr(head.size() - (lines[0].size() - last_count)), lines[0].substr(last_count)) << text;
+  }
+  // The verdict's "N checks agree (M results passed)" reads against the last two lines.
+  static const std::regex agree(R"(([0-9]+) checks? agrees? \(([0-9]+) results? passed\))");
+  std::smatch m;
+  if (std::regex_search(whole, m, agree)) {
+    EXPECT_EQ(lines[lines.size() - 2].rfind(
+                  "- checks: " + std::to_string(xb::all_checks().size()) + "; " + std::string(m[1]) + " agree", 0),
+              0u)
+        << text;
+    EXPECT_NE(lines.back().find("; " + std::string(m[2]) + " passed, "), std::string::npos) << text;
+  }
+  EXPECT_EQ(lines.back().rfind("- results: ", 0), 0u) << text;
   // No line over 160 characters.
   for (const auto& l : lines) EXPECT_LE(l.size(), 160u) << l;
   // No number with more than 3 decimals (a number: not part of a name), none in exponent form.
@@ -114,6 +138,18 @@ TEST_F(SummaryText, ReplayedRunFolderPasses) {
   // event_vs_cupti per fixture from the figures, in us with 3 decimals.
   EXPECT_NE(text.find("  - matmul/bf16/64 (hot): cudaEvent 3.248 us, CUPTI span 2.940 us"), std::string::npos) << text;
   EXPECT_NE(text.find("- results: "), std::string::npos) << text;
+  // A PASSED run whose fixtures missed their precision target says so in the verdict's counts,
+  // with the word the console column uses ("noisy"), and names them.
+  EXPECT_EQ(r.noisy_fixtures.empty(),
+            xb::verdict_line(r).find(" noisy (missed the precision target)") == std::string::npos)
+      << text;
+  if (!r.noisy_fixtures.empty()) {
+    EXPECT_NE(text.find("\n- noisy (missed the precision target: the median is less precise than asked, not wrong): " +
+                        r.noisy_fixtures.front()),
+              std::string::npos)
+        << text;
+  }
+  EXPECT_EQ(xb::report_json(r)["summary"]["noisy_fixtures"].get<std::size_t>(), r.noisy_fixtures.size());
   // bench --replay printed the same summary after its own line; summary.md has it under Validation.
   EXPECT_NE(log.str().find("\nPASSED: "), std::string::npos) << log.str();
   std::ifstream md(dir_ / "run" / "summary.md");
@@ -134,6 +170,7 @@ TEST_F(SummaryText, ReplayedRunFolderPasses) {
     EXPECT_NE(l.find("the rule it was recorded under) |"), std::string::npos) << l;
   }
   EXPECT_GT(timed_out, 0u) << summary;
+  EXPECT_EQ(r.noisy_fixtures.size(), timed_out) << summary;
 }
 
 TEST_F(SummaryText, ReplayedRunFolderWithFailuresGroupsThem) {
@@ -153,8 +190,16 @@ TEST_F(SummaryText, ReplayedRunFolderWithFailuresGroupsThem) {
   const std::string text = printed(r);
   expect_readable(text, r);
   const auto lines = lines_of(text);
-  EXPECT_NE(lines[0].find("results did not match the host reference (2 findings)"), std::string::npos) << text;
-  EXPECT_NE(lines[0].find("cudaEvent and CUPTI times disagree beyond tolerance (1 finding)"), std::string::npos)
+  // The whole verdict names both causes and the noisy fixtures' reason; the console's line keeps
+  // the first cause and the counts, and names how many causes follow below.
+  const std::string whole = xb::verdict_line(r);
+  EXPECT_NE(whole.find("cudaEvent and CUPTI times disagree beyond tolerance (1 finding); results did not match the "
+                       "host reference (2 findings), 3 fixtures noisy (missed the precision target), "),
+            std::string::npos)
+      << whole;
+  EXPECT_EQ(lines[0],
+            "FAILED: 3 findings: cudaEvent and CUPTI times disagree beyond tolerance (1 finding); and 1 more "
+            "cause (below), 3 fixtures noisy, 2 results not run")
       << text;
   EXPECT_NE(text.find("\n- results did not match the host reference: 2 findings [verified]\n"), std::string::npos)
       << text;
@@ -228,12 +273,63 @@ TEST(SummaryTorchCorpusVerdicts, ExpectedVerdicts) {
   const std::string first = lines_of(printed(two)).front();
   EXPECT_EQ(first.rfind("PYTORCH DEFECTS: kernels counted twice under overhead events (3 rows); otherwise ", 0), 0u)
       << printed(two);
-  EXPECT_NE(first.find(" - two_streams.json, two_streams.txt"), std::string::npos) << printed(two);
+  // The inputs close the whole verdict (the console drops them where the line would pass 160).
+  EXPECT_NE(xb::verdict_line(two).find(" - two_streams.json, two_streams.txt"), std::string::npos)
+      << xb::verdict_line(two);
   const auto compile = validate_torch(kCorpus, "compile");
   EXPECT_EQ(printed(compile).rfind("PASSED: ", 0), 0u) << printed(compile);
   const auto tr = validate_torch(kCorpus, "transformer_train_adamw");
   EXPECT_NE(printed(tr).find("- annotation GPU span counted as Self CUDA (pytorch#130730): 2 rows"), std::string::npos)
       << printed(tr);
+}
+
+/// A finding about a kernel with a long name keeps expected and found on its 160-character line:
+/// the name is shortened, not the finding; the verdict keeps its counts when its causes do not fit.
+TEST(SummaryLongNames, SubjectShortenedNotTheFinding) {
+  xb::ValidationReport r;
+  r.inputs = {{"traces", {"/x/a_trace_with_a_long_file_name.json"}}, {"table", "/x/a_table.txt"}, {"events", nullptr}};
+  const std::string kernel =
+      "void at::native::vectorized_elementwise_kernel<8, at::native::CUDAFunctor_add<c10::BFloat16>, "
+      "std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul>)";
+  for (const char* check : {xb::checks::kKernelStats, xb::checks::kTableRows, xb::checks::kTableTotals,
+                            xb::checks::kFlows, xb::checks::kLaneOrder, xb::checks::kStreamOverlap}) {
+    xb::CheckResult c;
+    c.check = check;
+    c.subject = "kernel '" + kernel + "'";
+    c.expected = "total_ns = 74920 (a_table.txt)";
+    c.found = "total_ns = 73920 (a_trace_with_a_long_file_name.json)";
+    c.status = xb::CheckStatus::Failed;
+    r.checks.push_back(c);
+  }
+  xb::CheckResult nr;
+  nr.check = xb::checks::kAttribution;
+  nr.message = "one trace given";
+  r.checks.push_back(nr);
+  const std::string text = printed(r);
+  expect_readable(text, r);
+  // Each example line: the name's head, then the whole finding, within 160 characters.
+  const std::string finding =
+      "...': expected total_ns = 74920 (a_table.txt), found total_ns = 73920 (a_trace_with_a_long_file_name.json)";
+  std::size_t examples = 0;
+  for (const auto& l : lines_of(text)) {
+    if (l.rfind("  - kernel 'void at::native::vectorized_elementwise_", 0) != 0) continue;
+    ++examples;
+    EXPECT_EQ(l.size() - finding.size(), l.find(finding)) << l;
+    EXPECT_GE(l.size(), 150u) << "the name is shortened no more than the line needs: " << l;
+  }
+  EXPECT_EQ(examples, 6u) << text;
+  // Six causes do not fit the console's line: the first ones stay, the rest are counted, the
+  // counts close the line; the whole verdict names every cause and the inputs.
+  const std::string first = lines_of(text).front();
+  EXPECT_NE(first.find(" more causes (below), 1 result not run"), std::string::npos) << first;
+  EXPECT_EQ(first.rfind("FAILED: 6 findings: kernel statistics differ between the files (1 finding); ", 0), 0u)
+      << first;
+  const std::string whole = xb::verdict_line(r);
+  EXPECT_GT(whole.size(), 160u);
+  EXPECT_NE(whole.find("device activities overlap on one stream (1 finding), 1 result not run - "
+                       "a_trace_with_a_long_file_name.json, a_table.txt"),
+            std::string::npos)
+      << whole;
 }
 
 TEST(SummaryTorchH200, SixExports) {

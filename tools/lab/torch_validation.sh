@@ -28,7 +28,7 @@ for w in 64_bf16_matmul 64_bf16_add 64_bf16_addmm 4096_bf16_matmul 4096_bf16_add
   "$build/validate" --trace "$data/$w.json" --table "$data/$w.txt" --events "$data/summary.json" \
     --report "$out/$w.json" --markdown "$tmp/$w.md" --title "$w" > "$tmp/$w.log" || rc=$?
   if [ "$rc" -gt 1 ]; then cat "$tmp/$w.log" >&2; exit "$rc"; fi
-  echo "$w: $(grep "^results:" "$tmp/$w.log")"
+  echo "$w: $(head -1 "$tmp/$w.log")"
   cat "$tmp/$w.md" >> "$tmp/verdicts.md"
 done
 cp "$tmp/verdicts.md" "$out/verdicts.md"

@@ -44,7 +44,7 @@ class Result:
     tolerance_ns: float | None  # the validator's bound on diff_ns: max(500 ns, 1% of event) (cold: + 3 us / calls per sample)
     agree: bool | None        # diff_ns <= tolerance_ns; None when CUPTI did not run
     noise: float              # relative standard deviation of the samples (0.005 = 0.5%)
-    noisy: bool               # the noise target was not met (the agreement is then not claimed)
+    noisy: bool               # the median missed its precision target (bench's `noisy`: less precise than asked, not wrong)
     samples: int              # samples taken (each `calls_per_sample` calls in hot mode)
     calls_per_sample: int
     rotation: int             # cold mode: callables used in turn (1: inputs not rotated)

@@ -5,7 +5,7 @@ crossbench's validator (the `validate` command's own code, in crossbench._core),
     with torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         y = model(x)
     v = check_profile(prof, "prof_check")
-    print(v.verdict)   # "PASSED: 11 checks agree, ..." or "PYTORCH DEFECTS: 4 findings: kernels counted twice ..."
+    print(v.verdict)   # "PASSED: 11 checks agree (15 results passed), ..." or "PYTORCH DEFECTS: kernels counted ..."
 
 Never imports torch (the profile object is only called), needs no GPU and no CUDA toolkit.
 """
@@ -33,16 +33,18 @@ class Verdict:
 
     Truthy when passed; str() is the verdict line.
     """
-    verdict: str            # the one-line verdict, first line of the summary ("PASSED: ...", "FAILED: ..." or
-                            # "PYTORCH DEFECTS: ...": the files agree and PyTorch's own rules misreport device time)
+    verdict: str            # the whole one-line verdict ("PASSED: ...", "FAILED: ..." or "PYTORCH DEFECTS: ...":
+                            # the files agree and PyTorch's own rules misreport device time); the summary's first
+                            # line is the same, fitted into 160 characters
     status: str             # "passed" or "failed" (checks that could not run never fail a verdict)
     exit_code: int          # validate's exit status: 0 passed, 1 a check failed
-    counts: dict            # results by status: {"passed", "failed", "not_run", "noisy", "not_judged"}, and
-                            # "pytorch_defects": the failed results with a known PyTorch cause (part of "failed")
+    counts: dict            # results by status: {"passed", "failed", "not_run", "not_claimed", "not_judged"},
+                            # "pytorch_defects": the failed results with a known PyTorch cause (part of "failed"),
+                            # "checks_agree", and "noisy_fixtures" (fixtures that missed their precision target)
     results: list           # every result: dicts with check, status, subject, expected, found, message (, cause)
     causes: dict            # failures grouped by cause: cause -> {"label", "findings", "rows", "checks"}
     findings: dict          # cause -> its failed results ("check:<name>" where no cause is known)
-    verdicts: dict          # check name -> "passed", "failed", "not_run" or "noisy"
+    verdicts: dict          # check name -> "passed", "failed", "not_run" or "not_claimed"
     summary: str            # what validate prints (the verdict, findings by cause, counts, "report: PATH")
     report: dict            # the validation.json document (docs/formats.md)
     report_path: str | None   # validation.json written (out_dir given), else None
