@@ -76,7 +76,9 @@ FixtureTiming parse_fixture_timing(const json& j, const std::string& w) {
     t.batch_min_s = rj::get_double(j, "batch_min_s", w);
     if (!(t.batch_min_s > 0) || !std::isfinite(t.batch_min_s)) rj::fail(w, "timing batch_min_s must be positive");
   }
-  t.stop = rj::get_string(j, "stop", w);
+  const std::string stop = rj::get_string(j, "stop", w);
+  t.stop = stop_reason_named(stop);  // "" (no stop recorded: a fixture of another's samples) stays none
+  if (!t.stop && !stop.empty()) rj::fail(w, "timing stop must be \"converged\" or \"timed out\", not \"" + stop + "\"");
   t.sampling_s = rj::get_double(j, "sampling_s", w);
   const json& samples = rj::require(j, "samples_ns", w);
   if (!samples.is_array()) rj::fail(w, "key \"samples_ns\" must be an array");
@@ -267,7 +269,7 @@ json fixture_timing_json(const FixtureTiming& t) {
          {"min_samples", t.min_samples},
          {"min_time_s", t.min_time_s},
          {"max_time_s", t.max_time_s},
-         {"stop", t.stop},
+         {"stop", to_string(t.stop)},
          {"sampling_s", t.sampling_s},
          {"samples_ns", t.samples_ns},
          {"warmed_up", t.warmed_up},

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/core/stopping_rule.h"
 #include "bench/core/timing_mode.h"
 #include "profiler/raw_records.h"
 #include "profiler/stats.h"
@@ -76,7 +77,7 @@ struct FixtureTiming {
   /// Minimum length of the median interval's batches, s (profiler/stats.h batches_in_span):
   /// kDriftBatchS once NVML saw a power or thermal limit holding the clock; 0: none.
   double batch_min_s = 0;
-  std::string stop;                      ///< "converged" or "timed out" (precision target not met)
+  std::optional<StopReason> stop;        ///< none before sampling ended (or a failed fixture)
   double sampling_s = 0;                 ///< wall time spent sampling
   std::vector<double> samples_ns;        ///< every sample, per call (event interval / launches), in order
   bool warmed_up = false;                ///< --warmup ran and reached a steady state

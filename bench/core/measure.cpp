@@ -440,7 +440,7 @@ class FixtureMeasurement {
     t_.gpu_after = read_gpu(cfg_);
     watch_clock(t_.gpu_after);
     t_.batch_min_s = rule.config().batch_min_s;
-    t_.stop = to_string(rule.state());
+    t_.stop = stop_reason_of(rule.state());
     m_.stats = compute_stats(t_.samples_ns);
     m_.converged = rule.state() == StoppingRule::State::Converged;
     t_.early_slowdown = early_slowdown(t_.samples_ns);

@@ -175,7 +175,7 @@ void write_events_json(const RawSession& raw, std::ostream& out) {
                                   {"batches", ci.batches},
                                   {"effective_samples", ci.effective_samples}};
       fj["stop_rule"] = f.timing.confidence > 0 ? "median_ci" : "rsd";
-      fj["noisy"] = f.timing.stop != "converged";
+      fj["noisy"] = f.timing.stop != StopReason::Converged;
       fj["throttled"] = f.timing.gpu_before.throttled || f.timing.gpu_after.throttled;
       const NoiseCauses nc = noise_causes(f.timing);
       fj["noise_causes"] = {
@@ -253,13 +253,14 @@ void write_summary(const RawSession& raw, const ValidationReport& report, const 
     const std::string rule = f.timing.confidence > 0 ? ""
                                                      : fmt::format(" on RSD > {:.1f}%, the rule it was recorded under",
                                                                    f.timing.max_noise * 100);
-    const std::string met = f.timing.stop.empty() || samples == 0 ? "-"
-                            : f.timing.stop == "converged"        ? "yes"
-                                                                  : "NO (" + f.timing.stop + rule + ")";
+    const std::string met = !f.timing.stop || samples == 0 ? "-"
+                            : f.timing.stop == StopReason::Converged
+                                ? "yes"
+                                : "NO (" + std::string(to_string(f.timing.stop)) + rule + ")";
     if (const std::string note = sync_note(f.timing); !note.empty())
       sync_notes.push_back(fmt::format("- {} {}", f.name, note));
     // Why the samples spread: named for every fixture that spread beyond its target or timed out.
-    if (samples > 0 && (rsd > f.timing.max_noise || f.timing.stop != "converged")) {
+    if (samples > 0 && (rsd > f.timing.max_noise || f.timing.stop != StopReason::Converged)) {
       spread_notes.push_back(fmt::format("- {}: RSD {:.2f}%: {}", f.name, rsd * 100, noise_causes(f.timing).text()));
     }
     out << fmt::format(

@@ -59,4 +59,20 @@ const char* to_string(StoppingRule::State state) {
   return "running";
 }
 
+const char* to_string(StopReason reason) { return reason == StopReason::Converged ? "converged" : "timed out"; }
+
+const char* to_string(const std::optional<StopReason>& reason) { return reason ? to_string(*reason) : ""; }
+
+std::optional<StopReason> stop_reason_named(std::string_view name) {
+  if (name == "converged") return StopReason::Converged;
+  if (name == "timed out") return StopReason::TimedOut;
+  return std::nullopt;
+}
+
+std::optional<StopReason> stop_reason_of(StoppingRule::State state) {
+  if (state == StoppingRule::State::Converged) return StopReason::Converged;
+  if (state == StoppingRule::State::TimedOut) return StopReason::TimedOut;
+  return std::nullopt;
+}
+
 }  // namespace xb

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 #include "profiler/stats.h"
@@ -79,5 +81,19 @@ class StoppingRule {
 
 /// "converged", "timed out" or "running".
 const char* to_string(StoppingRule::State state);
+
+/// How a fixture's sampling ended, as recorded (FixtureTiming::stop, qualify's records).
+enum class StopReason {
+  Converged,  ///< the median was known to within the target
+  TimedOut,   ///< max_time_s passed first: the precision target was not met
+};
+/// "converged" or "timed out": the files' names.
+const char* to_string(StopReason reason);
+/// "" when none was recorded.
+const char* to_string(const std::optional<StopReason>& reason);
+/// The reason named `name`; std::nullopt for any other text.
+std::optional<StopReason> stop_reason_named(std::string_view name);
+/// The reason of a rule that stopped; std::nullopt while it continues.
+std::optional<StopReason> stop_reason_of(StoppingRule::State state);
 
 }  // namespace xb

@@ -282,15 +282,15 @@ GateResult gate_fixture(const FixtureRecord& now, const FixtureRecord* baseline,
 
   // Can the run tell?
   std::vector<std::string> why;
-  if (now.stop != "converged") {
+  if (now.stop != StopReason::Converged) {
     r.noisy = true;
     const MedianInterval ci = median_interval(now.samples_ns, 0.95, batches_in_span(now.sampling_s, now.batch_min_s));
     why.push_back(fmt::format("precision target {:.2f}% not met (median known to {}, RSD {:.2f}%, stop: {})",
                               now.max_noise * 100,
                               ci.bounded ? fmt::format("+-{:.3f}% at 95%", ci.half_width() * 100) : "no bound at 95%",
-                              r.now_rsd * 100, now.stop.empty() ? "unknown" : now.stop));
+                              r.now_rsd * 100, now.stop ? to_string(*now.stop) : "unknown"));
   }
-  if (baseline != nullptr && baseline->stop != "converged") {
+  if (baseline != nullptr && baseline->stop != StopReason::Converged) {
     r.noisy = true;
     why.push_back(fmt::format("the baseline missed its precision target {:.2f}% (RSD {:.2f}%)",
                               baseline->max_noise * 100, r.baseline_rsd * 100));

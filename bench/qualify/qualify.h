@@ -86,7 +86,7 @@ struct FixtureRecord {
   double flops = 0, bytes = 0;
   int launches_per_sample = 1;
   bool warmed_up = false;
-  std::string stop;  ///< "converged" or "timed out"
+  std::optional<StopReason> stop;  ///< none for a fixture that failed before sampling
   double max_noise = 0;
   double sampling_s = 0;
   double batch_min_s = 0;          ///< FixtureTiming::batch_min_s (0: none)

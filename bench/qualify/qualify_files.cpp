@@ -262,7 +262,7 @@ void write_baseline_json(const Baseline& b, std::ostream& out) {
             {"bytes", f.bytes},
             {"launches_per_sample", f.launches_per_sample},
             {"warmed_up", f.warmed_up},
-            {"stop", f.stop},
+            {"stop", to_string(f.stop)},
             {"max_noise", f.max_noise},
             {"sampling_s", f.sampling_s},
             {"throttled", f.gpu_before.throttled || f.gpu_after.throttled},
@@ -324,9 +324,9 @@ Baseline parse_baseline(std::string_view text) {
     if (r.flops < 0 || r.bytes < 0) fail(at, "flops and bytes must not be negative");
     r.launches_per_sample = static_cast<int>(need_int(f, "launches_per_sample", at, 1, 1000000));
     r.warmed_up = need_bool(f, "warmed_up", at);
-    r.stop = need_string(f, "stop", at);
-    if (r.stop != "converged" && r.stop != "timed out")
-      fail(at, fmt::format("stop {} is not \"converged\" or \"timed out\"", quote_input(r.stop)));
+    const std::string stop = need_string(f, "stop", at);
+    r.stop = stop_reason_named(stop);
+    if (!r.stop) fail(at, fmt::format("stop {} is not \"converged\" or \"timed out\"", quote_input(stop)));
     r.max_noise = need_number(f, "max_noise", at);
     r.sampling_s = need_number(f, "sampling_s", at);
     if (f.contains("batch_min_s")) {  // optional: recorded where a power or thermal limit held the clock

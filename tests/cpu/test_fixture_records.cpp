@@ -69,7 +69,7 @@ std::vector<FixtureInfo> golden_fixtures() {
   a.timing.min_samples = 10;
   a.timing.min_time_s = 0.5;
   a.timing.max_time_s = 3;
-  a.timing.stop = "converged";
+  a.timing.stop = StopReason::Converged;
   a.timing.sampling_s = 0.51234;
   a.timing.samples_ns = {2687.5, 2690.125, 2701, 1e-3, 3.0e9};
   a.timing.warmed_up = true;
@@ -89,7 +89,7 @@ std::vector<FixtureInfo> golden_fixtures() {
   b.timing.blocking = false;
   b.timing.graph = true;
   b.timing.rotation = 4;
-  b.timing.stop = "timed out";
+  b.timing.stop = StopReason::TimedOut;
   b.timing.samples_ns = {1234.5};
   b.timing.cold_start = true;
   b.error = "interrupted: \"SIGINT\"\n";

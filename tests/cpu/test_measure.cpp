@@ -145,7 +145,7 @@ TEST(Measure, HotModeBatchesCallsAndRecordsEveryActiveStep) {
   EXPECT_EQ(m.timing.launches_per_sample, 4);
   EXPECT_TRUE(m.timing.blocking);
   EXPECT_TRUE(m.converged);
-  EXPECT_EQ(m.timing.stop, "converged");
+  EXPECT_EQ(m.timing.stop, StopReason::Converged);
   // Every sample: (2000 + 4 x 1000) / 4 = 1500 ns per call.
   ASSERT_GE(m.timing.samples_ns.size(), 10u);
   for (double s : m.timing.samples_ns) EXPECT_DOUBLE_EQ(s, 1500.0);
@@ -502,7 +502,7 @@ TEST(Measure, NoisySamplesStopAtMaxTimeAndSayTheTargetWasMissed) {
   r.dev.per_call = [](int i) { return std::int64_t{i % 2 == 0 ? 1000 : 1500}; };  // RSD ~ 20%
   const Measurement m = measure({r.launch()}, *r.prof, r.dev, "k", "xb::k", r.cfg);
   EXPECT_FALSE(m.converged);
-  EXPECT_EQ(m.timing.stop, "timed out");
+  EXPECT_EQ(m.timing.stop, StopReason::TimedOut);
   EXPECT_GE(m.timing.sampling_s, r.cfg.stopping.max_time_s);
   EXPECT_LT(m.timing.sampling_s, r.cfg.stopping.max_time_s + 0.01);
 }

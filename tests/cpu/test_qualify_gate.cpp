@@ -114,7 +114,7 @@ FixtureRecord fixture(const std::string& op, std::int64_t n, std::vector<double>
   f.mode = TimingMode::Hot;
   f.flops = op_flops(parse_op(op), n);
   f.bytes = op_bytes(parse_op(op), DType::BF16, n);
-  f.stop = "converged";
+  f.stop = StopReason::Converged;
   f.max_noise = 0.005;
   f.samples_ns = std::move(samples);
   f.gpu_before = f.gpu_after = clock(1980, 0);
@@ -315,14 +315,14 @@ TEST(Gate, PowerCappedInBothRunsGetsTheLooserThreshold) {
 TEST(Gate, NoisyIsInconclusiveNeverPass) {
   const FixtureRecord base = fixture("matmul", 8192, draw(1'600'000, 0.03, 1700, 18));
   FixtureRecord now = fixture("matmul", 8192, draw(1'600'000, 0.03, 1700, 19));
-  now.stop = "timed out";
+  now.stop = StopReason::TimedOut;
   GateResult r = gate_fixture(now, &base, kH200, GateRules{});
   EXPECT_TRUE(r.noisy);
   EXPECT_EQ(r.verdict, Verdict::Inconclusive);
   EXPECT_NE(r.reason.find("precision target 0.50% not met (median known to"), std::string::npos) << r.reason;
   // A noisy baseline too.
   FixtureRecord noisy_base = base;
-  noisy_base.stop = "timed out";
+  noisy_base.stop = StopReason::TimedOut;
   r = gate_fixture(fixture("matmul", 8192, draw(1'600'000, 0.03, 1700, 20)), &noisy_base, kH200, GateRules{});
   EXPECT_EQ(r.verdict, Verdict::Inconclusive);
   EXPECT_NE(r.reason.find("baseline missed"), std::string::npos) << r.reason;
