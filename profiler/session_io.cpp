@@ -620,6 +620,10 @@ RawSession parse_raw_session(const std::string& text) {
   }
   const json& root = sax.root;
   if (!root.is_object()) throw InputError("raw_session: top level must be an object");
+  if (!root.contains("crossbench") && root.contains("traceEvents"))
+    throw InputError(
+        "a Chrome trace (PyTorch's export_chrome_trace, or a run folder's full.json / trace_only.json), not a "
+        "raw_session.json: check it with validate --trace FILE");
 
   const Loc top{"top level"};
   const Loc block_loc{"crossbench"};

@@ -439,6 +439,13 @@ void Reader::run() {
       const char* kept = src_.refill(mark);
       c = Cursor{kept, src_.end(), src_.eof()};
     } catch (const ScanError& e) {
+      // A key_averages() table given where a trace goes: say so rather than where the JSON broke.
+      if (src_.offset(mark) == 0 && (*mark == '-' || *mark == '=')) {
+        const std::string head(mark, std::min<std::size_t>(static_cast<std::size_t>(src_.end() - mark), 4096));
+        if (head.find("Self CPU") != std::string::npos || head.find("Name") != std::string::npos)
+          throw InputError(
+              fmt::format("{}: a PyTorch key_averages().table() text, not a trace: pass it with --table", label_));
+      }
       std::string in;
       if (*where_) in = fmt::format(" (in {}[{}])", where_, index_);
       if (e.at)

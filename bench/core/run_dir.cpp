@@ -290,7 +290,7 @@ void write_summary(const RawSession& raw, const ValidationReport& report, const 
          "activity start to last end in the step; \"event - span\" is the difference of those two medians (the\n"
          "time from the start event to the first activity and from the last to the stop event); the\n"
          "event_vs_cupti check bounds the median of that difference taken step by step, which can differ from\n"
-         "it by a few ns (the Validation below). CUPTI kernel sum: the activities' own durations (gaps\n"
+         "it by up to tens of ns (the Validation below). CUPTI kernel sum: the activities' own durations (gaps\n"
          "between calls excluded); TFLOP/s and GB/s use it.\n";
   out << "\n## Validation\n\n";
   print_summary(report, out);
