@@ -142,6 +142,19 @@ bool device_not_recorded(const Model& m, CheckLog& log, const std::string& subje
 // ---------------------------------------------------------------------------------------------
 // The checks, one function each (docs/validator.md)
 
+/// One check in the list of checks (check_list.cpp), the one place a check is named, given its
+/// failure label (the verdict's words for its failures of no known cause), its tolerance as text
+/// (validation.json "tolerances") and run. The list's order is the report's.
+struct CheckDef {
+  const char* name;           ///< checks::k* (validator.h)
+  const char* failure_label;  ///< e.g. "table rows disagree with the trace"; null: the name says it
+  /// The tolerance it applies under `opts`, as text; null: none stated.
+  std::string (*tolerance)(const ValidateOptions& opts);
+  void (*run)(const Model& m, const ValidateOptions& opts, CheckLog& log, ValidationReport& report);
+};
+/// Every check, in report order.
+const std::vector<CheckDef>& check_list();
+
 void check_kernel_stats(const Model& m, CheckLog& log);
 void check_table_rows(const Model& m, CheckLog& log);
 void check_table_totals(const Model& m, const ValidateOptions& opts, CheckLog& log);

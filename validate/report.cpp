@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "profiler/atomic_file.h"
+#include "validate/checks.h"
 
 namespace xb {
 
@@ -54,13 +55,11 @@ CheckStatus check_status_from_string(const std::string& name) {
 }
 
 const std::vector<std::string>& all_checks() {
-  static const std::vector<std::string> names = {
-      checks::kKernelStats,        checks::kTableRows,         checks::kTableTotals,
-      checks::kAnnotationSpan,     checks::kAttribution,       checks::kFlows,
-      checks::kNoDroppedRecords,   checks::kDurationsPositive, checks::kStreamOverlap,
-      checks::kLaunchBeforeKernel, checks::kRecordingWindow,   checks::kLaneOrder,
-      checks::kEventVsCupti,       checks::kVerified,          checks::kWorkSignature,
-      checks::kModelVsCounters};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const vd::CheckDef& c : vd::check_list()) out.emplace_back(c.name);
+    return out;
+  }();
   return names;
 }
 
@@ -227,24 +226,12 @@ std::string cause_label(const std::string& key) {
       {causes::kOverheadDoubleCount, "kernels counted twice under overhead events (a PyTorch defect)"},
       {causes::kAnnotationSpan, "annotation GPU span counted as Self CUDA (pytorch#130730)"},
       {causes::kNameWrittenUnknown, "non-ASCII name written \"unknown\" in the trace by Kineto (a PyTorch defect)"},
-      {checks::kKernelStats, "kernel statistics differ between the files"},
-      {checks::kTableRows, "table rows disagree with the trace"},
-      {checks::kTableTotals, "the table's sums, percentages or averages do not add up"},
-      {checks::kAnnotationSpan, "annotation GPU spans disagree with their device time"},
-      {checks::kAttribution, "device work attributed to different launches or ranges"},
-      {checks::kFlows, "launch-to-kernel flow arrows missing or wrong"},
-      {checks::kNoDroppedRecords, "the profiler dropped records"},
-      {checks::kDurationsPositive, "device activities of zero or negative duration"},
-      {checks::kStreamOverlap, "device activities overlap on one stream"},
-      {checks::kLaunchBeforeKernel, "device activities start before their launch call"},
-      {checks::kRecordingWindow, "events outside the recording window"},
-      {checks::kLaneOrder, "timestamps out of launch order on a lane"},
-      {checks::kEventVsCupti, "cudaEvent and CUPTI times disagree beyond tolerance"},
-      {checks::kVerified, "results did not match the host reference"},
-      {checks::kWorkSignature, "a call enqueues work the handed stream's cudaEvents cannot see"},
   };
   const auto it = labels.find(key);
-  return it != labels.end() ? it->second : key;
+  if (it != labels.end()) return it->second;
+  for (const vd::CheckDef& c : vd::check_list())
+    if (key == c.name && c.failure_label != nullptr) return c.failure_label;
+  return key;
 }
 
 /// The table row a subject names ("t.txt line 4" of "t.txt line 4 'aten::mm' (cpu_op)"), or "".

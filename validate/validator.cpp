@@ -69,84 +69,24 @@ ValidationReport run_all(Model& m, const ValidateOptions& opts) {
   if (m.events)
     for (const EventFixture& f : m.events->fixtures)
       if (!f.stop.empty() && f.stop != "converged") report.noisy_fixtures.push_back(f.name);
-  const std::string res =
-      "text tables: within half the printed resolution (0.5 ns for \"us\" with three decimals, "
-      "500 ns for \"ms\", 0.5 ms for \"s\"); JSON files and traces: exact integer ns";
-  report.tolerances[checks::kKernelStats] =
-      "exact: integer ns, median as a double (mean of the two middle values); " + res;
-  report.tolerances[checks::kTableRows] = res;
-  report.tolerances[checks::kTableTotals] = fmt::format(
-      "table.json: percentages within +-{} percentage points, ns totals exact; text: each value within half "
-      "its printed resolution, sums within the sum of their terms' half resolutions, percentages within "
-      "half a printed digit plus the rounding of the values they are taken of",
-      num(opts.pct_tol));
-  report.tolerances[checks::kAnnotationSpan] = fmt::format(
-      "table rows within half their printed resolution; trace gpu_user_annotation spans within {} ns of "
-      "their device work's first start and last end",
-      opts.span_tol_ns);
-  report.tolerances[checks::kEventVsCupti] = fmt::format(
-      "per fixture, pairing each step's cudaEvent interval with the CUPTI span of the same step, both per call "
-      "(divided by the step's launches): median over steps of |event - CUPTI| <= max({} ns, {} x median cudaEvent "
-      "per call); CUPTI span of a step = first device activity start to last device activity end among activities "
-      "whose External id is the step's ProfilerStep range or a range nested in it; judged on these paired differences "
-      "alone, whatever the spread of the samples: claimed when the 95% distribution-free interval of the median "
-      "event - CUPTI difference (widened for drift; with too few pairs, their range) lies within the tolerance, "
-      "else reported not claimed (with the interval); cold-mode fixtures (one launch per sample) get {} ns more "
-      "for the GPU "
-      "front end's launch and completion latency, which the event interval holds and the kernel span does not; "
-      "fixtures whose launch synchronizes with the device (timing.sync, sampled without the blocking kernel) get "
-      "the same {} ns per step and the host's launch time outside the step's device activities (from the step's "
-      "start to the end of the first activity's launch call, and from the last activity's end to the end of its "
-      "host range; median over steps, per call); fixtures whose call crosses streams (work.cross_stream_waits > 0) "
-      "get {} ns per step for the cross-stream waits at the step's edges, divided by its calls",
-      opts.event_abs_tol_ns, num(opts.event_rel_tol), opts.event_cold_allowance_ns, opts.event_cold_allowance_ns,
-      opts.event_cross_stream_allowance_ns);
-  report.tolerances[checks::kWorkSignature] =
-      "exact: every device activity of the probed call ordered after the start and before the end event on the "
-      "handed stream (events.json work.items[].after_start and before_end)";
-  report.tolerances[checks::kModelVsCounters] = fmt::format(
-      "memory-bound fixtures (model intensity <= {} FLOP/B) whose model bytes exceed the L2: DRAM bytes read + "
-      "written within {}% of the model; compute-bound fixtures (model intensity >= {} FLOP/B): FLOPs (SASS "
-      "instructions x their weights + tensor-pipe operations) within {}% of the model, or, for bench's n x n x n GEMMs "
-      "whose kernel name gives a CTA tile (tm x tn x tk), within {}% of the tile-padded model 2 pad(n, tm) pad(n, tn) "
-      "pad(n, tk) (tile quantization: the FLOPs the kernel executes; passes so are marked)",
-      num(opts.counters_memory_max_intensity), num(100 * opts.counters_bytes_tol),
-      num(opts.counters_compute_min_intensity), num(100 * opts.counters_flops_tol), num(100 * opts.counters_flops_tol));
-  report.tolerances[checks::kRecordingWindow] = "exact (integer ns)";
-  report.tolerances[checks::kLaneOrder] = "exact (integer ns)";
+  for (const CheckDef& c : check_list())
+    if (c.tolerance != nullptr) report.tolerances[c.name] = c.tolerance(opts);
 
   const bool event_only =
       report.source_meta.is_object() && report.source_meta.value("activity_source", "cupti") == "none";
   if (event_only) {
     // bench --no-cupti: host ranges and cudaEvent times only. Every check that compares activity
     // records is reported as not run, never as passed.
-    for (const std::string& name : all_checks()) {
-      if (name == checks::kVerified) {
-        run_check(report, checks::kVerified, opts, [&](CheckLog& l) { check_verified(m, l); });
-      } else {
-        run_check(report, name.c_str(), opts, [&](CheckLog& l) {
-          l.not_run("", "event-only run (bench --no-cupti): no CUPTI activity records to check");
-        });
-      }
+    for (const CheckDef& c : check_list()) {
+      run_check(report, c.name, opts, [&](CheckLog& l) {
+        if (c.name == std::string(checks::kVerified)) return c.run(m, opts, l, report);
+        l.not_run("", "event-only run (bench --no-cupti): no CUPTI activity records to check");
+      });
     }
     return report;
   }
-  run_check(report, checks::kKernelStats, opts, [&](CheckLog& l) { check_kernel_stats(m, l); });
-  run_check(report, checks::kTableRows, opts, [&](CheckLog& l) { check_table_rows(m, l); });
-  run_check(report, checks::kTableTotals, opts, [&](CheckLog& l) { check_table_totals(m, opts, l); });
-  run_check(report, checks::kAnnotationSpan, opts, [&](CheckLog& l) { check_annotation_span(m, opts, l); });
-  run_check(report, checks::kAttribution, opts, [&](CheckLog& l) { check_attribution(m, l); });
-  run_check(report, checks::kFlows, opts, [&](CheckLog& l) { check_flows(m, l); });
-  run_check(report, checks::kNoDroppedRecords, opts, [&](CheckLog& l) { check_dropped(m, l); });
-  run_check(report, checks::kDurationsPositive, opts, [&](CheckLog& l) { check_durations(m, l); });
-  run_check(report, checks::kStreamOverlap, opts, [&](CheckLog& l) { check_overlap(m, l); });
-  run_check(report, checks::kLaunchBeforeKernel, opts, [&](CheckLog& l) { check_launch_before(m, l, report); });
-  run_check(report, checks::kRecordingWindow, opts, [&](CheckLog& l) { check_window(m, l); });
-  run_check(report, checks::kLaneOrder, opts, [&](CheckLog& l) { check_lane_order(m, l); });
-  run_check(report, checks::kEventVsCupti, opts, [&](CheckLog& l) { check_event_vs_cupti(m, opts, l, report); });
-  run_check(report, checks::kVerified, opts, [&](CheckLog& l) { check_verified(m, l); });
-  run_check(report, checks::kWorkSignature, opts, [&](CheckLog& l) { check_work_signature(m, l); });
-  run_check(report, checks::kModelVsCounters, opts, [&](CheckLog& l) { check_model_vs_counters(m, opts, l, report); });
+  for (const CheckDef& c : check_list())
+    run_check(report, c.name, opts, [&](CheckLog& l) { c.run(m, opts, l, report); });
   return report;
 }
 
