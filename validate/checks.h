@@ -3,7 +3,8 @@
 // checks_table.cpp (kernel_stats, table_rows, table_totals), checks_attribution.cpp
 // (annotation_span, attribution, flows), checks_timeline.cpp (no_dropped_records,
 // durations_positive, stream_overlap, launch_before_kernel, recording_window, lane_order) and
-// checks_events.cpp (event_vs_cupti, verified). validate/validator.cpp runs them.
+// checks_events.cpp (event_vs_cupti, verified). validate/check_list.cpp lists them (the one place
+// a check is named), validate/validator.cpp runs that list.
 #pragma once
 
 #include <cmath>
