@@ -153,47 +153,200 @@ PairedVerdict judge_pairs(const std::vector<double>& diffs_ns, double tolerance_
   return v;
 }
 
+namespace {
+
+/// Reference medians of calls outside the profiler (EventsData::Kind::OtherCalls): find this
+/// trace's workload, report both.
+void report_other_calls(const Model& m, CheckLog& log, ValidationReport& report) {
+  const View& A = m.A();
+  const EventsData& ev = *m.events;
+  std::set<std::string> annots;
+  for (std::uint32_t i : A.rng)
+    if (A.ev(i).cat == TraceCat::UserAnnotation && !is_profiler_step(m.names.str(A.ev(i).name)))
+      annots.insert(m.names.str(A.ev(i).name));
+  std::vector<const EventRun*> cand;
+  for (const EventRun& r : ev.runs)
+    if (annots.count(r.op)) cand.push_back(&r);
+  if (cand.size() > 1) {
+    // Tell sizes apart by the trace's file name ("<n>_<dtype>_<op>.json", as the reference names them).
+    const std::string& f = A.file();
+    std::vector<const EventRun*> by_name;
+    for (const EventRun* r : cand)
+      if (f.rfind(std::to_string(r->n) + "_", 0) == 0) by_name.push_back(r);
+    cand = by_name;
+  }
+  if (cand.size() != 1)
+    return log.not_run(
+        "", fmt::format("cannot tell which run of {} the trace {} is ({} candidates)", ev.file, A.file(), cand.size()));
+  const EventRun& run = *cand[0];
+  const auto spans = step_spans(A, [&](std::uint32_t r) { return is_profiler_step(m.names.str(A.ev(r).name)); });
+  std::vector<std::int64_t> cupti;
+  for (const auto& [s, sp] : spans) cupti.push_back(sp.second - sp.first);  // StepSpan: last end - first start
+  const double cu = median_of(cupti);
+  const std::string subject = fmt::format("{} n={}", run.op, run.n);
+  report.figures[checks::kEventVsCupti] = {{"workload", subject},
+                                           {"event_median_ns_other_calls", run.median_ns},
+                                           {"cupti_step_span_median_ns", cu},
+                                           {"steps", cupti.size()}};
+  return log.not_run(subject,
+                     fmt::format("{} holds cudaEvent times of other calls (median {} over calls outside the profiler), "
+                                 "not of the {} profiled steps, so the same iterations cannot be compared; for "
+                                 "reference: median CUPTI step span {} (first device start to last device end "
+                                 "per ProfilerStep), difference {}",
+                                 ev.file, us(run.median_ns), cupti.size(), us(cu), us(run.median_ns - cu)));
+}
+
+/// One fixture's steps paired with their CUPTI spans, per call.
+struct FixturePairs {
+  std::vector<std::int64_t> event_ns;
+  std::vector<double> event_call, cupti_call, diff_call, sync_gap_call;
+  bool usable = true;
+};
+
+// Per-iteration pairing: each step's cudaEvent interval against the CUPTI span (first device
+// start to last device end) of the activities launched inside that same step, both divided by
+// the step's launches (per call).
+FixturePairs pair_steps(const Model& m, const std::unordered_map<std::uint32_t, StepSpan>& spans, const EventFixture& f,
+                        CheckLog& log) {
+  const View& A = m.A();
+  const EventsData& ev = *m.events;
+  FixturePairs p;
+  for (const auto& s : f.steps) {
+    const std::string subject = fmt::format("{} step {}", f.name, s.step);
+    p.event_ns.push_back(s.event_ns);
+    const std::uint32_t r = A.rng_ext.first(s.range_id);
+    if (r == kNone) {
+      log.fail(subject, fmt::format("a ProfilerStep range with External id {} in {}", s.range_id, A.file()), "none",
+               ev.file + " names a step range that the trace does not have");
+      p.usable = false;
+      continue;
+    }
+    if (A.ev(r).cat != TraceCat::UserAnnotation || !is_profiler_step(m.names.str(A.ev(r).name)))
+      log.fail(subject, fmt::format("range {} is a user_annotation 'ProfilerStep#N'", s.range_id),
+               fmt::format("{} '{}'", to_string(A.ev(r).cat), m.names.str(A.ev(r).name)),
+               ev.file + " range_id is not a ProfilerStep range");
+    auto sp = spans.find(r);
+    if (sp == spans.end()) {
+      log.fail(subject, fmt::format("device activity under range {}", s.range_id), "none",
+               "no device activity in the trace is attributed to this step");
+      p.usable = false;
+      continue;
+    }
+    const double n = s.launches;
+    const double e = static_cast<double>(s.event_ns) / n;
+    const double c = static_cast<double>(sp->second.second - sp->second.first) / n;
+    p.event_call.push_back(e);
+    p.cupti_call.push_back(c);
+    p.diff_call.push_back(e - c);
+    if (!f.sync.empty()) p.sync_gap_call.push_back(sync_host_gap_ns(A, r, sp->second) / n);
+  }
+  return p;
+}
+
+/// A fixture's tolerance of event - CUPTI per call, and the allowances it holds.
+struct FixtureTolerance {
+  bool cold = false, sync = false, cross = false;
+  double sync_gap = 0, latency_allowance = 0, cross_allowance = 0, tol = 0;
+};
+
+FixtureTolerance fixture_tolerance(const EventFixture& f, const FixturePairs& p, const ValidateOptions& opts,
+                                   double event_median) {
+  FixtureTolerance t;
+  // A cold step keeps the event pair's fixed cost whole, spread over its calls (one call: files
+  // before the batched cold samples of 2026-12-01, or a benchmark with one instance).
+  t.cold = f.mode == "cold";
+  // A synchronizing launch's step (no blocking kernel): the GPU idles while the host launches,
+  // so the event interval also holds the host's time before the first and after the last device
+  // activity (sync_host_gap_ns, median per call) and the idle GPU's front-end latency
+  // (event_cold_allowance_ns per step, as a cold step).
+  t.sync = !f.sync.empty();
+  t.sync_gap = t.sync ? compute_stats(p.sync_gap_call).median : 0.0;
+  t.latency_allowance = (t.cold || t.sync)
+                            ? static_cast<double>(opts.event_cold_allowance_ns) / std::max(1, f.steps.front().launches)
+                            : 0.0;
+  // A call that crosses streams (forked to a side stream and joined back): the events also hold
+  // the cross-stream waits at the step's edges, the activities' span does not.
+  t.cross = f.work_recorded && f.work_cross_stream_waits > 0;
+  t.cross_allowance =
+      t.cross ? static_cast<double>(opts.event_cross_stream_allowance_ns) / std::max(1, f.steps.front().launches) : 0.0;
+  t.tol = std::max(static_cast<double>(opts.event_abs_tol_ns), opts.event_rel_tol * event_median) +
+          t.latency_allowance + t.sync_gap + t.cross_allowance;
+  return t;
+}
+
+/// The pairs' figures and verdict of one fixture: logged, and added to `fig`.
+void judge_fixture(const EventFixture& f, const FixturePairs& p, const ValidateOptions& opts, CheckLog& log,
+                   json& fig) {
+  const SampleStats es = compute_stats(p.event_call), cs = compute_stats(p.cupti_call), ds = compute_stats(p.diff_call);
+  const FixtureTolerance t = fixture_tolerance(f, p, opts, es.median);
+  const PairedVerdict verdict = judge_pairs(p.diff_call, t.tol);
+  const double abs_med = verdict.abs_median;
+  const MedianInterval& di = verdict.diff;
+  const std::string numbers = fmt::format(
+      "{} steps{}: per call, median cudaEvent {} ns, median CUPTI span {} ns; event - CUPTI per step: median {} ns "
+      "({:.0f}% interval {} .. {}{}; quartiles {} .. {}, min {}, max {}), median |event - CUPTI| {} ns ({:.2f}%), "
+      "tolerance {} ns{}{}{}",
+      f.steps.size(),
+      f.mode.empty() ? "" : fmt::format(" ({} mode, {} launches per step)", f.mode, f.steps.front().launches),
+      num(es.median), num(cs.median), num(ds.median), di.confidence * 100, num(di.low), num(di.high),
+      di.bounded ? "" : ", too few pairs to bound it: their range", num(ds.q1), num(ds.q3), num(ds.min), num(ds.max),
+      num(abs_med), es.median > 0 ? 100.0 * abs_med / es.median : 0.0, num(t.tol),
+      t.sync ? fmt::format(" (the launch synchronizes, {}: no blocking kernel; includes the {} ns per-sample front-end "
+                           "allowance over {} calls, {} ns, and the host's launch time outside the device activities, "
+                           "median {} ns per call)",
+                           f.sync, opts.event_cold_allowance_ns, f.steps.front().launches, num(t.latency_allowance),
+                           num(t.sync_gap))
+      : t.cold ? fmt::format(" (cold mode: includes the {} ns per-sample allowance over {} calls, {} ns)",
+                             opts.event_cold_allowance_ns, f.steps.front().launches, num(t.latency_allowance))
+               : "",
+      t.cross ? fmt::format(" (the call crosses streams, {} waits: includes the {} ns per-step cross-stream allowance "
+                            "over {} calls, {} ns)",
+                            f.work_cross_stream_waits, opts.event_cross_stream_allowance_ns, f.steps.front().launches,
+                            num(t.cross_allowance))
+              : "",
+      f.stop == "timed out" ? "; the fixture's median missed its precision target (stopping rule timed out), which "
+                              "does not bear on this paired check"
+                            : "");
+  fig.push_back(
+      {{"fixture", f.name},
+       {"mode", f.mode},
+       {"steps", f.steps.size()},
+       {"launches_per_step", f.steps.front().launches},
+       {"event_median_ns", es.median},
+       {"cupti_median_ns", cs.median},
+       {"diff_ns",
+        {{"median", ds.median}, {"q1", ds.q1}, {"q3", ds.q3}, {"min", ds.min}, {"max", ds.max}, {"mad", ds.mad}}},
+       {"diff_median_ci_ns",
+        {{"confidence", di.confidence},
+         {"low", di.low},
+         {"high", di.high},
+         {"bounded", di.bounded},
+         {"batches", di.batches}}},
+       {"abs_diff_median_ns", abs_med},
+       {"tolerance_ns", t.tol},
+       {"claimed", verdict.status == CheckStatus::Passed},
+       {"not_claimed", verdict.status == CheckStatus::NotClaimed},
+       {"reason", verdict.reason},
+       {"fixture_timed_out", f.stop == "timed out"},
+       {"sync", f.sync.empty() ? json(nullptr) : json(f.sync)},
+       {"sync_host_gap_ns", t.sync_gap},
+       {"throttled", f.throttled}});
+  if (verdict.status == CheckStatus::Failed)
+    log.fail(f.name, fmt::format("median |event - CUPTI| per call within {} ns", num(t.tol)),
+             fmt::format("{} ns", num(abs_med)), numbers);
+  else if (verdict.status == CheckStatus::NotClaimed)
+    log.not_claimed(f.name, "median within tolerance, not claimed: " + verdict.reason + ": " + numbers);
+  else
+    log.pass(f.name, numbers);
+}
+
+}  // namespace
+
 void check_event_vs_cupti(const Model& m, const ValidateOptions& opts, CheckLog& log, ValidationReport& report) {
   if (!m.events) return log.not_run("", "no event times given (events.json)");
   const View& A = m.A();
   const EventsData& ev = *m.events;
-  if (ev.kind == EventsData::Kind::OtherCalls) {
-    // Reference medians of calls outside the profiler: find this trace's workload, report both.
-    std::set<std::string> annots;
-    for (std::uint32_t i : A.rng)
-      if (A.ev(i).cat == TraceCat::UserAnnotation && !is_profiler_step(m.names.str(A.ev(i).name)))
-        annots.insert(m.names.str(A.ev(i).name));
-    std::vector<const EventRun*> cand;
-    for (const EventRun& r : ev.runs)
-      if (annots.count(r.op)) cand.push_back(&r);
-    if (cand.size() > 1) {
-      // Tell sizes apart by the trace's file name ("<n>_<dtype>_<op>.json", as the reference names them).
-      const std::string& f = A.file();
-      std::vector<const EventRun*> by_name;
-      for (const EventRun* r : cand)
-        if (f.rfind(std::to_string(r->n) + "_", 0) == 0) by_name.push_back(r);
-      cand = by_name;
-    }
-    if (cand.size() != 1)
-      return log.not_run("", fmt::format("cannot tell which run of {} the trace {} is ({} candidates)", ev.file,
-                                         A.file(), cand.size()));
-    const EventRun& run = *cand[0];
-    const auto spans = step_spans(A, [&](std::uint32_t r) { return is_profiler_step(m.names.str(A.ev(r).name)); });
-    std::vector<std::int64_t> cupti;
-    for (const auto& [s, sp] : spans) cupti.push_back(sp.second - sp.first);  // StepSpan: last end - first start
-    const double cu = median_of(cupti);
-    const std::string subject = fmt::format("{} n={}", run.op, run.n);
-    report.figures[checks::kEventVsCupti] = {{"workload", subject},
-                                             {"event_median_ns_other_calls", run.median_ns},
-                                             {"cupti_step_span_median_ns", cu},
-                                             {"steps", cupti.size()}};
-    return log.not_run(
-        subject, fmt::format("{} holds cudaEvent times of other calls (median {} over calls outside the profiler), "
-                             "not of the {} profiled steps, so the same iterations cannot be compared; for "
-                             "reference: median CUPTI step span {} (first device start to last device end "
-                             "per ProfilerStep), difference {}",
-                             ev.file, us(run.median_ns), cupti.size(), us(cu), us(run.median_ns - cu)));
-  }
+  if (ev.kind == EventsData::Kind::OtherCalls) return report_other_calls(m, log, report);
   const auto& fixtures = ev.fixtures;
   if (fixtures.empty()) return log.not_run("", ev.file + " has no fixtures");
   const auto spans = recorded_step_spans(A, ev);
@@ -214,125 +367,13 @@ void check_event_vs_cupti(const Model& m, const ValidateOptions& opts, CheckLog&
                                          f.work_allocations));
       continue;
     }
-    // Per-iteration pairing: each step's cudaEvent interval against the CUPTI span (first device
-    // start to last device end) of the activities launched inside that same step, both divided by
-    // the step's launches (per call).
-    std::vector<std::int64_t> event_ns;
-    std::vector<double> event_call, cupti_call, diff_call, sync_gap_call;
-    bool usable = true;
-    for (const auto& s : f.steps) {
-      const std::string subject = fmt::format("{} step {}", f.name, s.step);
-      event_ns.push_back(s.event_ns);
-      const std::uint32_t r = A.rng_ext.first(s.range_id);
-      if (r == kNone) {
-        log.fail(subject, fmt::format("a ProfilerStep range with External id {} in {}", s.range_id, A.file()), "none",
-                 ev.file + " names a step range that the trace does not have");
-        usable = false;
-        continue;
-      }
-      if (A.ev(r).cat != TraceCat::UserAnnotation || !is_profiler_step(m.names.str(A.ev(r).name)))
-        log.fail(subject, fmt::format("range {} is a user_annotation 'ProfilerStep#N'", s.range_id),
-                 fmt::format("{} '{}'", to_string(A.ev(r).cat), m.names.str(A.ev(r).name)),
-                 ev.file + " range_id is not a ProfilerStep range");
-      auto sp = spans.find(r);
-      if (sp == spans.end()) {
-        log.fail(subject, fmt::format("device activity under range {}", s.range_id), "none",
-                 "no device activity in the trace is attributed to this step");
-        usable = false;
-        continue;
-      }
-      const double n = s.launches;
-      const double e = static_cast<double>(s.event_ns) / n;
-      const double c = static_cast<double>(sp->second.second - sp->second.first) / n;
-      event_call.push_back(e);
-      cupti_call.push_back(c);
-      diff_call.push_back(e - c);
-      if (!f.sync.empty()) sync_gap_call.push_back(sync_host_gap_ns(A, r, sp->second) / n);
-    }
-    const double ev_med = median_of(event_ns);
+    const FixturePairs p = pair_steps(m, spans, f, log);
+    const double ev_med = median_of(p.event_ns);
     if (f.has_median && f.median_ns != ev_med)
       log.fail(f.name + " median_ns", fmt::format("{} (median of steps[].event_ns)", num(ev_med)), num(f.median_ns),
                ev.file + " median_ns is not the median of its steps");
-    if (!usable) continue;
-    const SampleStats es = compute_stats(event_call), cs = compute_stats(cupti_call), ds = compute_stats(diff_call);
-    // A cold step keeps the event pair's fixed cost whole, spread over its calls (one call: files
-    // before the batched cold samples of 2026-12-01, or a benchmark with one instance).
-    const bool cold = f.mode == "cold";
-    // A synchronizing launch's step (no blocking kernel): the GPU idles while the host launches,
-    // so the event interval also holds the host's time before the first and after the last device
-    // activity (sync_host_gap_ns, median per call) and the idle GPU's front-end latency
-    // (event_cold_allowance_ns per step, as a cold step).
-    const bool sync = !f.sync.empty();
-    const double sync_gap = sync ? compute_stats(sync_gap_call).median : 0.0;
-    const double latency_allowance =
-        (cold || sync) ? static_cast<double>(opts.event_cold_allowance_ns) / std::max(1, f.steps.front().launches)
-                       : 0.0;
-    // A call that crosses streams (forked to a side stream and joined back): the events also hold
-    // the cross-stream waits at the step's edges, the activities' span does not.
-    const bool cross = f.work_recorded && f.work_cross_stream_waits > 0;
-    const double cross_allowance =
-        cross ? static_cast<double>(opts.event_cross_stream_allowance_ns) / std::max(1, f.steps.front().launches) : 0.0;
-    const double tol = std::max(static_cast<double>(opts.event_abs_tol_ns), opts.event_rel_tol * es.median) +
-                       latency_allowance + sync_gap + cross_allowance;
-    const PairedVerdict verdict = judge_pairs(diff_call, tol);
-    const double abs_med = verdict.abs_median;
-    const MedianInterval& di = verdict.diff;
-    const std::string numbers = fmt::format(
-        "{} steps{}: per call, median cudaEvent {} ns, median CUPTI span {} ns; event - CUPTI per step: median {} ns "
-        "({:.0f}% interval {} .. {}{}; quartiles {} .. {}, min {}, max {}), median |event - CUPTI| {} ns ({:.2f}%), "
-        "tolerance {} ns{}{}{}",
-        f.steps.size(),
-        f.mode.empty() ? "" : fmt::format(" ({} mode, {} launches per step)", f.mode, f.steps.front().launches),
-        num(es.median), num(cs.median), num(ds.median), di.confidence * 100, num(di.low), num(di.high),
-        di.bounded ? "" : ", too few pairs to bound it: their range", num(ds.q1), num(ds.q3), num(ds.min), num(ds.max),
-        num(abs_med), es.median > 0 ? 100.0 * abs_med / es.median : 0.0, num(tol),
-        sync ? fmt::format(" (the launch synchronizes, {}: no blocking kernel; includes the {} ns per-sample front-end "
-                           "allowance over {} calls, {} ns, and the host's launch time outside the device activities, "
-                           "median {} ns per call)",
-                           f.sync, opts.event_cold_allowance_ns, f.steps.front().launches, num(latency_allowance),
-                           num(sync_gap))
-        : cold ? fmt::format(" (cold mode: includes the {} ns per-sample allowance over {} calls, {} ns)",
-                             opts.event_cold_allowance_ns, f.steps.front().launches, num(latency_allowance))
-               : "",
-        cross ? fmt::format(" (the call crosses streams, {} waits: includes the {} ns per-step cross-stream allowance "
-                            "over {} calls, {} ns)",
-                            f.work_cross_stream_waits, opts.event_cross_stream_allowance_ns, f.steps.front().launches,
-                            num(cross_allowance))
-              : "",
-        f.stop == "timed out" ? "; the fixture's median missed its precision target (stopping rule timed out), which "
-                                "does not bear on this paired check"
-                              : "");
-    fig.push_back(
-        {{"fixture", f.name},
-         {"mode", f.mode},
-         {"steps", f.steps.size()},
-         {"launches_per_step", f.steps.front().launches},
-         {"event_median_ns", es.median},
-         {"cupti_median_ns", cs.median},
-         {"diff_ns",
-          {{"median", ds.median}, {"q1", ds.q1}, {"q3", ds.q3}, {"min", ds.min}, {"max", ds.max}, {"mad", ds.mad}}},
-         {"diff_median_ci_ns",
-          {{"confidence", di.confidence},
-           {"low", di.low},
-           {"high", di.high},
-           {"bounded", di.bounded},
-           {"batches", di.batches}}},
-         {"abs_diff_median_ns", abs_med},
-         {"tolerance_ns", tol},
-         {"claimed", verdict.status == CheckStatus::Passed},
-         {"not_claimed", verdict.status == CheckStatus::NotClaimed},
-         {"reason", verdict.reason},
-         {"fixture_timed_out", f.stop == "timed out"},
-         {"sync", f.sync.empty() ? json(nullptr) : json(f.sync)},
-         {"sync_host_gap_ns", sync_gap},
-         {"throttled", f.throttled}});
-    if (verdict.status == CheckStatus::Failed)
-      log.fail(f.name, fmt::format("median |event - CUPTI| per call within {} ns", num(tol)),
-               fmt::format("{} ns", num(abs_med)), numbers);
-    else if (verdict.status == CheckStatus::NotClaimed)
-      log.not_claimed(f.name, "median within tolerance, not claimed: " + verdict.reason + ": " + numbers);
-    else
-      log.pass(f.name, numbers);
+    if (!p.usable) continue;
+    judge_fixture(f, p, opts, log, fig);
   }
   report.figures[checks::kEventVsCupti] = std::move(fig);
 }

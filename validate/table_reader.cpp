@@ -229,10 +229,8 @@ Col column_of(std::string_view h, std::string& device) {
   return Col::Other;
 }
 
-TableData parse_text(std::string_view text, const std::string& label) {
-  TableData t;
-  t.path = label;
-  t.file = std::filesystem::path(label).filename().string();
+/// The lines of `text` (a "\r\n" end read as "\n").
+std::vector<std::string_view> split_lines(std::string_view text) {
   std::vector<std::string_view> lines;
   for (std::size_t pos = 0; pos <= text.size();) {
     std::size_t nl = text.find('\n', pos);
@@ -242,39 +240,106 @@ TableData parse_text(std::string_view text, const std::string& label) {
     lines.push_back(l);
     pos = nl + 1;
   }
-  auto fail = [&](std::size_t line, const std::string& what) -> void {  // [[noreturn]] in effect
+  return lines;
+}
+
+/// The table time that column `c` fills in `row` (nullptr for a column that is not a time).
+TableTime* time_field(TableRowData& row, Col c) {
+  switch (c) {
+    case Col::SelfCpu:
+      return &row.self_cpu;
+    case Col::CpuTotal:
+      return &row.cpu_total;
+    case Col::CpuAvg:
+      return &row.cpu_avg;
+    case Col::SelfCuda:
+      return &row.self_cuda;
+    case Col::CudaTotal:
+      return &row.cuda_total;
+    case Col::CudaAvg:
+      return &row.cuda_avg;
+    case Col::Median:
+      return &row.median;
+    case Col::Min:
+      return &row.min;
+    case Col::Max:
+      return &row.max;
+    default:
+      return nullptr;
+  }
+}
+
+/// A column's place in the rule: where its dashes start and how many there are.
+struct Slot {
+  std::size_t start, width;
+};
+
+/// Reads a key_averages() text table (parse_text): one method per phase (header, column slots,
+/// columns, rows, totals) over the state they share.
+struct TextTableParser {
+  const std::string& label;
+  std::vector<std::string_view> lines;
+  std::string not_table;
+  TableData t;
+  std::size_t rule = 0;     ///< index of the rule above the header line
+  std::vector<Slot> slots;  ///< the columns' places in that rule
+  std::size_t ncols = 0;    ///< set once the header is read
+  bool aligned = false;     ///< cells can be read by position (the header lines up with the rule)
+  std::vector<Col> cols;
+  std::vector<std::string> headers;
+  double flops_per_unit = 0;
+  std::size_t shapes_width = 0;
+
+  TextTableParser(std::string_view text, const std::string& label_)
+      : label(label_),
+        lines(split_lines(text)),
+        not_table(fmt::format("{}: not a key_averages() table: no '-----' rule followed by a header line with "
+                              "\"Name\" and \"# of Calls\"",
+                              label_)) {
+    t.path = label;
+    t.file = std::filesystem::path(label).filename().string();
+  }
+
+  [[noreturn]] void fail(std::size_t line, const std::string& what) const {
     throw InputError(fmt::format("{}: line {}: {}", label, line, what));
-  };
-  const std::string not_table = fmt::format(
-      "{}: not a key_averages() table: no '-----' rule followed by a header line with \"Name\" and \"# of Calls\"",
-      label);
+  }
+
+  TableData parse() {
+    find_header();
+    read_slots();
+    read_columns();
+    const std::size_t i = read_rows();
+    if (i >= lines.size())
+      throw InputError(fmt::format("{}: truncated table: no closing '-----' rule after the rows", label));
+    read_totals(i);
+    return std::move(t);
+  }
 
   // The header: a rule, a line naming the columns, a rule. Above it _build_table may print
   // "=====" + table(header=...) and "=====" + the top_level_events_only sentence.
-  std::size_t rule = lines.size();
-  for (std::size_t i = 0; i + 2 < lines.size(); ++i) {
-    if (is_rule(lines[i]) && lines[i + 1].find("Name") != std::string_view::npos && is_rule(lines[i + 2])) {
-      rule = i;
-      break;
+  void find_header() {
+    rule = lines.size();
+    for (std::size_t i = 0; i + 2 < lines.size(); ++i) {
+      if (is_rule(lines[i]) && lines[i + 1].find("Name") != std::string_view::npos && is_rule(lines[i + 2])) {
+        rule = i;
+        break;
+      }
+    }
+    if (rule == lines.size()) throw InputError(not_table);
+    for (std::size_t i = 0; i < rule; ++i) {
+      const std::string_view l = trim(lines[i]);
+      if (l.empty() || l.find_first_not_of('=') == std::string_view::npos) continue;
+      if (l == "This report only display top-level ops statistics") {
+        t.top_level_only = true;
+      } else if (i > 0 && trim(lines[i - 1]).substr(0, 3) == "===") {
+        t.header_text += (t.header_text.empty() ? "" : "\n") + std::string(l);
+      }
     }
   }
-  if (rule == lines.size()) throw InputError(not_table);
-  for (std::size_t i = 0; i < rule; ++i) {
-    const std::string_view l = trim(lines[i]);
-    if (l.empty() || l.find_first_not_of('=') == std::string_view::npos) continue;
-    if (l == "This report only display top-level ops statistics") {
-      t.top_level_only = true;
-    } else if (i > 0 && trim(lines[i - 1]).substr(0, 3) == "===") {
-      t.header_text += (t.header_text.empty() ? "" : "\n") + std::string(l);
-    }
-  }
+
   // Column slots from the rule: _build_table's add_column writes "-" * width + two spaces per
   // column and pads every cell to its width (right-aligned; Source Location left-aligned).
-  struct Slot {
-    std::size_t start, width;
-  };
-  std::vector<Slot> slots;
-  {
+  void read_slots() {
     const std::string_view r = lines[rule];
     std::size_t k = 0;
     while (k < r.size()) {
@@ -287,10 +352,11 @@ TableData parse_text(std::string_view text, const std::string& label) {
       slots.push_back({b, k - b});
     }
   }
+
   // Cells of a line by position: column k starts where column k-1 ended plus two spaces; a cell
   // wider than its column (a header such as "Self CUDA Mem", a path under the swapped FLOPs
   // column) runs on to the next run of two spaces and shifts the rest, as str.format does.
-  auto split_pos = [&](std::string_view line, std::vector<std::string_view>& out) {
+  void split_pos(std::string_view line, std::vector<std::string_view>& out) const {
     out.assign(slots.size(), std::string_view());
     std::size_t pos = slots.empty() ? 0 : slots[0].start;
     for (std::size_t k = 0; k < slots.size(); ++k) {
@@ -301,11 +367,11 @@ TableData parse_text(std::string_view text, const std::string& label) {
       out[k] = trim(line.substr(pos, end - pos));
       pos = end + 2;
     }
-  };
+  }
+
   // Cells split at runs of two or more spaces (a hand-aligned table): from the right, the rest
   // is the name (which may itself contain spaces, even double ones).
-  std::size_t ncols = 0;  // set once the header is read
-  auto split_right = [&](std::string_view line, std::vector<std::string_view>& out, std::size_t lineno) {
+  void split_right(std::string_view line, std::vector<std::string_view>& out, std::size_t lineno) const {
     out.assign(ncols, std::string_view());
     std::string_view rest = trim(line);
     for (std::size_t k = out.size() - 1; k >= 1; --k) {
@@ -315,62 +381,67 @@ TableData parse_text(std::string_view text, const std::string& label) {
       rest = trim(rest.substr(0, sep));
     }
     out[0] = rest;
-  };
-  std::vector<std::string_view> header_cells;
-  split_pos(lines[rule + 1], header_cells);
-  bool aligned = !header_cells.empty() &&
-                 std::none_of(header_cells.begin(), header_cells.end(), [](std::string_view h) { return h.empty(); });
-  if (!aligned) {
-    // A header not aligned with its rule (hand-made): cells separated by runs of two spaces.
-    header_cells.clear();
-    std::string_view line = trim(lines[rule + 1]);
-    for (std::size_t k = 0; k < line.size();) {
-      std::size_t j = line.find("  ", k);
-      if (j == std::string_view::npos) j = line.size();
-      header_cells.push_back(trim(line.substr(k, j - k)));
-      k = j;
-      while (k < line.size() && (line[k] == ' ' || line[k] == '\t')) ++k;
+  }
+
+  /// The header line's cells: by position when they line up with the rule (sets `aligned`).
+  std::vector<std::string_view> header_cells() {
+    std::vector<std::string_view> cells;
+    split_pos(lines[rule + 1], cells);
+    aligned = !cells.empty() && std::none_of(cells.begin(), cells.end(), [](std::string_view h) { return h.empty(); });
+    if (!aligned) {
+      // A header not aligned with its rule (hand-made): cells separated by runs of two spaces.
+      cells.clear();
+      std::string_view line = trim(lines[rule + 1]);
+      for (std::size_t k = 0; k < line.size();) {
+        std::size_t j = line.find("  ", k);
+        if (j == std::string_view::npos) j = line.size();
+        cells.push_back(trim(line.substr(k, j - k)));
+        k = j;
+        while (k < line.size() && (line[k] == ' ' || line[k] == '\t')) ++k;
+      }
     }
+    return cells;
   }
-  std::vector<Col> cols;
-  std::vector<std::string> headers;
-  int name_col = -1, calls_col = -1;
-  double flops_per_unit = 0;
-  for (std::string_view h : header_cells) {
-    const std::size_t k = headers.size();
-    headers.emplace_back(h);
-    std::string device;
-    const Col c = column_of(h, device);
-    if (c != Col::Other && std::find(cols.begin(), cols.end(), c) != cols.end())
-      fail(rule + 2, fmt::format("column \"{}\" appears twice", h));
-    cols.push_back(c);
-    if (!device.empty()) t.device_label = device;
-    if (c == Col::Name) name_col = static_cast<int>(k);
-    if (c == Col::Calls) calls_col = static_cast<int>(k);
-    if (c == Col::Flops) flops_per_unit = flops_scale(h);
+
+  /// The columns named by the header line, and which the table has.
+  void read_columns() {
+    int name_col = -1, calls_col = -1;
+    for (std::string_view h : header_cells()) {
+      const std::size_t k = headers.size();
+      headers.emplace_back(h);
+      std::string device;
+      const Col c = column_of(h, device);
+      if (c != Col::Other && std::find(cols.begin(), cols.end(), c) != cols.end())
+        fail(rule + 2, fmt::format("column \"{}\" appears twice", h));
+      cols.push_back(c);
+      if (!device.empty()) t.device_label = device;
+      if (c == Col::Name) name_col = static_cast<int>(k);
+      if (c == Col::Calls) calls_col = static_cast<int>(k);
+      if (c == Col::Flops) flops_per_unit = flops_scale(h);
+    }
+    if (name_col != 0 || calls_col < 0 || cols.size() < 2) throw InputError(not_table);
+    ncols = cols.size();
+    aligned = aligned && slots.size() == ncols;
+    auto has = [&](Col c) { return std::find(cols.begin(), cols.end(), c) != cols.end(); };
+    t.has_cpu = has(Col::SelfCpu) && has(Col::CpuTotal);
+    t.has_cuda = has(Col::SelfCuda) && has(Col::CudaTotal);
+    t.has_pct = has(Col::SelfCpuPct) || has(Col::SelfCudaPct);
+    t.has_avg = has(Col::CpuAvg) || has(Col::CudaAvg);
+    t.has_stats = has(Col::Median) && has(Col::Min) && has(Col::Max);
+    t.has_mem = has(Col::CpuMem) || has(Col::SelfCpuMem);
+    t.has_shapes = has(Col::Shapes);
+    t.has_stack = has(Col::Source);
+    t.has_overload = has(Col::Overload);
+    t.has_node_id = has(Col::NodeId);
+    t.has_flops = has(Col::Flops);
+    shapes_width =
+        t.has_shapes && aligned
+            ? slots[static_cast<std::size_t>(std::find(cols.begin(), cols.end(), Col::Shapes) - cols.begin())].width
+            : 0;
   }
-  if (name_col != 0 || calls_col < 0 || cols.size() < 2) throw InputError(not_table);
-  ncols = cols.size();
-  aligned = aligned && slots.size() == ncols;
-  auto has = [&](Col c) { return std::find(cols.begin(), cols.end(), c) != cols.end(); };
-  t.has_cpu = has(Col::SelfCpu) && has(Col::CpuTotal);
-  t.has_cuda = has(Col::SelfCuda) && has(Col::CudaTotal);
-  t.has_pct = has(Col::SelfCpuPct) || has(Col::SelfCudaPct);
-  t.has_avg = has(Col::CpuAvg) || has(Col::CudaAvg);
-  t.has_stats = has(Col::Median) && has(Col::Min) && has(Col::Max);
-  t.has_mem = has(Col::CpuMem) || has(Col::SelfCpuMem);
-  t.has_shapes = has(Col::Shapes);
-  t.has_stack = has(Col::Source);
-  t.has_overload = has(Col::Overload);
-  t.has_node_id = has(Col::NodeId);
-  t.has_flops = has(Col::Flops);
-  const std::size_t shapes_width =
-      t.has_shapes && aligned
-          ? slots[static_cast<std::size_t>(std::find(cols.begin(), cols.end(), Col::Shapes) - cols.begin())].width
-          : 0;
 
   // One row's cells; "" when they read, else what is wrong.
-  auto read_row = [&](const std::vector<std::string_view>& cells, TableRowData& row) -> std::string {
+  std::string read_row(const std::vector<std::string_view>& cells, TableRowData& row) const {
     row.name = std::string(cells[0]);
     if (row.name.empty()) return "row without a name";
     row.cut = row.name.size() > 3 && row.name.compare(row.name.size() - 3, 3, "...") == 0;
@@ -386,176 +457,161 @@ TableData parse_text(std::string_view text, const std::string& label) {
       if (under_src == "--" || decimal_text(under_src, x, dec)) std::swap(*src, *fl);
     }
     for (std::size_t k = 1; k < cc.size(); ++k) {
-      const Col c = cc[k];
-      const std::string_view v = cells[k];
-      const std::string& hk = headers[k];
-      switch (c) {
-        case Col::Other:
-          continue;
-        case Col::Overload:
-          row.overload_name = std::string(v);
-          continue;
-        case Col::Shapes:
-          row.input_shapes = std::string(v);
-          row.shapes_cut = v.size() >= shapes_width;
-          continue;
-        case Col::Source:
-          if (!v.empty()) row.stack.emplace_back(v);
-          continue;
-        case Col::Flops: {
-          if (v == "--" || v.empty()) continue;  // "--": no FLOPs for this row
-          double x = 0;
-          int dec = 0;
-          if (!decimal_text(v, x, dec))
-            return fmt::format("column \"{}\" is '{}', not a FLOP count", hk, std::string(v));
-          row.flops = x * flops_per_unit;
-          continue;
-        }
-        case Col::NodeId: {
-          double x = 0;
-          int dec = 0;
-          if (!decimal_text(v, x, dec) || dec != 0)
-            return fmt::format("column \"Node ID\" is '{}', not an integer", std::string(v));
-          row.node_id = static_cast<std::int64_t>(x);
-          continue;
-        }
-        case Col::CpuMem:
-        case Col::SelfCpuMem:
-        case Col::DevMem:
-        case Col::SelfDevMem: {
-          double b = 0, res = 0;
-          if (!memory_text(v, b, res))
-            return fmt::format("column \"{}\" is '{}', not a memory size (B, KB, MB, GB)", hk, std::string(v));
-          (c == Col::CpuMem       ? row.cpu_mem
-           : c == Col::SelfCpuMem ? row.self_cpu_mem
-           : c == Col::DevMem     ? row.dev_mem
-                                  : row.self_dev_mem) = b;
-          row.mem_res = std::max(row.mem_res, res);
-          continue;
-        }
-        default:
-          break;
-      }
-      if (is_nan_text(v) && c != Col::SelfCpuPct && c != Col::CpuTotalPct && c != Col::SelfCudaPct)
-        return fmt::format("column \"{}\" is {}: NaN/Infinity is not a value", hk, std::string(v));
-      if (c == Col::Calls) {
-        double calls = 0;
-        int dec = 0;
-        if (!decimal_text(v, calls, dec) || dec != 0 || calls < 0)
-          return fmt::format("column \"# of Calls\" is '{}', not a count", std::string(v));
-        row.calls = static_cast<std::int64_t>(calls);
-        continue;
-      }
-      if (c == Col::SelfCpuPct || c == Col::CpuTotalPct || c == Col::SelfCudaPct) {
-        TablePct p;
-        if (v == "NaN") {
-          p.nan = true;
-        } else if (v == "0") {
-          // _build_table's CPU total % of an async event is the integer 0, printed "0".
-          p.async_zero = true;
-        } else {
-          double x = 0;
-          int dec = 0;
-          if (v.size() < 2 || v.back() != '%' || !decimal_text(v.substr(0, v.size() - 1), x, dec))
-            return fmt::format("column \"{}\" is '{}', not a percentage", hk, std::string(v));
-          p.pct = x;
-          p.res = std::pow(10.0, -dec);
-        }
-        (c == Col::SelfCpuPct ? row.self_cpu_pct : c == Col::CpuTotalPct ? row.cpu_total_pct : row.self_cuda_pct) = p;
-        continue;
-      }
-      const auto tv = time_text(v);
-      if (!tv) return fmt::format("column \"{}\" is '{}', not a time (a number with us, ms or s)", hk, std::string(v));
-      switch (c) {
-        case Col::SelfCpu:
-          row.self_cpu = *tv;
-          break;
-        case Col::CpuTotal:
-          row.cpu_total = *tv;
-          break;
-        case Col::CpuAvg:
-          row.cpu_avg = *tv;
-          break;
-        case Col::SelfCuda:
-          row.self_cuda = *tv;
-          break;
-        case Col::CudaTotal:
-          row.cuda_total = *tv;
-          break;
-        case Col::CudaAvg:
-          row.cuda_avg = *tv;
-          break;
-        case Col::Median:
-          row.median = *tv;
-          break;
-        case Col::Min:
-          row.min = *tv;
-          break;
-        case Col::Max:
-          row.max = *tv;
-          break;
-        default:
-          break;
-      }
+      std::string err = read_cell(cc[k], cells[k], headers[k], row);
+      if (!err.empty()) return err;
     }
     return "";
-  };
+  }
+
+  /// One cell `v` of column `c` (header `hk`) into `row`; "" when it reads, else what is wrong.
+  std::string read_cell(Col c, std::string_view v, const std::string& hk, TableRowData& row) const {
+    switch (c) {
+      case Col::Other:
+        return "";
+      case Col::Overload:
+        row.overload_name = std::string(v);
+        return "";
+      case Col::Shapes:
+        row.input_shapes = std::string(v);
+        row.shapes_cut = v.size() >= shapes_width;
+        return "";
+      case Col::Source:
+        if (!v.empty()) row.stack.emplace_back(v);
+        return "";
+      case Col::Flops:
+      case Col::NodeId:
+      case Col::CpuMem:
+      case Col::SelfCpuMem:
+      case Col::DevMem:
+      case Col::SelfDevMem:
+        return read_amount_cell(c, v, hk, row);
+      default:
+        break;
+    }
+    if (is_nan_text(v) && c != Col::SelfCpuPct && c != Col::CpuTotalPct && c != Col::SelfCudaPct)
+      return fmt::format("column \"{}\" is {}: NaN/Infinity is not a value", hk, std::string(v));
+    if (c == Col::Calls) {
+      double calls = 0;
+      int dec = 0;
+      if (!decimal_text(v, calls, dec) || dec != 0 || calls < 0)
+        return fmt::format("column \"# of Calls\" is '{}', not a count", std::string(v));
+      row.calls = static_cast<std::int64_t>(calls);
+      return "";
+    }
+    if (c == Col::SelfCpuPct || c == Col::CpuTotalPct || c == Col::SelfCudaPct) {
+      TablePct p;
+      if (v == "NaN") {
+        p.nan = true;
+      } else if (v == "0") {
+        // _build_table's CPU total % of an async event is the integer 0, printed "0".
+        p.async_zero = true;
+      } else {
+        double x = 0;
+        int dec = 0;
+        if (v.size() < 2 || v.back() != '%' || !decimal_text(v.substr(0, v.size() - 1), x, dec))
+          return fmt::format("column \"{}\" is '{}', not a percentage", hk, std::string(v));
+        p.pct = x;
+        p.res = std::pow(10.0, -dec);
+      }
+      (c == Col::SelfCpuPct ? row.self_cpu_pct : c == Col::CpuTotalPct ? row.cpu_total_pct : row.self_cuda_pct) = p;
+      return "";
+    }
+    const auto tv = time_text(v);
+    if (!tv) return fmt::format("column \"{}\" is '{}', not a time (a number with us, ms or s)", hk, std::string(v));
+    if (TableTime* field = time_field(row, c)) *field = *tv;
+    return "";
+  }
+
+  /// A FLOPs, Node ID or memory cell (read_cell).
+  std::string read_amount_cell(Col c, std::string_view v, const std::string& hk, TableRowData& row) const {
+    if (c == Col::Flops) {
+      if (v == "--" || v.empty()) return "";  // "--": no FLOPs for this row
+      double x = 0;
+      int dec = 0;
+      if (!decimal_text(v, x, dec)) return fmt::format("column \"{}\" is '{}', not a FLOP count", hk, std::string(v));
+      row.flops = x * flops_per_unit;
+      return "";
+    }
+    if (c == Col::NodeId) {
+      double x = 0;
+      int dec = 0;
+      if (!decimal_text(v, x, dec) || dec != 0)
+        return fmt::format("column \"Node ID\" is '{}', not an integer", std::string(v));
+      row.node_id = static_cast<std::int64_t>(x);
+      return "";
+    }
+    double b = 0, res = 0;
+    if (!memory_text(v, b, res))
+      return fmt::format("column \"{}\" is '{}', not a memory size (B, KB, MB, GB)", hk, std::string(v));
+    (c == Col::CpuMem       ? row.cpu_mem
+     : c == Col::SelfCpuMem ? row.self_cpu_mem
+     : c == Col::DevMem     ? row.dev_mem
+                            : row.self_dev_mem) = b;
+    row.mem_res = std::max(row.mem_res, res);
+    return "";
+  }
 
   // Rows: until the next rule. With a Source Location column, each row is followed by one line
-  // per further stack frame (every cell empty but the last) and one blank line.
-  std::size_t i = rule + 3;
-  std::vector<std::string_view> cells;
-  for (; i < lines.size() && !is_rule(lines[i]); ++i) {
-    const std::string_view line = lines[i];
-    if (trim(line).empty()) continue;
-    const std::size_t lineno = i + 1;
-    if (aligned)
-      split_pos(line, cells);
-    else
-      split_right(line, cells, lineno);
-    if (cells[0].empty() && t.has_stack && !t.rows.empty()) {
-      t.rows.back().stack.emplace_back(trim(line));  // a further frame of the row above
-      continue;
+  // per further stack frame (every cell empty but the last) and one blank line. Returns the
+  // closing rule's index (lines.size() when there is none).
+  std::size_t read_rows() {
+    std::size_t i = rule + 3;
+    std::vector<std::string_view> cells;
+    for (; i < lines.size() && !is_rule(lines[i]); ++i) {
+      const std::string_view line = lines[i];
+      if (trim(line).empty()) continue;
+      const std::size_t lineno = i + 1;
+      if (aligned)
+        split_pos(line, cells);
+      else
+        split_right(line, cells, lineno);
+      if (cells[0].empty() && t.has_stack && !t.rows.empty()) {
+        t.rows.back().stack.emplace_back(trim(line));  // a further frame of the row above
+        continue;
+      }
+      TableRowData row;
+      row.line = lineno;
+      std::string err = read_row(cells, row);
+      if (!err.empty() && aligned) {
+        // Not aligned as _build_table aligns: try the cells split at runs of spaces.
+        TableRowData again;
+        again.line = lineno;
+        split_right(line, cells, lineno);
+        if (!read_row(cells, again).empty()) fail(lineno, err);
+        row = std::move(again);
+      } else if (!err.empty()) {
+        fail(lineno, err);
+      }
+      t.rows.push_back(std::move(row));
     }
-    TableRowData row;
-    row.line = lineno;
-    std::string err = read_row(cells, row);
-    if (!err.empty() && aligned) {
-      // Not aligned as _build_table aligns: try the cells split at runs of spaces.
-      TableRowData again;
-      again.line = lineno;
-      split_right(line, cells, lineno);
-      if (!read_row(cells, again).empty()) fail(lineno, err);
-      row = std::move(again);
-    } else if (!err.empty()) {
-      fail(lineno, err);
-    }
-    t.rows.push_back(std::move(row));
+    return i;
   }
-  if (i >= lines.size())
-    throw InputError(fmt::format("{}: truncated table: no closing '-----' rule after the rows", label));
-  // Totals after the closing rule.
-  for (++i; i < lines.size(); ++i) {
-    const std::string_view l = trim(lines[i]);
-    constexpr std::string_view kCpu = "Self CPU time total:";
-    auto total = [&](std::string_view rest, TableTime& out, bool& flag) {
-      const std::string_view v = trim(rest);
-      if (is_nan_text(v)) fail(i + 1, "total is NaN/Infinity");
-      const auto tv = time_text(v);
-      if (!tv) fail(i + 1, fmt::format("total '{}' is not a time", std::string(v)));
-      out = *tv;
-      flag = true;
-    };
-    if (l.substr(0, kCpu.size()) == kCpu) {
-      total(l.substr(kCpu.size()), t.self_cpu_total, t.has_self_cpu_total);
-    } else if (l.substr(0, 5) == "Self " && l.find(" time total:") != std::string_view::npos) {
-      const std::size_t at = l.find(" time total:");
-      t.device_label = std::string(l.substr(5, at - 5));
-      total(l.substr(at + 12), t.self_cuda_total, t.has_self_cuda_total);
+
+  // Totals after the closing rule (at index `i`).
+  void read_totals(std::size_t i) {
+    for (++i; i < lines.size(); ++i) {
+      const std::string_view l = trim(lines[i]);
+      constexpr std::string_view kCpu = "Self CPU time total:";
+      auto total = [&](std::string_view rest, TableTime& out, bool& flag) {
+        const std::string_view v = trim(rest);
+        if (is_nan_text(v)) fail(i + 1, "total is NaN/Infinity");
+        const auto tv = time_text(v);
+        if (!tv) fail(i + 1, fmt::format("total '{}' is not a time", std::string(v)));
+        out = *tv;
+        flag = true;
+      };
+      if (l.substr(0, kCpu.size()) == kCpu) {
+        total(l.substr(kCpu.size()), t.self_cpu_total, t.has_self_cpu_total);
+      } else if (l.substr(0, 5) == "Self " && l.find(" time total:") != std::string_view::npos) {
+        const std::size_t at = l.find(" time total:");
+        t.device_label = std::string(l.substr(5, at - 5));
+        total(l.substr(at + 12), t.self_cuda_total, t.has_self_cuda_total);
+      }
     }
   }
-  return t;
-}
+};
+
+TableData parse_text(std::string_view text, const std::string& label) { return TextTableParser(text, label).parse(); }
 
 // ---------------------------------------------------------------------------------------------
 // table.json
