@@ -200,38 +200,38 @@ std::string sync_name(std::uint32_t sync_type) {
   }
 }
 
-Session build_session(const RawSession& raw) {
-  Session s;
-  s.meta = raw.meta;
-  s.event_timings = raw.event_timings;
+namespace {
 
-  for (std::size_t i = 0; i < raw.ranges.size(); ++i) {
-    check_interval(raw.ranges[i].start_ns, raw.ranges[i].end_ns, "ranges", i);
-  }
-  s.ranges = raw.ranges;
-  sort_if_needed(s.ranges, [](const HostRange& a, const HostRange& b) {
-    return std::tie(a.start_ns, a.id) < std::tie(b.start_ns, b.id);
-  });
-
-  std::size_t n_api = 0, n_device = 0, n_sync = 0, n_ext = 0;
+/// How many records of each kind a session holds, and the range of their correlation ids: what
+/// sizes the session's vectors and correlation slots.
+struct RecordCounts {
+  std::size_t api = 0, device = 0, sync = 0, ext = 0;
   std::uint32_t lo = 0xFFFFFFFFu, hi = 0;  // correlation ids of all records
-  for (const RawRecord& r : raw.records) {
-    n_api += r.kind == RawKind::Runtime || r.kind == RawKind::Driver ? 1 : 0;
-    n_device += r.kind == RawKind::Kernel || r.kind == RawKind::Memcpy || r.kind == RawKind::Memset ? 1 : 0;
-    n_sync += r.kind == RawKind::Synchronization ? 1 : 0;
-    n_ext += r.kind == RawKind::ExternalCorrelation ? 1 : 0;
-    lo = std::min(lo, r.correlation_id);
-    hi = std::max(hi, r.correlation_id);
+};
+
+RecordCounts count_records(const std::vector<RawRecord>& records) {
+  RecordCounts n;
+  for (const RawRecord& r : records) {
+    n.api += r.kind == RawKind::Runtime || r.kind == RawKind::Driver ? 1 : 0;
+    n.device += r.kind == RawKind::Kernel || r.kind == RawKind::Memcpy || r.kind == RawKind::Memset ? 1 : 0;
+    n.sync += r.kind == RawKind::Synchronization ? 1 : 0;
+    n.ext += r.kind == RawKind::ExternalCorrelation ? 1 : 0;
+    n.lo = std::min(n.lo, r.correlation_id);
+    n.hi = std::max(n.hi, r.correlation_id);
   }
-  CorrSlots<ExtSlot> ext(lo, hi, n_ext);
-  fill_external(raw.records, ext);
+  return n;
+}
+
+/// Every record but the external correlations becomes the session's API call, device activity or
+/// synchronization, with its External id (`ext`) and, for kernels, its demangled name. Throws
+/// InputError for a record whose interval is not valid.
+void convert_records(const RawSession& raw, const RecordCounts& n, const CorrSlots<ExtSlot>& ext, Session& s) {
   DemangleCache demangled;
-  s.api.reserve(n_api);
-  s.device.reserve(n_device);
-  s.syncs.reserve(n_sync);
+  s.api.reserve(n.api);
+  s.device.reserve(n.device);
+  s.syncs.reserve(n.sync);
   huge_pages(s.api);
   huge_pages(s.device);
-
   for (std::size_t i = 0; i < raw.records.size(); ++i) {
     const RawRecord& r = raw.records[i];
     if (r.kind == RawKind::ExternalCorrelation) continue;
@@ -290,9 +290,11 @@ Session build_session(const RawSession& raw) {
         break;
     }
   }
+}
 
-  // Deterministic order: start time, then correlation id (runtime before driver), then the
-  // remaining identifying fields; stable_sort keeps delivery order for full ties.
+/// Deterministic order: start time, then correlation id (runtime before driver), then the
+/// remaining identifying fields; stable_sort keeps delivery order for full ties.
+void sort_records(Session& s) {
   sort_if_needed(s.api, [](const ApiCall& a, const ApiCall& b) {
     return std::tie(a.start_ns, a.correlation_id, a.driver, a.thread_id, a.end_ns) <
            std::tie(b.start_ns, b.correlation_id, b.driver, b.thread_id, b.end_ns);
@@ -305,15 +307,18 @@ Session build_session(const RawSession& raw) {
     return std::tie(a.start_ns, a.correlation_id, a.device_id, a.stream_id) <
            std::tie(b.start_ns, b.correlation_id, b.device_id, b.stream_id);
   });
+}
 
-  // correlation id -> launching call (runtime preferred over driver, then the earliest) and how
-  // many API and device records carry it.
+/// Each device activity's launching call (by correlation id: runtime preferred over driver, then
+/// the earliest), each call's count of device work, and the correlation ids that more than one API
+/// or device record carries (Session::duplicate_correlations, ascending).
+void link_launches(Session& s, const RecordCounts& n) {
   struct Corr {
     std::int64_t launch = -1;
     int api = 0;
     int device = 0;
   };
-  CorrSlots<Corr> corr(lo, hi, s.api.size() + s.device.size());
+  CorrSlots<Corr> corr(n.lo, n.hi, s.api.size() + s.device.size());
   for (std::size_t i = 0; i < s.api.size(); ++i) {
     Corr& c = corr[s.api[i].correlation_id];
     ++c.api;
@@ -333,6 +338,27 @@ Session build_session(const RawSession& raw) {
     if (c.api > 1 || c.device > 1) dups.push_back(id);
   });
   if (!corr.sorted_iteration()) std::sort(dups.begin(), dups.end());
+}
+
+}  // namespace
+
+Session build_session(const RawSession& raw) {
+  Session s;
+  s.meta = raw.meta;
+  s.event_timings = raw.event_timings;
+  for (std::size_t i = 0; i < raw.ranges.size(); ++i) {
+    check_interval(raw.ranges[i].start_ns, raw.ranges[i].end_ns, "ranges", i);
+  }
+  s.ranges = raw.ranges;
+  sort_if_needed(s.ranges, [](const HostRange& a, const HostRange& b) {
+    return std::tie(a.start_ns, a.id) < std::tie(b.start_ns, b.id);
+  });
+  const RecordCounts n = count_records(raw.records);
+  CorrSlots<ExtSlot> ext(n.lo, n.hi, n.ext);
+  fill_external(raw.records, ext);
+  convert_records(raw, n, ext, s);
+  sort_records(s);
+  link_launches(s, n);
   return s;
 }
 
