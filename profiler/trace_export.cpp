@@ -315,6 +315,84 @@ struct SpanKeyHash {
 
 const char* api_category(bool driver) { return driver ? "cuda_driver" : "cuda_runtime"; }
 
+/// gpu_user_annotation: per user_annotation range and (device, stream), first start to last end
+/// of the device work launched anywhere in its subtree.
+struct AnnotationSpan {
+  std::size_t range;  ///< index into Session::ranges
+  std::uint32_t device, stream;
+  std::int64_t start_ns, end_ns;
+};
+
+/// Every annotation span of the session, ordered by (range, device, stream).
+std::vector<AnnotationSpan> annotation_spans(const Session& session) {
+  std::unordered_map<std::uint64_t, std::size_t> index_of;
+  index_of.reserve(session.ranges.size());
+  for (std::size_t i = 0; i < session.ranges.size(); ++i) index_of.emplace(session.ranges[i].id, i);
+  std::vector<AnnotationSpan> spans;
+  std::unordered_map<SpanKey, std::size_t, SpanKeyHash> slot_of;  // (range, device, stream) -> spans index
+  std::tuple<std::uint64_t, std::uint32_t, std::uint32_t> last_key{0, 0, 0};
+  std::vector<std::size_t> last_slots;  // slots of the last (external id, device, stream)
+  bool have_last = false;
+  for (const DeviceActivity& a : session.device) {
+    if (a.external_id == 0) continue;
+    const auto key = std::make_tuple(a.external_id, a.device_id, a.stream_id);
+    if (!have_last || key != last_key) {
+      last_slots.clear();
+      auto it = index_of.find(a.external_id);
+      for (std::size_t guard = 0; it != index_of.end() && guard < session.ranges.size(); ++guard) {
+        const HostRange& r = session.ranges[it->second];
+        if (r.category == RangeCategory::UserAnnotation) {
+          const auto [slot, inserted] = slot_of.emplace(SpanKey{it->second, a.device_id, a.stream_id}, spans.size());
+          if (inserted) spans.push_back(AnnotationSpan{it->second, a.device_id, a.stream_id, a.start_ns, a.end_ns});
+          last_slots.push_back(slot->second);
+        }
+        if (r.parent_id == 0 || r.parent_id == r.id) break;
+        it = index_of.find(r.parent_id);
+      }
+      last_key = key;
+      have_last = true;
+    }
+    for (std::size_t s : last_slots) {
+      spans[s].start_ns = std::min(spans[s].start_ns, a.start_ns);
+      spans[s].end_ns = std::max(spans[s].end_ns, a.end_ns);
+    }
+  }
+  std::sort(spans.begin(), spans.end(), [](const AnnotationSpan& x, const AnnotationSpan& y) {
+    return std::tie(x.range, x.device, x.stream) < std::tie(y.range, y.device, y.stream);
+  });
+  return spans;
+}
+
+/// The device activities, each with its flow endpoints in one run: one "s" per launch call and one
+/// "f" per activity.
+void write_device_activities(TraceWriter& w, const Session& session, Lanes& lanes) {
+  JsonOut& o = w.out();
+  std::vector<bool> flow_started(session.api.size(), false);
+  for (const DeviceActivity& a : session.device) {
+    const char* cat = trace_category(a.kind);
+    // The event and its two flow endpoints in one run.
+    char* p = o.begin(TraceWriter::room(cat, a.name) + 2 * TraceWriter::kEventRoom);
+    p = w.complete(p, cat, a.name, a.device_id, a.stream_id, a.start_ns, a.end_ns);
+    p = JsonOut::put_lit(p, "\"External id\":");
+    p = JsonOut::put_integer(p, a.external_id);
+    p = device_args(p, true, a.device_id, a.context_id, a.stream_id, a.correlation_id, a.raw);
+    p = JsonOut::put_lit(p, "}}");
+    if (a.launch >= 0 && static_cast<std::size_t>(a.launch) < session.api.size()) {
+      // One "s" per launch call and one "f" per activity: a cudaGraphLaunch owns every activity
+      // of its graph under one correlation id (Kineto writes its flows the same way).
+      const auto li = static_cast<std::size_t>(a.launch);
+      const ApiCall& launch = session.api[li];
+      if (!flow_started[li]) {
+        flow_started[li] = true;
+        p = w.flow(p, true, a.correlation_id, launch.process_id, launch.thread_id, launch.start_ns);
+      }
+      p = w.flow(p, false, a.correlation_id, a.device_id, a.stream_id, a.start_ns);
+    }
+    o.commit(p);
+    lanes.device(a.device_id, a.stream_id);
+  }
+}
+
 }  // namespace
 
 void write_trace_only(const RawSession& raw, std::ostream& out) {
@@ -439,74 +517,9 @@ void write_full_trace(const Session& session, std::ostream& out) {
     o.commit(JsonOut::put_lit(p, "}}"));
     lanes.host(c.process_id, c.thread_id);
   }
-  std::vector<bool> flow_started(session.api.size(), false);
-  for (const DeviceActivity& a : session.device) {
-    const char* cat = trace_category(a.kind);
-    // The event and its two flow endpoints in one run.
-    char* p = o.begin(TraceWriter::room(cat, a.name) + 2 * TraceWriter::kEventRoom);
-    p = w.complete(p, cat, a.name, a.device_id, a.stream_id, a.start_ns, a.end_ns);
-    p = JsonOut::put_lit(p, "\"External id\":");
-    p = JsonOut::put_integer(p, a.external_id);
-    p = device_args(p, true, a.device_id, a.context_id, a.stream_id, a.correlation_id, a.raw);
-    p = JsonOut::put_lit(p, "}}");
-    if (a.launch >= 0 && static_cast<std::size_t>(a.launch) < session.api.size()) {
-      // One "s" per launch call and one "f" per activity: a cudaGraphLaunch owns every activity
-      // of its graph under one correlation id (Kineto writes its flows the same way).
-      const auto li = static_cast<std::size_t>(a.launch);
-      const ApiCall& launch = session.api[li];
-      if (!flow_started[li]) {
-        flow_started[li] = true;
-        p = w.flow(p, true, a.correlation_id, launch.process_id, launch.thread_id, launch.start_ns);
-      }
-      p = w.flow(p, false, a.correlation_id, a.device_id, a.stream_id, a.start_ns);
-    }
-    o.commit(p);
-    lanes.device(a.device_id, a.stream_id);
-  }
+  write_device_activities(w, session, lanes);
 
-  // gpu_user_annotation: per user_annotation range and (device, stream), first start to last end
-  // of the device work launched anywhere in its subtree.
-  struct Span {
-    std::size_t range;
-    std::uint32_t device, stream;
-    std::int64_t start_ns, end_ns;
-  };
-  std::unordered_map<std::uint64_t, std::size_t> index_of;
-  index_of.reserve(session.ranges.size());
-  for (std::size_t i = 0; i < session.ranges.size(); ++i) index_of.emplace(session.ranges[i].id, i);
-  std::vector<Span> spans;
-  std::unordered_map<SpanKey, std::size_t, SpanKeyHash> slot_of;  // (range, device, stream) -> spans index
-  std::tuple<std::uint64_t, std::uint32_t, std::uint32_t> last_key{0, 0, 0};
-  std::vector<std::size_t> last_slots;  // slots of the last (external id, device, stream)
-  bool have_last = false;
-  for (const DeviceActivity& a : session.device) {
-    if (a.external_id == 0) continue;
-    const auto key = std::make_tuple(a.external_id, a.device_id, a.stream_id);
-    if (!have_last || key != last_key) {
-      last_slots.clear();
-      auto it = index_of.find(a.external_id);
-      for (std::size_t guard = 0; it != index_of.end() && guard < session.ranges.size(); ++guard) {
-        const HostRange& r = session.ranges[it->second];
-        if (r.category == RangeCategory::UserAnnotation) {
-          const auto [slot, inserted] = slot_of.emplace(SpanKey{it->second, a.device_id, a.stream_id}, spans.size());
-          if (inserted) spans.push_back(Span{it->second, a.device_id, a.stream_id, a.start_ns, a.end_ns});
-          last_slots.push_back(slot->second);
-        }
-        if (r.parent_id == 0 || r.parent_id == r.id) break;
-        it = index_of.find(r.parent_id);
-      }
-      last_key = key;
-      have_last = true;
-    }
-    for (std::size_t s : last_slots) {
-      spans[s].start_ns = std::min(spans[s].start_ns, a.start_ns);
-      spans[s].end_ns = std::max(spans[s].end_ns, a.end_ns);
-    }
-  }
-  std::sort(spans.begin(), spans.end(), [](const Span& x, const Span& y) {
-    return std::tie(x.range, x.device, x.stream) < std::tie(y.range, y.device, y.stream);
-  });
-  for (const Span& s : spans) {
+  for (const AnnotationSpan& s : annotation_spans(session)) {
     const HostRange& r = session.ranges[s.range];
     char* p = o.begin(TraceWriter::room("gpu_user_annotation", r.name));
     p = w.complete(p, "gpu_user_annotation", r.name, s.device, s.stream, s.start_ns, s.end_ns);
