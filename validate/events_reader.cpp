@@ -48,6 +48,98 @@ std::int64_t integer(const json& obj, const char* key, const std::string& where,
   bad(fmt::format("{}\"{}\" is not an integer", where, key));
 }
 
+/// A fixture's "timing" block: mode, graph, stop, sync and whether NVML saw throttling.
+void read_timing(const json& t, const std::string& where, const Bad& bad, EventFixture& fix) {
+  if (!t.is_object()) bad(where + "\"timing\" is not an object");
+  auto text = [&](const char* key) {
+    auto v = t.find(key);
+    if (v == t.end() || !v->is_string()) bad(where + "timing.\"" + key + "\" is missing or not a string");
+    return v->get<std::string>();
+  };
+  fix.mode = text("mode");
+  if (auto g = t.find("graph"); g != t.end() && g->is_boolean()) fix.graph = g->get<bool>();
+  fix.stop = text("stop");
+  if (auto y = t.find("sync"); y != t.end()) {
+    if (!y->is_string() || (*y != "declared" && *y != "detected"))
+      bad(where + "timing.\"sync\" is not \"declared\" or \"detected\"");
+    fix.sync = y->get<std::string>();
+  }
+  for (const char* g : {"gpu_before", "gpu_after"}) {
+    if (auto s = t.find(g); s != t.end() && s->is_object()) {
+      if (auto th = s->find("throttled"); th != s->end() && th->is_boolean() && th->get<bool>()) fix.throttled = true;
+    }
+  }
+}
+
+/// A fixture's "work" block (the work signature): recorded or why not, its streams, waits,
+/// allocations, default-stream ids and items (each ordered after the start and before the end?).
+void read_work(const json& w, const std::string& where, const Bad& bad, EventFixture& fix) {
+  if (!w.is_object()) bad(where + "\"work\" is not an object");
+  fix.has_work = true;
+  auto r = w.find("recorded");
+  if (r == w.end() || !r->is_boolean()) bad(where + "work.\"recorded\" is missing or not a boolean");
+  fix.work_recorded = r->get<bool>();
+  const auto text = [&](const char* key) {
+    auto v = w.find(key);
+    if (v == w.end() || !v->is_string()) bad(where + "work.\"" + key + "\" is missing or not a string");
+    return v->get<std::string>();
+  };
+  // A CUPTI stream id (32 bits).
+  const auto stream_id = [&](const json& obj, const char* key, const std::string& at) {
+    const std::int64_t id = integer(obj, key, at, bad);
+    if (id < 0 || id > 0xffffffffLL) bad(at + "\"" + key + "\" is out of range");
+    return static_cast<std::uint32_t>(id);
+  };
+  if (!fix.work_recorded) {
+    fix.work_why = text("why");
+  } else {
+    fix.work_summary = text("summary");
+    fix.work_streams = static_cast<int>(integer(w, "streams", where + "work.", bad));
+    fix.work_cross_stream_waits = static_cast<int>(integer(w, "cross_stream_waits", where + "work.", bad));
+    if (w.contains("stream_ordered_allocations"))
+      fix.work_allocations = static_cast<int>(integer(w, "stream_ordered_allocations", where + "work.", bad));
+    for (const char* key : {"legacy_stream", "per_thread_stream"}) {
+      if (w.contains(key)) fix.work_default_stream_ids.push_back(stream_id(w, key, where + "work."));
+    }
+    auto items = w.find("items");
+    if (items == w.end() || !items->is_array()) bad(where + "work.\"items\" is missing or not an array");
+    fix.work_covered = true;
+    for (const json& item : *items) {
+      if (!item.is_object()) bad(where + "work.items[] entry is not an object");
+      for (const char* key : {"after_start", "before_end"}) {
+        auto b = item.find(key);
+        if (b == item.end() || !b->is_boolean()) bad(where + "work.items[]." + key + " is missing or not a boolean");
+        fix.work_covered = fix.work_covered && b->get<bool>();
+      }
+      const std::uint32_t id = stream_id(item, "stream", where + "work.items[].");
+      if (std::find(fix.work_stream_ids.begin(), fix.work_stream_ids.end(), id) == fix.work_stream_ids.end())
+        fix.work_stream_ids.push_back(id);
+      ++fix.work_items;
+    }
+  }
+}
+
+/// A fixture's "steps": step number, range id, event time and launches of each.
+void read_steps(const json& j, const std::string& where, const Bad& bad, EventFixture& fix) {
+  auto steps = j.find("steps");
+  if (steps == j.end() || !steps->is_array()) bad(where + "\"steps\" is missing or not an array");
+  for (const json& s : *steps) {
+    if (!s.is_object()) bad(where + "steps[] entry is not an object");
+    EventStep st;
+    st.step = integer(s, "step", where + "steps[].", bad);
+    const std::int64_t id = integer(s, "range_id", where + "steps[].", bad);
+    if (id < 0) bad(where + "steps[].\"range_id\" is negative");
+    st.range_id = static_cast<std::uint64_t>(id);
+    st.event_ns = integer(s, "event_ns", where + "steps[].", bad);
+    if (s.contains("launches")) {
+      const std::int64_t launches = integer(s, "launches", where + "steps[].", bad);
+      if (launches < 1 || launches > 1000000) bad(where + "steps[].\"launches\" is not in 1..1000000");
+      st.launches = static_cast<int>(launches);
+    }
+    fix.steps.push_back(st);
+  }
+}
+
 EventsData parse_per_step(json& doc, const std::string& label, const Bad& bad) {
   EventsData ev;
   ev.kind = EventsData::Kind::PerStep;
@@ -88,93 +180,11 @@ EventsData parse_per_step(json& doc, const std::string& label, const Bad& bad) {
       if (!e->is_string()) bad(where + "\"error\" is not a string");
       fix.error = e->get<std::string>();
     }
-    if (auto t = j.find("timing"); t != j.end()) {
-      if (!t->is_object()) bad(where + "\"timing\" is not an object");
-      auto text = [&](const char* key) {
-        auto v = t->find(key);
-        if (v == t->end() || !v->is_string()) bad(where + "timing.\"" + key + "\" is missing or not a string");
-        return v->get<std::string>();
-      };
-      fix.mode = text("mode");
-      if (auto g = t->find("graph"); g != t->end() && g->is_boolean()) fix.graph = g->get<bool>();
-      fix.stop = text("stop");
-      if (auto y = t->find("sync"); y != t->end()) {
-        if (!y->is_string() || (*y != "declared" && *y != "detected"))
-          bad(where + "timing.\"sync\" is not \"declared\" or \"detected\"");
-        fix.sync = y->get<std::string>();
-      }
-      for (const char* g : {"gpu_before", "gpu_after"}) {
-        if (auto s = t->find(g); s != t->end() && s->is_object()) {
-          if (auto th = s->find("throttled"); th != s->end() && th->is_boolean() && th->get<bool>())
-            fix.throttled = true;
-        }
-      }
-    }
-    if (auto w = j.find("work"); w != j.end()) {
-      if (!w->is_object()) bad(where + "\"work\" is not an object");
-      fix.has_work = true;
-      auto r = w->find("recorded");
-      if (r == w->end() || !r->is_boolean()) bad(where + "work.\"recorded\" is missing or not a boolean");
-      fix.work_recorded = r->get<bool>();
-      const auto text = [&](const char* key) {
-        auto v = w->find(key);
-        if (v == w->end() || !v->is_string()) bad(where + "work.\"" + key + "\" is missing or not a string");
-        return v->get<std::string>();
-      };
-      // A CUPTI stream id (32 bits).
-      const auto stream_id = [&](const json& obj, const char* key, const std::string& at) {
-        const std::int64_t id = integer(obj, key, at, bad);
-        if (id < 0 || id > 0xffffffffLL) bad(at + "\"" + key + "\" is out of range");
-        return static_cast<std::uint32_t>(id);
-      };
-      if (!fix.work_recorded) {
-        fix.work_why = text("why");
-      } else {
-        fix.work_summary = text("summary");
-        fix.work_streams = static_cast<int>(integer(*w, "streams", where + "work.", bad));
-        fix.work_cross_stream_waits = static_cast<int>(integer(*w, "cross_stream_waits", where + "work.", bad));
-        if (w->contains("stream_ordered_allocations"))
-          fix.work_allocations = static_cast<int>(integer(*w, "stream_ordered_allocations", where + "work.", bad));
-        for (const char* key : {"legacy_stream", "per_thread_stream"}) {
-          if (w->contains(key)) fix.work_default_stream_ids.push_back(stream_id(*w, key, where + "work."));
-        }
-        auto items = w->find("items");
-        if (items == w->end() || !items->is_array()) bad(where + "work.\"items\" is missing or not an array");
-        fix.work_covered = true;
-        for (const json& item : *items) {
-          if (!item.is_object()) bad(where + "work.items[] entry is not an object");
-          for (const char* key : {"after_start", "before_end"}) {
-            auto b = item.find(key);
-            if (b == item.end() || !b->is_boolean())
-              bad(where + "work.items[]." + key + " is missing or not a boolean");
-            fix.work_covered = fix.work_covered && b->get<bool>();
-          }
-          const std::uint32_t id = stream_id(item, "stream", where + "work.items[].");
-          if (std::find(fix.work_stream_ids.begin(), fix.work_stream_ids.end(), id) == fix.work_stream_ids.end())
-            fix.work_stream_ids.push_back(id);
-          ++fix.work_items;
-        }
-      }
-    }
+    if (auto t = j.find("timing"); t != j.end()) read_timing(*t, where, bad, fix);
+    if (auto w = j.find("work"); w != j.end()) read_work(*w, where, bad, fix);
     if (j.contains("graph_replay_items"))
       fix.graph_replay_items = static_cast<int>(integer(j, "graph_replay_items", where, bad));
-    auto steps = j.find("steps");
-    if (steps == j.end() || !steps->is_array()) bad(where + "\"steps\" is missing or not an array");
-    for (const json& s : *steps) {
-      if (!s.is_object()) bad(where + "steps[] entry is not an object");
-      EventStep st;
-      st.step = integer(s, "step", where + "steps[].", bad);
-      const std::int64_t id = integer(s, "range_id", where + "steps[].", bad);
-      if (id < 0) bad(where + "steps[].\"range_id\" is negative");
-      st.range_id = static_cast<std::uint64_t>(id);
-      st.event_ns = integer(s, "event_ns", where + "steps[].", bad);
-      if (s.contains("launches")) {
-        const std::int64_t launches = integer(s, "launches", where + "steps[].", bad);
-        if (launches < 1 || launches > 1000000) bad(where + "steps[].\"launches\" is not in 1..1000000");
-        st.launches = static_cast<int>(launches);
-      }
-      fix.steps.push_back(st);
-    }
+    read_steps(j, where, bad, fix);
     ev.fixtures.push_back(std::move(fix));
   }
   (void)label;
