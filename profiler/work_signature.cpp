@@ -40,6 +40,49 @@ const char* relation_text(const WorkItem& w) {
   return "does not wait for the handed stream and is not joined back";
 }
 
+/// A cross-stream wait inside the probed call: the group whose event it waits for, the waiting
+/// group, and the correlation ids of the event record and of the wait.
+struct Edge {
+  std::int64_t from_group, to_group;
+  std::int64_t record_corr, wait_corr;
+};
+
+/// Forward closure: from[g] = the position on g after which work is ordered after the start
+/// event. Backward closure: upto[g] = the position on g before which work is ordered before the
+/// end event. Each wait moves one stream's bound; a fixpoint over the (few) edges. Group -1 is the
+/// handed stream's (and the default streams ordered with it).
+struct OrderBounds {
+  std::map<std::int64_t, std::int64_t> from, upto;
+  std::int64_t from_of(std::int64_t g) const {
+    const auto it = from.find(g);
+    return it == from.end() ? kNever : it->second;
+  }
+  std::int64_t upto_of(std::int64_t g) const {
+    const auto it = upto.find(g);
+    return it == upto.end() ? std::int64_t{-1} : it->second;
+  }
+};
+
+OrderBounds order_bounds(const std::vector<Edge>& edges, std::int64_t c_start, std::int64_t c_end) {
+  OrderBounds b;
+  b.from = {{-1, c_start}};
+  b.upto = {{-1, c_end}};
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const Edge& e : edges) {
+      if (b.from_of(e.from_group) < e.record_corr && e.wait_corr < b.from_of(e.to_group)) {
+        b.from[e.to_group] = e.wait_corr;
+        changed = true;
+      }
+      if (e.wait_corr < b.upto_of(e.to_group) && e.record_corr > b.upto_of(e.from_group)) {
+        b.upto[e.from_group] = e.record_corr;
+        changed = true;
+      }
+    }
+  }
+  return b;
+}
+
 }  // namespace
 
 const char* to_string(StreamRole role) {
@@ -154,10 +197,6 @@ WorkSignature derive_work_signature(const ProbeRecords& probe, const HandedStrea
   std::unordered_map<std::uint64_t, const EventRecordOp*> record_by_sync;
   for (const EventRecordOp& e : probe.event_records)
     if (e.correlation_id >= c_start && e.correlation_id <= c_end) record_by_sync[e.sync_id] = &e;
-  struct Edge {
-    std::int64_t from_group, to_group;
-    std::int64_t record_corr, wait_corr;
-  };
   std::vector<Edge> edges;
   for (const RawRecord& r : probe.records) {
     if (r.kind != RawKind::Synchronization || r.sync_type != kStreamWaitEvent || !inside(r.correlation_id)) continue;
@@ -166,31 +205,7 @@ WorkSignature derive_work_signature(const ProbeRecords& probe, const HandedStrea
     edges.push_back({group(it->second->stream_id), group(r.stream_id), it->second->correlation_id, r.correlation_id});
   }
   s.cross_stream_waits = static_cast<int>(edges.size());
-  // Forward closure: from[g] = the position on g after which work is ordered after the start
-  // event. Backward closure: upto[g] = the position on g before which work is ordered before the
-  // end event. Each wait moves one stream's bound; a fixpoint over the (few) edges.
-  std::map<std::int64_t, std::int64_t> from{{-1, c_start}}, upto{{-1, c_end}};
-  const auto from_of = [&](std::int64_t g) {
-    const auto it = from.find(g);
-    return it == from.end() ? kNever : it->second;
-  };
-  const auto upto_of = [&](std::int64_t g) {
-    const auto it = upto.find(g);
-    return it == upto.end() ? std::int64_t{-1} : it->second;
-  };
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (const Edge& e : edges) {
-      if (from_of(e.from_group) < e.record_corr && e.wait_corr < from_of(e.to_group)) {
-        from[e.to_group] = e.wait_corr;
-        changed = true;
-      }
-      if (e.wait_corr < upto_of(e.to_group) && e.record_corr > upto_of(e.from_group)) {
-        upto[e.from_group] = e.record_corr;
-        changed = true;
-      }
-    }
-  }
+  const OrderBounds bounds = order_bounds(edges, c_start, c_end);
   std::set<std::uint32_t> streams;
   for (const RawRecord& r : probe.records) {
     if (!inside(r.correlation_id)) continue;
@@ -210,8 +225,8 @@ WorkSignature derive_work_signature(const ProbeRecords& probe, const HandedStrea
              : r.stream_id == per_thread_id ? StreamRole::PerThreadDefault
                                             : StreamRole::Other;
     const std::int64_t g = group(r.stream_id);
-    w.after_start = static_cast<std::int64_t>(r.correlation_id) > from_of(g);
-    w.before_end = static_cast<std::int64_t>(r.correlation_id) < upto_of(g);
+    w.after_start = static_cast<std::int64_t>(r.correlation_id) > bounds.from_of(g);
+    w.before_end = static_cast<std::int64_t>(r.correlation_id) < bounds.upto_of(g);
     w.bytes = r.bytes;
     w.duration_ns = r.end_ns - r.start_ns;
     streams.insert(r.stream_id);
