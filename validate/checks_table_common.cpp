@@ -176,22 +176,38 @@ std::string TableCut::counts() const {
   return s;
 }
 
-TableCut table_cut(const Model& m) {
-  TableCut out;
-  if (!m.table) return out;
-  const TableData& tb = *m.table;
-  out.printed = tb.rows.size();
+namespace {
+
+/// table_cut's state, one method per phase: what the table shows, the trace's rows it could
+/// show, those absent for a reason other than row_limit, then row_limit's sort key and cut.
+struct Cutter {
+  const Model& m;
+  const TableData& tb;
+  TableCut& out;
+  std::set<std::pair<RowKey, std::uint32_t>> seen;
+  std::vector<std::size_t> covering;  // rows that stand for several rows of the trace
+  std::vector<Cand> cands;
+  std::size_t n_cands = 0;
+  std::vector<Cand> rest;  // absent, not left out by top_level_events_only
+  // The row_limit phase's state.
+  std::vector<int> keys;
+  std::vector<const Expected*> shown;  // printed rows with figures, in table order
+  int chosen = -1, fallback = -1;
+
+  Cutter(const Model& model, TableCut& o) : m(model), tb(*model.table), out(o) {}
+
   // What the table shows: matched (name[, group]) keys; a cut name or cut shapes cell that fits
   // several stands for each of them.
-  std::set<std::pair<RowKey, std::uint32_t>> seen;
-  for (const RowMatch& mt : m.matches)
-    if (mt.matched) seen.insert({mt.key, m.by_shapes ? mt.shapes : kNone});
-  std::vector<std::size_t> covering;  // rows that stand for several rows of the trace
-  for (std::size_t i = 0; i < tb.rows.size() && i < m.matches.size(); ++i) {
-    const RowMatch& mt = m.matches[i];
-    if ((mt.ambiguous && tb.rows[i].cut) || (m.by_shapes && mt.matched && mt.shapes == kNone)) covering.push_back(i);
+  void read_shown() {
+    for (const RowMatch& mt : m.matches)
+      if (mt.matched) seen.insert({mt.key, m.by_shapes ? mt.shapes : kNone});
+    for (std::size_t i = 0; i < tb.rows.size() && i < m.matches.size(); ++i) {
+      const RowMatch& mt = m.matches[i];
+      if ((mt.ambiguous && tb.rows[i].cut) || (m.by_shapes && mt.matched && mt.shapes == kNone)) covering.push_back(i);
+    }
   }
-  const auto covered = [&](const RowKey& k, std::uint32_t shapes) {
+
+  bool covered(const RowKey& k, std::uint32_t shapes) const {
     for (std::size_t i : covering) {
       const RowMatch& mt = m.matches[i];
       const TableRowData& r = tb.rows[i];
@@ -203,86 +219,88 @@ TableCut table_cut(const Model& m) {
         return true;
     }
     return false;
-  };
-  const std::uint32_t steps = m.names.find("ProfilerStep*");
-  const bool step_rows =
-      std::any_of(seen.begin(), seen.end(), [&](const auto& s) { return m.derived.aliases.count(s.first) != 0; });
+  }
+
   // GPU-span rows: crossbench's tables never have them, and PyTorch's only for annotations its
   // trace has gpu_user_annotation events of.
-  const auto span_shown = [&](const RowKey& k) {
+  bool span_shown(const RowKey& k) const {
     if (tb.json || !m.A().t->format.empty()) return false;
     return std::any_of(m.A().span.begin(), m.A().span.end(), [&](std::uint32_t i) {
       const std::uint32_t n = m.A().ev(i).name;
       return (n < m.derived.disp.size() ? m.derived.disp[n] : n) == k.second;
     });
-  };
-  std::vector<Cand> cands;
-  if (m.by_shapes) {
-    for (const auto& [g, e] : m.derived.groups) cands.push_back({g.row(), g.shapes, &e});
-  } else {
-    for (const auto& [k, e] : m.derived.rows)
-      if (!m.derived.aliases.count(k)) cands.push_back({k, kNone, &e});
   }
-  const std::size_t n_cands = cands.size();
-  std::vector<Cand> rest;  // absent, not left out by top_level_events_only
-  for (const Cand& c : cands) {
-    if (seen.count({c.key, c.shapes})) continue;
-    // Rows whose names the trace writes "unknown" stand for those events (match_renamed_rows).
-    if (std::any_of(m.matches.begin(), m.matches.end(),
-                    [&](const RowMatch& mt) { return mt.renamed && mt.key == c.key; }))
-      continue;
-    if (step_rows && c.key.first == TraceCat::UserAnnotation && c.key.second == steps) continue;  // step by step
-    if (c.key.first == TraceCat::GpuUserAnnotation && !span_shown(c.key)) continue;
-    if (covered(c.key, c.shapes)) continue;
-    if (!tb.json && tb.top_level_only && c.e->first_has_parent) {
-      out.absent.push_back({c.key, c.shapes, AbsentWhy::TopLevel,
-                            "printed with key_averages().table(top_level_events_only=True), and the row's first event "
-                            "has a CPU parent"});
-      ++out.top_level;
-      continue;
+
+  void read_cands() {
+    if (m.by_shapes) {
+      for (const auto& [g, e] : m.derived.groups) cands.push_back({g.row(), g.shapes, &e});
+    } else {
+      for (const auto& [k, e] : m.derived.rows)
+        if (!m.derived.aliases.count(k)) cands.push_back({k, kNone, &e});
     }
-    rest.push_back(c);
+    n_cands = cands.size();
   }
-  if (tb.json) {
-    for (const Cand& c : rest) out.absent.push_back({c.key, c.shapes, AbsentWhy::Missing, ""});
-    out.missing = rest.size();
+
+  // The absent candidates: those top_level_events_only left out go to out, the rest to rest.
+  void sift(std::uint32_t steps, bool step_rows) {
+    for (const Cand& c : cands) {
+      if (seen.count({c.key, c.shapes})) continue;
+      // Rows whose names the trace writes "unknown" stand for those events (match_renamed_rows).
+      if (std::any_of(m.matches.begin(), m.matches.end(),
+                      [&](const RowMatch& mt) { return mt.renamed && mt.key == c.key; }))
+        continue;
+      if (step_rows && c.key.first == TraceCat::UserAnnotation && c.key.second == steps) continue;  // step by step
+      if (c.key.first == TraceCat::GpuUserAnnotation && !span_shown(c.key)) continue;
+      if (covered(c.key, c.shapes)) continue;
+      if (!tb.json && tb.top_level_only && c.e->first_has_parent) {
+        out.absent.push_back({c.key, c.shapes, AbsentWhy::TopLevel,
+                              "printed with key_averages().table(top_level_events_only=True), and the row's first "
+                              "event has a CPU parent"});
+        ++out.top_level;
+        continue;
+      }
+      rest.push_back(c);
+    }
   }
-  if (!rest.empty() && !tb.json) {
-    // The sort key: a column the table is ordered by (or the rows' first-seen order) under which
-    // every absent row ranks at or after the last row.
-    std::vector<int> keys;
+
+  // The sort key: a column the table is ordered by (or the rows' first-seen order) under which
+  // every absent row ranks at or after the last row.
+  void read_keys() {
     for (int c = kCudaTotal; c <= kFlops; ++c)
       if (ordered(tb, c)) keys.push_back(c);
-    std::vector<const Expected*> shown;  // printed rows with figures, in table order
     for (const RowMatch& mt : m.matches)
       if (const Expected* e = m.expected(mt)) shown.push_back(e);
     bool first_seen = shown.size() >= 2 && shown.size() + 1 >= tb.rows.size();
     for (std::size_t i = 1; i < shown.size() && first_seen; ++i) first_seen = seen_before(*shown[i - 1], *shown[i]);
     if (first_seen) keys.push_back(kFirstSeen);
-    const auto cut_value = [&](int c) {  // the last row's value, and half its print resolution
-      double v = 0, res = 0;
-      bool any = false;
-      for (const TableRowData& r : tb.rows) {
-        const auto [x, rx] = printed(r, c);
-        if (!any || x < v) v = x, res = rx;
-        any = true;
-      }
-      return std::make_pair(v, res / 2 + 1e-6);
-    };
-    const auto fits = [&](int c, const Cand& x, std::string* why) {
-      if (c == kFirstSeen) {
-        const bool ok = seen_before(*shown.back(), *x.e);
-        if (why) *why = "its first event comes after the last row's in key_averages' order";
-        return ok;
-      }
-      double mine = 0;
-      if (!traced(*x.e, c, mine)) return false;
-      const auto [theirs, tol] = cut_value(c);
-      if (why)
-        *why = fmt::format("its {} ({}) does not exceed the last row's ({})", column_of(c), num(mine), num(theirs));
-      return mine <= theirs + tol;
-    };
-    int chosen = -1;
+  }
+
+  std::pair<double, double> cut_value(int c) const {  // the last row's value, and half its print resolution
+    double v = 0, res = 0;
+    bool any = false;
+    for (const TableRowData& r : tb.rows) {
+      const auto [x, rx] = printed(r, c);
+      if (!any || x < v) v = x, res = rx;
+      any = true;
+    }
+    return std::make_pair(v, res / 2 + 1e-6);
+  }
+
+  bool fits(int c, const Cand& x, std::string* why) const {
+    if (c == kFirstSeen) {
+      const bool ok = seen_before(*shown.back(), *x.e);
+      if (why) *why = "its first event comes after the last row's in key_averages' order";
+      return ok;
+    }
+    double mine = 0;
+    if (!traced(*x.e, c, mine)) return false;
+    const auto [theirs, tol] = cut_value(c);
+    if (why)
+      *why = fmt::format("its {} ({}) does not exceed the last row's ({})", column_of(c), num(mine), num(theirs));
+    return mine <= theirs + tol;
+  }
+
+  void choose_key() {
     for (int c : keys) {
       double dummy = 0;
       if (c != kFirstSeen && !traced(*rest[0].e, c, dummy)) continue;
@@ -291,11 +309,6 @@ TableCut table_cut(const Model& m) {
         break;
       }
     }
-    // A PyTorch text table with fewer rows than its trace has rows may have been cut under a
-    // sort key the validator cannot order by (memory or FLOPs, a key whose column is not
-    // printed): an absent row proves nothing there.
-    const bool may_hide = m.A().t->format.empty() && tb.rows.size() < n_cands;
-    int fallback = -1;
     for (int c : keys) {
       double dummy = 0;
       if (c == kFirstSeen || traced(*rest[0].e, c, dummy)) {
@@ -303,7 +316,37 @@ TableCut table_cut(const Model& m) {
         break;
       }
     }
+  }
+
+  // Why an absent row that fits no sort key may still have been cut; "" when nothing suggests it.
+  std::string unknown_reason() const {
+    // A PyTorch text table with fewer rows than its trace has rows may have been cut under a
+    // sort key the validator cannot order by (memory or FLOPs, a key whose column is not
+    // printed): an absent row proves nothing there.
+    const bool may_hide = m.A().t->format.empty() && tb.rows.size() < n_cands;
     const int undecided = keys.empty() ? -1 : keys[0];
+    if (undecided >= 0 && fallback < 0)
+      return fmt::format(
+          "the table is sorted by {}, which the trace does not carry, and shows {} rows: it was probably cut by "
+          "key_averages().table(row_limit=...)",
+          column_of(undecided), tb.rows.size());
+    if (keys.empty() && tb.rows.size() == 100)
+      return "the table has 100 rows, key_averages().table()'s default row_limit: rows past it are not printed";
+    if (keys.empty() && !tb.rows.empty())
+      return fmt::format(
+          "the table's {} rows are in no order the validator can see (sort_by=None keeps first-seen order; a "
+          "memory or FLOPs key without its column prints none): it was probably cut by "
+          "key_averages().table(row_limit=...)",
+          tb.rows.size());
+    if (may_hide)
+      return fmt::format(
+          "the table has {} rows for {} rows of the trace: row_limit may have cut it under a sort key it does not "
+          "show (flops, memory without its column)",
+          tb.rows.size(), n_cands);
+    return "";
+  }
+
+  void classify() {
     for (const Cand& x : rest) {
       std::string why;
       if (chosen >= 0) {
@@ -317,25 +360,7 @@ TableCut table_cut(const Model& m) {
         ++out.row_limit;
         continue;
       }
-      std::string reason;
-      if (undecided >= 0 && fallback < 0)
-        reason = fmt::format(
-            "the table is sorted by {}, which the trace does not carry, and shows {} rows: it was probably cut by "
-            "key_averages().table(row_limit=...)",
-            column_of(undecided), tb.rows.size());
-      else if (keys.empty() && tb.rows.size() == 100)
-        reason = "the table has 100 rows, key_averages().table()'s default row_limit: rows past it are not printed";
-      else if (keys.empty() && !tb.rows.empty())
-        reason = fmt::format(
-            "the table's {} rows are in no order the validator can see (sort_by=None keeps first-seen order; a "
-            "memory or FLOPs key without its column prints none): it was probably cut by "
-            "key_averages().table(row_limit=...)",
-            tb.rows.size());
-      else if (may_hide)
-        reason = fmt::format(
-            "the table has {} rows for {} rows of the trace: row_limit may have cut it under a sort key it does not "
-            "show (flops, memory without its column)",
-            tb.rows.size(), n_cands);
+      const std::string reason = unknown_reason();
       if (reason.empty()) {
         out.absent.push_back({x.key, x.shapes, AbsentWhy::Missing, why});
         ++out.missing;
@@ -345,6 +370,30 @@ TableCut table_cut(const Model& m) {
       }
     }
     if (out.row_limit != 0) out.sort_key = sort_by_of(chosen >= 0 ? chosen : fallback);
+  }
+};
+
+}  // namespace
+
+TableCut table_cut(const Model& m) {
+  TableCut out;
+  if (!m.table) return out;
+  Cutter cut(m, out);
+  out.printed = cut.tb.rows.size();
+  cut.read_shown();
+  const std::uint32_t steps = m.names.find("ProfilerStep*");
+  const bool step_rows = std::any_of(cut.seen.begin(), cut.seen.end(),
+                                     [&](const auto& s) { return m.derived.aliases.count(s.first) != 0; });
+  cut.read_cands();
+  cut.sift(steps, step_rows);
+  if (cut.tb.json) {
+    for (const Cand& c : cut.rest) out.absent.push_back({c.key, c.shapes, AbsentWhy::Missing, ""});
+    out.missing = cut.rest.size();
+  }
+  if (!cut.rest.empty() && !cut.tb.json) {
+    cut.read_keys();
+    cut.choose_key();
+    cut.classify();
   }
   std::sort(out.absent.begin(), out.absent.end(),
             [](const Absent& a, const Absent& b) { return a.key != b.key ? a.key < b.key : a.shapes < b.shapes; });

@@ -530,10 +530,17 @@ fs::path write_report_json(const ValidationReport& report, const fs::path& dir_o
   return path;
 }
 
-void print_summary(const ValidationReport& report, std::ostream& out) {
-  auto line = [&](const std::string& s) { out << fit(round_numbers(s)) << '\n'; };
+namespace {
+
+/// print_summary's console output, one method per section.
+struct Summary {
+  const ValidationReport& report;
+  std::ostream& out;
+
+  void line(const std::string& s) const { out << fit(round_numbers(s)) << '\n'; }
+
   // `head` then the ", "-separated `items`, wrapped at whole items onto lines indented by two.
-  auto wrapped = [&](std::string cur, const std::string& items) {
+  void wrapped(std::string cur, const std::string& items) const {
     std::size_t start = 0;
     while (start < items.size()) {
       const std::size_t end = items.find(", ", start);
@@ -548,57 +555,50 @@ void print_summary(const ValidationReport& report, std::ostream& out) {
       start = last ? items.size() : end + 2;
     }
     line(cur);
-  };
-  line(verdict_line(report, kMaxLine));
+  }
 
   // Findings, grouped by cause, a few examples each.
-  for (const auto& g : group_failures(report)) {
-    std::string checks_text;
-    for (const auto& ch : g.checks) checks_text += (checks_text.empty() ? "" : ", ") + ch;
-    std::string head = "- " + cause_label(g.key) + ": " + g.count();
-    if (!g.all_rows || g.rows.size() != g.failures.size())
-      head += g.all_rows ? fmt::format(", {} findings", g.failures.size()) : "";
-    line(head + " [" + checks_text + "]");
-    std::size_t shown = 0;
-    for (const auto* r : g.failures) {
-      if (shown++ == kExamplesPerGroup) {
-        line(
-            fmt::format("  - ... and {} more (all of them in the JSON report)", g.failures.size() - kExamplesPerGroup));
-        break;
+  void findings() const {
+    for (const auto& g : group_failures(report)) {
+      std::string checks_text;
+      for (const auto& ch : g.checks) checks_text += (checks_text.empty() ? "" : ", ") + ch;
+      std::string head = "- " + cause_label(g.key) + ": " + g.count();
+      if (!g.all_rows || g.rows.size() != g.failures.size())
+        head += g.all_rows ? fmt::format(", {} findings", g.failures.size()) : "";
+      line(head + " [" + checks_text + "]");
+      std::size_t shown = 0;
+      for (const auto* r : g.failures) {
+        if (shown++ == kExamplesPerGroup) {
+          line(fmt::format("  - ... and {} more (all of them in the JSON report)",
+                           g.failures.size() - kExamplesPerGroup));
+          break;
+        }
+        const std::string finding =
+            !r->expected.empty() || !r->found.empty() ? "expected " + r->expected + ", found " + r->found : r->message;
+        line(example_line(r->subject.empty() ? r->check : r->subject, finding));
       }
-      const std::string finding =
-          !r->expected.empty() || !r->found.empty() ? "expected " + r->expected + ", found " + r->found : r->message;
-      line(example_line(r->subject.empty() ? r->check : r->subject, finding));
     }
   }
 
-  // Results not claimed: ran, within tolerance, but on unstable evidence (judge_pairs).
-  std::string unclaimed;
-  for (const auto& r : report.checks)
-    if (r.status == CheckStatus::NotClaimed)
-      unclaimed += (unclaimed.empty() ? "" : ", ") + (r.subject.empty() ? r.check : r.subject);
-  if (!unclaimed.empty())
-    wrapped("- not claimed (the paired event - CUPTI differences are unstable; validation.json gives the interval): ",
-            unclaimed);
-  // Noisy fixtures: their medians missed the precision target (bench's console column `noisy`).
-  std::string noisy;
-  for (const auto& f : report.noisy_fixtures) noisy += (noisy.empty() ? "" : ", ") + f;
-  if (!noisy.empty())
-    wrapped("- noisy (missed the precision target: the median is less precise than asked, not wrong): ", noisy);
+  void unclaimed_and_noisy() const {
+    // Results not claimed: ran, within tolerance, but on unstable evidence (judge_pairs).
+    std::string unclaimed;
+    for (const auto& r : report.checks)
+      if (r.status == CheckStatus::NotClaimed)
+        unclaimed += (unclaimed.empty() ? "" : ", ") + (r.subject.empty() ? r.check : r.subject);
+    if (!unclaimed.empty())
+      wrapped("- not claimed (the paired event - CUPTI differences are unstable; validation.json gives the interval): ",
+              unclaimed);
+    // Noisy fixtures: their medians missed the precision target (bench's console column `noisy`).
+    std::string noisy;
+    for (const auto& f : report.noisy_fixtures) noisy += (noisy.empty() ? "" : ", ") + f;
+    if (!noisy.empty())
+      wrapped("- noisy (missed the precision target: the median is less precise than asked, not wrong): ", noisy);
+  }
 
-  // Checks that passed; not-run results by check and reason.
-  std::string passed_list;
-  std::size_t n_passed = 0;
-  for (const auto& name : all_checks())
-    if (report.status_of(name) == CheckStatus::Passed) {
-      ++n_passed;
-      passed_list += (passed_list.empty() ? "" : ", ") + name;
-    }
-  if (n_passed > 0) wrapped(fmt::format("- passed ({}): ", n_passed), passed_list);
-  const CheckCounts c = report.counts();
   // Results of one status per check, grouped by their reason (not_run_reason: the text up to the
   // first ": ", quoted names elided), each with its count.
-  const auto by_reason = [&](CheckStatus status, const char* prefix) {
+  void by_reason(CheckStatus status, const char* prefix) const {
     for (const auto& name : all_checks()) {
       std::vector<std::pair<std::string, std::size_t>> reasons;
       for (const auto& r : report.checks) {
@@ -618,58 +618,88 @@ void print_summary(const ValidationReport& report, std::ostream& out) {
              (reasons[i].second > 1 ? fmt::format(" ({}x)", reasons[i].second) : "");
       line(s);
     }
-  };
-  if (c.not_run > 0) {
-    line(fmt::format("- not run ({} result{}; never counted as passed):", c.not_run, c.not_run == 1 ? "" : "s"));
-    by_reason(CheckStatus::NotRun, "");
   }
-  if (c.not_judged > 0) {
-    line(fmt::format(
-        "- not judged ({} result{}: constructs the model does not cover; never counted as passed or failed):",
-        c.not_judged, c.not_judged == 1 ? "" : "s"));
-    by_reason(CheckStatus::NotJudged, "not judged: ");
+
+  // Checks that passed; not-run results by check and reason.
+  void passed_and_not_run() const {
+    std::string passed_list;
+    std::size_t n_passed = 0;
+    for (const auto& name : all_checks())
+      if (report.status_of(name) == CheckStatus::Passed) {
+        ++n_passed;
+        passed_list += (passed_list.empty() ? "" : ", ") + name;
+      }
+    if (n_passed > 0) wrapped(fmt::format("- passed ({}): ", n_passed), passed_list);
+    const CheckCounts c = report.counts();
+    if (c.not_run > 0) {
+      line(fmt::format("- not run ({} result{}; never counted as passed):", c.not_run, c.not_run == 1 ? "" : "s"));
+      by_reason(CheckStatus::NotRun, "");
+    }
+    if (c.not_judged > 0) {
+      line(fmt::format(
+          "- not judged ({} result{}: constructs the model does not cover; never counted as passed or failed):",
+          c.not_judged, c.not_judged == 1 ? "" : "s"));
+      by_reason(CheckStatus::NotJudged, "not judged: ");
+    }
   }
 
   // Figures: event vs CUPTI per fixture, launch latency.
-  if (report.figures.is_object() && report.figures.contains(checks::kEventVsCupti) &&
-      report.figures[checks::kEventVsCupti].is_array() && !report.figures[checks::kEventVsCupti].empty()) {
-    line("- event_vs_cupti, per call, median over the recorded steps (tolerance: the JSON report):");
-    for (const auto& f : report.figures[checks::kEventVsCupti]) {
-      const std::string name = f.value("fixture", std::string());
-      CheckStatus st = CheckStatus::Passed;
-      for (const auto* r : report.results_of(checks::kEventVsCupti))
-        if (r->subject == name && r->status != CheckStatus::Passed) st = r->status;
-      const double ev = f.value("event_median_ns", 0.0), abs_d = f.value("abs_diff_median_ns", 0.0);
-      line(fmt::format("  - {}{}: cudaEvent {}, CUPTI span {}, |event - CUPTI| {} ({:.2f}%), tolerance {}: {}", name,
-                       f.value("mode", std::string()).empty() ? "" : " (" + f.value("mode", std::string()) + ")",
-                       us3(ev), us3(f.value("cupti_median_ns", 0.0)), us3(abs_d), ev > 0 ? 100.0 * abs_d / ev : 0.0,
-                       us3(f.value("tolerance_ns", 0.0)),
-                       st == CheckStatus::Failed       ? "FAILED"
-                       : st == CheckStatus::NotClaimed ? "not claimed"
-                                                       : "passed"));
+  void event_vs_cupti() const {
+    if (report.figures.is_object() && report.figures.contains(checks::kEventVsCupti) &&
+        report.figures[checks::kEventVsCupti].is_array() && !report.figures[checks::kEventVsCupti].empty()) {
+      line("- event_vs_cupti, per call, median over the recorded steps (tolerance: the JSON report):");
+      for (const auto& f : report.figures[checks::kEventVsCupti]) {
+        const std::string name = f.value("fixture", std::string());
+        CheckStatus st = CheckStatus::Passed;
+        for (const auto* r : report.results_of(checks::kEventVsCupti))
+          if (r->subject == name && r->status != CheckStatus::Passed) st = r->status;
+        const double ev = f.value("event_median_ns", 0.0), abs_d = f.value("abs_diff_median_ns", 0.0);
+        line(fmt::format("  - {}{}: cudaEvent {}, CUPTI span {}, |event - CUPTI| {} ({:.2f}%), tolerance {}: {}", name,
+                         f.value("mode", std::string()).empty() ? "" : " (" + f.value("mode", std::string()) + ")",
+                         us3(ev), us3(f.value("cupti_median_ns", 0.0)), us3(abs_d), ev > 0 ? 100.0 * abs_d / ev : 0.0,
+                         us3(f.value("tolerance_ns", 0.0)),
+                         st == CheckStatus::Failed       ? "FAILED"
+                         : st == CheckStatus::NotClaimed ? "not claimed"
+                                                         : "passed"));
+      }
+    } else if (report.figures.is_object() && report.figures.contains(checks::kEventVsCupti) &&
+               report.figures[checks::kEventVsCupti].is_object()) {
+      const json& f = report.figures[checks::kEventVsCupti];
+      std::string s = "- event times for reference";
+      if (f.contains("workload") && f["workload"].is_string()) s += " (" + f["workload"].get<std::string>() + ")";
+      s += ":";
+      for (const auto& [k, v] : f.items())
+        if (v.is_number() && k.size() > 3 && k.compare(k.size() - 3, 3, "_ns") == 0)
+          s += " " + k.substr(0, k.size() - 3) + " " + us3(v.get<double>()) + ",";
+      if (s.back() == ',') s.pop_back();
+      line(s);
     }
-  } else if (report.figures.is_object() && report.figures.contains(checks::kEventVsCupti) &&
-             report.figures[checks::kEventVsCupti].is_object()) {
-    const json& f = report.figures[checks::kEventVsCupti];
-    std::string s = "- event times for reference";
-    if (f.contains("workload") && f["workload"].is_string()) s += " (" + f["workload"].get<std::string>() + ")";
-    s += ":";
-    for (const auto& [k, v] : f.items())
-      if (v.is_number() && k.size() > 3 && k.compare(k.size() - 3, 3, "_ns") == 0)
-        s += " " + k.substr(0, k.size() - 3) + " " + us3(v.get<double>()) + ",";
-    if (s.back() == ',') s.pop_back();
-    line(s);
   }
-  if (report.figures.is_object() && report.figures.contains(checks::kLaunchBeforeKernel)) {
-    const json& fig = report.figures[checks::kLaunchBeforeKernel];
-    const json& f = fig.contains("launch_latency") ? fig["launch_latency"] : json();
-    if (f.is_object() && f.contains("count"))
-      line(
-          fmt::format("- launch latency, launch to kernel start ({}, {} activities): min {}, median {}, p99 {}, max {}",
-                      fig.value("file", std::string()), f["count"].get<std::size_t>(), us3(f.value("min_ns", 0.0)),
-                      us3(f.value("p50_ns", 0.0)), us3(f.value("p99_ns", 0.0)), us3(f.value("max_ns", 0.0))));
+
+  void launch_latency() const {
+    if (report.figures.is_object() && report.figures.contains(checks::kLaunchBeforeKernel)) {
+      const json& fig = report.figures[checks::kLaunchBeforeKernel];
+      const json& f = fig.contains("launch_latency") ? fig["launch_latency"] : json();
+      if (f.is_object() && f.contains("count"))
+        line(fmt::format(
+            "- launch latency, launch to kernel start ({}, {} activities): min {}, median {}, p99 {}, max {}",
+            fig.value("file", std::string()), f["count"].get<std::size_t>(), us3(f.value("min_ns", 0.0)),
+            us3(f.value("p50_ns", 0.0)), us3(f.value("p99_ns", 0.0)), us3(f.value("max_ns", 0.0))));
+    }
   }
-  for (const std::string& l : counts_lines(report)) line(l);
+};
+
+}  // namespace
+
+void print_summary(const ValidationReport& report, std::ostream& out) {
+  const Summary s{report, out};
+  s.line(verdict_line(report, kMaxLine));
+  s.findings();
+  s.unclaimed_and_noisy();
+  s.passed_and_not_run();
+  s.event_vs_cupti();
+  s.launch_latency();
+  for (const std::string& l : counts_lines(report)) s.line(l);
 }
 
 void write_markdown(const ValidationReport& report, const std::string& title, std::ostream& out) {
