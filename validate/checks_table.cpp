@@ -270,27 +270,47 @@ void check_kernel_stats(const Model& m, CheckLog& log) {
 // ---------------------------------------------------------------------------------------------
 // table_rows
 
-void check_table_rows(const Model& m, CheckLog& log) {
-  if (!m.table) return log.not_run("", "no table given");
-  const TableData& tb = *m.table;
+namespace {
+
+/// check_table_rows' state, one method per phase: each row matched to the trace (judge_match),
+/// its calls and times compared (compare_row, compare_col), the trace's rows the table lacks
+/// and the summary (absent_rows).
+struct TableRows {
+  const Model& m;
+  CheckLog& log;
+  const TableData& tb;
   std::set<std::pair<RowKey, std::uint32_t>> seen;
   std::size_t compared = 0, cut = 0;
-  const std::vector<NameRow> judged = name_rows(m);
-  note_groups(m, log, judged);
-  const std::string partial = groups_may_be_cut(m);
-  // The legacy profiler's device columns are cudaEvent times no trace carries: its rows' CPU
-  // columns and calls are judged, their device columns not.
-  const bool device_cols = tb.has_cuda && m.legacy_device.empty();
-  if (tb.has_cuda && !device_cols)
-    log.not_judged(fmt::format("{} {} columns", tb.file, tb.device_label),
-                   fmt::format("{}: Self {} and {} total of its rows are not compared with the trace (their CPU "
-                               "columns and calls are)",
-                               m.legacy_device, tb.device_label, tb.device_label));
-  for (const NameRow& nr : judged) {
+  std::string partial;
+  bool device_cols = false;
+
+  TableRows(const Model& model, CheckLog& l) : m(model), log(l), tb(*model.table) {}
+
+  void run() {
+    const std::vector<NameRow> judged = name_rows(m);
+    note_groups(m, log, judged);
+    partial = groups_may_be_cut(m);
+    // The legacy profiler's device columns are cudaEvent times no trace carries: its rows' CPU
+    // columns and calls are judged, their device columns not.
+    device_cols = tb.has_cuda && m.legacy_device.empty();
+    if (tb.has_cuda && !device_cols)
+      log.not_judged(fmt::format("{} {} columns", tb.file, tb.device_label),
+                     fmt::format("{}: Self {} and {} total of its rows are not compared with the trace (their CPU "
+                                 "columns and calls are)",
+                                 m.legacy_device, tb.device_label, tb.device_label));
+    for (const NameRow& nr : judged) {
+      const std::string where =
+          nr.groups > 1 ? fmt::format("{} ({} groups summed)", tb.where(nr.row), nr.groups) : row_subject(m, nr.row);
+      if (const Expected* ep = judge_match(nr, where)) compare_row(nr, where, *ep);
+    }
+    absent_rows();
+  }
+
+  /// The trace's events the row stands for, or null when the row is judged here already (or is
+  /// a device row: kernel_stats).
+  const Expected* judge_match(const NameRow& nr, const std::string& where) {
     const TableRowData& r = nr.row;
     const RowMatch& mt = nr.match;
-    const std::string where =
-        nr.groups > 1 ? fmt::format("{} ({} groups summed)", tb.where(r), nr.groups) : row_subject(m, r);
     if (mt.renamed)
       // PyTorch's defect (causes::kNameWrittenUnknown): the row is still judged against the
       // trace's "unknown" events (match_renamed_rows).
@@ -303,7 +323,7 @@ void check_table_rows(const Model& m, CheckLog& log) {
                causes::kNameWrittenUnknown);
     if (mt.ambiguous) {
       log.not_judged(where, mt.note);
-      continue;
+      return nullptr;
     }
     if (!mt.matched) {
       const bool memory_row =
@@ -313,10 +333,10 @@ void check_table_rows(const Model& m, CheckLog& log) {
         // no time); the trace has them as "i" events, which the validator does not read.
         log.not_run(where,
                     "a [memory] row (profile_memory allocations outside any op): memory columns are not checked");
-        continue;
+        return nullptr;
       }
       log.fail(where, "events of that name in " + m.A().file(), "none", mt.note);
-      continue;
+      return nullptr;
     }
     if (!mt.note.empty() && !mt.renamed) ++cut;
     if (m.by_shapes && mt.shapes == kNone) {
@@ -325,24 +345,28 @@ void check_table_rows(const Model& m, CheckLog& log) {
       else
         log.fail(where, fmt::format("events of that name and input shapes in {}", m.A().file()), "none",
                  mt.shapes_note);
-      continue;
+      return nullptr;
     }
     if (!seen.insert({mt.key, m.by_shapes ? mt.shapes : kNone}).second) {
       log.fail(where, m.by_shapes ? "one row per (name, kind, input shapes)" : "one row per (name, kind)",
                "duplicate row", fmt::format("{} has this row twice", tb.file));
-      continue;
+      return nullptr;
     }
-    if (is_device(mt.key.first)) continue;  // kernel_stats
+    if (is_device(mt.key.first)) return nullptr;  // kernel_stats
     const Expected* ep = m.expected(mt);
-    if (!ep) {
+    if (!ep)
       log.fail(
           where,
           fmt::format("{} events named '{}' in {}", to_string(mt.key.first), m.names.str(mt.key.second), m.A().file()),
           "none", "the row names nothing in the trace");
-      continue;
-    }
+    return ep;
+  }
+
+  /// A host/API/span row's placement, calls and times against the trace's events.
+  void compare_row(const NameRow& nr, const std::string& where, const Expected& e) {
+    const TableRowData& r = nr.row;
+    const RowMatch& mt = nr.match;
     ++compared;
-    const Expected& e = *ep;
     const std::string subject = fmt::format("{} ({})", where, to_string(mt.key.first));
     if (tb.top_level_only && !tb.json && e.first_has_parent && m.A().t->format.empty() && nr.groups == 1 &&
         (!tb.grouped() || m.by_shapes)) {
@@ -353,100 +377,118 @@ void check_table_rows(const Model& m, CheckLog& log) {
                            ts_text(m.A(), f.start_ns)));
     }
     const auto um = m.derived.unmodelled.find(mt.key);
-    auto cmp = [&](const char* col, double found, double res, std::int64_t want, std::int64_t ovh = 0) {
-      if (within(found, res, static_cast<double>(want))) return;
-      if (um != m.derived.unmodelled.end()) {
-        log.not_judged(subject, fmt::format("{}: {} = {} against {} from the trace", um->second, col,
-                                            print_time(found, res), print_time(static_cast<double>(want), res)));
-        return;
-      }
-      if (col == std::string("Self CPU") && m.A().t->python_functions > 0 && m.A().t->format.empty()) {
-        log.not_judged(
-            subject,
-            fmt::format("a range's Self CPU in a trace with python_function events (with_stack; PyTorch "
-                        "2.11 leaves them out of the tree, later versions nest ranges' time under "
-                        "them, and the trace does not say which made it): Self CPU = {} against {} "
-                        "from the trace, {} python_function events",
-                        print_time(found, res), print_time(static_cast<double>(want), res), m.A().t->python_functions));
-        return;
-      }
-      if (!partial.empty() && found < static_cast<double>(want)) {
-        log.not_judged(
-            subject, fmt::format("a group sum below the trace's in a grouped table that is {}: {} = {}, the trace's {}",
-                                 partial, col, print_time(found, res), print_time(static_cast<double>(want), res)));
-        return;
-      }
-      if (ovh != 0 && within(found, res, static_cast<double>(want + ovh))) {
-        // PyTorch's own defect: the overhead event took the External id of the op around it.
-        const std::string k = e.ovh_kernel != kNone ? m.names.str(m.A().ev(e.ovh_kernel).name) : std::string("?");
-        const std::string o = e.ovh_event != kNone ? m.names.str(m.A().ev(e.ovh_event).name) : std::string("?");
-        log.fail(subject, fmt::format("{} = {} (the trace's kernels)", col, print_time(static_cast<double>(want), res)),
-                 fmt::format("{} = {}", col, print_time(found, res)),
-                 fmt::format(
-                     "kernel '{}' counted again under overhead event '{}' ({} extra): PyTorch gives Kineto's overhead "
-                     "events the External id of the op around them, so that op's kernels are counted twice",
-                     k.size() > 60 ? k.substr(0, 57) + "..." : k, o, print_time(static_cast<double>(ovh), res)),
-                 causes::kOverheadDoubleCount);
-        return;
-      }
-      log.fail(subject, fmt::format("{} = {} (from {})", col, print_time(static_cast<double>(want), res), m.A().file()),
-               fmt::format("{} = {}", col, print_time(found, res)),
-               fmt::format("the row's {} is not what the trace's events add up to", col));
-    };
+    const std::string* unmodelled = um != m.derived.unmodelled.end() ? &um->second : nullptr;
     if (r.calls < e.calls && !partial.empty())
       log.not_judged(subject,
                      fmt::format("a group sum below the trace's in a grouped table that is {}: # of Calls = {}, the "
                                  "trace's {}",
                                  partial, r.calls, e.calls));
-    else if (r.calls != e.calls && um != m.derived.unmodelled.end())
-      log.not_judged(subject, fmt::format("{}: # of Calls = {} against {} events", um->second, r.calls, e.calls));
+    else if (r.calls != e.calls && unmodelled)
+      log.not_judged(subject, fmt::format("{}: # of Calls = {} against {} events", *unmodelled, r.calls, e.calls));
     else if (r.calls != e.calls)
       log.fail(subject, fmt::format("# of Calls = {} (events in {})", e.calls, m.A().file()),
                fmt::format("{}", r.calls), "the row's call count is not the number of events");
     if (tb.has_cpu) {
-      cmp("Self CPU", r.self_cpu.ns, r.self_cpu.res_ns, e.self_cpu);
-      cmp("CPU total", r.cpu_total.ns, r.cpu_total.res_ns, e.cpu_total);
+      compare_col(subject, e, unmodelled, "Self CPU", r.self_cpu.ns, r.self_cpu.res_ns, e.self_cpu);
+      compare_col(subject, e, unmodelled, "CPU total", r.cpu_total.ns, r.cpu_total.res_ns, e.cpu_total);
     }
     if (device_cols) {
-      cmp("Self CUDA", r.self_cuda.ns, r.self_cuda.res_ns, e.self_cuda, e.ovh_self_cuda);
-      cmp("CUDA total", r.cuda_total.ns, r.cuda_total.res_ns, e.cuda_total, e.ovh_cuda_total);
+      compare_col(subject, e, unmodelled, "Self CUDA", r.self_cuda.ns, r.self_cuda.res_ns, e.self_cuda,
+                  e.ovh_self_cuda);
+      compare_col(subject, e, unmodelled, "CUDA total", r.cuda_total.ns, r.cuda_total.res_ns, e.cuda_total,
+                  e.ovh_cuda_total);
     }
   }
-  // Rows of the trace the table lacks (device names: kernel_stats): left out by an option of
-  // table(), or missing.
-  const TableCut tc = table_cut(m);
-  std::size_t left_out = 0;
-  for (const Absent& ab : tc.absent) {
-    if (is_device(ab.key.first)) continue;
-    const std::string subject =
-        fmt::format("{} '{}'{}", to_string(ab.key.first), m.names.str(ab.key.second),
-                    ab.shapes != kNone ? fmt::format(" {}", m.names.str(ab.shapes)) : std::string());
-    if (ab.why == AbsentWhy::RowLimit || (ab.why == AbsentWhy::TopLevel && partial.empty())) {
-      ++left_out;
-      continue;
+
+  /// One column of a row against the trace's sum; `unmodelled` is why the trace's sum is not
+  /// modelled for this row, or null.
+  void compare_col(const std::string& subject, const Expected& e, const std::string* unmodelled, const char* col,
+                   double found, double res, std::int64_t want, std::int64_t ovh = 0) {
+    if (within(found, res, static_cast<double>(want))) return;
+    if (unmodelled) {
+      log.not_judged(subject, fmt::format("{}: {} = {} against {} from the trace", *unmodelled, col,
+                                          print_time(found, res), print_time(static_cast<double>(want), res)));
+      return;
     }
-    if (!partial.empty()) {
+    if (col == std::string("Self CPU") && m.A().t->python_functions > 0 && m.A().t->format.empty()) {
+      log.not_judged(
+          subject,
+          fmt::format("a range's Self CPU in a trace with python_function events (with_stack; PyTorch "
+                      "2.11 leaves them out of the tree, later versions nest ranges' time under "
+                      "them, and the trace does not say which made it): Self CPU = {} against {} "
+                      "from the trace, {} python_function events",
+                      print_time(found, res), print_time(static_cast<double>(want), res), m.A().t->python_functions));
+      return;
+    }
+    if (!partial.empty() && found < static_cast<double>(want)) {
       log.not_judged(subject,
-                     fmt::format("in {} but not in the grouped table {}, which is {}", m.A().file(), tb.file, partial));
-      continue;
+                     fmt::format("a group sum below the trace's in a grouped table that is {}: {} = {}, the trace's {}",
+                                 partial, col, print_time(found, res), print_time(static_cast<double>(want), res)));
+      return;
     }
-    if (ab.why == AbsentWhy::Unknown) {
-      log.not_run(subject, fmt::format("in {} but not in {}: {}", m.A().file(), tb.file, ab.reason));
-      continue;
+    if (ovh != 0 && within(found, res, static_cast<double>(want + ovh))) {
+      // PyTorch's own defect: the overhead event took the External id of the op around it.
+      const std::string k = e.ovh_kernel != kNone ? m.names.str(m.A().ev(e.ovh_kernel).name) : std::string("?");
+      const std::string o = e.ovh_event != kNone ? m.names.str(m.A().ev(e.ovh_event).name) : std::string("?");
+      log.fail(
+          subject, fmt::format("{} = {} (the trace's kernels)", col, print_time(static_cast<double>(want), res)),
+          fmt::format("{} = {}", col, print_time(found, res)),
+          fmt::format("kernel '{}' counted again under overhead event '{}' ({} extra): PyTorch gives Kineto's overhead "
+                      "events the External id of the op around them, so that op's kernels are counted twice",
+                      k.size() > 60 ? k.substr(0, 57) + "..." : k, o, print_time(static_cast<double>(ovh), res)),
+          causes::kOverheadDoubleCount);
+      return;
     }
-    log.fail(subject, fmt::format("a row in {}", tb.file), "none",
-             fmt::format("{} has events of this name{}{}", m.A().file(), ab.shapes != kNone ? " and input shapes" : "",
-                         ab.reason.empty() ? std::string() : fmt::format(" ({})", ab.reason)));
+    log.fail(subject, fmt::format("{} = {} (from {})", col, print_time(static_cast<double>(want), res), m.A().file()),
+             fmt::format("{} = {}", col, print_time(found, res)),
+             fmt::format("the row's {} is not what the trace's events add up to", col));
   }
-  if (left_out != 0)
-    log.note(tb.file, fmt::format("{} rows of {} (device rows included) are not printed, as PyTorch's _build_table "
-                                  "leaves them out: {}",
-                                  tc.top_level + tc.row_limit, m.A().file(), tc.counts()));
-  log.pass_if_clean(fmt::format("{} rows", tb.rows.size()),
-                    fmt::format("every row names {} of {}{}; {} host/API/span rows: calls, Self CPU, CPU total, Self "
-                                "CUDA and CUDA total equal the trace's (within the table's print resolution)",
-                                m.by_shapes ? "events (and input shapes) " : "events", m.A().file(),
-                                cut ? fmt::format(" ({} cut names matched by prefix)", cut) : "", compared));
+
+  /// Rows of the trace the table lacks (device names: kernel_stats): left out by an option of
+  /// table(), or missing; then the summary.
+  void absent_rows() {
+    const TableCut tc = table_cut(m);
+    std::size_t left_out = 0;
+    for (const Absent& ab : tc.absent) {
+      if (is_device(ab.key.first)) continue;
+      const std::string subject =
+          fmt::format("{} '{}'{}", to_string(ab.key.first), m.names.str(ab.key.second),
+                      ab.shapes != kNone ? fmt::format(" {}", m.names.str(ab.shapes)) : std::string());
+      if (ab.why == AbsentWhy::RowLimit || (ab.why == AbsentWhy::TopLevel && partial.empty())) {
+        ++left_out;
+        continue;
+      }
+      if (!partial.empty()) {
+        log.not_judged(
+            subject, fmt::format("in {} but not in the grouped table {}, which is {}", m.A().file(), tb.file, partial));
+        continue;
+      }
+      if (ab.why == AbsentWhy::Unknown) {
+        log.not_run(subject, fmt::format("in {} but not in {}: {}", m.A().file(), tb.file, ab.reason));
+        continue;
+      }
+      log.fail(
+          subject, fmt::format("a row in {}", tb.file), "none",
+          fmt::format("{} has events of this name{}{}", m.A().file(), ab.shapes != kNone ? " and input shapes" : "",
+                      ab.reason.empty() ? std::string() : fmt::format(" ({})", ab.reason)));
+    }
+    if (left_out != 0)
+      log.note(tb.file, fmt::format("{} rows of {} (device rows included) are not printed, as PyTorch's _build_table "
+                                    "leaves them out: {}",
+                                    tc.top_level + tc.row_limit, m.A().file(), tc.counts()));
+    log.pass_if_clean(fmt::format("{} rows", tb.rows.size()),
+                      fmt::format("every row names {} of {}{}; {} host/API/span rows: calls, Self CPU, CPU total, Self "
+                                  "CUDA and CUDA total equal the trace's (within the table's print resolution)",
+                                  m.by_shapes ? "events (and input shapes) " : "events", m.A().file(),
+                                  cut ? fmt::format(" ({} cut names matched by prefix)", cut) : "", compared));
+  }
+};
+
+}  // namespace
+
+void check_table_rows(const Model& m, CheckLog& log) {
+  if (!m.table) return log.not_run("", "no table given");
+  TableRows(m, log).run();
 }
 
 }  // namespace xb::vd
