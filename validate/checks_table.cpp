@@ -129,15 +129,49 @@ std::map<RowKey, Stats> device_stats(const View& v) {
   return out;
 }
 
-}  // namespace
+/// One file's device rows: the table's, or a trace's.
+struct Source {
+  std::string file;
+  std::map<RowKey, Stats> stats;
+};
 
-void check_kernel_stats(const Model& m, CheckLog& log) {
-  struct Source {
-    std::string file;
-    std::map<RowKey, Stats> stats;
-  };
+/// check_kernel_stats' state, one method per phase: the table's device rows (table_source), each
+/// device name's presence in every file (judge_key) and its stats against the first file that
+/// has it (compare_stats), and the summary (finish).
+struct KernelStats {
+  const Model& m;
+  CheckLog& log;
   std::vector<Source> src;
-  if (m.table) {
+  std::size_t first_trace = 0;
+  std::map<RowKey, Absent> absent;  // device names the table lacks, and why
+  std::size_t left_out = 0;         // by an option of table() (top_level_events_only, row_limit)
+  TableCut cut;
+
+  KernelStats(const Model& model, CheckLog& l) : m(model), log(l) {}
+
+  void run() {
+    if (m.table) src.push_back(table_source());
+    first_trace = src.size();
+    // Traces in file order trace_only, full when both are crossbench's (the historical order).
+    const std::vector<const View*> views = report_order(m);
+    for (const View* v : views) src.push_back({v->file(), device_stats(*v)});
+
+    std::set<RowKey> keys;
+    for (const auto& s : src)
+      for (const auto& kv : s.stats) keys.insert(kv.first);
+    if (keys.empty()) {
+      if (device_not_recorded(m, log)) return;
+      return log.not_run("", "no device activity (kernel, memcpy, memset) in the table or the traces");
+    }
+
+    cut = m.table ? table_cut(m) : TableCut{};
+    for (const Absent& ab : cut.absent)
+      if (is_device(ab.key.first)) absent.emplace(ab.key, ab);
+    for (const RowKey& k : keys) judge_key(k);
+    finish(keys.size());
+  }
+
+  Source table_source() {
     const TableData& tb = *m.table;
     Source s{tb.file, {}};
     for (const NameRow& nr : name_rows(m)) {
@@ -170,27 +204,11 @@ void check_kernel_stats(const Model& m, CheckLog& log) {
       st.res_avg = r.cuda_avg.res_ns;
       s.stats.emplace(mt.key, st);
     }
-    src.push_back(std::move(s));
-  }
-  const std::size_t first_trace = src.size();
-  // Traces in file order trace_only, full when both are crossbench's (the historical order).
-  const std::vector<const View*> views = report_order(m);
-  for (const View* v : views) src.push_back({v->file(), device_stats(*v)});
-
-  std::set<RowKey> keys;
-  for (const auto& s : src)
-    for (const auto& kv : s.stats) keys.insert(kv.first);
-  if (keys.empty()) {
-    if (device_not_recorded(m, log)) return;
-    return log.not_run("", "no device activity (kernel, memcpy, memset) in the table or the traces");
+    return s;
   }
 
-  std::map<RowKey, Absent> absent;  // device names the table lacks, and why
-  std::size_t left_out = 0;         // by an option of table() (top_level_events_only, row_limit)
-  const TableCut cut = m.table ? table_cut(m) : TableCut{};
-  for (const Absent& ab : cut.absent)
-    if (is_device(ab.key.first)) absent.emplace(ab.key, ab);
-  for (const RowKey& k : keys) {
+  /// A device name in every file, its stats against the first file that has it.
+  void judge_key(const RowKey& k) {
     const std::string subject = fmt::format("{} '{}'", to_string(k.first), m.names.str(k.second));
     const Source* ref = nullptr;
     const Stats* rs = nullptr;
@@ -218,54 +236,62 @@ void check_kernel_stats(const Model& m, CheckLog& log) {
       }
     }
     if (!missing.empty())
-      log.fail(subject,
-               fmt::format("present in {}",
-                           [&] {
-                             std::string all;
-                             for (const auto& s : src) all += (all.empty() ? "" : ", ") + s.file;
-                             return all;
-                           }()),
+      log.fail(subject, fmt::format("present in {}", files()),
                fmt::format("missing from {} (present in {})", missing, present),
                "a device activity name is in one file but not another");
     for (const auto& s : src) {
       if (&s == ref) continue;
       auto it = s.stats.find(k);
       if (it == s.stats.end()) continue;
-      const Stats& a = *rs;
-      const Stats& b = it->second;
-      auto cmp = [&](const char* what, double x, double rx, double y, double ry) {
-        if (!within(x, rx, y, ry))
-          log.fail(
-              subject, fmt::format("{} = {} ({})", what, num(x), ref->file),
-              fmt::format("{} = {} ({})", what, num(y), s.file),
-              fmt::format("{} differs between {} and {}{}", what, ref->file, s.file,
-                          rx + ry > 0 ? fmt::format(" beyond the print resolution ({} ns)", num((rx + ry) / 2)) : ""));
-      };
-      cmp("count", a.count, 0, b.count, 0);
-      cmp("total_ns", a.total, a.res_total, b.total, b.res_total);
-      if (a.has_stats && b.has_stats) {
-        cmp("median_ns", a.median, a.res_median, b.median, b.res_median);
-        cmp("min_ns", a.min, a.res_min, b.min, b.res_min);
-        cmp("max_ns", a.max, a.res_max, b.max, b.res_max);
-      } else if (a.has_avg && b.has_avg) {
-        cmp("avg_ns", a.avg, a.res_avg, b.avg, b.res_avg);
-      }
+      compare_stats(subject, *ref, *rs, s, it->second);
     }
   }
-  std::string files;
-  for (const auto& s : src) files += (files.empty() ? "" : ", ") + s.file;
-  const bool stats = !m.table || m.table->has_stats;
-  log.pass_if_clean(
-      fmt::format("{} device names", keys.size()),
-      fmt::format("count, total{} identical in {}{}", stats ? ", median, min and max" : " and average", files,
-                  left_out ? fmt::format("; {} names not printed, as {} leaves them out", left_out, cut.options())
-                           : std::string()));
-  if (!m.table) log.not_run("table", "no table given: only the traces were compared");
-  if (m.table && !m.table->has_stats)
-    log.note("table",
-             fmt::format("{} has no median/min/max columns: count, total and average compared", m.table->file));
-  if (m.views.size() < 2) log.not_run("second trace", "one trace given: no second export to compare with");
-}
+
+  void compare_stats(const std::string& subject, const Source& ref, const Stats& a, const Source& s, const Stats& b) {
+    auto cmp = [&](const char* what, double x, double rx, double y, double ry) {
+      if (!within(x, rx, y, ry))
+        log.fail(
+            subject, fmt::format("{} = {} ({})", what, num(x), ref.file),
+            fmt::format("{} = {} ({})", what, num(y), s.file),
+            fmt::format("{} differs between {} and {}{}", what, ref.file, s.file,
+                        rx + ry > 0 ? fmt::format(" beyond the print resolution ({} ns)", num((rx + ry) / 2)) : ""));
+    };
+    cmp("count", a.count, 0, b.count, 0);
+    cmp("total_ns", a.total, a.res_total, b.total, b.res_total);
+    if (a.has_stats && b.has_stats) {
+      cmp("median_ns", a.median, a.res_median, b.median, b.res_median);
+      cmp("min_ns", a.min, a.res_min, b.min, b.res_min);
+      cmp("max_ns", a.max, a.res_max, b.max, b.res_max);
+    } else if (a.has_avg && b.has_avg) {
+      cmp("avg_ns", a.avg, a.res_avg, b.avg, b.res_avg);
+    }
+  }
+
+  /// Every file's name, comma-separated.
+  std::string files() const {
+    std::string all;
+    for (const auto& s : src) all += (all.empty() ? "" : ", ") + s.file;
+    return all;
+  }
+
+  void finish(std::size_t names) {
+    const bool stats = !m.table || m.table->has_stats;
+    log.pass_if_clean(
+        fmt::format("{} device names", names),
+        fmt::format("count, total{} identical in {}{}", stats ? ", median, min and max" : " and average", files(),
+                    left_out ? fmt::format("; {} names not printed, as {} leaves them out", left_out, cut.options())
+                             : std::string()));
+    if (!m.table) log.not_run("table", "no table given: only the traces were compared");
+    if (m.table && !m.table->has_stats)
+      log.note("table",
+               fmt::format("{} has no median/min/max columns: count, total and average compared", m.table->file));
+    if (m.views.size() < 2) log.not_run("second trace", "one trace given: no second export to compare with");
+  }
+};
+
+}  // namespace
+
+void check_kernel_stats(const Model& m, CheckLog& log) { KernelStats(m, log).run(); }
 
 // ---------------------------------------------------------------------------------------------
 // table_rows
