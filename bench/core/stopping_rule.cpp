@@ -48,15 +48,8 @@ StoppingRule::State StoppingRule::tick(double elapsed_s) {
 }
 
 const char* to_string(StoppingRule::State state) {
-  switch (state) {
-    case StoppingRule::State::Converged:
-      return "converged";
-    case StoppingRule::State::TimedOut:
-      return "timed out";
-    case StoppingRule::State::Continue:
-      break;
-  }
-  return "running";
+  const std::optional<StopReason> reason = stop_reason_of(state);
+  return reason ? to_string(*reason) : "running";
 }
 
 const char* to_string(StopReason reason) { return reason == StopReason::Converged ? "converged" : "timed out"; }
@@ -64,8 +57,8 @@ const char* to_string(StopReason reason) { return reason == StopReason::Converge
 const char* to_string(const std::optional<StopReason>& reason) { return reason ? to_string(*reason) : ""; }
 
 std::optional<StopReason> stop_reason_named(std::string_view name) {
-  if (name == "converged") return StopReason::Converged;
-  if (name == "timed out") return StopReason::TimedOut;
+  for (const StopReason r : {StopReason::Converged, StopReason::TimedOut})
+    if (name == to_string(r)) return r;
   return std::nullopt;
 }
 

@@ -21,8 +21,8 @@ constexpr const char* to_string(const std::optional<TimingMode>& m) { return m ?
 
 /// The mode named `name` ("hot", "cold"); std::nullopt for any other text.
 constexpr std::optional<TimingMode> timing_mode_named(std::string_view name) {
-  if (name == "hot") return TimingMode::Hot;
-  if (name == "cold") return TimingMode::Cold;
+  for (const TimingMode m : {TimingMode::Hot, TimingMode::Cold})
+    if (name == to_string(m)) return m;
   return std::nullopt;
 }
 

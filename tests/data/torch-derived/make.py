@@ -22,6 +22,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.dirname(HERE)
 CORPUS = os.path.join(DATA, "torch-h200-corpus")
 H200 = os.path.join(DATA, "torch-h200")
+# PyTorch's printing of times and shares, as the oracle models it (profiler_util.py _format_time,
+# _format_time_share): one implementation for the tables made here and the ones it reads.
+sys.path.insert(0, os.path.join(os.path.dirname(DATA), "torch_oracle"))
+from table_text import format_share, format_time, parse_time  # noqa: E402
 
 # torch/csrc/profiler/kineto_shim.cpp: the activities only ProfilerActivity.CUDA enables
 # (kCudaTypes less the runtime/driver calls that kCpuTypes has too), as the trace names them.
@@ -117,24 +121,7 @@ def layout(headers, rows, name_width, footer):
 
 def us(text):
     """'1.234ms' -> 1234.0 (microseconds), as _format_time printed it."""
-    for unit, scale in (("us", 1.0), ("ms", 1e3), ("s", 1e6)):
-        if text.endswith(unit):
-            return float(text[: -len(unit)]) * scale
-    raise ValueError(text)
-
-
-def fmt_time(v):
-    """profiler_util.py _format_time."""
-    if v >= 1e6:
-        return "%.3fs" % (v / 1e6)
-    if v >= 1e3:
-        return "%.3fms" % (v / 1e3)
-    return "%.3fus" % v
-
-
-def fmt_share(v, total):
-    """profiler_util.py _format_time_share."""
-    return "NaN" if total == 0 else "%.2f%%" % (v * 100.0 / total)
+    return parse_time(text)[0]
 
 
 def ns(x):
@@ -222,10 +209,10 @@ def make_legacy(src):
     hosts.sort(key=lambda d: order(d["Name"]))
     total = sum(us(d["Self CUDA"]) for d in hosts)
     for d in hosts:
-        d["Self CUDA %"] = fmt_share(us(d["Self CUDA"]), total)
+        d["Self CUDA %"] = format_share(us(d["Self CUDA"]), total)
     hosts.sort(key=lambda d: -us(d["Self CUDA"]))
     names = {e["name"] for e in trace["traceEvents"] if e.get("ph") == "X" and e.get("cat") != "Trace"}
-    foot = [f for f in footer if not f.startswith("Self CUDA")] + ["Self CUDA time total: " + fmt_time(total)]
+    foot = [f for f in footer if not f.startswith("Self CUDA")] + ["Self CUDA time total: " + format_time(total)]
     return trace, layout(headers, [[d[h] for h in headers] for d in hosts], name_width(names), foot)
 
 
@@ -296,10 +283,10 @@ def make_triton_direct(src, annotation="add", op="aten::add"):
             continue
         host = us(d["CPU total"]) > 0
         if host and d["Name"] == annotation:
-            d["Self CPU"] = fmt_time(self_ns / 1000.0)
-            d["Self CPU %"] = fmt_share(self_ns / 1000.0, total_cpu)
+            d["Self CPU"] = format_time(self_ns / 1000.0)
+            d["Self CPU %"] = format_share(self_ns / 1000.0, total_cpu)
         if host and d["Name"] in (annotation, "ProfilerStep*"):
-            d["CUDA total"] = d["CUDA time avg"] = fmt_time(0.0)
+            d["CUDA total"] = d["CUDA time avg"] = format_time(0.0)
         if d["Name"] == "cudaLaunchKernel":
             d["Name"] = "cuLaunchKernel"
         table.append(d)
@@ -335,12 +322,12 @@ def make_cuda_only(src):
     table = [d for d in table if shown(d["Name"])]   # the GPU-span rows' names are gone too
     total = sum(us(d["Self CPU"]) for d in table)
     for d in table:
-        d["Self CPU %"] = fmt_share(us(d["Self CPU"]), total)
-        d["CPU total %"] = fmt_share(us(d["CPU total"]), total)
+        d["Self CPU %"] = format_share(us(d["Self CPU"]), total)
+        d["CPU total %"] = format_share(us(d["CPU total"]), total)
     order = first_seen(trace)
     table.sort(key=lambda d: order(d["Name"]))
     table.sort(key=lambda d: -us(d["Self CUDA"]))
-    foot = ["Self CPU time total: " + fmt_time(total)] + [f for f in footer if f.startswith("Self CUDA")]
+    foot = ["Self CPU time total: " + format_time(total)] + [f for f in footer if f.startswith("Self CUDA")]
     return trace, layout(headers, [[d[h] for h in headers] for d in table], name_width(kept), foot)
 
 
