@@ -23,7 +23,7 @@ install(TARGETS bench validate RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # validator) are exported beside it for its link line; only bench/core/api.h is a public header.
 # The commands' libraries (xb_commands, xb_commands_core) are linked into bin/bench and not
 # installed: a user's benchmark links the measuring core.
-install(TARGETS xb_model xb_cupti xb_harness xb_bench_core xb_kernels xb_validate xb_cli_style EXPORT crossbenchTargets
+install(TARGETS xb_model xb_cupti xb_harness xb_bench_core xb_kernels xb_validate xb_common EXPORT crossbenchTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 # The public headers are where they live: include/crossbench. No CUDA or CUPTI header beyond

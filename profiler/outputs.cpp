@@ -1,6 +1,6 @@
 #include "profiler/outputs.h"
 
-#include "profiler/atomic_file.h"
+#include "common/atomic_file.h"
 #include "profiler/event_model.h"
 #include "profiler/session_io.h"
 #include "profiler/table.h"

@@ -3,11 +3,9 @@
 #include "profiler/session_io.h"
 #include "profiler/session_json.h"
 
-#include <cerrno>
 #include <cmath>
 #include <cstddef>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <sstream>
 #include <string_view>
@@ -17,8 +15,8 @@
 
 #include <fmt/format.h>
 
-#include "profiler/json_text.h"
-#include "profiler/strict_json.h"
+#include "common/json_text.h"
+#include "common/strict_json.h"
 
 namespace xb {
 namespace {
@@ -720,19 +718,4 @@ RawSession read_raw_session(const std::filesystem::path& path) {
   }
 }
 
-std::string read_text_file(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw InputError(path.string() + ": cannot open (a directory)");
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) throw InputError(path.string() + ": cannot open: " + std::strerror(errno));
-  const std::streamoff size = in.tellg();
-  std::string text;
-  if (size > 0) {
-    text.resize(static_cast<std::size_t>(size));
-    in.seekg(0);
-    in.read(text.data(), size);
-    if (in.gcount() != size) throw InputError(path.string() + ": read failed");
-  }
-  return text;
-}
 }  // namespace xb

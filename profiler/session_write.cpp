@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "profiler/json_text.h"
+#include "common/json_text.h"
 
 namespace xb {
 namespace {

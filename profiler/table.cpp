@@ -14,7 +14,7 @@
 
 #include "profiler/session_io.h"
 #include "profiler/session_json.h"
-#include "profiler/units.h"
+#include "common/units.h"
 
 namespace xb {
 namespace {

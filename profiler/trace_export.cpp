@@ -16,7 +16,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "profiler/json_text.h"
+#include "common/json_text.h"
 #include "profiler/session_io.h"
 #include "profiler/session_json.h"
 

@@ -16,8 +16,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "profiler/stats.h"
-#include "profiler/units.h"
+#include "common/stats.h"
+#include "common/units.h"
 #include "validate/model.h"
 #include "validate/validator.h"
 
@@ -34,7 +34,7 @@ std::string us(double ns);
 /// (d_i = event_i - CUPTI_i per step, in step order), whatever the spread of the samples themselves:
 /// - Failed: the median of |d_i| is above `tolerance_ns`;
 /// - NotClaimed: the median is within, but the pairs are unstable: the median's
-///   distribution-free interval of the d_i at `confidence` (profiler/stats.h median_interval,
+///   distribution-free interval of the d_i at `confidence` (common/stats.h median_interval,
 ///   widened for drift; with too few pairs to bound it, the range of all d_i) reaches beyond
 ///   +-tolerance_ns;
 /// - Passed (claimed): otherwise.

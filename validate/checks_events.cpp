@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "profiler/stats.h"
+#include "common/stats.h"
 
 namespace xb::vd {
 

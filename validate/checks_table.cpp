@@ -6,7 +6,7 @@
 #include <map>
 #include <set>
 
-#include "profiler/stats.h"
+#include "common/stats.h"
 #include "validate/checks_table_common.h"
 
 namespace xb::vd {

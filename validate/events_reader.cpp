@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "profiler/errors.h"
-#include "profiler/strict_json.h"
+#include "common/errors.h"
+#include "common/strict_json.h"
 #include "validate/json_scan.h"
 
 namespace xb {

@@ -3,7 +3,7 @@
 // from json_scan.cpp (the token scanner), which finds the tokens these convert.
 #include "validate/json_scan.h"
 
-#include "profiler/json_text.h"
+#include "common/json_text.h"
 
 #include <cmath>
 #include <cstdlib>

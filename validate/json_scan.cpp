@@ -1,8 +1,8 @@
 // Streaming JSON scanner (validate/json_scan.h).
 #include "validate/json_scan.h"
 
-#include "profiler/errors.h"
-#include "profiler/json_text.h"
+#include "common/errors.h"
+#include "common/json_text.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>

@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "profiler/errors.h"
+#include "common/errors.h"
 #include "validate/checks_table_common.h"
 #include "validate/model.h"
 

@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-#include "profiler/atomic_file.h"
+#include "common/atomic_file.h"
 #include "validate/checks.h"
 
 namespace xb {

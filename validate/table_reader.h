@@ -87,7 +87,7 @@ struct TableData {
 };
 
 /// Reads a table file: JSON when its first non-blank byte is '{' (crossbench table.json), text
-/// otherwise. Throws InputError (profiler/session_io.h) naming the file and what is wrong:
+/// otherwise. Throws InputError (common/errors.h) naming the file and what is wrong:
 /// missing, not a key_averages() table (no rule/header with "Name" and "# of Calls"), a cell
 /// that is not a time/percentage/count, NaN or Infinity, a table.json of the wrong format.
 TableData read_table(const std::filesystem::path& path);

@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "profiler/errors.h"
+#include "common/errors.h"
 #include "validate/trace_scan.h"
 
 namespace xb {

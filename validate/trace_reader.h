@@ -155,7 +155,7 @@ struct TraceData {
 /// is not an array gives "[]".
 std::string input_shapes_text(std::string_view dims_json);
 
-/// Reads a trace file (plain or gzip). Throws InputError (profiler/session_io.h) with a one-line
+/// Reads a trace file (plain or gzip). Throws InputError (common/errors.h) with a one-line
 /// message naming the file and what is wrong: missing, not JSON (with byte offset and, inside
 /// traceEvents, the element index), truncated, NaN/Infinity, a used event lacking "ts", "dur",
 /// "name", "pid", "tid" or (device and API events) "args.correlation", values out of range.

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "profiler/session_io.h"
+#include "common/errors.h"
 #include "validate/trace_fast.h"
 
 namespace xb::trace_detail {

@@ -8,9 +8,9 @@
 
 #include <CLI/CLI.hpp>
 
-#include "profiler/atomic_file.h"
-#include "profiler/session_io.h"
-#include "validate/cli_style.h"
+#include "common/atomic_file.h"
+#include "common/text_file.h"
+#include "common/cli_style.h"
 
 #include <nlohmann/json.hpp>
 

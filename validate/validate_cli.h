@@ -42,7 +42,7 @@ struct ValidateOutcome {
 /// returns the outcome. Every destination is probed before anything is validated, so a bad one
 /// leaves an existing report untouched. Throws std::invalid_argument for a request `validate`
 /// refuses (no input, a run folder and traces, --table with a run folder, more than two traces),
-/// InputError (profiler/session_io.h) for unusable input, std::runtime_error for a destination
+/// InputError (common/errors.h) for unusable input, std::runtime_error for a destination
 /// that cannot be written. Every message is one line.
 ValidateOutcome run_validate(const ValidateRequest& request, std::ostream& out);
 

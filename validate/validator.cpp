@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "profiler/session_io.h"
+#include "common/errors.h"
 #include "validate/checks.h"
 #include "validate/one_profile.h"
 

@@ -224,7 +224,7 @@ struct ValidateInputs {
 };
 
 /// Reads table.json, trace_only.json, full.json and events.json from `dir` and runs every check.
-/// Throws InputError (profiler/session_io.h) naming the file and what is wrong when a file is
+/// Throws InputError (common/errors.h) naming the file and what is wrong when a file is
 /// missing, is not JSON, has the wrong "crossbench.format", or lacks a field the checks need.
 ValidationReport validate_run_dir(const std::filesystem::path& dir, const ValidateOptions& opts = {});
 

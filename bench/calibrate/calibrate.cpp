@@ -19,7 +19,7 @@
 #include "kernels/cuda_raii.h"
 #include "kernels/nvml_probe.h"
 #include "kernels/workload.h"
-#include "profiler/atomic_file.h"
+#include "common/atomic_file.h"
 #include "profiler/table.h"
 
 namespace xb {

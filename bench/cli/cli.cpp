@@ -1,6 +1,6 @@
 #include "bench/cli/cli.h"
 #include "bench/core/fixture_plan.h"
-#include "validate/cli_style.h"
+#include "common/cli_style.h"
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>

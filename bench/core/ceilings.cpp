@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "profiler/session_io.h"
-#include "profiler/strict_json.h"
+#include "common/strict_json.h"
 
 namespace xb {
 namespace {
@@ -233,7 +233,7 @@ void write_calibration_markdown(const Calibration& c, std::ostream& out) {
 
 namespace {
 
-// ceilings.json's readers: profiler/strict_json.h's, with "ceilings: " in front of every path.
+// ceilings.json's readers: common/strict_json.h's, with "ceilings: " in front of every path.
 std::string in_ceilings(const std::string& where) { return "ceilings: " + where; }
 
 const json& at(const json& j, const char* key, const std::string& where) {

@@ -116,7 +116,7 @@ struct Calibration {
 void write_calibration_json(const Calibration& c, std::ostream& out);
 /// calibration.md: measured ceilings beside the datasheet figures, clocks, driver.
 void write_calibration_markdown(const Calibration& c, std::ostream& out);
-/// Parses ceilings.json text; throws InputError (profiler/session_io.h) naming what is wrong.
+/// Parses ceilings.json text; throws InputError (common/errors.h) naming what is wrong.
 Calibration parse_calibration_json(const std::string& text);
 /// Reads and parses a file; throws InputError naming the file.
 Calibration read_calibration(const std::filesystem::path& path);

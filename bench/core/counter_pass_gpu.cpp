@@ -17,7 +17,7 @@
 #include "bench/core/counter_pass.h"
 #include "bench/core/run_dir.h"
 #include "kernels/cuda_check.h"
-#include "profiler/atomic_file.h"
+#include "common/atomic_file.h"
 
 namespace xb {
 

@@ -11,7 +11,7 @@
 
 #include "kernels/cuda_check.h"
 #include "kernels/cuda_wait.h"
-#include "profiler/errors.h"
+#include "common/errors.h"
 
 namespace xb {
 

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/core/fixture_records.h"
-#include "profiler/stats.h"
+#include "common/stats.h"
 
 namespace xb {
 

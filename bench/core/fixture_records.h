@@ -16,7 +16,7 @@
 #include "bench/core/stopping_rule.h"
 #include "bench/core/timing_mode.h"
 #include "profiler/raw_records.h"
-#include "profiler/stats.h"
+#include "common/stats.h"
 #include "profiler/work_signature.h"
 
 namespace xb {
@@ -68,13 +68,13 @@ struct FixtureTiming {
   int launches_per_sample = 1;  ///< hot mode: calls between the events; cold mode: 1
   int rotation = 1;             ///< cold mode: input copies used in turn (1 = no rotation)
   /// Stopping rule's target, a fraction: the half-width of the median's interval at `confidence`
-  /// (profiler/stats.h median_interval); in sessions recorded before that rule (confidence 0), the
+  /// (common/stats.h median_interval); in sessions recorded before that rule (confidence 0), the
   /// samples' relative standard deviation.
   double max_noise = 0;
   double confidence = 0;  ///< level of the median's interval (0.95); 0: recorded before, RSD rule
   int min_samples = 0;
   double min_time_s = 0, max_time_s = 0;
-  /// Minimum length of the median interval's batches, s (profiler/stats.h batches_in_span):
+  /// Minimum length of the median interval's batches, s (common/stats.h batches_in_span):
   /// kDriftBatchS once NVML saw a power or thermal limit holding the clock; 0: none.
   double batch_min_s = 0;
   std::optional<StopReason> stop;        ///< none before sampling ended (or a failed fixture)
@@ -86,7 +86,7 @@ struct FixtureTiming {
   GpuClockSample gpu_before, gpu_after;  ///< NVML before and after sampling
 };
 
-/// The median's interval of a fixture's samples (profiler/stats.h median_interval) as its stopping
+/// The median's interval of a fixture's samples (common/stats.h median_interval) as its stopping
 /// rule computed it: at the level it used (95% for sessions recorded before that rule, confidence
 /// 0), its batches at least batch_min_s long over sampling_s. Throws std::invalid_argument when it
 /// has no samples.

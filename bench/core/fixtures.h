@@ -22,7 +22,7 @@
 #include "bench/core/stopping_rule.h"
 #include "kernels/cuda_raii.h"
 #include "profiler/profiler.h"
-#include "profiler/stats.h"
+#include "common/stats.h"
 
 namespace xb {
 

@@ -25,7 +25,7 @@
 #include "bench/core/stopping_rule.h"
 #include "bench/core/timing_mode.h"
 #include "profiler/profiler.h"
-#include "profiler/stats.h"
+#include "common/stats.h"
 #include "profiler/work_signature.h"
 
 namespace xb {

@@ -12,7 +12,7 @@
 
 #include "bench/core/stopping_rule.h"
 #include "bench/core/timing_mode.h"
-#include "profiler/errors.h"  // UsageError
+#include "common/errors.h"  // UsageError
 
 namespace xb {
 

@@ -9,7 +9,7 @@
 
 #include "bench/core/fixture_records.h"
 #include "profiler/raw_records.h"
-#include "profiler/stats.h"
+#include "common/stats.h"
 
 namespace xb {
 

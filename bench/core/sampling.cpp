@@ -4,7 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "profiler/stats.h"
+#include "common/stats.h"
 
 namespace xb {
 

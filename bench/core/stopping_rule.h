@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "profiler/stats.h"
+#include "common/stats.h"
 
 namespace xb {
 
@@ -27,7 +27,7 @@ struct StoppingSettings {
 /// measure_cold.cu: min-samples, min-time, timeout): sampling goes on until at least `min_samples`
 /// samples and `min_time_s` seconds of sampling, then stops as soon as the median is known to
 /// within `max_noise_fraction`: the half-width of its distribution-free interval at level `confidence`,
-/// widened for the samples' drift (profiler/stats.h median_interval), is at most `max_noise_fraction` of the
+/// widened for the samples' drift (common/stats.h median_interval), is at most `max_noise_fraction` of the
 /// median; or at `max_time_s` seconds (the target was not met). The samples' spread (RSD) is
 /// reported, not a stopping criterion: a power-capped GEMM's samples spread 2.5% however many are
 /// taken, while the median's interval narrows with them (as far as their drift allows:
@@ -40,7 +40,7 @@ class StoppingRule {
   /// The user's settings and the rule's own: the interval's level and its batches' length.
   struct Config : StoppingSettings {
     double confidence = 0.95;  ///< level of the median's interval
-    /// Minimum length of the interval's batches, s (profiler/stats.h batches_in_span); 0: none.
+    /// Minimum length of the interval's batches, s (common/stats.h batches_in_span); 0: none.
     double batch_min_s = 0;
   };
   enum class State { Continue, Converged, TimedOut };

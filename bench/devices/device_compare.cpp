@@ -12,7 +12,7 @@
 #include "bench/qualify/qualify_aggregate.h"
 #include "bench/qualify/report_format.h"
 #include "profiler/session_io.h"
-#include "profiler/stats.h"
+#include "common/stats.h"
 
 namespace xb {
 
@@ -31,7 +31,7 @@ int status_rank(const std::string& s) {
 
 std::string text_or_unknown(const std::string& s) { return s.empty() ? std::string("unknown") : s; }
 
-/// The median of `values` (non-empty), as profiler/stats.h computes it.
+/// The median of `values` (non-empty), as common/stats.h computes it.
 double median_of(const std::vector<double>& values) { return compute_stats(values).median; }
 
 }  // namespace

@@ -20,7 +20,7 @@
 #include "bench/qualify/qualify_aggregate.h"
 #include "bench/qualify/qualify_files.h"
 #include "bench/sweep/sweep.h"
-#include "profiler/atomic_file.h"
+#include "common/atomic_file.h"
 #include "profiler/session_io.h"
 
 extern char** environ;

@@ -13,7 +13,7 @@
 // (annotation and CPU-op ranges), while the CUPTI-only modes time an ActivitySource with no
 // Profiler at all. So the rounds stay here, timed with std::chrono::steady_clock; what does fit
 // comes from the core: warm_up_for (bench/core/device.h) takes the GPU off its idle clocks before
-// the rounds, and the per-mode figures are compute_stats medians (profiler/stats.h) over the
+// the rounds, and the per-mode figures are compute_stats medians (common/stats.h) over the
 // interleaved rounds.
 #include "bench/overhead/overhead.h"
 
@@ -31,10 +31,10 @@
 #include "kernels/cuda_check.h"
 #include "kernels/cuda_raii.h"
 #include "kernels/workload.h"
-#include "profiler/atomic_file.h"
+#include "common/atomic_file.h"
 #include "profiler/nvtx_mirror.h"
 #include "profiler/profiler.h"
-#include "profiler/stats.h"
+#include "common/stats.h"
 
 namespace xb {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "bench/core/ceilings.h"
 #include "kernels/nvml_probe.h"
-#include "profiler/stats.h"
+#include "common/stats.h"
 
 namespace xb {
 

@@ -22,8 +22,8 @@
 #include "bench/core/run_dir.h"
 #include "kernels/workload.h"
 #include "profiler/session_io.h"
-#include "profiler/stats.h"
-#include "profiler/strict_json.h"
+#include "common/stats.h"
+#include "common/strict_json.h"
 
 namespace xb {
 

@@ -14,7 +14,7 @@
 #include "bench/cli/cli.h"
 #include "bench/core/fixtures.h"
 #include "bench/core/stopping_rule.h"
-#include "profiler/stats.h"
+#include "common/stats.h"
 
 namespace xb {
 

@@ -28,7 +28,7 @@
 #include "kernels/cuda_check.h"
 #include "kernels/cuda_raii.h"
 #include "kernels/workload.h"
-#include "profiler/atomic_file.h"
+#include "common/atomic_file.h"
 #include "profiler/nvtx_mirror.h"
 #include "profiler/profiler.h"
 #include "profiler/session_io.h"

@@ -18,10 +18,10 @@
 #include "kernels/cuda_check.h"
 #include "kernels/cuda_raii.h"
 #include "kernels/random_fill.h"
-#include "profiler/atomic_file.h"
+#include "common/atomic_file.h"
 #include "profiler/event_model.h"
 #include "profiler/profiler.h"
-#include "profiler/stats.h"
+#include "common/stats.h"
 #include "profiler/step_metrics.h"
 
 namespace xb {

@@ -1,4 +1,4 @@
-// One command-line style (validate/cli_style.h) across bench, its subcommands and validate, through
+// One command-line style (common/cli_style.h) across bench, its subcommands and validate, through
 // the executables: --help and --version answered the same way by every command, usage lines that
 // list every flag, "did you mean" for a mistyped flag; validate on a folder that is not a run
 // folder; a run folder's validation.json never replaced silently. No GPU needed.

@@ -27,7 +27,7 @@
 #include "bench/core/run_dir.h"
 #include "kernels/cuda_check.h"
 #include "kernels/cuda_wait.h"
-#include "profiler/errors.h"
+#include "common/errors.h"
 
 namespace xb {
 namespace {

@@ -11,8 +11,8 @@
 
 #include <fmt/format.h>
 
-#include "profiler/json_text.h"
-#include "profiler/units.h"
+#include "common/json_text.h"
+#include "common/units.h"
 
 namespace xb {
 namespace {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "profiler/trace_export.h"
-#include "profiler/units.h"
+#include "common/units.h"
 #include "test_model_session.h"
 
 namespace xb {

@@ -9,10 +9,10 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "profiler/atomic_file.h"
+#include "common/atomic_file.h"
 #include "profiler/event_model.h"
 #include "profiler/raw_records.h"
-#include "profiler/units.h"
+#include "common/units.h"
 
 namespace xb {
 namespace {

@@ -14,7 +14,7 @@
 #include "bench/qualify/qualify_files.h"
 #include "kernels/nvml_probe.h"
 #include "kernels/workload.h"
-#include "profiler/stats.h"
+#include "common/stats.h"
 
 namespace xb {
 namespace {

@@ -20,8 +20,8 @@
 #include "bench/core/run_dir.h"
 #include "profiler/event_model.h"
 #include "profiler/session_io.h"
-#include "profiler/stats.h"
-#include "profiler/units.h"
+#include "common/stats.h"
+#include "common/units.h"
 #include "validate/validator.h"
 
 namespace xb {

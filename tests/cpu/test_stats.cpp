@@ -8,7 +8,7 @@
 #include <stdexcept>
 
 #include "bench/core/stopping_rule.h"
-#include "profiler/stats.h"
+#include "common/stats.h"
 
 namespace xb {
 namespace {

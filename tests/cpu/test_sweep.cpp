@@ -22,7 +22,7 @@
 #include "bench/sweep/regime.h"
 #include "bench/sweep/sweep.h"
 #include "kernels/workload.h"
-#include "profiler/atomic_file.h"
+#include "common/atomic_file.h"
 #include "profiler/session_io.h"
 #include "test_model_session.h"
 

@@ -18,7 +18,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "profiler/errors.h"
+#include "common/errors.h"
 #include "validate/one_profile.h"
 #include "validate/validator.h"
 

@@ -50,7 +50,7 @@
 
 #include <fmt/format.h>
 
-#include "profiler/atomic_file.h"
+#include "common/atomic_file.h"
 #include "profiler/event_model.h"
 #include "profiler/raw_records.h"
 #include "profiler/table.h"

@@ -8,7 +8,7 @@ EVENTS_JSON: a run folder's events.json of long fixtures (tools/lab/h200_drift.s
 fixture and each stretch length T (0.5 to 5 s, consecutive stretches, samples taken as evenly
 spaced over timing.sampling_s), prints the stretches' |median / whole median - 1| (median, 95th
 percentile, max) and, per way of batching, how many stretch intervals cover the whole run's median
-and their median half-width. The interval mirrors profiler/stats.cpp median_interval (distribution-
+and their median half-width. The interval mirrors common/stats.cpp median_interval (distribution-
 free ranks of the median widened by batch means of the indicator [x < median], Student t); the
 batchings: "20 batches" (the rule before 2026-12-04: 20 batches of equal count however short) and
 "batches >= S s" (batches at least S seconds long, at most 20, at least 2). A nominal 95% interval

@@ -142,7 +142,7 @@ void write_counters_json(const CounterSession& session, std::ostream& out);
 /// Parses counters.json text. Requires crossbench.format == "counters", version 1, the keys
 /// write_counters_json writes with their JSON types and finite, non-negative numbers; the
 /// per-call figures in the file are not read back (derive_figures recomputes them from the raw
-/// values). Throws InputError (profiler/session_io.h) naming what is wrong and where.
+/// values). Throws InputError (common/errors.h) naming what is wrong and where.
 CounterSession parse_counters_json(const std::string& text);
 
 /// Reads and parses a file; throws InputError naming the file.

@@ -3,7 +3,7 @@
 // reads the raw records directly.
 //
 // Units: nanoseconds on the CUPTI clock everywhere; exporters convert to microseconds once
-// (format_us in profiler/units.h).
+// (format_us in common/units.h).
 #pragma once
 
 #include <cstdint>

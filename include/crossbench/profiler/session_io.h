@@ -6,7 +6,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "profiler/errors.h"  // InputError, thrown by the readers below
+#include "common/errors.h"     // InputError, thrown by the readers below
+#include "common/text_file.h"  // read_text_file, which the readers below use
 #include "profiler/raw_records.h"
 
 namespace xb {
@@ -37,8 +38,5 @@ void check_raw_session(const RawSession& session);
 
 /// Reads and parses a file; throws InputError naming the file.
 RawSession read_raw_session(const std::filesystem::path& path);
-
-/// Reads a whole file into a string; throws InputError("<path>: cannot open") when it can't.
-std::string read_text_file(const std::filesystem::path& path);
 
 }  // namespace xb

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "profiler/event_model.h"
-#include "profiler/stats.h"  // median_of, which the table uses (and bench through this header)
+#include "common/stats.h"  // median_of, which the table uses (and bench through this header)
 
 namespace xb {
 

@@ -1,5 +1,5 @@
 // Strict JSON readers (see strict_json.h).
-#include "profiler/strict_json.h"
+#include "common/strict_json.h"
 
 #include <fmt/format.h>
 

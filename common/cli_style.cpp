@@ -1,5 +1,5 @@
-// The house command-line style (validate/cli_style.h).
-#include "validate/cli_style.h"
+// The house command-line style (common/cli_style.h).
+#include "common/cli_style.h"
 
 #include <algorithm>
 #include <memory>

@@ -1,5 +1,5 @@
-// ns <-> us text conversions (profiler/units.h).
-#include "profiler/units.h"
+// ns <-> us text conversions (common/units.h).
+#include "common/units.h"
 
 #include <cmath>
 #include <stdexcept>

@@ -1,5 +1,5 @@
-// Atomic file output (profiler/atomic_file.h): temporary file beside the target, then rename(2).
-#include "profiler/atomic_file.h"
+// Atomic file output (common/atomic_file.h): temporary file beside the target, then rename(2).
+#include "common/atomic_file.h"
 
 #include <unistd.h>
 
