@@ -1,14 +1,19 @@
 # `cmake --install BUILD [--prefix DIR]` installs:
 #   bin/bench, bin/validate                        (RPATH keeps the CUDA toolkit's library folders)
-#   lib/libcrossbench_profiler.a                   crossbench::profiler: the CUPTI collector, the NVTX mirror, and through
-#   lib/libcrossbench_profiler_core.a              crossbench::profiler_core the event model, table, exporters
+#   lib/libcrossbench_common.a                     the bottom layer (errors, units, statistics, JSON, files)
+#   lib/libcrossbench_profiler_model.a             the event model; _exporters: table and traces;
+#   lib/libcrossbench_profiler_exporters.a         _adapters: the CUPTI collector and the NVTX mirror
+#   lib/libcrossbench_profiler_adapters.a          crossbench::profiler_core = model + exporters,
+#                                                  crossbench::profiler = all three
 #   lib/libcrossbench_bench.a (+ its parts)        crossbench::bench: the measuring API and harness (xb::main):
 #                                                  the measuring core only; bench's commands (sweep, qualify,
 #                                                  --devices, calibrate, ab, overhead) are in bin/bench alone
 #   include/crossbench/                            the repository's include/crossbench as it is: the public
-#                                                  headers, included as "profiler/profiler.h" and
-#                                                  "bench/core/api.h" (the measuring API); every other header
-#                                                  is private (it lives beside its sources)
+#                                                  headers, included by their layer's path
+#                                                  ("common/errors.h", "profiler/model/profiler.h",
+#                                                  "profiler/exporters/outputs.h", "bench/core/api.h": the
+#                                                  measuring API); every other header is private (it lives
+#                                                  beside its sources)
 #   lib/cmake/crossbench/                          the package: find_package(crossbench) finds CUDAToolkit,
 #                                                  nlohmann_json and fmt for the targets' link dependencies
 # examples/benchmark_my_kernel builds against it; ctest install_example (label cpu) proves that.
@@ -23,7 +28,7 @@ install(TARGETS bench validate RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # validator) are exported beside it for its link line; only bench/core/api.h is a public header.
 # The commands' libraries (xb_commands, xb_commands_core) are linked into bin/bench and not
 # installed: a user's benchmark links the measuring core.
-install(TARGETS xb_model xb_cupti xb_harness xb_bench_core xb_kernels xb_validate xb_common EXPORT crossbenchTargets
+install(TARGETS xb_common xb_profiler_model xb_profiler_exporters xb_profiler_adapters xb_profiler_core xb_profiler xb_harness xb_bench_core xb_kernels xb_validate EXPORT crossbenchTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 # The public headers are where they live: include/crossbench. No CUDA or CUPTI header beyond

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-#include "profiler/session_io.h"
+#include "profiler/model/session_io.h"
 
 namespace xb::strict_json {
 

@@ -18,10 +18,10 @@
 #include "kernels/cuda_raii.h"
 #include "kernels/workload.h"
 #include "common/atomic_file.h"
-#include "profiler/event_model.h"
-#include "profiler/profiler.h"
+#include "profiler/model/event_model.h"
+#include "profiler/model/profiler.h"
 #include "common/stats.h"
-#include "profiler/step_metrics.h"
+#include "profiler/model/step_metrics.h"
 
 namespace xb {
 

@@ -1,6 +1,6 @@
 // Blocks of back-to-back calls, as `bench ab` and `bench tune-add` time them: each block is one
 // timed_sample of the sampling core (bench/core/measure.h), so one active profiler step whose
-// cudaEvent interval and device activities step_metrics (profiler/step_metrics.h) already pairs.
+// cudaEvent interval and device activities step_metrics (profiler/model/step_metrics.h) already pairs.
 // Here: a fixture's blocks picked out of a session's step metrics and checked, and bench ab's
 // per-round figures. Plain C++, header-only (CPU-tested in tests/cpu/test_ab_blocks.cpp, which
 // does not link the bench executable). Units: ns.
@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "profiler/profiler.h"
-#include "profiler/step_metrics.h"
+#include "profiler/model/profiler.h"
+#include "profiler/model/step_metrics.h"
 
 namespace xb {
 

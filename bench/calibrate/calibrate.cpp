@@ -20,7 +20,7 @@
 #include "kernels/nvml_probe.h"
 #include "kernels/workload.h"
 #include "common/atomic_file.h"
-#include "profiler/table.h"
+#include "profiler/exporters/table.h"
 
 namespace xb {
 namespace {

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "profiler/session_io.h"
+#include "profiler/model/session_io.h"
 #include "common/strict_json.h"
 
 namespace xb {

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "profiler/profiler.h"
+#include "profiler/model/profiler.h"
 #include "validate/validator.h"
 
 namespace xb {

@@ -4,7 +4,7 @@
 // after as many unprofiled warm-up calls, replayed once per pass its metrics need; then the calls
 // once more with their kernels SASS-patched for the SASS FLOP instruction counts. Never mixed into timed
 // samples: its numbers go to counters.json only. The loop is plain C++ over a CounterCollector
-// (profiler/counters.h), CPU-tested with a fake one; run_counter_pass_on_gpu is its CUDA side.
+// (profiler/model/counters.h), CPU-tested with a fake one; run_counter_pass_on_gpu is its CUDA side.
 #pragma once
 
 #include <cstdint>
@@ -18,7 +18,7 @@
 #include <cuda_runtime_api.h>
 
 #include "bench/core/fixture_plan.h"
-#include "profiler/counters.h"
+#include "profiler/model/counters.h"
 
 namespace xb {
 

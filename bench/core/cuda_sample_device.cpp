@@ -72,7 +72,7 @@ class CudaSampleDevice final : public SampleDevice {
   ~CudaSampleDevice() override { drop_graphs(); }
 
   // The work-signature probe's markers: cudaEventRecord calls whose CUPTI records name the streams
-  // (profiler/work_signature.h derive_work_signature reads them in this order).
+  // (profiler/model/work_signature.h derive_work_signature reads them in this order).
   void probe_begin() override {
     marker_handed_.record(stream_);
     marker_legacy_.record(cudaStreamLegacy);

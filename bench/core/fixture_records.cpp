@@ -1,6 +1,6 @@
 // The harness's records in a session (bench/core/fixture_records.h): their JSON (fixture_json.h),
 // attaching them to a RawSession as client blocks, and reading them back strictly, with the
-// profiler's own accessors (profiler/session_json.h) so that a bad fixture is reported in the same
+// profiler's own accessors (profiler/model/session_json.h) so that a bad fixture is reported in the same
 // words as a bad record ("raw_session: fixtures[2]: missing key \"op\"").
 #include "bench/core/fixture_records.h"
 #include "bench/core/fixture_json.h"
@@ -11,8 +11,8 @@
 
 #include <fmt/format.h>
 
-#include "profiler/session_io.h"
-#include "profiler/session_json.h"
+#include "profiler/model/session_io.h"
+#include "profiler/model/session_json.h"
 
 namespace xb {
 namespace {

@@ -1,7 +1,7 @@
 // The harness's records of a session: the GPU's NVML facts (GpuMeta), how each fixture was sampled
 // (FixtureTiming) and what it was (FixtureInfo). The profiler does not know these types: the
 // harness attaches them to a RawSession as the client's metadata block "gpu" and as fixture blocks
-// (profiler/raw_records.h, after Kineto's addMetadata), and reads them back from there. Every reader
+// (profiler/model/raw_records.h, after Kineto's addMetadata), and reads them back from there. Every reader
 // of a recorded session that needs them (bench --replay, the run folder, sweep, qualify) goes
 // through read_recorded_session / read_fixtures / read_gpu_meta. JSON: bench/core/fixture_json.h;
 // keys and meaning: docs/formats.md ("meta.gpu", "fixtures").
@@ -15,9 +15,9 @@
 
 #include "bench/core/stopping_rule.h"
 #include "bench/core/timing_mode.h"
-#include "profiler/raw_records.h"
+#include "profiler/model/raw_records.h"
 #include "common/stats.h"
-#include "profiler/work_signature.h"
+#include "profiler/model/work_signature.h"
 
 namespace xb {
 

@@ -24,7 +24,7 @@
 #include "kernels/random_fill.h"
 #include "kernels/spin_delay.h"
 #include "kernels/workload.h"
-#include "profiler/table.h"
+#include "profiler/exporters/table.h"
 
 namespace xb {
 

@@ -21,7 +21,7 @@
 #include "bench/core/sampling.h"
 #include "bench/core/stopping_rule.h"
 #include "kernels/cuda_raii.h"
-#include "profiler/profiler.h"
+#include "profiler/model/profiler.h"
 #include "common/stats.h"
 
 namespace xb {

@@ -273,7 +273,7 @@ class FixtureMeasurement {
   }
 
   /// The work signature: what one call enqueues and whether the events on the handed stream see
-  /// all of it (profiler/work_signature.h). Work they cannot see is refused here, before any
+  /// all of it (profiler/model/work_signature.h). Work they cannot see is refused here, before any
   /// sample: its event times would be of other work than the call's. Throws WorkRefused.
   void probe_signature() {
     if (!cfg_.work_signature) {

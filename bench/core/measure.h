@@ -24,9 +24,9 @@
 #include "bench/core/fixture_records.h"
 #include "bench/core/stopping_rule.h"
 #include "bench/core/timing_mode.h"
-#include "profiler/profiler.h"
+#include "profiler/model/profiler.h"
 #include "common/stats.h"
-#include "profiler/work_signature.h"
+#include "profiler/model/work_signature.h"
 
 namespace xb {
 
@@ -134,7 +134,7 @@ struct WorkRefused : std::runtime_error {
   int graph_replay_items = -1;  ///< device activities of one graph replay; -1: not probed
 };
 
-/// The work signature of `call` (profiler/work_signature.h): the profiler's probe window around
+/// The work signature of `call` (profiler/model/work_signature.h): the profiler's probe window around
 /// dev.probe_begin(), `call`, dev.probe_end() (which waits until the device is idle), outside any
 /// step. Not recorded (recorded = false, why) when the profiler is not recording or its source
 /// cannot probe. Throws what `call` or the device throws (the stream given back first).

@@ -22,14 +22,14 @@
 #include "bench/core/noise_causes.h"
 #include "bench/core/options.h"
 #include "common/atomic_file.h"
-#include "profiler/event_model.h"
-#include "profiler/outputs.h"
-#include "profiler/session_io.h"
-#include "profiler/session_json.h"
+#include "profiler/model/event_model.h"
+#include "profiler/exporters/outputs.h"
+#include "profiler/model/session_io.h"
+#include "profiler/model/session_json.h"
 #include "common/stats.h"
-#include "profiler/step_metrics.h"
-#include "profiler/table.h"
-#include "profiler/trace_export.h"
+#include "profiler/model/step_metrics.h"
+#include "profiler/exporters/table.h"
+#include "profiler/exporters/trace_export.h"
 #include "validate/validator.h"
 
 namespace xb {
@@ -299,7 +299,7 @@ void write_summary(const RawSession& raw, const ValidationReport& report, const 
 }  // namespace
 
 void write_run_outputs(const RawSession& raw, const fs::path& dir) {
-  // The profiler's own files (one writer: profiler/outputs.h), then the harness's event times.
+  // The profiler's own files (one writer: profiler/exporters/outputs.h), then the harness's event times.
   write_profile_outputs(raw, dir);
   write_file_atomic(dir / "events.json", [&](std::ostream& o) { write_events_json(raw, o); });
 }

@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "bench/core/fixture_records.h"
-#include "profiler/raw_records.h"
+#include "profiler/model/raw_records.h"
 #include "common/stats.h"
 
 namespace xb {

@@ -11,7 +11,7 @@
 
 #include "bench/qualify/qualify_aggregate.h"
 #include "bench/qualify/report_format.h"
-#include "profiler/session_io.h"
+#include "profiler/model/session_io.h"
 #include "common/stats.h"
 
 namespace xb {

@@ -21,7 +21,7 @@
 #include "bench/qualify/qualify_files.h"
 #include "bench/sweep/sweep.h"
 #include "common/atomic_file.h"
-#include "profiler/session_io.h"
+#include "profiler/model/session_io.h"
 
 extern char** environ;
 

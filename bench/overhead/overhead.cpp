@@ -32,8 +32,8 @@
 #include "kernels/cuda_raii.h"
 #include "kernels/workload.h"
 #include "common/atomic_file.h"
-#include "profiler/nvtx_mirror.h"
-#include "profiler/profiler.h"
+#include "profiler/adapters/nvtx_mirror.h"
+#include "profiler/model/profiler.h"
 #include "common/stats.h"
 
 namespace xb {

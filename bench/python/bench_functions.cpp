@@ -30,8 +30,8 @@
 #include "bench/python/functions.h"
 #include "bench/run/bench_run.h"
 #include "kernels/cuda_check.h"
-#include "profiler/profiler.h"
-#include "profiler/session_io.h"
+#include "profiler/model/profiler.h"
+#include "profiler/model/session_io.h"
 
 namespace nb = nanobind;
 

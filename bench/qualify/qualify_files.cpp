@@ -21,7 +21,7 @@
 #include "bench/core/fixture_records.h"
 #include "bench/core/run_dir.h"
 #include "kernels/workload.h"
-#include "profiler/session_io.h"
+#include "profiler/model/session_io.h"
 #include "common/stats.h"
 #include "common/strict_json.h"
 

@@ -14,7 +14,7 @@
 #include "bench/core/run_dir.h"
 #include "bench/qualify/report_format.h"
 #include "common/atomic_file.h"
-#include "profiler/session_io.h"
+#include "profiler/model/session_io.h"
 #include "common/stats.h"
 
 namespace xb {

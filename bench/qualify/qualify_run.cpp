@@ -18,7 +18,7 @@
 #include "bench/run/bench_run.h"
 #include "kernels/cuda_check.h"
 #include "kernels/nvml_probe.h"
-#include "profiler/session_io.h"
+#include "profiler/model/session_io.h"
 
 namespace xb {
 

@@ -24,9 +24,9 @@
 #include "kernels/cuda_raii.h"
 #include "kernels/spin_delay.h"
 #include "kernels/workload.h"
-#include "profiler/nvtx_mirror.h"
-#include "profiler/profiler.h"
-#include "profiler/session_io.h"
+#include "profiler/adapters/nvtx_mirror.h"
+#include "profiler/model/profiler.h"
+#include "profiler/model/session_io.h"
 
 namespace xb {
 namespace {

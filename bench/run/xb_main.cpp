@@ -11,8 +11,8 @@
 #include "bench/core/run_dir.h"
 #include "bench/run/bench_run.h"
 #include "kernels/cuda_check.h"
-#include "profiler/profiler.h"
-#include "profiler/session_io.h"
+#include "profiler/model/profiler.h"
+#include "profiler/model/session_io.h"
 
 namespace xb {
 

@@ -2,7 +2,7 @@
 // a recorded sweep session, and the sweep outputs (sweep.json, sweep.csv, sweep.md). Plain C++ (no
 // CUDA): the GPU side lives in bench/sweep/sweep_run.cpp and bench/calibrate/calibrate.cpp.
 //
-// A sweep session is a raw session (profiler/raw_records.h) in which every point (fixture) has
+// A sweep session is a raw session (profiler/model/raw_records.h) in which every point (fixture) has
 //  - timed steps, as `bench` records them: ProfilerStep#N > "<fixture>" annotation > "xb::<op>"
 //    cpu_op > the op's API calls, each with a cudaEvent timing (StepTiming), and
 //  - one eager step: ProfilerStep#N > "eager:<fixture>" annotation > R x "xb::<op>" cpu_op, the

@@ -29,10 +29,10 @@
 #include "kernels/cuda_raii.h"
 #include "kernels/workload.h"
 #include "common/atomic_file.h"
-#include "profiler/nvtx_mirror.h"
-#include "profiler/profiler.h"
-#include "profiler/session_io.h"
-#include "profiler/table.h"
+#include "profiler/adapters/nvtx_mirror.h"
+#include "profiler/model/profiler.h"
+#include "profiler/model/session_io.h"
+#include "profiler/exporters/table.h"
 
 namespace xb {
 namespace {

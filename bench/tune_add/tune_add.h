@@ -3,7 +3,7 @@
 // durations from CUPTI activity records, and shows which one bench's add_launch_config picks and
 // how far it is from the fastest. The evidence behind add_launch_config's table (kernels/add.cu).
 // Every measurement is a sample of the sampling core (timed_sample, bench/core/measure.h) and its
-// device time per call comes from the step's records (step_metrics, profiler/step_metrics.h).
+// device time per call comes from the step's records (step_metrics, profiler/model/step_metrics.h).
 #pragma once
 
 namespace xb {

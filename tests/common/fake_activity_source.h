@@ -12,7 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "profiler/profiler.h"
+#include "profiler/model/profiler.h"
 
 namespace xb::test {
 

@@ -6,8 +6,8 @@
 #include <sstream>
 #include <string>
 
-#include "profiler/outputs.h"
-#include "profiler/raw_records.h"
+#include "profiler/exporters/outputs.h"
+#include "profiler/model/raw_records.h"
 #include "validate/validator.h"
 
 namespace xb::testing {

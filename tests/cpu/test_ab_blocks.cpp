@@ -15,8 +15,8 @@
 #include "../common/fake_activity_source.h"
 #include "bench/ab/blocks.h"
 #include "bench/core/measure.h"
-#include "profiler/event_model.h"
-#include "profiler/step_metrics.h"
+#include "profiler/model/event_model.h"
+#include "profiler/model/step_metrics.h"
 
 namespace xb {
 namespace {

@@ -1,4 +1,4 @@
-// attribute_api_by_time (profiler/profiler.h): API records tied to the profiler's ranges by time,
+// attribute_api_by_time (profiler/model/profiler.h): API records tied to the profiler's ranges by time,
 // as pushed CUPTI external ids would tie them, and how it meets the external ids that NVTX ranges
 // still push. Then the whole Profiler with the fake source: every launch lands in its CPU op.
 #include <gtest/gtest.h>
@@ -7,7 +7,7 @@
 #include <map>
 
 #include "../common/fake_activity_source.h"
-#include "profiler/profiler.h"
+#include "profiler/model/profiler.h"
 #include "test_model_session.h"
 
 namespace xb {

@@ -15,9 +15,9 @@
 
 #include "bench/core/counter_pass.h"
 #include "bench/core/run_dir.h"
-#include "profiler/counters.h"
-#include "profiler/profiler.h"
-#include "profiler/session_io.h"
+#include "profiler/model/counters.h"
+#include "profiler/model/profiler.h"
+#include "profiler/model/session_io.h"
 #include "validate/validator.h"
 
 namespace fs = std::filesystem;

@@ -22,7 +22,7 @@
 #include "bench/devices/device_compare.h"
 #include "bench/devices/devices.h"
 #include "bench/qualify/qualify_files.h"
-#include "profiler/session_io.h"
+#include "profiler/model/session_io.h"
 #include "tests/common/run_command.h"
 
 namespace xb {

@@ -17,8 +17,8 @@
 #include "bench/core/fixture_json.h"
 #include "bench/core/fixture_records.h"
 #include "bench/core/run_dir.h"
-#include "profiler/outputs.h"
-#include "profiler/session_io.h"
+#include "profiler/exporters/outputs.h"
+#include "profiler/model/session_io.h"
 #include "test_model_session.h"
 
 namespace xb {

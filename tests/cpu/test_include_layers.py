@@ -6,7 +6,7 @@ include/crossbench/ keep to the one-way data flow
 
 A file may include its own layer or a lower one, never a higher one; and no two top-level folders
 include each other, directly or through a third (an include cycle). A public header counts as
-the folder it is included as (include/crossbench/profiler/table.h is profiler/table.h).
+the folder it is included as (include/crossbench/profiler/exporters/table.h is profiler/exporters/table.h).
 
 The profiler's layers, by file stem (profiler/<stem>.h and .cpp):
   records    raw records, their JSON file, units, statistics, errors (everything not listed below)
@@ -40,7 +40,7 @@ SOURCE = (".h", ".cuh", ".cpp", ".cu")
 
 
 def layer(path):
-    """The layer of a repository path or an include name ("profiler/table.h"), or None."""
+    """The layer of a repository path or an include name ("profiler/exporters/table.h"), or None."""
     path = path.replace(os.sep, "/")
     if path.startswith("include/crossbench/"):
         path = path[len("include/crossbench/"):]
@@ -120,7 +120,7 @@ def main(argv):
     probe = cycles({"kernels": {"profiler"}, "profiler": {"kernels"}})
     if probe != [["kernels", "profiler", "kernels"]]:
         bad.append(f"self-check: cycles() found {probe} in kernels <-> profiler")
-    if layer("include/crossbench/profiler/table.h") != "profiler/exporters" or layer("tests/x.cpp") is not None:
+    if layer("include/crossbench/profiler/exporters/table.h") != "profiler/exporters" or layer("tests/x.cpp") is not None:
         bad.append("self-check: layer() maps paths wrongly")
     for line in bad:
         print(line)

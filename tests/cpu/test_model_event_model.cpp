@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "profiler/event_model.h"
+#include "profiler/model/event_model.h"
 #include "test_model_session.h"
 
 namespace xb {

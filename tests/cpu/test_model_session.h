@@ -6,7 +6,7 @@
 #include <string>
 
 #include "bench/core/fixture_records.h"
-#include "profiler/raw_records.h"
+#include "profiler/model/raw_records.h"
 
 namespace xb::testing {
 

@@ -12,8 +12,8 @@
 #include <sstream>
 
 #include "bench/core/fixture_records.h"
-#include "profiler/session_io.h"
-#include "profiler/session_json.h"
+#include "profiler/model/session_io.h"
+#include "profiler/model/session_json.h"
 #include "test_model_session.h"
 
 namespace xb {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "profiler/table.h"
+#include "profiler/exporters/table.h"
 #include "test_model_session.h"
 
 namespace xb {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "profiler/trace_export.h"
+#include "profiler/exporters/trace_export.h"
 #include "common/units.h"
 #include "test_model_session.h"
 

@@ -10,8 +10,8 @@
 #include <stdexcept>
 
 #include "common/atomic_file.h"
-#include "profiler/event_model.h"
-#include "profiler/raw_records.h"
+#include "profiler/model/event_model.h"
+#include "profiler/model/raw_records.h"
 #include "common/units.h"
 
 namespace xb {

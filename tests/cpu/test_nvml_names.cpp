@@ -13,7 +13,7 @@
 #include "bench/core/fixture_records.h"
 #include "bench/core/gpu_meta.h"
 #include "kernels/nvml_probe.h"
-#include "profiler/session_io.h"
+#include "profiler/model/session_io.h"
 
 namespace xb {
 namespace {

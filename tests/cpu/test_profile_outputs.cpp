@@ -1,4 +1,4 @@
-// write_profile_outputs (profiler/outputs.h), the one call a user of the installed library makes
+// write_profile_outputs (profiler/exporters/outputs.h), the one call a user of the installed library makes
 // after Profiler::stop(), writes the same table and traces as bench (bench/core/run_dir.h) for the
 // recorded H200 session, plus a raw_session.json that reads back to the same session.
 #include <gtest/gtest.h>
@@ -11,8 +11,8 @@
 #include <stdexcept>
 
 #include "bench/core/run_dir.h"
-#include "profiler/outputs.h"
-#include "profiler/session_io.h"
+#include "profiler/exporters/outputs.h"
+#include "profiler/model/session_io.h"
 
 namespace xb {
 namespace {

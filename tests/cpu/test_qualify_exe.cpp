@@ -17,7 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/qualify/qualify_files.h"
-#include "profiler/session_io.h"
+#include "profiler/model/session_io.h"
 #include "tests/common/run_command.h"
 
 namespace xb {

@@ -22,7 +22,7 @@
 #include "bench/qualify/qualify_files.h"
 #include "bench/qualify/qualify_report.h"
 #include "kernels/nvml_probe.h"
-#include "profiler/session_io.h"
+#include "profiler/model/session_io.h"
 
 namespace xb {
 namespace {

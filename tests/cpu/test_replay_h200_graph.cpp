@@ -14,8 +14,8 @@
 
 #include "bench/core/fixture_records.h"
 #include "bench/core/run_dir.h"
-#include "profiler/event_model.h"
-#include "profiler/session_io.h"
+#include "profiler/model/event_model.h"
+#include "profiler/model/session_io.h"
 
 namespace xb {
 namespace {

@@ -18,7 +18,7 @@
 
 #include "bench/core/ceilings.h"
 #include "bench/sweep/regime.h"
-#include "profiler/session_io.h"
+#include "profiler/model/session_io.h"
 
 namespace xb {
 namespace {

@@ -23,7 +23,7 @@
 #include "bench/sweep/sweep.h"
 #include "kernels/workload.h"
 #include "common/atomic_file.h"
-#include "profiler/session_io.h"
+#include "profiler/model/session_io.h"
 #include "test_model_session.h"
 
 namespace xb {

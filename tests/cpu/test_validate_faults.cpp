@@ -20,7 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/core/run_dir.h"
-#include "profiler/session_io.h"
+#include "profiler/model/session_io.h"
 #include "validate/validator.h"
 
 namespace {

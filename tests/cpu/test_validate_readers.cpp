@@ -19,7 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/core/run_dir.h"
-#include "profiler/session_io.h"
+#include "profiler/model/session_io.h"
 #include "validate/table_reader.h"
 #include "validate/trace_reader.h"
 #include "validate/validator.h"

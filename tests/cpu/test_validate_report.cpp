@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "profiler/session_io.h"
+#include "profiler/model/session_io.h"
 #include "tests/cpu/validate_run_model.h"
 #include "validate/validator.h"
 

@@ -1,4 +1,4 @@
-// The work signature (profiler/work_signature.h) on synthetic CUPTI records: which work of a call
+// The work signature (profiler/model/work_signature.h) on synthetic CUPTI records: which work of a call
 // is ordered between the start and end events on the handed stream, the refusal texts, graph
 // mode's comparison, and measure() refusing before any sample.
 #include <gtest/gtest.h>
@@ -11,8 +11,8 @@
 #include "bench/core/fixture_json.h"
 #include "bench/core/fixture_records.h"
 #include "bench/core/measure.h"
-#include "profiler/profiler.h"
-#include "profiler/work_signature.h"
+#include "profiler/model/profiler.h"
+#include "profiler/model/work_signature.h"
 
 namespace xb {
 namespace {

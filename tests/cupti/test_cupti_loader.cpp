@@ -1,4 +1,4 @@
-// libcupti is loaded at run time (profiler/cupti_api.h), so a missing CUPTI library is a clear
+// libcupti is loaded at run time (profiler/adapters/cupti_api.h), so a missing CUPTI library is a clear
 // ProfilerError and never stops bench from starting (event-only mode, --no-cupti, still works).
 // No GPU needed. ctest runs this executable twice: once as is (cupti_loader: the toolkit's library
 // loads), once with XB_CUPTI_LIBRARY naming a file that does not exist (cupti_missing) and once
@@ -11,7 +11,7 @@
 #include <string>
 
 #include "../common/run_command.h"
-#include "profiler/profiler.h"
+#include "profiler/model/profiler.h"
 
 namespace xb {
 namespace {

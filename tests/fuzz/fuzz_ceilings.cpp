@@ -8,7 +8,7 @@
 #include <string>
 
 #include "bench/core/ceilings.h"
-#include "profiler/session_io.h"
+#include "profiler/model/session_io.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   xb::Calibration c;

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "profiler/session_io.h"
+#include "profiler/model/session_io.h"
 #include "validate/events_reader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

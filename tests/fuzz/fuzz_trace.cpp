@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "profiler/session_io.h"
+#include "profiler/model/session_io.h"
 #include "validate/trace_reader.h"
 
 namespace {

@@ -35,8 +35,8 @@
 #include "gpu_test.h"
 #include "kernels/cuda_raii.h"
 #include "kernels/workload.h"
-#include "profiler/counters.h"
-#include "profiler/profiler.h"
+#include "profiler/model/counters.h"
+#include "profiler/model/profiler.h"
 
 namespace xb {
 namespace {

@@ -17,8 +17,8 @@
 #include "kernels/cuda_check.h"
 #include "kernels/cuda_raii.h"
 #include "kernels/workload.h"
-#include "profiler/event_model.h"
-#include "profiler/profiler.h"
+#include "profiler/model/event_model.h"
+#include "profiler/model/profiler.h"
 
 namespace xb {
 namespace {

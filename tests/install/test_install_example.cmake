@@ -33,21 +33,22 @@ file(REMOVE_RECURSE ${WORK_DIR})
 file(MAKE_DIRECTORY ${WORK_DIR})
 
 run("cmake --install into ${prefix}" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
-foreach(f bin/bench bin/validate include/crossbench/profiler/profiler.h include/crossbench/profiler/outputs.h
-          include/crossbench/profiler/trace_export.h)
+foreach(f bin/bench bin/validate include/crossbench/profiler/model/profiler.h include/crossbench/profiler/exporters/outputs.h
+          include/crossbench/profiler/exporters/trace_export.h)
   if(NOT EXISTS ${prefix}/${f})
     message(FATAL_ERROR "install_example: ${f} was not installed")
   endif()
 endforeach()
-foreach(f cupti_check.h cupti_api.h json_text.h session_json.h)
-  if(EXISTS ${prefix}/include/crossbench/profiler/${f})
+foreach(f profiler/adapters/cupti_check.h profiler/adapters/cupti_api.h common/json_text.h profiler/model/session_json.h)
+  if(EXISTS ${prefix}/include/crossbench/${f})
     message(FATAL_ERROR "install_example: the internal header ${f} was installed")
   endif()
 endforeach()
 file(GLOB_RECURSE config ${prefix}/*/crossbenchConfig.cmake)
-file(GLOB_RECURSE libs ${prefix}/*/libcrossbench_profiler.a ${prefix}/*/libcrossbench_profiler_core.a)
+file(GLOB_RECURSE libs ${prefix}/*/libcrossbench_common.a ${prefix}/*/libcrossbench_profiler_model.a
+     ${prefix}/*/libcrossbench_profiler_exporters.a ${prefix}/*/libcrossbench_profiler_adapters.a)
 list(LENGTH libs nlibs)
-if(NOT config OR NOT nlibs EQUAL 2)
+if(NOT config OR NOT nlibs EQUAL 4)
   message(FATAL_ERROR "install_example: package config (${config}) or libraries (${libs}) missing")
 endif()
 # The library a user links holds the measuring core only: no object of bench's commands (sweep,

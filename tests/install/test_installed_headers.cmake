@@ -4,7 +4,7 @@
 # type (FixtureInfo, FixtureTiming, GpuMeta, GpuClockSample, StoppingRule: bench/core/fixture_records.h
 # and bench/core/stopping_rule.h hold them), include nlohmann, or include a CUDA or CUPTI header other
 # than cuda_runtime_api.h (the internal headers that do, session_json.h, strict_json.h, json_text.h,
-# cupti_*.h, must not be installed).
+# cli_style.h, cupti_*.h, must not be installed).
 #
 # cmake -DBUILD_DIR=... -DWORK_DIR=... -P test_installed_headers.cmake
 cmake_minimum_required(VERSION 3.24)
@@ -23,15 +23,20 @@ if(NOT rc EQUAL 0)
 endif()
 
 set(dir ${prefix}/include/crossbench/profiler)
-file(GLOB headers ${dir}/*.h)
+file(GLOB_RECURSE headers ${dir}/*.h)
 list(LENGTH headers count)
-if(count LESS 5 OR NOT EXISTS ${dir}/raw_records.h OR NOT EXISTS ${dir}/profiler.h)
+if(count LESS 5 OR NOT EXISTS ${dir}/model/raw_records.h OR NOT EXISTS ${dir}/model/profiler.h
+   OR NOT EXISTS ${prefix}/include/crossbench/common/errors.h)
   message(FATAL_ERROR "installed_headers: ${dir} holds ${count} headers, not the profiler's")
 endif()
-foreach(internal cupti_check.h cupti_api.h cupti_sass_metrics.h json_text.h session_json.h strict_json.h)
-  if(EXISTS ${dir}/${internal})
-    message(FATAL_ERROR "installed_headers: the internal header ${internal} was installed")
-  endif()
+file(GLOB_RECURSE installed RELATIVE ${prefix}/include/crossbench ${prefix}/include/crossbench/*.h)
+foreach(internal cupti_check.h cupti_api.h cupti_sass_metrics.h json_text.h session_json.h strict_json.h cli_style.h)
+  foreach(h ${installed})
+    get_filename_component(base ${h} NAME)
+    if(base STREQUAL internal)
+      message(FATAL_ERROR "installed_headers: the internal header ${h} was installed")
+    endif()
+  endforeach()
 endforeach()
 file(GLOB_RECURSE headers ${prefix}/include/crossbench/*.h)
 list(LENGTH headers count)

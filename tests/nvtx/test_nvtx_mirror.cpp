@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "profiler/nvtx_mirror.h"
-#include "profiler/profiler.h"
+#include "profiler/adapters/nvtx_mirror.h"
+#include "profiler/model/profiler.h"
 
 namespace {
 

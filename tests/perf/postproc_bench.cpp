@@ -4,9 +4,9 @@
 // For each size and repetition a fresh child process pinned to one CPU builds a synthetic session
 // (tests/perf/synthetic_session.h: per kernel an ExternalCorrelation record, its cudaLaunchKernel
 // record and the kernel record, under ProfilerStep#N > annotation > aten:: CPU op ranges), then
-// times once each what bench does after a recording (profiler/outputs.cpp):
-//   build_session          raw records -> event model (profiler/event_model.h)
-//   build_table            event model -> key_averages()-style table (profiler/table.h)
+// times once each what bench does after a recording (profiler/exporters/outputs.cpp):
+//   build_session          raw records -> event model (profiler/model/event_model.h)
+//   build_table            event model -> key_averages()-style table (profiler/exporters/table.h)
 //   write_table_text/json  the table as table.txt and table.json
 //   write_trace_only       trace_only.json, straight from the raw records
 //   write_full_trace       full.json, from the event model
@@ -51,10 +51,10 @@
 #include <fmt/format.h>
 
 #include "common/atomic_file.h"
-#include "profiler/event_model.h"
-#include "profiler/raw_records.h"
-#include "profiler/table.h"
-#include "profiler/trace_export.h"
+#include "profiler/model/event_model.h"
+#include "profiler/model/raw_records.h"
+#include "profiler/exporters/table.h"
+#include "profiler/exporters/trace_export.h"
 #include "tests/perf/synthetic_session.h"
 
 namespace fs = std::filesystem;

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "profiler/raw_records.h"
+#include "profiler/model/raw_records.h"
 
 namespace xb {
 
