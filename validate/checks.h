@@ -196,7 +196,7 @@ FixtureKernelNames fixture_kernel_names(const Model& m);
 /// (tile quantization: validate/gemm_tile.h). With `figures`, the tile figures of every
 /// compute-bound GEMM whose tile was read (useful and executed FLOPs, waste %, tile, kernel) go
 /// there as an array (left untouched when there are none).
-void check_model_vs_counters(const CounterSession& s, const FixtureKernelNames& kernels, const ValidateOptions& opts,
+void check_model_vs_counters(const CountersFile& s, const FixtureKernelNames& kernels, const ValidateOptions& opts,
                              CheckLog& log, json* figures = nullptr);
 /// model_vs_counters on the run's counter pass (Model::counters; checks_counters.cpp), the kernel
 /// names from the timing pass (fixture_kernel_names); its tile figures go to report.figures.

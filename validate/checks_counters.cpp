@@ -1,7 +1,7 @@
 // model_vs_counters (docs/validator.md): the roofline's model of each fixture's bytes and FLOPs
 // against the hardware counters of the run's counter pass (counters.json). The per-call figures
-// are recomputed from the raw metric values (derive_figures: range profiler kernels and SASS
-// totals), not read from the file. A GEMM whose counted FLOPs differ from the useful 2 n^3 is
+// are recomputed from the raw metric values by the validator's own reader (per_call_figures,
+// validate/counters_reader.h: range profiler kernels and SASS totals), not read from the file. A GEMM whose counted FLOPs differ from the useful 2 n^3 is
 // compared once more with the work its CTA tile executes (tile quantization, validate/gemm_tile.h),
 // the tile read from the kernel names the timing pass recorded for that fixture.
 #include <cmath>
@@ -56,7 +56,7 @@ struct TileModel {
   double waste_pct() const { return useful > 0 ? 100.0 * (executed - useful) / useful : 0.0; }
 };
 
-TileModel tile_model(const FixtureCounters& f, const FixtureKernelNames& kernels) {
+TileModel tile_model(const CountersFixture& f, const FixtureKernelNames& kernels) {
   TileModel t;
   if (!square_gemm_op(f.op)) {
     t.why_not = fmt::format("'{}' is not one of bench's n x n x n GEMMs, so its shape is unknown", f.op);
@@ -106,19 +106,19 @@ std::string tile_text(const TileModel& t, std::int64_t n) {
 
 }  // namespace
 
-void check_model_vs_counters(const CounterSession& s, const FixtureKernelNames& kernels, const ValidateOptions& opts,
+void check_model_vs_counters(const CountersFile& s, const FixtureKernelNames& kernels, const ValidateOptions& opts,
                              CheckLog& log, json* figures) {
   if (s.status != "collected") {
     log.not_run("", "the counter pass was unavailable: " + s.reason);
     return;
   }
   json fig = json::array();
-  for (const FixtureCounters& f : s.fixtures) {
+  for (const CountersFixture& f : s.fixtures) {
     if (!f.error.empty()) {
       log.not_run(f.name, "no counters: " + f.error);
       continue;
     }
-    const CounterFigures c = derive_figures(f);
+    const CountersFigures c = per_call_figures(s, f);
     const double model_intensity = f.model_bytes > 0 ? f.model_flops / f.model_bytes : 0.0;
     const bool memory_bound = f.model_bytes > 0 && model_intensity <= opts.counters_memory_max_intensity;
     const bool fits_l2 = static_cast<double>(s.l2_bytes) > f.model_bytes;

@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "profiler/counters.h"
+#include "validate/counters_reader.h"
 #include "validate/events_reader.h"
 #include "validate/table_reader.h"
 #include "validate/trace_reader.h"
@@ -369,7 +369,7 @@ struct Model {
   std::vector<View> views;
   std::optional<TableData> table;
   std::optional<EventsData> events;
-  std::optional<CounterSession> counters;  // counters.json of a run folder, when it has one
+  std::optional<CountersFile> counters;  // counters.json of a run folder, when it has one
   Derived derived;                         // from views[0]
   std::vector<RowMatch> matches;           // per table row
   /// The table's rows are judged group by group (an Input Shapes column, a PyTorch trace with

@@ -141,7 +141,7 @@ ValidationReport validate_run_dir(const fs::path& dir, const ValidateOptions& op
   m.traces.push_back(std::move(full));
   m.traces.push_back(std::move(trace_only));
   require_one_profile(m.traces, &*m.table, &*m.events, m.names);
-  if (fs::exists(dir / "counters.json", ec)) m.counters = read_counters_json(dir / "counters.json");
+  if (fs::exists(dir / "counters.json", ec)) m.counters = vd::read_counters(dir / "counters.json");
   ValidationReport report = run_all(m, opts);
   report.run_dir = dir.string();
   return report;

@@ -18,6 +18,7 @@
 #include "profiler/model/counters.h"
 #include "profiler/model/profiler.h"
 #include "profiler/model/session_io.h"
+#include "validate/counters_reader.h"
 #include "validate/validator.h"
 
 namespace fs = std::filesystem;
@@ -147,6 +148,70 @@ TEST(Counters, JsonRoundTripAndStrictReader) {
   EXPECT_THROW(xb::parse_counters_json(bad("\"calls\": 1", "\"calls\": 0")), xb::InputError);
   EXPECT_THROW(xb::parse_counters_json(bad("\"counted\"", "\"perhaps\"")), xb::InputError);
   EXPECT_THROW(xb::parse_counters_json(bad("fadd_pred_on.sum\": 777.0", "fadd_pred_on.sum\": -777.0")), xb::InputError);
+}
+
+/// The profiler's reader's message for `text`, or "" when it reads it.
+template <typename Parse>
+std::string error_of(Parse parse, const std::string& text) {
+  try {
+    parse(text);
+  } catch (const xb::InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// The validator reads counters.json with its own reader and derives the figures itself
+// (validate/counters_reader.h): on the synthetic session both readers give the same figures to
+// the bit, and both reject the same faults with the same message.
+TEST(Counters, ValidatorsOwnReaderAgreesWithTheProfilers) {
+  std::ifstream in(kSynthetic);
+  const std::string text{std::istreambuf_iterator<char>(in), {}};
+  const xb::CounterSession p = xb::parse_counters_json(text);
+  const xb::vd::CountersFile v = xb::vd::parse_counters(text);
+  EXPECT_EQ(v.status, p.status);
+  EXPECT_EQ(v.l2_bytes, p.l2_bytes);
+  ASSERT_EQ(v.fixtures.size(), p.fixtures.size());
+  ASSERT_EQ(v.metrics.size(), xb::counter_metrics().size());
+  for (std::size_t i = 0; i < v.metrics.size(); ++i) {
+    EXPECT_EQ(v.metrics[i].name, xb::counter_metrics()[i].name);
+    EXPECT_EQ(v.metrics[i].quantity, xb::to_string(xb::counter_metrics()[i].quantity));
+    EXPECT_EQ(v.metrics[i].weight, xb::counter_metrics()[i].weight);
+  }
+  for (std::size_t i = 0; i < p.fixtures.size(); ++i) {
+    if (!p.fixtures[i].error.empty()) continue;
+    const xb::CounterFigures a = xb::derive_figures(p.fixtures[i]);
+    const xb::vd::CountersFigures b = xb::vd::per_call_figures(v, v.fixtures[i]);
+    EXPECT_EQ(b.dram_read_bytes, a.dram_read_bytes) << p.fixtures[i].name;
+    EXPECT_EQ(b.dram_write_bytes, a.dram_write_bytes);
+    EXPECT_EQ(b.dram_bytes, a.dram_bytes);
+    EXPECT_EQ(b.sass_flops, a.sass_flops);
+    EXPECT_EQ(b.tensor_flops, a.tensor_flops);
+    EXPECT_EQ(b.flops, a.flops);
+    EXPECT_EQ(b.duration_ns, a.duration_ns);
+    EXPECT_EQ(b.sm_throughput_pct, a.sm_throughput_pct);
+    EXPECT_EQ(b.dram_throughput_pct, a.dram_throughput_pct);
+  }
+  auto swap = [&](const std::string& from, const std::string& to) {
+    std::string t = text;
+    const auto at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return at == std::string::npos ? t : t.replace(at, from.size(), to);
+  };
+  const auto profiler = [](const std::string& t) { xb::parse_counters_json(t); };
+  const auto validator = [](const std::string& t) { xb::vd::parse_counters(t); };
+  for (const std::string& bad : {std::string("not json"), swap("\"counters\"", "\"events\""),
+                                 swap("\"collected\"", "\"maybe\""), swap("\"calls\": ", "\"calls\": -"),
+                                 swap("\"l2_bytes\": ", "\"l2_bytes\": -"), swap("\"kernels\"", "\"kernelz\"")}) {
+    const std::string want = error_of(profiler, bad);
+    EXPECT_NE(want, "") << bad.substr(0, 80);
+    EXPECT_EQ(error_of(validator, bad), want);
+  }
+  // What only the validator needs: each metric's quantity and weight.
+  EXPECT_NE(error_of(validator, swap("\"quantity\": \"dram_read_bytes\"", "\"quantity\": \"bytes\"")).find(
+                "metrics[0].quantity: unknown quantity"),
+            std::string::npos);
+  EXPECT_NE(error_of(validator, swap("\"weight\"", "\"wait\"")).find("missing key \"weight\""), std::string::npos);
 }
 
 /// A collector that records what the pass does, in order: the range profiler's user replay (two

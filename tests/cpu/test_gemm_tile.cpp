@@ -14,7 +14,7 @@
 
 #include "bench/core/counter_pass.h"
 #include "bench/core/run_dir.h"
-#include "profiler/counters.h"
+#include "profiler/model/counters.h"
 #include "validate/checks.h"
 #include "validate/gemm_tile.h"
 #include "validate/validator.h"
@@ -98,7 +98,7 @@ xb::FixtureCounters gemm(std::int64_t n, double tensor_ops_per_call) {
 }
 
 /// A counters.json text (written and parsed back, as the validator reads it) of `fixtures`.
-xb::CounterSession session(std::vector<xb::FixtureCounters> fixtures) {
+xb::vd::CountersFile session(std::vector<xb::FixtureCounters> fixtures) {
   xb::CounterSession s;
   s.created_utc = "2026-12-01T00:00:00Z";
   s.method = "synthetic";
@@ -113,7 +113,7 @@ xb::CounterSession session(std::vector<xb::FixtureCounters> fixtures) {
   s.fixtures = std::move(fixtures);
   std::ostringstream out;
   xb::write_counters_json(s, out);
-  return xb::parse_counters_json(out.str());
+  return xb::vd::parse_counters(out.str());
 }
 
 struct Outcome {
@@ -126,7 +126,7 @@ struct Outcome {
   }
 };
 
-Outcome check(const xb::CounterSession& s, const xb::vd::FixtureKernelNames& kernels) {
+Outcome check(const xb::vd::CountersFile& s, const xb::vd::FixtureKernelNames& kernels) {
   Outcome o;
   xb::vd::CheckLog log(o.report, xb::checks::kModelVsCounters, 0);
   xb::vd::check_model_vs_counters(s, kernels, xb::ValidateOptions{}, log, &o.figures);
