@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-#include "profiler/model/session_io.h"
+#include "common/errors.h"
 
 namespace xb::strict_json {
 

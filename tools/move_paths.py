@@ -2,7 +2,8 @@
 """The folder moves of issue 38 item 1 (common/, profiler/{model,adapters,exporters}/), as one
 re-runnable script: `git mv`s each file still at its old path, then rewrites every mention of an
 old path (an #include, a source list, a path in a comment or a doc) and the old CMake target
-names to the new ones, in every tracked text file but the recorded evidence (results/). Running
+names to the new ones, in every tracked text file but the recorded evidence (results/, whose
+README.md files alone are rewritten: ctest repo_paths resolves the paths they name). Running
 it again changes nothing; run it after merging a branch that still uses the old paths.
 
 Usage: python3 tools/move_paths.py [--only GROUP] [--dry-run]   (from the repository root)
@@ -87,7 +88,8 @@ def main(argv):
     subs = rewrites(moves)
     files = subprocess.run(["git", "ls-files"], check=True, capture_output=True, text=True).stdout.split("\n")
     for path in files:
-        if not path or path.startswith(SKIP_PREFIXES) or path == SELF or not os.path.isfile(path):
+        readme = os.path.basename(path) == "README.md"  # ctest repo_paths resolves the results/ READMEs' paths
+        if not path or (path.startswith(SKIP_PREFIXES) and not readme) or path == SELF or not os.path.isfile(path):
             continue
         try:
             with open(path, encoding="utf-8") as f:

@@ -1,9 +1,9 @@
 // model_vs_counters (docs/validator.md): the roofline's model of each fixture's bytes and FLOPs
 // against the hardware counters of the run's counter pass (counters.json). The per-call figures
 // are recomputed from the raw metric values by the validator's own reader (per_call_figures,
-// validate/counters_reader.h: range profiler kernels and SASS totals), not read from the file. A GEMM whose counted FLOPs differ from the useful 2 n^3 is
-// compared once more with the work its CTA tile executes (tile quantization, validate/gemm_tile.h),
-// the tile read from the kernel names the timing pass recorded for that fixture.
+// validate/counters_reader.h: range profiler kernels and SASS totals), not read from the file. A GEMM whose counted
+// FLOPs differ from the useful 2 n^3 is compared once more with the work its CTA tile executes (tile quantization,
+// validate/gemm_tile.h), the tile read from the kernel names the timing pass recorded for that fixture.
 #include <cmath>
 #include <set>
 #include <string>

@@ -70,7 +70,8 @@ void parse_header(const json& doc, CountersFile& s) {
   if (doc.contains("sass")) {  // optional: files written before the SASS metrics pass lack it
     const json& sass = at(doc, "sass", "top level");
     const std::string status = get_string(sass, "status", "sass");
-    if (status != "counted" && status != "not counted") bad("sass.status", "is neither \"counted\" nor \"not counted\"");
+    if (status != "counted" && status != "not counted")
+      bad("sass.status", "is neither \"counted\" nor \"not counted\"");
     get_string(sass, "reason", "sass");
   }
 }
@@ -164,13 +165,20 @@ CountersFigures per_call_figures(const CountersFile& file, const CountersFixture
       const auto it = k.values.find(m.name);
       if (it == k.values.end()) continue;
       const double v = it->second;
-      if (m.quantity == "dram_read_bytes") f.dram_read_bytes += v;
-      else if (m.quantity == "dram_write_bytes") f.dram_write_bytes += v;
-      else if (m.quantity == "sass_flops") f.sass_flops += v * m.weight;
-      else if (m.quantity == "tensor_flops") f.tensor_flops += v * m.weight;
-      else if (m.quantity == "sm_throughput_pct") sm = v;
-      else if (m.quantity == "dram_throughput_pct") dram = v;
-      else if (m.quantity == "duration_ns") duration = v;
+      if (m.quantity == "dram_read_bytes")
+        f.dram_read_bytes += v;
+      else if (m.quantity == "dram_write_bytes")
+        f.dram_write_bytes += v;
+      else if (m.quantity == "sass_flops")
+        f.sass_flops += v * m.weight;
+      else if (m.quantity == "tensor_flops")
+        f.tensor_flops += v * m.weight;
+      else if (m.quantity == "sm_throughput_pct")
+        sm = v;
+      else if (m.quantity == "dram_throughput_pct")
+        dram = v;
+      else if (m.quantity == "duration_ns")
+        duration = v;
     }
     f.duration_ns += duration;
     sm_weighted += sm * duration;

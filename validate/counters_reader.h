@@ -46,9 +46,9 @@ struct CountersFixture {
 
 /// counters.json as the validator reads it.
 struct CountersFile {
-  std::string status;          ///< "collected" or "unavailable"
-  std::string reason;          ///< why unavailable
-  std::uint64_t l2_bytes = 0;  ///< the device's L2 size
+  std::string status;                   ///< "collected" or "unavailable"
+  std::string reason;                   ///< why unavailable
+  std::uint64_t l2_bytes = 0;           ///< the device's L2 size
   std::vector<CountersMetric> metrics;  ///< in the file's order
   std::vector<CountersFixture> fixtures;
 };
@@ -57,11 +57,11 @@ struct CountersFile {
 struct CountersFigures {
   double dram_read_bytes = 0;
   double dram_write_bytes = 0;
-  double dram_bytes = 0;     ///< read + written
-  double sass_flops = 0;     ///< SASS counters x weights (range profiler values and SASS totals)
-  double tensor_flops = 0;   ///< tensor-pipe counters x weights
-  double flops = 0;          ///< sass_flops + tensor_flops
-  double duration_ns = 0;    ///< sum of the kernels' durations
+  double dram_bytes = 0;           ///< read + written
+  double sass_flops = 0;           ///< SASS counters x weights (range profiler values and SASS totals)
+  double tensor_flops = 0;         ///< tensor-pipe counters x weights
+  double flops = 0;                ///< sass_flops + tensor_flops
+  double duration_ns = 0;          ///< sum of the kernels' durations
   double sm_throughput_pct = 0;    ///< duration-weighted mean over the kernels
   double dram_throughput_pct = 0;  ///< duration-weighted mean over the kernels
 };

@@ -370,8 +370,8 @@ struct Model {
   std::optional<TableData> table;
   std::optional<EventsData> events;
   std::optional<CountersFile> counters;  // counters.json of a run folder, when it has one
-  Derived derived;                         // from views[0]
-  std::vector<RowMatch> matches;           // per table row
+  Derived derived;                       // from views[0]
+  std::vector<RowMatch> matches;         // per table row
   /// The table's rows are judged group by group (an Input Shapes column, a PyTorch trace with
   /// Input Dims): matches[i].shapes names each row's group in derived.groups.
   bool by_shapes = false;

@@ -9,8 +9,8 @@
 #include <CLI/CLI.hpp>
 
 #include "common/atomic_file.h"
-#include "common/text_file.h"
 #include "common/cli_style.h"
+#include "common/text_file.h"
 
 #include <nlohmann/json.hpp>
 

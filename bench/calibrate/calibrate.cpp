@@ -15,11 +15,11 @@
 #include "bench/core/gpu_meta.h"
 #include "bench/core/measure.h"
 #include "bench/core/run_dir.h"
+#include "common/atomic_file.h"
 #include "kernels/cuda_check.h"
 #include "kernels/cuda_raii.h"
 #include "kernels/nvml_probe.h"
 #include "kernels/workload.h"
-#include "common/atomic_file.h"
 #include "profiler/exporters/table.h"
 
 namespace xb {

@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "profiler/model/session_io.h"
 #include "common/strict_json.h"
+#include "profiler/model/session_io.h"
 
 namespace xb {
 namespace {

@@ -16,8 +16,8 @@
 #include "bench/core/api.h"
 #include "bench/core/counter_pass.h"
 #include "bench/core/run_dir.h"
-#include "kernels/cuda_check.h"
 #include "common/atomic_file.h"
+#include "kernels/cuda_check.h"
 
 namespace xb {
 

@@ -9,9 +9,9 @@
 #include <cstdlib>
 #include <utility>
 
+#include "common/errors.h"
 #include "kernels/cuda_check.h"
 #include "kernels/cuda_wait.h"
-#include "common/errors.h"
 
 namespace xb {
 

@@ -15,8 +15,8 @@
 
 #include "bench/core/stopping_rule.h"
 #include "bench/core/timing_mode.h"
-#include "profiler/model/raw_records.h"
 #include "common/stats.h"
+#include "profiler/model/raw_records.h"
 #include "profiler/model/work_signature.h"
 
 namespace xb {

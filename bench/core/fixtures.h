@@ -20,9 +20,9 @@
 #include "bench/core/options.h"
 #include "bench/core/sampling.h"
 #include "bench/core/stopping_rule.h"
+#include "common/stats.h"
 #include "kernels/cuda_raii.h"
 #include "profiler/model/profiler.h"
-#include "common/stats.h"
 
 namespace xb {
 

@@ -24,8 +24,8 @@
 #include "bench/core/fixture_records.h"
 #include "bench/core/stopping_rule.h"
 #include "bench/core/timing_mode.h"
-#include "profiler/model/profiler.h"
 #include "common/stats.h"
+#include "profiler/model/profiler.h"
 #include "profiler/model/work_signature.h"
 
 namespace xb {

@@ -8,8 +8,8 @@
 #include <utility>
 
 #include "bench/core/fixture_records.h"
-#include "profiler/model/raw_records.h"
 #include "common/stats.h"
+#include "profiler/model/raw_records.h"
 
 namespace xb {
 

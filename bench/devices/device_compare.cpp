@@ -11,8 +11,8 @@
 
 #include "bench/qualify/qualify_aggregate.h"
 #include "bench/qualify/report_format.h"
-#include "profiler/model/session_io.h"
 #include "common/stats.h"
+#include "profiler/model/session_io.h"
 
 namespace xb {
 

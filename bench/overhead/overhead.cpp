@@ -28,13 +28,13 @@
 
 #include "bench/cli/cli.h"
 #include "bench/core/device.h"
+#include "common/atomic_file.h"
+#include "common/stats.h"
 #include "kernels/cuda_check.h"
 #include "kernels/cuda_raii.h"
 #include "kernels/workload.h"
-#include "common/atomic_file.h"
 #include "profiler/adapters/nvtx_mirror.h"
 #include "profiler/model/profiler.h"
-#include "common/stats.h"
 
 namespace xb {
 namespace {

@@ -9,8 +9,8 @@
 #include <utility>
 
 #include "bench/core/ceilings.h"
-#include "kernels/nvml_probe.h"
 #include "common/stats.h"
+#include "kernels/nvml_probe.h"
 
 namespace xb {
 

@@ -14,8 +14,8 @@
 #include "bench/core/run_dir.h"
 #include "bench/qualify/report_format.h"
 #include "common/atomic_file.h"
-#include "profiler/model/session_io.h"
 #include "common/strict_json.h"
+#include "profiler/model/session_io.h"
 
 namespace xb {
 

@@ -20,10 +20,10 @@
 #include "bench/core/fixture_plan.h"
 #include "bench/core/fixture_records.h"
 #include "bench/core/run_dir.h"
-#include "kernels/workload.h"
-#include "profiler/model/session_io.h"
 #include "common/stats.h"
 #include "common/strict_json.h"
+#include "kernels/workload.h"
+#include "profiler/model/session_io.h"
 
 namespace xb {
 

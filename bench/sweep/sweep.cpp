@@ -17,10 +17,10 @@
 
 #include "bench/cli/cli.h"
 #include "kernels/workload.h"
+#include "profiler/exporters/table.h"
 #include "profiler/model/event_model.h"
 #include "profiler/model/session_io.h"
 #include "profiler/model/step_metrics.h"
-#include "profiler/exporters/table.h"
 
 namespace xb {
 namespace {

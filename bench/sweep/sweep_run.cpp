@@ -24,15 +24,15 @@
 #include "bench/core/run_dir.h"
 #include "bench/sweep/regime.h"
 #include "bench/sweep/sweep.h"
+#include "common/atomic_file.h"
 #include "kernels/blocking.h"
 #include "kernels/cuda_check.h"
 #include "kernels/cuda_raii.h"
 #include "kernels/workload.h"
-#include "common/atomic_file.h"
 #include "profiler/adapters/nvtx_mirror.h"
+#include "profiler/exporters/table.h"
 #include "profiler/model/profiler.h"
 #include "profiler/model/session_io.h"
-#include "profiler/exporters/table.h"
 
 namespace xb {
 namespace {

@@ -13,15 +13,15 @@
 #include "bench/cli/cli.h"
 #include "bench/core/device.h"
 #include "bench/core/measure.h"
+#include "common/atomic_file.h"
+#include "common/stats.h"
 #include "kernels/add.h"
 #include "kernels/blocking.h"
 #include "kernels/cuda_check.h"
 #include "kernels/cuda_raii.h"
 #include "kernels/random_fill.h"
-#include "common/atomic_file.h"
 #include "profiler/model/event_model.h"
 #include "profiler/model/profiler.h"
-#include "common/stats.h"
 #include "profiler/model/step_metrics.h"
 
 namespace xb {

@@ -27,9 +27,9 @@
 #include <string>
 #include <vector>
 
-#include "profiler/model/counters.h"
 #include "profiler/adapters/cupti_api.h"
 #include "profiler/adapters/cupti_sass_metrics.h"
+#include "profiler/model/counters.h"
 #include "profiler/model/profiler.h"
 
 namespace xb {

@@ -12,8 +12,8 @@
 #include <cstdlib>
 #include <utility>
 
-#include "profiler/model/counters.h"
 #include "profiler/adapters/cupti_api.h"
+#include "profiler/model/counters.h"
 #include "profiler/model/profiler.h"
 
 namespace xb {

@@ -1,10 +1,10 @@
 #include "profiler/exporters/outputs.h"
 
 #include "common/atomic_file.h"
-#include "profiler/model/event_model.h"
-#include "profiler/model/session_io.h"
 #include "profiler/exporters/table.h"
 #include "profiler/exporters/trace_export.h"
+#include "profiler/model/event_model.h"
+#include "profiler/model/session_io.h"
 
 namespace xb {
 

@@ -12,9 +12,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/units.h"
 #include "profiler/model/session_io.h"
 #include "profiler/model/session_json.h"
-#include "common/units.h"
 
 namespace xb {
 namespace {

@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "profiler/model/session_io.h"
 #include "common/strict_json.h"
+#include "profiler/model/session_io.h"
 
 namespace xb {
 

@@ -208,8 +208,8 @@ TEST(Counters, ValidatorsOwnReaderAgreesWithTheProfilers) {
     EXPECT_EQ(error_of(validator, bad), want);
   }
   // What only the validator needs: each metric's quantity and weight.
-  EXPECT_NE(error_of(validator, swap("\"quantity\": \"dram_read_bytes\"", "\"quantity\": \"bytes\"")).find(
-                "metrics[0].quantity: unknown quantity"),
+  EXPECT_NE(error_of(validator, swap("\"quantity\": \"dram_read_bytes\"", "\"quantity\": \"bytes\""))
+                .find("metrics[0].quantity: unknown quantity"),
             std::string::npos);
   EXPECT_NE(error_of(validator, swap("\"weight\"", "\"wait\"")).find("missing key \"weight\""), std::string::npos);
 }

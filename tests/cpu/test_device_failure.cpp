@@ -25,9 +25,9 @@
 #include "bench/core/fixture_records.h"
 #include "bench/core/measure.h"
 #include "bench/core/run_dir.h"
+#include "common/errors.h"
 #include "kernels/cuda_check.h"
 #include "kernels/cuda_wait.h"
-#include "common/errors.h"
 
 namespace xb {
 namespace {

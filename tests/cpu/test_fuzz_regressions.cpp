@@ -22,10 +22,10 @@
 
 #include "bench/core/ceilings.h"
 #include "bench/core/fixture_records.h"
-#include "profiler/model/event_model.h"
-#include "profiler/model/session_io.h"
 #include "profiler/exporters/table.h"
 #include "profiler/exporters/trace_export.h"
+#include "profiler/model/event_model.h"
+#include "profiler/model/session_io.h"
 #include "validate/events_reader.h"
 #include "validate/table_reader.h"
 #include "validate/trace_reader.h"

@@ -17,10 +17,10 @@
 #include "../common/fake_activity_source.h"
 #include "../common/validate_outputs.h"
 #include "bench/core/fixture_records.h"
+#include "profiler/exporters/table.h"
 #include "profiler/model/event_model.h"
 #include "profiler/model/profiler.h"
 #include "profiler/model/session_io.h"
-#include "profiler/exporters/table.h"
 
 namespace xb {
 namespace {

@@ -1,18 +1,24 @@
 #!/usr/bin/env python3
-"""ctest include_layers (label cpu): the #includes of kernels/, profiler/, validate/, bench/ and
-include/crossbench/ keep to the one-way data flow
+"""ctest include_layers (label cpu): the folder tree is the layer graph. Each folder is one layer
+(one CMake library), and a file may include only its own layer and the layers below it:
 
-    kernels -> profiler (records; the front end) -> event model -> exporters -> validate -> bench
+    common                                   errors, units, statistics, JSON, files, console style
+    kernels             -> common            CUDA workloads
+    profiler/model      -> common            raw records, front end, raw_session.json, event model
+    profiler/adapters   -> profiler/model, kernels      CUPTI and NVTX (the only CUDA-needing part)
+    profiler/exporters  -> profiler/model    table, traces, output files
+    validate            -> common            the validator reads every file with its own readers
+    bench               -> validate, profiler/exporters, profiler/adapters, kernels
 
-A file may include its own layer or a lower one, never a higher one; and no two top-level folders
-include each other, directly or through a third (an include cycle). A public header counts as
-the folder it is included as (include/crossbench/profiler/exporters/table.h is profiler/exporters/table.h).
-
-The profiler's layers, by file stem (profiler/<stem>.h and .cpp):
-  records    raw records, their JSON file, units, statistics, errors (everything not listed below)
-  front end  the CUPTI collector, the NVTX mirror, the counter pass's CUPTI side (FRONT_END)
-  model      the event model and the step metrics (MODEL)
-  exporters  the table, the trace exporters, the run's output files (EXPORTERS)
+("->": may include; through a layer below, also what that one may include.) Listed bottom up,
+that is common, kernels, profiler/model, profiler/adapters, profiler/exporters, validate, bench;
+the graph is stricter than that order: validate includes nothing of the profiler or the kernels,
+the exporters nothing of the adapters, the model nothing of the kernels (so that XB_CUDA=OFF
+builds common/ and validate/ alone). A public header counts as the folder it is included as
+(include/crossbench/profiler/exporters/table.h is profiler/exporters). A source file in profiler/
+outside its three sub-folders has no layer and is reported. No two layers include each other,
+directly or through others (an include cycle). The CMake libraries keep to the same graph: a
+folder's CMakeLists.txt links no xb_ library of a layer not below it (LIBRARY_LAYER).
 
 Within bench/, the measuring core that a user's benchmark links (crossbench::bench: bench/core/,
 bench/run/, bench/cli/cli.*, include/crossbench/bench/) includes none of the commands' folders
@@ -25,13 +31,17 @@ import os
 import re
 import sys
 
-FRONT_END = {"profiler", "nvtx_mirror", "cupti_api", "cupti_check", "cupti_collector", "cupti_counters",
-             "cupti_sass_metrics", "counters"}
-MODEL = {"event_model", "step_metrics", "work_signature"}
-EXPORTERS = {"table", "trace_export", "outputs"}
-RANK = {"kernels": 0, "profiler/records": 1, "profiler/front end": 2, "profiler/model": 3, "profiler/exporters": 4,
-        "validate": 5, "bench": 6}
-FOLDERS = ("kernels", "profiler", "validate", "bench")
+# Each layer's folder (a path prefix, also under include/crossbench/) and the layers right below it.
+LAYERS = {
+    "common": (),
+    "kernels": ("common",),
+    "profiler/model": ("common",),
+    "profiler/adapters": ("profiler/model", "kernels"),
+    "profiler/exporters": ("profiler/model",),
+    "validate": ("common",),
+    "bench": ("validate", "profiler/exporters", "profiler/adapters", "kernels"),
+}
+FOLDERS = ("common", "kernels", "profiler", "validate", "bench")
 MEASURING_CORE = ("bench/core/", "bench/run/", "bench/cli/cli.", "include/crossbench/bench/")
 COMMANDS = ("bench/sweep/", "bench/qualify/", "bench/devices/", "bench/ab/", "bench/calibrate/", "bench/overhead/",
             "bench/tune_add/")
@@ -39,24 +49,33 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 SOURCE = (".h", ".cuh", ".cpp", ".cu")
 
 
+def below(layers=LAYERS):
+    """Layer -> every layer it may include (itself and all it reaches through LAYERS)."""
+    out = {}
+    def reach(name, seen):
+        for lower in layers[name]:
+            if lower not in seen:
+                seen.add(lower)
+                reach(lower, seen)
+        return seen
+    for name in layers:
+        out[name] = reach(name, {name})
+    return out
+
+
+MAY_INCLUDE = below()
+
+
 def layer(path):
-    """The layer of a repository path or an include name ("profiler/exporters/table.h"), or None."""
+    """The layer of a repository path or an include name ("profiler/exporters/table.h"), or
+    None (not in a layer's folder: tests/, tools/, or a file directly in profiler/)."""
     path = path.replace(os.sep, "/")
     if path.startswith("include/crossbench/"):
         path = path[len("include/crossbench/"):]
-    top = path.split("/", 1)[0]
-    if top not in FOLDERS:
-        return None
-    if top != "profiler":
-        return top
-    stem = os.path.splitext(os.path.basename(path))[0]
-    if stem in FRONT_END:
-        return "profiler/front end"
-    if stem in MODEL:
-        return "profiler/model"
-    if stem in EXPORTERS:
-        return "profiler/exporters"
-    return "profiler/records"
+    for name in sorted(LAYERS, key=len, reverse=True):
+        if path.startswith(name + "/"):
+            return name
+    return None
 
 
 def sources(root):
@@ -81,6 +100,35 @@ def cycles(edges):
     return found
 
 
+# Each folder's CMake library (bench/ has its measuring core and its commands): the link graph
+# must be the include graph's, so a CMakeLists.txt in a layer's folder links no xb_ target of a
+# layer not below it.
+LIBRARY_LAYER = {"xb_common": "common", "xb_kernels": "kernels", "xb_profiler_model": "profiler/model",
+                 "xb_profiler_adapters": "profiler/adapters", "xb_profiler_exporters": "profiler/exporters",
+                 "xb_validate": "validate"}
+LINK = re.compile(r"target_link_libraries\(\s*(\w+)([^)]*)\)", re.S)
+
+
+def check_links(root):
+    bad = []
+    for top in FOLDERS:
+        for folder, _, files in sorted(os.walk(os.path.join(root, top))):
+            if "CMakeLists.txt" not in files:
+                continue
+            path = os.path.relpath(os.path.join(folder, "CMakeLists.txt"), root)
+            own = layer(path)
+            if own is None:
+                continue
+            with open(os.path.join(root, path), encoding="utf-8") as f:
+                text = f.read()
+            for m in LINK.finditer(text):
+                for name in re.findall(r"\bxb_\w+", m.group(2)):
+                    other = LIBRARY_LAYER.get(name)
+                    if other is not None and other not in MAY_INCLUDE[own]:
+                        bad.append(f"{path}: {m.group(1)} ({own}) links {name} ({other}), not a layer below it")
+    return bad
+
+
 def check(root):
     bad = []
     edges = {}
@@ -88,6 +136,8 @@ def check(root):
     for src in sources(root):
         own = layer(src)
         if own is None:
+            if src.replace(os.sep, "/").startswith(("profiler/", "include/crossbench/profiler/")):
+                bad.append(f"{src}: in profiler/ but in none of its layers' folders (model/, adapters/, exporters/)")
             continue
         with open(os.path.join(root, src), encoding="utf-8", errors="replace") as f:
             for number, line in enumerate(f, 1):
@@ -99,15 +149,14 @@ def check(root):
                 other = layer(m.group(1))
                 if other is None:
                     continue
-                if RANK[other] > RANK[own]:
-                    bad.append(f"{src}:{number}: {own} includes {m.group(1)} ({other}), a higher layer")
-                a, b = own.split("/")[0], other.split("/")[0]
-                if a != b:
-                    edges.setdefault(a, set()).add(b)
-                    where.setdefault((a, b), f"{src}:{number}")
+                if other not in MAY_INCLUDE[own]:
+                    bad.append(f"{src}:{number}: {own} includes {m.group(1)} ({other}), not a layer below it")
+                if own != other:
+                    edges.setdefault(own, set()).add(other)
+                    where.setdefault((own, other), f"{src}:{number}")
     for cycle in cycles(edges):
         steps = ", ".join(f"{x} -> {y} ({where[(x, y)]})" for x, y in zip(cycle, cycle[1:]))
-        bad.append(f"include cycle between top-level folders: {steps}")
+        bad.append(f"include cycle between layers: {steps}")
     return bad
 
 
@@ -115,13 +164,20 @@ def main(argv):
     if len(argv) != 2 or not os.path.isdir(argv[1]):
         print("usage: test_include_layers.py REPO_ROOT", file=sys.stderr)
         return 2
-    bad = check(argv[1])
+    bad = check(argv[1]) + check_links(argv[1])
     # The checker itself, on a made-up graph: a cycle and an upward include are found.
     probe = cycles({"kernels": {"profiler"}, "profiler": {"kernels"}})
     if probe != [["kernels", "profiler", "kernels"]]:
         bad.append(f"self-check: cycles() found {probe} in kernels <-> profiler")
-    if layer("include/crossbench/profiler/exporters/table.h") != "profiler/exporters" or layer("tests/x.cpp") is not None:
+    if (layer("include/crossbench/profiler/exporters/table.h") != "profiler/exporters"
+            or layer("profiler/adapters/cupti_api.h") != "profiler/adapters" or layer("common/errors.h") != "common"
+            or layer("tests/x.cpp") is not None or layer("profiler/x.cpp") is not None):
         bad.append("self-check: layer() maps paths wrongly")
+    if cycles({k: set(v) for k, v in LAYERS.items()}):
+        bad.append("self-check: the layer graph LAYERS has a cycle")
+    if ("profiler/model" in MAY_INCLUDE["validate"] or "common" not in MAY_INCLUDE["bench"]
+            or "profiler/adapters" in MAY_INCLUDE["profiler/exporters"]):
+        bad.append("self-check: below() reaches the wrong layers")
     for line in bad:
         print(line)
     print(f"test_include_layers: {len(bad)} violation(s)")

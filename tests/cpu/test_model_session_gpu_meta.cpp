@@ -13,9 +13,9 @@
 
 #include "bench/core/fixture_json.h"
 #include "bench/core/fixture_records.h"
+#include "profiler/exporters/trace_export.h"
 #include "profiler/model/event_model.h"
 #include "profiler/model/session_io.h"
-#include "profiler/exporters/trace_export.h"
 #include "test_model_session.h"
 
 namespace xb {

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "profiler/exporters/trace_export.h"
 #include "common/units.h"
+#include "profiler/exporters/trace_export.h"
 #include "test_model_session.h"
 
 namespace xb {

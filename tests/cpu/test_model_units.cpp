@@ -10,9 +10,9 @@
 #include <stdexcept>
 
 #include "common/atomic_file.h"
+#include "common/units.h"
 #include "profiler/model/event_model.h"
 #include "profiler/model/raw_records.h"
-#include "common/units.h"
 
 namespace xb {
 namespace {

@@ -12,10 +12,10 @@
 #include <string>
 
 #include "../common/validate_outputs.h"
+#include "profiler/exporters/table.h"
 #include "profiler/model/event_model.h"
 #include "profiler/model/profiler.h"
 #include "profiler/model/session_io.h"
-#include "profiler/exporters/table.h"
 
 namespace xb {
 namespace {

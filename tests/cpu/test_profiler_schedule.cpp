@@ -7,9 +7,9 @@
 
 #include "../common/fake_activity_source.h"
 #include "../common/validate_outputs.h"
+#include "profiler/exporters/table.h"
 #include "profiler/model/event_model.h"
 #include "profiler/model/profiler.h"
-#include "profiler/exporters/table.h"
 
 namespace xb {
 namespace {

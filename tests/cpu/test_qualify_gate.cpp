@@ -12,9 +12,9 @@
 
 #include "bench/qualify/qualify.h"
 #include "bench/qualify/qualify_files.h"
+#include "common/stats.h"
 #include "kernels/nvml_probe.h"
 #include "kernels/workload.h"
-#include "common/stats.h"
 
 namespace xb {
 namespace {

@@ -18,10 +18,10 @@
 
 #include "bench/core/fixture_records.h"
 #include "bench/core/run_dir.h"
-#include "profiler/model/event_model.h"
-#include "profiler/model/session_io.h"
 #include "common/stats.h"
 #include "common/units.h"
+#include "profiler/model/event_model.h"
+#include "profiler/model/session_io.h"
 #include "validate/validator.h"
 
 namespace xb {

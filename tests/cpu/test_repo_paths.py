@@ -3,8 +3,8 @@
 README.md under results/ and tools/ name still resolves, so moving a file cannot leave a reader
 with a dead reference.
 
-A path is a token starting with one of the repository's top-level folders (bench/, kernels/,
-profiler/, validate/, results/, scripts/, tests/, docs/, examples/, cmake/, tools/, include/),
+A path is a token starting with one of the repository's top-level folders (common/, bench/,
+kernels/, profiler/, validate/, results/, scripts/, tests/, docs/, examples/, cmake/, tools/, include/),
 written in the text (in backticks, a link or plain). It resolves when it names a file or folder
 from the repository root, or a public header as it is included (`bench/core/api.h` is
 include/crossbench/bench/core/api.h), or, in a results/ or tools/ README, from that README's own
@@ -20,7 +20,7 @@ import os
 import re
 import sys
 
-TOP = ("bench", "kernels", "profiler", "validate", "results", "scripts", "tests", "docs", "examples", "cmake",
+TOP = ("common", "bench", "kernels", "profiler", "validate", "results", "scripts", "tests", "docs", "examples", "cmake",
        "tools", "include")
 # A path token: a top-level folder, then path characters; not preceded by a path character (so
 # build/bench or a/scripts/x.py from a diff are not taken as repository paths).

@@ -21,8 +21,8 @@
 #include "bench/cli/cli.h"
 #include "bench/sweep/regime.h"
 #include "bench/sweep/sweep.h"
-#include "kernels/workload.h"
 #include "common/atomic_file.h"
+#include "kernels/workload.h"
 #include "profiler/model/session_io.h"
 #include "test_model_session.h"
 

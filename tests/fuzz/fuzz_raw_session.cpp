@@ -19,10 +19,10 @@
 #include <string_view>
 
 #include "bench/core/fixture_records.h"
-#include "profiler/model/event_model.h"
-#include "profiler/model/session_io.h"
 #include "profiler/exporters/table.h"
 #include "profiler/exporters/trace_export.h"
+#include "profiler/model/event_model.h"
+#include "profiler/model/session_io.h"
 #include "validate/table_reader.h"
 #include "validate/trace_reader.h"
 

@@ -20,10 +20,10 @@
 #include "kernels/cuda_check.h"
 #include "kernels/cuda_raii.h"
 #include "kernels/workload.h"
-#include "profiler/model/event_model.h"
 #include "profiler/adapters/nvtx_mirror.h"
-#include "profiler/model/profiler.h"
 #include "profiler/exporters/table.h"
+#include "profiler/model/event_model.h"
+#include "profiler/model/profiler.h"
 
 namespace xb {
 namespace {

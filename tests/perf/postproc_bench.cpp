@@ -51,10 +51,10 @@
 #include <fmt/format.h>
 
 #include "common/atomic_file.h"
-#include "profiler/model/event_model.h"
-#include "profiler/model/raw_records.h"
 #include "profiler/exporters/table.h"
 #include "profiler/exporters/trace_export.h"
+#include "profiler/model/event_model.h"
+#include "profiler/model/raw_records.h"
 #include "tests/perf/synthetic_session.h"
 
 namespace fs = std::filesystem;

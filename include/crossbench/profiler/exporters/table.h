@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "profiler/model/event_model.h"
 #include "common/stats.h"  // median_of, which the table uses (and bench through this header)
+#include "profiler/model/event_model.h"
 
 namespace xb {
 

@@ -1,7 +1,7 @@
 // The profiler front end: host ranges (record_function-like annotations and CPU ops), a
 // wait/warmup/active step schedule, and the collection of raw activity records from an
-// ActivitySource. The CUPTI source is make_cupti_source() (below; profiler/adapters/cupti_collector.cpp); tests inject a fake
-// one. No CUDA or CUPTI headers here.
+// ActivitySource. The CUPTI source is make_cupti_source() (below; profiler/adapters/cupti_collector.cpp); tests inject
+// a fake one. No CUDA or CUPTI headers here.
 //
 // Units: nanoseconds on the activity source's clock (cuptiGetTimestamp for CUPTI).
 #pragma once
