@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/strict_json.h"
-#include "profiler/model/session_io.h"
+#include "common/text_file.h"
 
 namespace xb {
 
@@ -352,12 +352,7 @@ CounterSession parse_counters_json(const std::string& text) {
 }
 
 CounterSession read_counters_json(const std::filesystem::path& path) {
-  const std::string text = read_text_file(path);
-  try {
-    return parse_counters_json(text);
-  } catch (const InputError& e) {
-    throw InputError(path.string() + ": " + e.what());
-  }
+  return parse_text_file(path, parse_counters_json);
 }
 
 }  // namespace xb

@@ -709,13 +709,6 @@ void check_raw_session(const RawSession& s) {
   }
 }
 
-RawSession read_raw_session(const std::filesystem::path& path) {
-  const std::string text = read_text_file(path);
-  try {
-    return parse_raw_session(text);
-  } catch (const InputError& e) {
-    throw InputError(path.string() + ": " + e.what());
-  }
-}
+RawSession read_raw_session(const std::filesystem::path& path) { return parse_text_file(path, parse_raw_session); }
 
 }  // namespace xb

@@ -97,8 +97,8 @@ xb::FixtureCounters gemm(std::int64_t n, double tensor_ops_per_call) {
   return f;
 }
 
-/// A counters.json text (written and parsed back, as the validator reads it) of `fixtures`.
-xb::vd::CountersFile session(std::vector<xb::FixtureCounters> fixtures) {
+/// The counter session of `fixtures`, written as counters.json and parsed back by the profiler.
+xb::CounterSession session(std::vector<xb::FixtureCounters> fixtures) {
   xb::CounterSession s;
   s.created_utc = "2026-12-01T00:00:00Z";
   s.method = "synthetic";
@@ -113,7 +113,7 @@ xb::vd::CountersFile session(std::vector<xb::FixtureCounters> fixtures) {
   s.fixtures = std::move(fixtures);
   std::ostringstream out;
   xb::write_counters_json(s, out);
-  return xb::vd::parse_counters(out.str());
+  return xb::parse_counters_json(out.str());
 }
 
 struct Outcome {
@@ -126,10 +126,13 @@ struct Outcome {
   }
 };
 
-Outcome check(const xb::vd::CountersFile& s, const xb::vd::FixtureKernelNames& kernels) {
+/// model_vs_counters on `s` as the validator reads it (its own reader: validate/counters_reader.h).
+Outcome check(const xb::CounterSession& s, const xb::vd::FixtureKernelNames& kernels) {
+  std::ostringstream out;
+  xb::write_counters_json(s, out);
   Outcome o;
   xb::vd::CheckLog log(o.report, xb::checks::kModelVsCounters, 0);
-  xb::vd::check_model_vs_counters(s, kernels, xb::ValidateOptions{}, log, &o.figures);
+  xb::vd::check_model_vs_counters(xb::vd::parse_counters(out.str()), kernels, xb::ValidateOptions{}, log, &o.figures);
   log.close();
   return o;
 }
