@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/strict_json.h"
-#include "profiler/model/session_io.h"
+#include "common/text_file.h"
 
 namespace xb {
 namespace {
@@ -328,12 +328,7 @@ Calibration parse_calibration_json(const std::string& text) {
 }
 
 Calibration read_calibration(const std::filesystem::path& path) {
-  const std::string text = read_text_file(path);
-  try {
-    return parse_calibration_json(text);
-  } catch (const InputError& e) {
-    throw InputError(path.string() + ": " + e.what());
-  }
+  return parse_text_file(path, parse_calibration_json);
 }
 
 }  // namespace xb

@@ -394,12 +394,7 @@ RawSession parse_recorded_session(const std::string& text) {
 }
 
 RawSession read_recorded_session(const std::filesystem::path& path) {
-  const std::string text = read_text_file(path);
-  try {
-    return parse_recorded_session(text);
-  } catch (const InputError& e) {
-    throw InputError(path.string() + ": " + e.what());
-  }
+  return parse_text_file(path, parse_recorded_session);
 }
 
 }  // namespace xb
