@@ -203,7 +203,7 @@ void write_summary(const RawSession& raw, const ValidationReport& report, const 
         "no GPU ran; benchmark.json only a live run writes), recorded by {}\n",
         replayed_from.string(),
         command.empty() ? std::string("a command the session does not name (recorded before 2026-12-03)")
-                        : "`" + command + "`");
+                        : "`" + command + "` (its paths are the recording machine's, not this one's)");
   }
   out << fmt::format("- GPU: {}{}\n- recorded: {}\n- CUDA driver {}, runtime {}, CUPTI {}, cuBLAS {}\n", gpu,
                      uuid.empty() ? "" : " (" + uuid + ")", raw.meta.created_utc, raw.meta.cuda_driver_version,
