@@ -20,6 +20,10 @@
 # sha256 of this runner and tools/lab/nvbench), side_by_side.md, side_by_side.json, vs-nvbench.tgz
 # (steps.tsv, nvbench's JSON and console output, the run folders without their traces, the
 # nvidia-smi CSVs, the build log), build.log (only when the build failed).
+# Expected: build about 100 s; nvbench about 60 s a process (its cold stopping rule wants 0.5 s of
+# summed GPU time, over 100,000 samples at size 64, each behind an L2 flush), bench 15-20 s a mode,
+# crossbench.bench 30-40 s a mode: about 500 s in all. Where steps are NOT RUN, run the rest in a
+# second call with XB_NV_PARTS=py (or cpp).
 # XB_NV_ROUNDS (2), XB_NV_PARTS ("cpp py"), XB_NV_ARGS (more nvbench options for both nvbench
 # steps, e.g. "--timeout 5"; default none: nvbench's own defaults).
 # Written 2026-12-05 without device time: not run yet.
@@ -65,7 +69,7 @@ nvidia-smi --query-gpu=$reasons --format=csv,noheader > /dev/null 2>&1 || reason
 
 printf 'round\tpart\tharness\tmode\tpath\twall_s\texit\tsmi\n' > "$W/steps.tsv"
 # step ROUND PART HARNESS MODE PATH SECONDS CMD...: CMD under `timeout` (twice SECONDS, the time it
-# is expected to need, or what is left of the budget), nvidia-smi sampling beside it, one line of
+# is expected to need, or what is left of the budget; nvbench always what is left), nvidia-smi sampling beside it, one line of
 # steps.tsv (paths relative to $W); not started when fewer than SECONDS are left.
 step() {
   local round=$1 part=$2 harness=$3 mode=$4 path=$5 secs=$6 name="r$1-$2-$3-${4/+/-}"
@@ -79,7 +83,10 @@ step() {
   nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,$reasons --format=csv,nounits -lms 200 > "$W/smi/$name.csv" 2>&1 &
   local smi=$! s rc
   s=$(date +%s.%N)
-  timeout $(( left < 2 * secs ? left : 2 * secs )) "$@" > "$W/$name.log" 2>&1
+  # nvbench writes its JSON only at its end: killed, it leaves nothing, so it gets what is left.
+  local limit=$(( left < 2 * secs ? left : 2 * secs ))
+  [ "$harness" = nvbench ] && limit=$left
+  timeout "$limit" "$@" > "$W/$name.log" 2>&1
   rc=$?
   kill "$smi" 2> /dev/null
   wait "$smi" 2> /dev/null
