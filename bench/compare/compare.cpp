@@ -33,9 +33,7 @@ CompareVerdict verdict_of_interval(double low, double high, double threshold) {
   return CompareVerdict::Ambiguous;
 }
 
-std::string RunFixture::mode_text() const {
-  return std::string(to_string(record.mode)) + (graph ? ", graph" : "");
-}
+std::string RunFixture::mode_text() const { return std::string(to_string(record.mode)) + (graph ? ", graph" : ""); }
 
 std::string RunFixture::key() const { return record.name + " (" + mode_text() + ")"; }
 
@@ -98,10 +96,11 @@ std::vector<std::string> explanations(const RunFixture& a, const RunFixture& b, 
   for (const RunDifference& d : run_differences) {
     if (d.explains) why.push_back(fmt::format("{} differs ('{}' in A, '{}' in B)", d.what, d.a, d.b));
   }
-  if (a.mode_text() != b.mode_text()) why.push_back(fmt::format("timing mode differs ({} in A, {} in B)", r.mode_a, r.mode_b));
+  if (a.mode_text() != b.mode_text())
+    why.push_back(fmt::format("timing mode differs ({} in A, {} in B)", r.mode_a, r.mode_b));
   if (a.record.warmed_up != b.record.warmed_up) {
-    why.push_back(fmt::format("warm-up differs (steady state reached: {} in A, {} in B)", a.record.warmed_up ? "yes" : "no",
-                              b.record.warmed_up ? "yes" : "no"));
+    why.push_back(fmt::format("warm-up differs (steady state reached: {} in A, {} in B)",
+                              a.record.warmed_up ? "yes" : "no", b.record.warmed_up ? "yes" : "no"));
   }
   const ThrottleCheck th = check_throttle(b.record, &a.record, rules);
   if (th.throttled) why.push_back("B throttled: " + th.reason);
@@ -112,9 +111,9 @@ std::vector<std::string> explanations(const RunFixture& a, const RunFixture& b, 
     const CompareVerdict at_a_clock =
         verdict_of_interval((1 + r.low) * scale - 1, (1 + r.high) * scale - 1, r.threshold);
     if (at_a_clock != r.comparison) {
-      why.push_back(fmt::format("SM clock {:.0f} MHz in A, {:.0f} MHz in B ({:+.1f}%, {}): at A's clock the shift would be {}",
-                                r.sm_clock_a_mhz, r.sm_clock_b_mhz, (scale - 1) * 100, r.clock_source,
-                                to_string(at_a_clock)));
+      why.push_back(
+          fmt::format("SM clock {:.0f} MHz in A, {:.0f} MHz in B ({:+.1f}%, {}): at A's clock the shift would be {}",
+                      r.sm_clock_a_mhz, r.sm_clock_b_mhz, (scale - 1) * 100, r.clock_source, to_string(at_a_clock)));
     }
   }
   return why;
@@ -126,8 +125,9 @@ std::vector<std::string> notes_of(const RunFixture& a, const RunFixture& b) {
   for (const auto* side : {&a, &b}) {
     const char* name = side == &a ? "A" : "B";
     if (side->record.stop && *side->record.stop != StopReason::Converged) {
-      notes.push_back(fmt::format("{} missed its precision target ({:.2f}%): its median's drift-aware interval widens the shift's",
-                                  name, side->record.max_noise * 100));
+      notes.push_back(
+          fmt::format("{} missed its precision target ({:.2f}%): its median's drift-aware interval widens the shift's",
+                      name, side->record.max_noise * 100));
     }
   }
   return notes;
@@ -176,13 +176,14 @@ FixtureComparison compare_fixture(const RunFixture& a, const RunFixture& b, cons
   }
   if (!r.shift_bounded || !r.medians_bounded) {
     r.comparison = r.verdict = CompareVerdict::Ambiguous;
-    r.reason = fmt::format("the samples cannot bound the shift at {:g}%: {}", confidence * 100,
-                           !r.shift_bounded ? "too few samples" : "a median's interval is unbounded (too few batches for the drift)");
+    r.reason = fmt::format(
+        "the samples cannot bound the shift at {:g}%: {}", confidence * 100,
+        !r.shift_bounded ? "too few samples" : "a median's interval is unbounded (too few batches for the drift)");
     return r;
   }
   r.comparison = verdict_of_interval(r.low, r.high, r.threshold);
-  const std::string interval =
-      fmt::format("shift {:+.2f}% in [{:+.2f}%, {:+.2f}%] at {:g}%", r.shift * 100, r.low * 100, r.high * 100, confidence * 100);
+  const std::string interval = fmt::format("shift {:+.2f}% in [{:+.2f}%, {:+.2f}%] at {:g}%", r.shift * 100,
+                                           r.low * 100, r.high * 100, confidence * 100);
   const double t = r.threshold * 100;
   switch (r.comparison) {
     case CompareVerdict::Same:

@@ -62,17 +62,17 @@ struct FixtureComparison {
   double threshold = 0;  ///< fixture_threshold (qualify.h), a fraction
   std::size_t samples_a = 0, samples_b = 0;
   double median_a_ns = 0, median_b_ns = 0;
-  double shift = 0;                ///< Hodges-Lehmann shift of the log-times as a ratio: exp(delta) - 1
+  double shift = 0;                      ///< Hodges-Lehmann shift of the log-times as a ratio: exp(delta) - 1
   double shift_low = 0, shift_high = 0;  ///< its Mann-Whitney interval at rules.alpha, as ratios - 1
   bool shift_bounded = false;
   /// The ratio of the medians' drift-aware intervals at 1 - alpha/2 each (profiler/stats.h
   /// median_interval over the recorded batch length): [low_B / high_A, high_B / low_A] - 1.
   double medians_low = 0, medians_high = 0;
   bool medians_bounded = false;
-  double low = 0, high = 0;  ///< the interval the verdict reads: the hull of the two above
-  MannWhitney test;          ///< B against A (qualify.h), reported
-  double sm_clock_a_mhz = 0, sm_clock_b_mhz = 0;  ///< 0: unknown
-  std::string clock_source;                       ///< "per-sample", "NVML snapshots" or ""
+  double low = 0, high = 0;                               ///< the interval the verdict reads: the hull of the two above
+  MannWhitney test;                                       ///< B against A (qualify.h), reported
+  double sm_clock_a_mhz = 0, sm_clock_b_mhz = 0;          ///< 0: unknown
+  std::string clock_source;                               ///< "per-sample", "NVML snapshots" or ""
   CompareVerdict comparison = CompareVerdict::Ambiguous;  ///< what the interval alone says
   CompareVerdict verdict = CompareVerdict::Ambiguous;     ///< final
   std::vector<std::string> explained_by;                  ///< differences that can explain the shift

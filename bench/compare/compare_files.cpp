@@ -15,6 +15,7 @@
 #include "bench/cli/cli.h"
 #include "bench/core/fixture_json.h"
 #include "bench/core/run_dir.h"
+#include "profiler/errors.h"
 #include "profiler/session_io.h"
 #include "profiler/strict_json.h"
 
@@ -74,7 +75,8 @@ void read_events(const fs::path& path, RunFolder& r) {
     } catch (const InputError& e) {
       throw InputError(where + ": " + without_raw_session_prefix(e.what()));
     }
-    f.sample_sm_clock_mhz = read_sample_clocks(fixtures[i], f.record.samples_ns.size(), fmt::format("{}: fixtures[{}]", where, i));
+    f.sample_sm_clock_mhz =
+        read_sample_clocks(fixtures[i], f.record.samples_ns.size(), fmt::format("{}: fixtures[{}]", where, i));
     if (!seen.insert(f.key()).second) fail(where, fmt::format("fixture {} is listed twice", f.key()));
     r.fixtures.push_back(std::move(f));
   }
@@ -118,12 +120,15 @@ void read_validation(const fs::path& dir, RunFolder& r) {
   std::string counts;
   if (doc.contains("summary") && doc["summary"].is_object()) {
     const json& s = doc["summary"];
-    const auto n = [&](const char* k) { return s.contains(k) && s[k].is_number_integer() ? s[k].get<long long>() : 0LL; };
-    counts = fmt::format(" ({} passed, {} failed, {} noisy, {} not run)", n("passed"), n("failed"), n("noisy"), n("not_run"));
+    const auto n = [&](const char* k) {
+      return s.contains(k) && s[k].is_number_integer() ? s[k].get<long long>() : 0LL;
+    };
+    counts = fmt::format(" ({} passed, {} failed, {} noisy, {} not run)", n("passed"), n("failed"), n("noisy"),
+                         n("not_run"));
   }
   if (created != r.created_utc) {
-    r.validation = fmt::format("validation.json is of another recording ({} against events.json's {})", created,
-                               r.created_utc);
+    r.validation =
+        fmt::format("validation.json is of another recording ({} against events.json's {})", created, r.created_utc);
     return;
   }
   r.validated = passed;
@@ -164,7 +169,8 @@ RunFolder read_run_folder(const fs::path& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw InputError(dir.string() + ": not a run folder (no such folder)");
   if (!fs::is_regular_file(dir / "events.json", ec))
-    throw InputError(dir.string() + ": not a run folder (no events.json: bench, xb::main and crossbench.bench write one)");
+    throw InputError(dir.string() +
+                     ": not a run folder (no events.json: bench, xb::main and crossbench.bench write one)");
   RunFolder r;
   r.dir = dir;
   read_events(dir / "events.json", r);
@@ -194,10 +200,12 @@ std::optional<CompareOptions> parse_compare_args(int argc, const char* const* ar
   std::string out;
   double threshold = 0, overhead = 0;
   app.add_option("runs", runs, "DIR DIR: run A (before) and run B (after)")->expected(2);
-  app.add_option("--out", out, "DIR: folder for compare.md and compare.json (default results/compare/<UTC time>-<pid>)");
-  app.add_option("--threshold", threshold,
-                 "PCT: the threshold of every fixture (default: 3 for compute- and memory-bound, 10 for overhead-bound, "
-                 "at least 5 where both runs were power-capped)");
+  app.add_option("--out", out,
+                 "DIR: folder for compare.md and compare.json (default results/compare/<UTC time>-<pid>)");
+  app.add_option(
+      "--threshold", threshold,
+      "PCT: the threshold of every fixture (default: 3 for compute- and memory-bound, 10 for overhead-bound, "
+      "at least 5 where both runs were power-capped)");
   app.add_option("--overhead-threshold", overhead, "PCT: the threshold of overhead-bound fixtures only (default 10)");
   if (!parse_command_line(app, argc, argv, one_line)) return std::nullopt;
   if (runs.size() != 2) throw UsageError("give two run folders: bench compare A B");

@@ -51,8 +51,8 @@ std::vector<RunDifference> run_differences(const RunEnvironment& a, const RunEnv
 /// `bench compare` options.
 struct CompareOptions {
   std::filesystem::path a, b;
-  std::filesystem::path out;            ///< "" = results/compare/<UTC time>-<pid>
-  std::optional<double> threshold_pct;  ///< --threshold: every fixture's threshold
+  std::filesystem::path out;                     ///< "" = results/compare/<UTC time>-<pid>
+  std::optional<double> threshold_pct;           ///< --threshold: every fixture's threshold
   std::optional<double> overhead_threshold_pct;  ///< --overhead-threshold: overhead-bound fixtures'
 };
 

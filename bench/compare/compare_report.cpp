@@ -12,6 +12,7 @@
 #include "bench/core/run_dir.h"
 #include "bench/qualify/report_format.h"
 #include "profiler/atomic_file.h"
+#include "profiler/errors.h"
 #include "profiler/strict_json.h"
 
 namespace xb {
@@ -110,7 +111,8 @@ void write_compare_markdown(const CompareOutcome& o, std::ostream& out) {
   out << "| | run A | run B |\n| --- | --- | --- |\n";
   out << fmt::format("| folder | `{}` | `{}` |\n", o.a.dir.string(), o.b.dir.string());
   out << fmt::format("| recorded | {} | {} |\n", o.a.created_utc, o.b.created_utc);
-  out << fmt::format("| GPU | {} | {} |\n", markdown_cell(o.a.environment.gpu_name), markdown_cell(o.b.environment.gpu_name));
+  out << fmt::format("| GPU | {} | {} |\n", markdown_cell(o.a.environment.gpu_name),
+                     markdown_cell(o.b.environment.gpu_name));
   out << fmt::format("| validation | {} | {} |\n", markdown_cell(o.a.validation), markdown_cell(o.b.validation));
   out << fmt::format("| environment from | {} | {} |\n\n", o.a.environment_source, o.b.environment_source);
   if (o.differences.empty()) {
@@ -124,19 +126,22 @@ void write_compare_markdown(const CompareOutcome& o, std::ostream& out) {
     if (!r->not_recorded.empty()) {
       std::string list;
       for (const std::string& n : r->not_recorded) list += (list.empty() ? "" : ", ") + n;
-      out << fmt::format("{}not recorded in run {} (no raw_session.json), so not compared: {}", o.differences.empty() ? "; " : "\n",
-                         r == &o.a ? "A" : "B", list);
+      out << fmt::format("{}not recorded in run {} (no raw_session.json), so not compared: {}",
+                         o.differences.empty() ? "; " : "\n", r == &o.a ? "A" : "B", list);
     }
   }
   out << "\n\n## Fixtures\n\n";
-  out << "| fixture | class | threshold | median A (us) | median B (us) | shift B vs A | interval | p | SM clock A, B (MHz) | "
+  out << "| fixture | class | threshold | median A (us) | median B (us) | shift B vs A | interval | p | SM clock A, B "
+         "(MHz) | "
          "verdict | reason |\n| --- | --- | ---: | ---: | ---: | ---: | --- | ---: | --- | --- | --- |\n";
   for (const FixtureComparison& f : o.fixtures) {
     const std::string clocks =
-        f.clock_source.empty() ? "unknown" : fmt::format("{:.0f}, {:.0f} ({})", f.sm_clock_a_mhz, f.sm_clock_b_mhz, f.clock_source);
+        f.clock_source.empty() ? "unknown"
+                               : fmt::format("{:.0f}, {:.0f} ({})", f.sm_clock_a_mhz, f.sm_clock_b_mhz, f.clock_source);
     out << fmt::format("| {} | {} | {:g}% | {} | {} | {} | [{}, {}] | {:.2g} | {} | **{}** | {} |\n",
                        markdown_cell(f.key), to_string(f.cls), f.threshold * 100, us(f.median_a_ns), us(f.median_b_ns),
-                       pct(f.shift), pct(f.low), pct(f.high), f.test.p, clocks, to_string(f.verdict), markdown_cell(f.reason));
+                       pct(f.shift), pct(f.low), pct(f.high), f.test.p, clocks, to_string(f.verdict),
+                       markdown_cell(f.reason));
   }
   std::vector<std::string> notes;
   for (const FixtureComparison& f : o.fixtures)
@@ -159,8 +164,10 @@ void write_compare_markdown(const CompareOutcome& o, std::ostream& out) {
       (1 - o.rules.alpha) * 100, (1 - o.rules.alpha / 2) * 100,
       o.rules.threshold_override
           ? fmt::format("{:g}% for every fixture (--threshold)", *o.rules.threshold_override * 100)
-          : fmt::format("{:g}% compute- and memory-bound, {:g}% overhead-bound, at least {:g}% where both runs were power-capped",
-                        o.rules.threshold * 100, o.rules.overhead_threshold * 100, o.rules.power_capped_threshold * 100),
+          : fmt::format("{:g}% compute- and memory-bound, {:g}% overhead-bound, at least {:g}% where both runs were "
+                        "power-capped",
+                        o.rules.threshold * 100, o.rules.overhead_threshold * 100,
+                        o.rules.power_capped_threshold * 100),
       o.rules.overhead_cut_ns / 1000);
 }
 
@@ -180,32 +187,35 @@ void write_compare_json(const CompareOutcome& o, std::ostream& out) {
     differences.push_back({{"what", d.what}, {"a", d.a}, {"b", d.b}, {"explains", d.explains}});
   json fixtures = json::array();
   for (const FixtureComparison& f : o.fixtures) {
-    fixtures.push_back({{"key", f.key},
-                        {"name", f.name},
-                        {"mode_a", f.mode_a},
-                        {"mode_b", f.mode_b},
-                        {"class", to_string(f.cls)},
-                        {"threshold_pct", f.threshold * 100},
-                        {"samples_a", f.samples_a},
-                        {"samples_b", f.samples_b},
-                        {"median_a_ns", f.median_a_ns},
-                        {"median_b_ns", f.median_b_ns},
-                        {"shift_pct", f.shift * 100},
-                        {"low_pct", f.low * 100},
-                        {"high_pct", f.high * 100},
-                        {"hodges_lehmann", {{"low_pct", f.shift_low * 100}, {"high_pct", f.shift_high * 100}, {"bounded", f.shift_bounded}}},
-                        {"medians", {{"low_pct", num_or_null(f.medians_low * 100, f.medians_bounded)},
-                                     {"high_pct", num_or_null(f.medians_high * 100, f.medians_bounded)},
-                                     {"bounded", f.medians_bounded}}},
-                        {"mann_whitney", {{"u1", f.test.u1}, {"z", f.test.z}, {"p", f.test.p}}},
-                        {"sm_clock_a_mhz", num_or_null(f.sm_clock_a_mhz, f.sm_clock_a_mhz > 0)},
-                        {"sm_clock_b_mhz", num_or_null(f.sm_clock_b_mhz, f.sm_clock_b_mhz > 0)},
-                        {"clock_source", f.clock_source},
-                        {"comparison", to_string(f.comparison)},
-                        {"verdict", to_string(f.verdict)},
-                        {"explained_by", f.explained_by},
-                        {"reason", f.reason},
-                        {"notes", f.notes}});
+    fixtures.push_back(
+        {{"key", f.key},
+         {"name", f.name},
+         {"mode_a", f.mode_a},
+         {"mode_b", f.mode_b},
+         {"class", to_string(f.cls)},
+         {"threshold_pct", f.threshold * 100},
+         {"samples_a", f.samples_a},
+         {"samples_b", f.samples_b},
+         {"median_a_ns", f.median_a_ns},
+         {"median_b_ns", f.median_b_ns},
+         {"shift_pct", f.shift * 100},
+         {"low_pct", f.low * 100},
+         {"high_pct", f.high * 100},
+         {"hodges_lehmann",
+          {{"low_pct", f.shift_low * 100}, {"high_pct", f.shift_high * 100}, {"bounded", f.shift_bounded}}},
+         {"medians",
+          {{"low_pct", num_or_null(f.medians_low * 100, f.medians_bounded)},
+           {"high_pct", num_or_null(f.medians_high * 100, f.medians_bounded)},
+           {"bounded", f.medians_bounded}}},
+         {"mann_whitney", {{"u1", f.test.u1}, {"z", f.test.z}, {"p", f.test.p}}},
+         {"sm_clock_a_mhz", num_or_null(f.sm_clock_a_mhz, f.sm_clock_a_mhz > 0)},
+         {"sm_clock_b_mhz", num_or_null(f.sm_clock_b_mhz, f.sm_clock_b_mhz > 0)},
+         {"clock_source", f.clock_source},
+         {"comparison", to_string(f.comparison)},
+         {"verdict", to_string(f.verdict)},
+         {"explained_by", f.explained_by},
+         {"reason", f.reason},
+         {"notes", f.notes}});
   }
   json not_compared = json::array();
   for (const auto& [k, why] : o.not_compared) not_compared.push_back({{"key", k}, {"why", why}});
@@ -237,15 +247,17 @@ void write_compare_json(const CompareOutcome& o, std::ostream& out) {
 void print_compare_summary(const CompareOutcome& o, const fs::path& dir, std::ostream& out) {
   out << fmt::format("compare: A {} against B {}\n", o.a.dir.string(), o.b.dir.string());
   for (const RunDifference& d : o.differences)
-    out << fmt::format("  differs: {} '{}' (A) vs '{}' (B){}\n", d.what, d.a, d.b, d.explains ? ": can explain a shift" : "");
+    out << fmt::format("  differs: {} '{}' (A) vs '{}' (B){}\n", d.what, d.a, d.b,
+                       d.explains ? ": can explain a shift" : "");
   for (const FixtureComparison& f : o.fixtures)
     out << fmt::format("  {:<10} {:<32} {}\n", to_string(f.verdict), f.key, f.reason);
   for (const std::string& k : o.only_in_a) out << fmt::format("  {:<10} {}\n", "A only", k);
   for (const std::string& k : o.only_in_b) out << fmt::format("  {:<10} {}\n", "B only", k);
   for (const auto& [k, why] : o.not_compared) out << fmt::format("  {:<10} {:<32} {}\n", "not compared", k, why);
   if (!o.claimed) out << "not claimed: " << o.not_claimed_because << "\n";
-  out << fmt::format("result: {} (exit {}); reports: {}, {}; pictures: python3 scripts/plot_compare.py {}\n", o.result(),
-                     o.exit_code, (dir / "compare.md").string(), (dir / "compare.json").string(), dir.string());
+  out << fmt::format("result: {} (exit {}); reports: {}, {}; pictures: python3 scripts/plot_compare.py {}\n",
+                     o.result(), o.exit_code, (dir / "compare.md").string(), (dir / "compare.json").string(),
+                     dir.string());
 }
 
 int compare_main(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {

@@ -24,11 +24,11 @@ struct CompareOutcome {
   /// Both runs validated (validation.json present, of the recording, passed): only then is a
   /// verdict claimed; otherwise every verdict is shown and the outcome is "not claimed".
   bool claimed = false;
-  std::string not_claimed_because;                 ///< "" when claimed
-  std::vector<FixtureComparison> fixtures;         ///< in run B's order
-  std::vector<std::string> only_in_a, only_in_b;   ///< keys of fixtures in one run only
+  std::string not_claimed_because;                                ///< "" when claimed
+  std::vector<FixtureComparison> fixtures;                        ///< in run B's order
+  std::vector<std::string> only_in_a, only_in_b;                  ///< keys of fixtures in one run only
   std::vector<std::pair<std::string, std::string>> not_compared;  ///< key, why (failed or no samples)
-  bool fixture_failed = false;                     ///< a fixture of B failed (an error, a wrong result)
+  bool fixture_failed = false;                                    ///< a fixture of B failed (an error, a wrong result)
   int exit_code = 0;
   /// "same", "faster", "slower", "ambiguous", "failed" (a fixture of B failed) or "not claimed".
   std::string result() const;

@@ -34,17 +34,17 @@ struct Shift {
 };
 
 /// Shift of `b` against `a` at `confidence` (e.g. 0.99), in the samples' units. Exact order
-/// statistics of the pairwise differences without forming them: O((n1 + n2) log(n1 + n2)) to sort
-/// and O(n1 + n2) per count, bisection on the value (kth_pairwise_difference). Throws
+/// statistics of the pairwise differences without forming all n1 n2 of them (kth_pairwise_difference). Throws
 /// std::invalid_argument for an empty sample, a non-finite value or confidence outside (0, 1).
 Shift hodges_lehmann_shift(const std::vector<double>& a, const std::vector<double>& b, double confidence);
 
 /// The k-th smallest (1-based, 1 <= k <= n1 n2) of the differences y_j - x_i of ascending `x` and
 /// `y`, computed as y_j - x_i in double (so equal to one of them exactly). Bisection on the value
-/// with a two-pointer count of the differences <= d (monotone under IEEE rounding), until the
-/// bracket holds one representable value. Written here because no library the project uses has
-/// it (Boost.Math and GSL have the test, not the selection in X + Y). Throws std::invalid_argument
-/// for k out of range or an empty input.
+/// with a two-pointer count of the differences <= d (monotone under IEEE rounding) until at most
+/// max(n1 + n2, 64) differences lie in the bracket, which are then gathered and selected
+/// (nth_element); O((n1 + n2) log(range / spacing)). Written here because no library the project
+/// uses has it (Boost.Math and GSL have the test, not the selection in X + Y). Throws
+/// std::invalid_argument for k out of range or an empty input.
 double kth_pairwise_difference(const std::vector<double>& x, const std::vector<double>& y, std::uint64_t k);
 
 }  // namespace xb
