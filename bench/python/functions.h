@@ -13,4 +13,7 @@ void add_check_functions(nanobind::module_& m);
 /// Adds run(...) and device_error() (bench_functions.cpp) to the module.
 void add_bench_functions(nanobind::module_& m);
 
+/// Adds compare_command(args) (compare_functions.cpp) to the module; built with the bench functions.
+void add_compare_functions(nanobind::module_& m);
+
 }  // namespace xb

@@ -13,8 +13,8 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <iterator>
 #include <random>
@@ -173,7 +173,8 @@ TEST(CompareRuns, TheSameJobRecordedTwiceIsNeverSlowerOrFaster) {
   const CompareOutcome o = compare_dirs(kRunA, kRerecorded);
   ASSERT_EQ(o.fixtures.size(), 8u);
   for (const FixtureComparison& f : o.fixtures) {
-    EXPECT_TRUE(f.verdict == CompareVerdict::Same || f.verdict == CompareVerdict::Ambiguous) << f.key << ": " << f.reason;
+    EXPECT_TRUE(f.verdict == CompareVerdict::Same || f.verdict == CompareVerdict::Ambiguous)
+        << f.key << ": " << f.reason;
   }
   // Another board of the same model is named, and explains nothing.
   ASSERT_EQ(o.differences.size(), 1u);
@@ -234,12 +235,12 @@ TEST(CompareRuns, NoiseAloneStaysUnderTheFalsePositiveRate) {
   // The binomial bound: P(X >= 22) < 0.001 for X ~ Binomial(1000, 0.01).
   double tail = 0;
   for (int k = 22; k <= draws; ++k)
-    tail += std::exp(std::lgamma(draws + 1.0) - std::lgamma(k + 1.0) - std::lgamma(draws - k + 1.0) + k * std::log(0.01) +
-                     (draws - k) * std::log(0.99));
+    tail += std::exp(std::lgamma(draws + 1.0) - std::lgamma(k + 1.0) - std::lgamma(draws - k + 1.0) +
+                     k * std::log(0.01) + (draws - k) * std::log(0.99));
   ASSERT_LT(tail, 0.001);
   std::cout << "noise alone, " << draws << " draws of 100 + 100 samples: " << strict_positives
-            << " intervals missed zero (99% stated; the Hodges-Lehmann interval alone: " << hodges_lehmann_misses << "), "
-            << default_positives << " SLOWER or FASTER at the default thresholds\n";
+            << " intervals missed zero (99% stated; the Hodges-Lehmann interval alone: " << hodges_lehmann_misses
+            << "), " << default_positives << " SLOWER or FASTER at the default thresholds\n";
   EXPECT_LT(hodges_lehmann_misses, 22);
   EXPECT_LT(strict_positives, 22);
   EXPECT_EQ(default_positives, 0);
