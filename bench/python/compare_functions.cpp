@@ -6,7 +6,6 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
-#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -21,16 +20,7 @@ namespace {
 
 /// `bench compare ARGS` (args[0] the program name): (exit status, stdout text, stderr text).
 std::tuple<int, std::string, std::string> compare_args(const std::vector<std::string>& args) {
-  std::vector<const char*> argv;
-  for (const std::string& a : args) argv.push_back(a.c_str());
-  if (argv.empty()) argv.push_back("compare");
-  std::ostringstream out, err;
-  int code = 0;
-  {
-    const nb::gil_scoped_release unlocked;  // plain C++ file reading: other Python threads run
-    code = compare_main(static_cast<int>(argv.size()), argv.data(), out, err);
-  }
-  return {code, out.str(), err.str()};
+  return run_in_process(args, "compare", compare_main);
 }
 
 }  // namespace
