@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <limits>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -52,13 +53,21 @@ std::vector<double> read_sample_clocks(const json& j, std::size_t samples, const
   return out;
 }
 
-/// events.json: its recording time, CUDA versions and fixtures.
+/// The recording window of a file's crossbench block: the same in every file of one recording,
+/// whenever each was written (a replay's validation.json is written later, with a later created_utc).
+std::pair<std::int64_t, std::int64_t> recording_window(const json& meta, const std::string& where) {
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  return {need_int(meta, "window_start_ns", where, 0, kMax), need_int(meta, "window_end_ns", where, 0, kMax)};
+}
+
+/// events.json: its recording time and window, CUDA versions and fixtures.
 void read_events(const fs::path& path, RunFolder& r) {
   const std::string where = path.string();
   const json doc = parse_json(read_text_file(path), where);
   check_header(doc, "events", where);
   const json& meta = need_object(doc, "crossbench", where);
   r.created_utc = need_string(meta, "created_utc", where + ": crossbench");
+  r.window_ns = recording_window(meta, where + ": crossbench");
   constexpr std::int64_t kIntMax = 2147483647;
   r.environment.cuda_driver_version = static_cast<int>(need_int(meta, "cuda_driver_version", where, 0, kIntMax));
   r.environment.cuda_runtime_version = static_cast<int>(need_int(meta, "cuda_runtime_version", where, 0, kIntMax));
@@ -115,7 +124,7 @@ void read_validation(const fs::path& dir, RunFolder& r) {
   const std::string where = path.string();
   const json doc = parse_json(read_text_file(path), where);
   check_header(doc, "validation", where);
-  const std::string created = need_string(need_object(doc, "crossbench", where), "created_utc", where + ": crossbench");
+  const auto window = recording_window(need_object(doc, "crossbench", where), where + ": crossbench");
   const bool passed = need_bool(doc, "passed", where);
   std::string counts;
   if (doc.contains("summary") && doc["summary"].is_object()) {
@@ -126,9 +135,10 @@ void read_validation(const fs::path& dir, RunFolder& r) {
     counts = fmt::format(" ({} passed, {} failed, {} noisy, {} not run)", n("passed"), n("failed"), n("noisy"),
                          n("not_run"));
   }
-  if (created != r.created_utc) {
+  if (window != r.window_ns) {
     r.validation =
-        fmt::format("validation.json is of another recording ({} against events.json's {})", created, r.created_utc);
+        fmt::format("validation.json is of another recording (window {}..{} ns against events.json's {}..{})",
+                    window.first, window.second, r.window_ns.first, r.window_ns.second);
     return;
   }
   r.validated = passed;

@@ -4,9 +4,11 @@
 // wrong.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/compare/compare.h"
@@ -20,6 +22,8 @@ namespace xb {
 struct RunFolder {
   std::filesystem::path dir;
   std::string created_utc;  ///< events.json crossbench.created_utc
+  /// events.json crossbench.window_start_ns, window_end_ns: the recording's identity across its files
+  std::pair<std::int64_t, std::int64_t> window_ns{0, 0};
   RunEnvironment environment;
   /// Where the environment came from: "raw_session.json", or "events.json and summary.md".
   std::string environment_source;
@@ -27,7 +31,7 @@ struct RunFolder {
   /// "power limit", "maximum clocks"): not compared, and named.
   std::vector<std::string> not_recorded;
   std::vector<RunFixture> fixtures;
-  bool validated = false;  ///< validation.json present, of this recording, and passed
+  bool validated = false;  ///< validation.json present, of this recording (the same window_ns), and passed
   std::string validation;  ///< "passed (N results passed)", "FAILED (...)", "no validation.json", ...
   /// The fixture with this key, or null.
   const RunFixture* find(const std::string& key) const;

@@ -313,6 +313,33 @@ TEST(CompareRuns, RunsNotValidatedAreNotClaimed) {
   EXPECT_NE(o.not_claimed_because.find("A no validation.json"), std::string::npos) << o.not_claimed_because;
 }
 
+TEST(CompareRuns, AValidationOfAnotherRecordingIsNotClaimed) {
+  const fs::path other = derive(kRunA, "other-validation");
+  json v = json::parse(read(other / "validation.json"));
+  v["crossbench"]["window_start_ns"] = v["crossbench"]["window_start_ns"].get<std::int64_t>() + 1;
+  write(other / "validation.json", v.dump());
+  const CompareOutcome o = compare_dirs(kRunA, other);
+  EXPECT_FALSE(o.claimed);
+  EXPECT_NE(o.not_claimed_because.find("B validation.json is of another recording"), std::string::npos)
+      << o.not_claimed_because;
+}
+
+TEST(CompareRuns, AReplayedRunFolderIsClaimedWithItsWholeEnvironment) {
+  // A replay validates later than the recording (another created_utc), in the same window; its
+  // raw_session.json gives the driver and power limit too.
+  const fs::path replay = scratch() / "replay";
+  const fs::path session = fs::path(XB_RESULTS_DIR) / "sessions" / "h200-small" / "raw_session.json";
+  const auto [code, text] =
+      testing::run_command(std::string(XB_BENCH_EXE) + " --replay " + session.string() + " --out " + replay.string());
+  ASSERT_EQ(code, 0) << text;
+  const CompareOutcome o = compare_dirs(replay, replay);
+  EXPECT_TRUE(o.claimed) << o.not_claimed_because;
+  EXPECT_EQ(o.a.environment_source, "raw_session.json");
+  EXPECT_TRUE(o.a.not_recorded.empty());
+  EXPECT_FALSE(o.a.environment.driver_version.empty());
+  EXPECT_EQ(o.result(), "same");
+}
+
 TEST(CompareRuns, FixturesInOneRunOnlyAreListed) {
   const fs::path fewer = derive(kRunA, "fewer", [](json& e) {
     json& fixtures = e["fixtures"];
