@@ -6,6 +6,7 @@
 
 #include "bench/ab/ab.h"
 #include "bench/calibrate/calibrate.h"
+#include "bench/compare/compare_report.h"
 #include "bench/core/device.h"
 #include "bench/devices/devices.h"
 #include "bench/overhead/overhead.h"
@@ -31,6 +32,8 @@ constexpr Subcommand kSubcommands[] = {
     {"sweep", sweep_command, "sizes from overhead- to compute-bound: roofline, crossovers (docs/metrics.md)"},
     {"calibrate", calibrate_command, "this GPU's copy and GEMM ceilings (ceilings.json)"},
     {"qualify", qualify_command, "release qualification of a suite against a stored baseline (docs/qualify.md)"},
+    {"compare", compare_command,
+     "is run B faster or slower than run A? SAME/FASTER/SLOWER/AMBIGUOUS (docs/compare.md)"},
     {"ab", ab_command, "two ops interleaved in one session: the paired ratio B / A"},
     {"overhead", overhead_command, "the profiler's cost per launch, against CUPTI alone and no profiler"},
 #ifdef XB_LAB  // the team's tuning command: -DXB_LAB=ON (tools/lab/README.md)

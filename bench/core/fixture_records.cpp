@@ -373,13 +373,17 @@ GpuMeta read_gpu_meta(const SessionMeta& meta) {
   return g;
 }
 
+FixtureInfo parse_fixture_json(const json& fixture, std::size_t index) {
+  FixtureInfo f = parse_fixture(fixture, fmt::format("fixtures[{}]", index));
+  check_fixture(f, index);
+  return f;
+}
+
 std::vector<FixtureInfo> read_fixtures(const RawSession& raw) {
   std::vector<FixtureInfo> fixtures;
   fixtures.reserve(raw.fixtures.size());
   for (std::size_t i = 0; i < raw.fixtures.size(); ++i) {
-    const std::string where = fmt::format("fixtures[{}]", i);
-    fixtures.push_back(parse_fixture(block_json(raw.fixtures[i].json, where), where));
-    check_fixture(fixtures.back(), i);
+    fixtures.push_back(parse_fixture_json(block_json(raw.fixtures[i].json, fmt::format("fixtures[{}]", i)), i));
   }
   return fixtures;
 }

@@ -33,7 +33,7 @@ RANK = {"kernels": 0, "profiler/records": 1, "profiler/front end": 2, "profiler/
         "validate": 5, "bench": 6}
 FOLDERS = ("kernels", "profiler", "validate", "bench")
 MEASURING_CORE = ("bench/core/", "bench/run/", "bench/cli/cli.", "include/crossbench/bench/")
-COMMANDS = ("bench/sweep/", "bench/qualify/", "bench/devices/", "bench/ab/", "bench/calibrate/", "bench/overhead/",
+COMMANDS = ("bench/sweep/", "bench/qualify/", "bench/compare/", "bench/devices/", "bench/ab/", "bench/calibrate/", "bench/overhead/",
             "bench/tune_add/")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 SOURCE = (".h", ".cuh", ".cpp", ".cu")
