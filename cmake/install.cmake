@@ -21,9 +21,9 @@ install(TARGETS bench validate RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 # crossbench::bench is a static library whose parts (the harness core, the kernels, the
 # validator) are exported beside it for its link line; only bench/core/api.h is a public header.
-# The commands' libraries (xb_commands, xb_commands_core) are linked into bin/bench and not
+# The commands' libraries (xb_bench_sweep_gpu, ..., xb_bench_main_gpu) are linked into bin/bench and not
 # installed: a user's benchmark links the measuring core.
-install(TARGETS xb_model xb_cupti xb_harness xb_bench_core xb_kernels xb_validate xb_cli_style EXPORT crossbenchTargets
+install(TARGETS xb_model xb_cupti xb_bench_run_gpu xb_bench_cli xb_bench_core_gpu xb_kernels xb_validate xb_cli_style EXPORT crossbenchTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 # The public headers are where they live: include/crossbench. No CUDA or CUPTI header beyond

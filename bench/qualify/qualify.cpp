@@ -106,7 +106,7 @@ FixtureRecord record_of(const FixtureInfo& f) {
   r.launches_per_sample = f.timing.launches_per_sample;
   r.warmed_up = f.timing.warmed_up;
   r.stop = f.timing.stop;
-  r.max_noise = f.timing.max_noise;
+  r.max_noise = f.timing.stopping.max_noise_fraction;
   r.sampling_s = f.timing.sampling_s;
   r.batch_min_s = f.timing.batch_min_s;
   r.samples_ns = f.timing.samples_ns;

@@ -167,7 +167,7 @@ struct QualifyOptions {
 /// a missing --suite or --baseline, --threshold outside (0, 100], a bad --slow-fixture,
 /// --slow-fixture with --update-baseline (a baseline must not hold a deliberate delay) or with
 /// --from-run, --aggregate with any option but --out. Returns nullopt when --help was printed.
-/// --devices is taken by bench/devices/devices.h before this parser runs; it is listed for --help.
+/// --devices is taken by bench/main/devices.h before this parser runs; it is listed for --help.
 std::optional<QualifyOptions> parse_qualify_args(int argc, const char* const* argv);
 
 /// Default folder: results/qualify/<UTC yyyymmdd-hhmmss>-<pid>.

@@ -1,5 +1,5 @@
 // Devices side by side (see device_compare.h).
-#include "bench/devices/device_compare.h"
+#include "bench/qualify/device_compare.h"
 
 #include <fmt/format.h>
 
