@@ -1,7 +1,7 @@
 // `bench compare A B`'s verdict on each fixture (docs/compare.md): is run B's fixture the SAME as
 // run A's, FASTER, SLOWER, or can the two runs not tell (AMBIGUOUS)? The statistics are
 // bench/compare/shift.h's (Hodges-Lehmann on log-times) and qualify's (the Mann-Whitney test, the
-// fixture classes and thresholds, the throttle rule: bench/qualify/qualify.h), one implementation
+// fixture classes and thresholds, the throttle rule: bench/gate/gate.h), one implementation
 // each. Plain C++ (no CUDA), CPU-tested in tests/cpu/test_compare.cpp.
 //
 // Units: samples and medians in ns per call; shifts, intervals and thresholds as fractions
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/qualify/qualify.h"
+#include "bench/gate/gate.h"
 
 namespace xb {
 
@@ -59,7 +59,7 @@ struct FixtureComparison {
   std::string key, name;
   std::string mode_a, mode_b;  ///< RunFixture::mode_text
   FixtureClass cls = FixtureClass::Throughput;
-  double threshold = 0;  ///< fixture_threshold (qualify.h), a fraction
+  double threshold = 0;  ///< fixture_threshold (gate.h), a fraction
   std::size_t samples_a = 0, samples_b = 0;
   double median_a_ns = 0, median_b_ns = 0;
   double shift = 0;                      ///< Hodges-Lehmann shift of the log-times as a ratio: exp(delta) - 1
@@ -70,7 +70,7 @@ struct FixtureComparison {
   double medians_low = 0, medians_high = 0;
   bool medians_bounded = false;
   double low = 0, high = 0;                               ///< the interval the verdict reads: the hull of the two above
-  MannWhitney test;                                       ///< B against A (qualify.h), reported
+  MannWhitney test;                                       ///< B against A (gate.h), reported
   double sm_clock_a_mhz = 0, sm_clock_b_mhz = 0;          ///< 0: unknown
   std::string clock_source;                               ///< "per-sample", "NVML snapshots" or ""
   CompareVerdict comparison = CompareVerdict::Ambiguous;  ///< what the interval alone says

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "bench/compare/compare.h"
-#include "bench/qualify/qualify_files.h"
+#include "bench/gate/environment.h"
 
 namespace xb {
 

@@ -10,7 +10,7 @@
 
 #include "bench/cli/cli.h"
 #include "bench/core/run_dir.h"
-#include "bench/qualify/report_format.h"
+#include "bench/gate/report_format.h"
 #include "profiler/atomic_file.h"
 #include "profiler/errors.h"
 #include "profiler/strict_json.h"

@@ -1,5 +1,5 @@
 // The shift between two sample sets and its distribution-free interval: the Hodges-Lehmann
-// estimator and the interval that inverts the Mann-Whitney U test (bench/qualify/qualify.h
+// estimator and the interval that inverts the Mann-Whitney U test (bench/gate/gate.h
 // mann_whitney_u is the test itself). `bench compare` applies them to log-times, so the shift is a
 // ratio (docs/compare.md, "Statistics"). Plain C++, CPU-tested in tests/cpu/test_compare_shift.cpp.
 //

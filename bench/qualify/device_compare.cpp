@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/gate/report_format.h"
 #include "bench/qualify/qualify_aggregate.h"
-#include "bench/qualify/report_format.h"
 #include "profiler/session_io.h"
 #include "profiler/stats.h"
 

@@ -12,7 +12,7 @@
 
 #include "bench/cli/cli.h"
 #include "bench/core/run_dir.h"
-#include "bench/qualify/report_format.h"
+#include "bench/gate/report_format.h"
 #include "profiler/atomic_file.h"
 #include "profiler/session_io.h"
 #include "profiler/stats.h"

@@ -16,7 +16,8 @@ The profiler's layers, by file stem (profiler/<stem>.h and .cpp):
 
 Within bench/, the measuring core that a user's benchmark links (crossbench::bench: bench/core/,
 bench/cli/, bench/run/, include/crossbench/bench/) includes none of the commands' folders nor the
-roof, bench/main/ (COMMANDS: linked into the bench executable alone, bench/CMakeLists.txt).
+roof, bench/main/ (COMMANDS: linked into the bench executable alone, bench/CMakeLists.txt), and no command folder
+includes another's (commands are leaves; bench/main/, the roof, includes them all).
 
 Usage: test_include_layers.py REPO_ROOT. Exit 0: no violation; 1: each violation listed
 (FILE:LINE: what); 2: bad usage.
@@ -58,6 +59,12 @@ def layer(path):
     return "profiler/records"
 
 
+def command_folder(path):
+    """The command folder (one of COMMANDS) a repository path or include name is in, or None."""
+    path = path.replace(os.sep, "/")
+    return next((c for c in COMMANDS if path.startswith(c)), None)
+
+
 def sources(root):
     for top in FOLDERS + ("include",):
         for folder, _, files in sorted(os.walk(os.path.join(root, top))):
@@ -95,6 +102,11 @@ def check(root):
                     continue
                 if src.replace(os.sep, "/").startswith(MEASURING_CORE) and m.group(1).startswith(COMMANDS):
                     bad.append(f"{src}:{number}: the measuring core includes {m.group(1)}, a command's")
+                mine = command_folder(src)
+                theirs = command_folder(m.group(1))
+                if mine and theirs and mine != theirs and mine != "bench/main/":
+                    bad.append(f"{src}:{number}: the command folder {mine} includes {m.group(1)}, another command's "
+                               "(commands are leaves: what two share goes below them, e.g. bench/gate/)")
                 other = layer(m.group(1))
                 if other is None:
                     continue
@@ -119,6 +131,8 @@ def main(argv):
     probe = cycles({"kernels": {"profiler"}, "profiler": {"kernels"}})
     if probe != [["kernels", "profiler", "kernels"]]:
         bad.append(f"self-check: cycles() found {probe} in kernels <-> profiler")
+    if command_folder("bench/compare/compare.h") != "bench/compare/" or command_folder("bench/gate/gate.h") is not None:
+        bad.append("self-check: command_folder() maps paths wrongly")
     if layer("include/crossbench/profiler/table.h") != "profiler/exporters" or layer("tests/x.cpp") is not None:
         bad.append("self-check: layer() maps paths wrongly")
     for line in bad:

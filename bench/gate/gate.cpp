@@ -1,5 +1,5 @@
-// The qualification gate (see qualify.h; rules and their reasons in docs/qualify.md).
-#include "bench/qualify/qualify.h"
+// The gate (see gate.h; rules and their reasons in docs/qualify.md).
+#include "bench/gate/gate.h"
 
 #include <fmt/format.h>
 

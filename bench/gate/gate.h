@@ -1,5 +1,6 @@
-// The release-qualification gate of `bench qualify` (docs/qualify.md): per fixture, is it slower,
-// faster or unchanged against a stored baseline, or can the run not say (inconclusive)? Plain C++
+// The gate shared by `bench qualify` (docs/qualify.md: per fixture, is it slower, faster or
+// unchanged against a stored baseline, or can the run not say: inconclusive) and `bench compare`
+// (the same test, classes and thresholds between two run folders, docs/compare.md). Plain C++
 // (no CUDA), CPU-tested in tests/cpu/test_qualify_gate.cpp.
 //
 // Units: samples and medians in ns per call; deltas and thresholds as fractions (0.03 = 3%).
