@@ -26,9 +26,10 @@ install(TARGETS bench validate RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 # crossbench::bench is a static library whose parts (the harness core, the kernels, the
 # validator) are exported beside it for its link line; only bench/core/api.h is a public header.
-# The commands' libraries (xb_commands, xb_commands_core) are linked into bin/bench and not
+# The commands' libraries (xb_bench_sweep_gpu, ..., xb_bench_main_gpu) are linked into bin/bench and not
 # installed: a user's benchmark links the measuring core.
-install(TARGETS xb_common xb_profiler_model xb_profiler_exporters xb_profiler_adapters xb_profiler_core xb_profiler xb_harness xb_bench_core xb_kernels xb_validate EXPORT crossbenchTargets
+install(TARGETS xb_common xb_profiler_model xb_profiler_exporters xb_profiler_adapters xb_profiler_core xb_profiler
+  xb_bench_run_gpu xb_bench_cli xb_bench_core_gpu xb_kernels xb_validate EXPORT crossbenchTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 # The public headers are where they live: include/crossbench. No CUDA or CUPTI header beyond

@@ -60,10 +60,10 @@ SpanMaps kernel_spans(const View& v) {
   return s;
 }
 
-}  // namespace
-
-void check_annotation_span(const Model& m, const ValidateOptions& opts, CheckLog& log) {
-  std::size_t rows = 0, spans = 0;
+/// (a) of annotation_span: the table rows of annotations against the device time under them;
+/// returns how many rows were judged.
+std::size_t check_annotation_rows(const Model& m, CheckLog& log) {
+  std::size_t rows = 0;
   // (a) Table rows that show an annotation's device time (the legacy profiler's are cudaEvent
   // times of the ranges, which no trace carries: not judged).
   if (m.table && !m.legacy_device.empty()) {
@@ -127,6 +127,13 @@ void check_annotation_span(const Model& m, const ValidateOptions& opts, CheckLog
       }
     }
   }
+  return rows;
+}
+
+/// (b) of annotation_span: each trace's gpu_user_annotation events against the first start and
+/// last end of the device work under their annotation; returns how many span events were judged.
+std::size_t check_gpu_spans(const Model& m, const ValidateOptions& opts, CheckLog& log) {
+  std::size_t spans = 0;
   // (b) gpu_user_annotation events of each trace against the device work under them.
   for (std::size_t vi = 0; vi < m.views.size(); ++vi) {
     const View& v = m.views[vi];
@@ -175,6 +182,14 @@ void check_annotation_span(const Model& m, const ValidateOptions& opts, CheckLog
                            "device work (rounding in the exporter)",
                            max_dev));
   }
+  return spans;
+}
+
+}  // namespace
+
+void check_annotation_span(const Model& m, const ValidateOptions& opts, CheckLog& log) {
+  const std::size_t rows = check_annotation_rows(m, log);
+  const std::size_t spans = check_gpu_spans(m, opts, log);
   if (rows == 0 && spans == 0) {
     if (device_not_recorded(m, log, "GPU spans")) return;
     if (!m.legacy_device.empty()) return;

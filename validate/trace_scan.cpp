@@ -258,172 +258,200 @@ void Reader::member(Cursor& c) {
   state_ = State::AfterValue;
 }
 
-void Reader::step(Cursor& c) {
-  switch (state_) {
-    case State::Start: {
-      const char ch = scan::peek(c);
-      if (ch == '[') {
-        // torch/autograd/profiler_util.py EventList.export_chrome_trace writes a bare array of
-        // events (where Kineto is unavailable, and torch.autograd.profiler_legacy.profile).
-        ++c.p;
-        array_root_ = saw_events_ = t_.eventlist = true;
-        where_ = "the top-level array";
-        index_ = 0;
-        if (scan::peek(c) == ']') {
-          ++c.p;
-          state_ = State::End;
-        } else {
-          state_ = State::Events;
-        }
+// the document's first character: an object (Kineto, crossbench) or a bare event array (EventList)
+void Reader::start(Cursor& c) {
+  const char ch = scan::peek(c);
+  if (ch == '[') {
+    // torch/autograd/profiler_util.py EventList.export_chrome_trace writes a bare array of
+    // events (where Kineto is unavailable, and torch.autograd.profiler_legacy.profile).
+    ++c.p;
+    array_root_ = saw_events_ = t_.eventlist = true;
+    where_ = "the top-level array";
+    index_ = 0;
+    if (scan::peek(c) == ']') {
+      ++c.p;
+      state_ = State::End;
+    } else {
+      state_ = State::Events;
+    }
+    return;
+  }
+  if (ch != '{') scan::unexpected(c, "'{' (a JSON object)");
+  ++c.p;
+  if (scan::peek(c) == '}') {
+    ++c.p;
+    state_ = State::End;
+  } else {
+    state_ = State::Member;
+  }
+}
+
+// after a top-level member: ',' or the closing '}'
+void Reader::after_value(Cursor& c) {
+  where_ = "";
+  const char d = scan::peek(c);
+  ++c.p;
+  if (d == ',') {
+    state_ = State::Member;
+  } else if (d == '}') {
+    state_ = State::End;
+  } else {
+    --c.p;
+    scan::unexpected(c, "',' or '}'");
+  }
+}
+
+// one element of the event array: whole elements on the fast path while the window holds many
+void Reader::events(Cursor& c) {
+  // Fast path over whole elements while the window holds far more than one. Each step()
+  // must not commit anything it could re-parse after a NeedMore, so the loop returns when
+  // the window runs low and leaves an element the fast path refuses to the slow path.
+  constexpr std::ptrdiff_t kSlack = 1 << 16;
+  // At the very end of the input (eof and nothing left) the slow path reports the truncation:
+  // the fast loop would consume nothing and never leave this state.
+  if (g_fast_paths && !slow_next_ && (c.eof ? c.p < c.end : c.end - c.p > kSlack)) {
+    c.p = fast::ws(c.p, c.end);
+    RawEvent e;
+    while (c.eof ? c.p < c.end : c.end - c.p > kSlack) {
+      e.reset();
+      const char* q = fast::event_layout(c.p, c.end, e, lane_tokens_);
+      if (!q) {
+        e.reset();
+        q = fast::event(c.p, c.end, e);
+      }
+      if (!q) {
+        slow_next_ = true;
         return;
       }
-      if (ch != '{') scan::unexpected(c, "'{' (a JSON object)");
-      ++c.p;
-      if (scan::peek(c) == '}') {
-        ++c.p;
-        state_ = State::End;
-      } else {
-        state_ = State::Member;
-      }
-      return;
-    }
-    case State::Member:
-      member(c);
-      return;
-    case State::AfterValue: {
-      where_ = "";
-      const char d = scan::peek(c);
-      ++c.p;
-      if (d == ',') {
-        state_ = State::Member;
-      } else if (d == '}') {
-        state_ = State::End;
-      } else {
-        --c.p;
-        scan::unexpected(c, "',' or '}'");
-      }
-      return;
-    }
-    case State::Events: {
-      // Fast path over whole elements while the window holds far more than one. Each step()
-      // must not commit anything it could re-parse after a NeedMore, so the loop returns when
-      // the window runs low and leaves an element the fast path refuses to the slow path.
-      constexpr std::ptrdiff_t kSlack = 1 << 16;
-      // At the very end of the input (eof and nothing left) the slow path reports the truncation:
-      // the fast loop would consume nothing and never leave this state.
-      if (g_fast_paths && !slow_next_ && (c.eof ? c.p < c.end : c.end - c.p > kSlack)) {
-        c.p = fast::ws(c.p, c.end);
-        RawEvent e;
-        while (c.eof ? c.p < c.end : c.end - c.p > kSlack) {
-          e.reset();
-          const char* q = fast::event_layout(c.p, c.end, e, lane_tokens_);
-          if (!q) {
-            e.reset();
-            q = fast::event(c.p, c.end, e);
-          }
-          if (!q) {
-            slow_next_ = true;
-            return;
-          }
-          commit(e);
-          ++t_.trace_events;
-          q = fast::ws(q, c.end);
-          if (q < c.end && *q == ',') {
-            ++index_;
-            c.p = fast::ws(q + 1, c.end);
-            continue;
-          }
-          c.p = q;
-          state_ = State::EventsNext;  // ']' or whatever follows: the slow path handles it
-          return;
-        }
-        return;
-      }
-      slow_next_ = false;
-      RawEvent e;
-      parse_event(c, e);
       commit(e);
       ++t_.trace_events;
-      state_ = State::EventsNext;
-      return;
-    }
-    case State::EventsNext: {
-      const char d = scan::peek(c);
-      ++c.p;
-      if (d == ',') {
+      q = fast::ws(q, c.end);
+      if (q < c.end && *q == ',') {
         ++index_;
-        state_ = State::Events;
-      } else if (d == ']') {
-        state_ = array_root_ ? State::End : State::AfterValue;
-      } else {
-        --c.p;
-        scan::unexpected(c, "',' or ']'");
+        c.p = fast::ws(q + 1, c.end);
+        continue;
       }
+      c.p = q;
+      state_ = State::EventsNext;  // ']' or whatever follows: the slow path handles it
       return;
     }
-    case State::ExtCorr: {
-      constexpr std::ptrdiff_t kSlack = 1 << 16;
-      // At the very end of the input (eof and nothing left) the slow path reports the truncation:
-      // the fast loop would consume nothing and never leave this state.
-      if (g_fast_paths && !slow_next_ && (c.eof ? c.p < c.end : c.end - c.p > kSlack)) {
-        c.p = fast::ws(c.p, c.end);
-        RawEvent e;  // correlation in e.corr, External id in e.ext
-        while (c.eof ? c.p < c.end : c.end - c.p > kSlack) {
-          e.reset();
-          const char* q = fast::ext_corr_layout(c.p, c.end, e);
-          if (!q) {
-            e.reset();
-            q = fast::args(c.p, c.end, e);
-          }
-          if (!q || *c.p != '{' || !e.corr.present() || !e.ext.present()) {
-            slow_next_ = true;
-            return;
-          }
-          t_.ext_corr.emplace_back(scan::to_u64(e.corr, "correlation"), scan::to_u64(e.ext, "External id"));
-          q = fast::ws(q, c.end);
-          if (q < c.end && *q == ',') {
-            ++index_;
-            c.p = fast::ws(q + 1, c.end);
-            continue;
-          }
-          c.p = q;
-          state_ = State::ExtCorrNext;
-          return;
-        }
+    return;
+  }
+  slow_next_ = false;
+  RawEvent e;
+  parse_event(c, e);
+  commit(e);
+  ++t_.trace_events;
+  state_ = State::EventsNext;
+}
+
+// after an event: ',' or the array's ']'
+void Reader::events_next(Cursor& c) {
+  const char d = scan::peek(c);
+  ++c.p;
+  if (d == ',') {
+    ++index_;
+    state_ = State::Events;
+  } else if (d == ']') {
+    state_ = array_root_ ? State::End : State::AfterValue;
+  } else {
+    --c.p;
+    scan::unexpected(c, "',' or ']'");
+  }
+}
+
+// one externalCorrelations entry, fast path as events()
+void Reader::ext_corr(Cursor& c) {
+  constexpr std::ptrdiff_t kSlack = 1 << 16;
+  // At the very end of the input (eof and nothing left) the slow path reports the truncation:
+  // the fast loop would consume nothing and never leave this state.
+  if (g_fast_paths && !slow_next_ && (c.eof ? c.p < c.end : c.end - c.p > kSlack)) {
+    c.p = fast::ws(c.p, c.end);
+    RawEvent e;  // correlation in e.corr, External id in e.ext
+    while (c.eof ? c.p < c.end : c.end - c.p > kSlack) {
+      e.reset();
+      const char* q = fast::ext_corr_layout(c.p, c.end, e);
+      if (!q) {
+        e.reset();
+        q = fast::args(c.p, c.end, e);
+      }
+      if (!q || *c.p != '{' || !e.corr.present() || !e.ext.present()) {
+        slow_next_ = true;
         return;
       }
-      slow_next_ = false;
-      ext_corr_entry(c);
+      t_.ext_corr.emplace_back(scan::to_u64(e.corr, "correlation"), scan::to_u64(e.ext, "External id"));
+      q = fast::ws(q, c.end);
+      if (q < c.end && *q == ',') {
+        ++index_;
+        c.p = fast::ws(q + 1, c.end);
+        continue;
+      }
+      c.p = q;
       state_ = State::ExtCorrNext;
       return;
     }
-    case State::ExtCorrNext: {
-      const char d = scan::peek(c);
+    return;
+  }
+  slow_next_ = false;
+  ext_corr_entry(c);
+  state_ = State::ExtCorrNext;
+}
+
+// after an externalCorrelations entry: ',' or ']'
+void Reader::ext_corr_next(Cursor& c) {
+  const char d = scan::peek(c);
+  ++c.p;
+  if (d == ',') {
+    ++index_;
+    state_ = State::ExtCorr;
+  } else if (d == ']') {
+    state_ = State::AfterValue;
+  } else {
+    --c.p;
+    scan::unexpected(c, "',' or ']'");
+  }
+}
+
+// after the document: only whitespace, then the end of the input
+void Reader::end(Cursor& c) {
+  while (c.p != c.end) {
+    const char ch = *c.p;
+    if (ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t') {
       ++c.p;
-      if (d == ',') {
-        ++index_;
-        state_ = State::ExtCorr;
-      } else if (d == ']') {
-        state_ = State::AfterValue;
-      } else {
-        --c.p;
-        scan::unexpected(c, "',' or ']'");
-      }
-      return;
+      continue;
     }
-    case State::End: {
-      while (c.p != c.end) {
-        const char ch = *c.p;
-        if (ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t') {
-          ++c.p;
-          continue;
-        }
-        throw ScanError("unexpected " + std::string(1, ch) + " after the end of the JSON document", c.p);
-      }
-      if (!c.eof) throw scan::NeedMore{};
-      state_ = State::Done;
+    throw ScanError("unexpected " + std::string(1, ch) + " after the end of the JSON document", c.p);
+  }
+  if (!c.eof) throw scan::NeedMore{};
+  state_ = State::Done;
+}
+
+void Reader::step(Cursor& c) {
+  switch (state_) {
+    case State::Start:
+      start(c);
       return;
-    }
+    case State::Member:
+      member(c);
+      return;
+    case State::AfterValue:
+      after_value(c);
+      return;
+    case State::Events:
+      events(c);
+      return;
+    case State::EventsNext:
+      events_next(c);
+      return;
+    case State::ExtCorr:
+      ext_corr(c);
+      return;
+    case State::ExtCorrNext:
+      ext_corr_next(c);
+      return;
+    case State::End:
+      end(c);
+      return;
     case State::Done:
       return;
   }

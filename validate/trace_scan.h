@@ -188,6 +188,14 @@ class Reader {
   enum class State { Start, Member, AfterValue, Events, EventsNext, ExtCorr, ExtCorrNext, End, Done };
 
   void step(Cursor& c);
+  // step()'s states, one each (trace_scan.cpp).
+  void start(Cursor& c);
+  void after_value(Cursor& c);
+  void events(Cursor& c);
+  void events_next(Cursor& c);
+  void ext_corr(Cursor& c);
+  void ext_corr_next(Cursor& c);
+  void end(Cursor& c);
   void member(Cursor& c);
   void parse_event(Cursor& c, RawEvent& e);
   void parse_args(Cursor& c, RawEvent& e);

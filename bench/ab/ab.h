@@ -4,7 +4,7 @@
 // interleaved: blocks of launches of A and B alternate (A B B A ...) in one profiler session.
 // Each block is one sample of the sampling core (timed_sample, bench/core/measure.h): one active
 // profiler step timed by a cudaEvent pair, whose device time comes from the step's CUPTI records
-// (step_metrics, profiler/model/step_metrics.h; the pairing is in bench/ab/blocks.h).
+// (step_metrics, profiler/model/step_metrics.h; the pairing is in bench/core/blocks.h).
 #pragma once
 
 namespace xb {

@@ -371,7 +371,7 @@ std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv, 
                  "NAME=US: add a known delay of US microseconds to every call of fixture NAME "
                  "(op/dtype/size; a spin kernel after each call), to test a regression gate");
   app.add_option("--replay", replay, "regenerate table, exports and validation from a raw_session.json (no GPU)");
-  // bench's main hands a run with --devices to bench/devices/devices.h before this parser sees
+  // bench's main hands a run with --devices to bench/main/devices.h before this parser sees
   // it; the option is here for --help.
   std::string devices;
   if (devices_option) {
@@ -434,7 +434,7 @@ std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv, 
     }
   }
   for (const std::string& item : slow) {
-    // Whether NAME is a fixture of this run is checked against the run's plan (bench/run/bench_run.cpp).
+    // Whether NAME is a fixture of this run is checked against the run's plan (bench/run/bench_run_gpu.cpp).
     auto [name, us] = parse_slow_fixture(item);
     if (!opt.slow_fixtures_us.emplace(name, us).second) throw UsageError("--slow-fixture names " + name + " twice");
   }

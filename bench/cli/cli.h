@@ -70,7 +70,7 @@ bool parse_command_line(CLI::App& app, int argc, const char* const* argv, std::s
 
 /// Whether `args` (a command's arguments after its name) hold --devices ("--devices X" or
 /// "--devices=X"): the bench executable then runs the command once per device
-/// (bench/devices/devices.h); a program built on xb::main refuses it.
+/// (bench/main/devices.h); a program built on xb::main refuses it.
 bool has_devices_option(const std::vector<std::string>& args);
 
 /// Parses argv. Throws UsageError on any bad input (unknown flag, op, dtype, bad size, ...).

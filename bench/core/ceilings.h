@@ -121,4 +121,43 @@ Calibration parse_calibration_json(const std::string& text);
 /// Reads and parses a file; throws InputError naming the file.
 Calibration read_calibration(const std::filesystem::path& path);
 
+/// What a calibration measures (bench calibrate's options, parsed in bench/calibrate/calibrate_args.h;
+/// bench sweep's defaults when it is given no --ceilings).
+struct CalibrateOptions {
+  std::vector<std::string> dtypes{"bf16", "fp16", "fp32"};
+  std::vector<std::int64_t> gemm_sizes{4096, 8192};  ///< GEMM ceiling = best median over these
+  std::int64_t copy_mib = 1024;                      ///< bytes copied per call, MiB (read + written: twice that)
+  int calls = 20;          ///< minimum samples per measurement (the sampling core's stopping rule)
+  double warmup_ms = 200;  ///< back-to-back warm-up before the copy measurement
+  /// GEMM ceilings are measured as the sweep measures its points: after `cooldown_ms` of idle
+  /// GPU and `gemm_warmup_ms` of warm-up. Under sustained back-to-back GEMMs the H200's power
+  /// limit lowers its SM clock (1545 MHz seen after 200 ms at 8192, against 1980 MHz boost) and
+  /// the rate by ~15%, which would put short-burst points above the "ceiling".
+  double cooldown_ms = 500;
+  double gemm_warmup_ms = 20;
+  std::filesystem::path out;  ///< folder for ceilings.json and calibration.md
+};
+
+/// Measures on the current device (docs/metrics.md, "Ceilings"). Every timing goes through the
+/// sampling core in hot mode (bench/core/measure.h, with no profiler recording:
+/// measure_unrecorded in bench/core/fixtures.h): a sample is a batch of back-to-back calls queued
+/// behind the blocking kernel (batch sized for about 0.5 ms of GPU time), per-call time =
+/// interval / calls; at least opt.calls samples, then until their RSD is at most 0.5% or 1 s of
+/// sampling has passed. A ceiling is the per-call median.
+///  - copy: opt.copy_mib MiB copied device to device with cudaMemcpyAsync from random data
+///    (measure_copy, the measurement of bench's cold-mode bound) after opt.warmup_ms of
+///    back-to-back warm-up; ceiling = 2 x bytes / median per-call time (read + written).
+///  - GEMM: for each dtype and size, the matmul workload (cuBLASLt, uniform random inputs in
+///    [-1, 1), the same code path as the sweep's matmul points), sampled after an idle cool-down
+///    of opt.cooldown_ms and opt.gemm_warmup_ms of warm-up (the conditions of a sweep point: a
+///    burst ceiling, not the power-capped sustained rate); a dtype's ceiling is the best median
+///    TFLOP/s over the sizes.
+///  - NVML clocks (SM, memory, temperature) idle before, right after each measurement's last
+///    sample (the clocks it ran at), and at the end.
+/// Prints one line per measurement to `log` (with the samples taken, and a note when the noise
+/// target was missed or NVML saw a clock slowdown). Throws CudaError/CublasError on CUDA
+/// failures, std::runtime_error when the blocking kernel timed out, and UsageError when a buffer
+/// does not fit in device memory.
+Calibration run_calibration(const CalibrateOptions& opt, std::ostream& log);
+
 }  // namespace xb

@@ -3,7 +3,7 @@
 // error, the fixtures after it are not run (nothing can run on the device any more), the ones
 // before it are written to the run folder and validated, and one line says all of it
 // (docs/bench.md "A fault or a hang"). Plain C++ (the CUDA error names come from the runtime's
-// tables, no device needed); the fixtures (fixtures.cpp) and the run (bench_run.cpp) use it.
+// tables, no device needed); the fixtures (fixtures.cpp) and the run (bench_run_gpu.cpp) use it.
 #pragma once
 
 #include <cstddef>

@@ -62,15 +62,15 @@ FixtureTiming parse_fixture_timing(const json& j, const std::string& w) {
   }
   t.launches_per_sample = rj::get_int(j, "launches_per_sample", w);
   t.rotation = rj::get_int(j, "rotation", w);
-  t.max_noise = rj::get_double(j, "max_noise", w);
+  t.stopping.max_noise_fraction = rj::get_double(j, "max_noise", w);
   // Optional: absent in sessions recorded before the median's interval stopped sampling (RSD rule).
   if (j.contains("confidence")) {
     t.confidence = rj::get_double(j, "confidence", w);
     if (!(t.confidence > 0 && t.confidence < 1)) rj::fail(w, "timing confidence must be in (0, 1)");
   }
-  t.min_samples = rj::get_int(j, "min_samples", w);
-  t.min_time_s = rj::get_double(j, "min_time_s", w);
-  t.max_time_s = rj::get_double(j, "max_time_s", w);
+  t.stopping.min_samples = rj::get_int(j, "min_samples", w);
+  t.stopping.min_time_s = rj::get_double(j, "min_time_s", w);
+  t.stopping.max_time_s = rj::get_double(j, "max_time_s", w);
   // Optional: absent when no minimum batch length applied (and before the rule had one).
   if (j.contains("batch_min_s")) {
     t.batch_min_s = rj::get_double(j, "batch_min_s", w);
@@ -257,18 +257,18 @@ std::string sync_note(const FixtureTiming& t) {
 }
 
 json fixture_timing_json(const FixtureTiming& t) {
-  for (double v :
-       {t.max_noise, t.confidence, t.min_time_s, t.max_time_s, t.sampling_s, t.early_slowdown, t.batch_min_s})
+  for (double v : {t.stopping.max_noise_fraction, t.confidence, t.stopping.min_time_s, t.stopping.max_time_s,
+                   t.sampling_s, t.early_slowdown, t.batch_min_s})
     check_finite(v, "fixture timing");
   for (double v : t.samples_ns) check_finite(v, "fixture timing sample");
   json j{{"mode", t.mode ? to_string(*t.mode) : ""},
          {"blocking", t.blocking},
          {"launches_per_sample", t.launches_per_sample},
          {"rotation", t.rotation},
-         {"max_noise", t.max_noise},
-         {"min_samples", t.min_samples},
-         {"min_time_s", t.min_time_s},
-         {"max_time_s", t.max_time_s},
+         {"max_noise", t.stopping.max_noise_fraction},
+         {"min_samples", t.stopping.min_samples},
+         {"min_time_s", t.stopping.min_time_s},
+         {"max_time_s", t.stopping.max_time_s},
          {"stop", to_string(t.stop)},
          {"sampling_s", t.sampling_s},
          {"samples_ns", t.samples_ns},
@@ -373,13 +373,17 @@ GpuMeta read_gpu_meta(const SessionMeta& meta) {
   return g;
 }
 
+FixtureInfo parse_fixture_json(const json& fixture, std::size_t index) {
+  FixtureInfo f = parse_fixture(fixture, fmt::format("fixtures[{}]", index));
+  check_fixture(f, index);
+  return f;
+}
+
 std::vector<FixtureInfo> read_fixtures(const RawSession& raw) {
   std::vector<FixtureInfo> fixtures;
   fixtures.reserve(raw.fixtures.size());
   for (std::size_t i = 0; i < raw.fixtures.size(); ++i) {
-    const std::string where = fmt::format("fixtures[{}]", i);
-    fixtures.push_back(parse_fixture(block_json(raw.fixtures[i].json, where), where));
-    check_fixture(fixtures.back(), i);
+    fixtures.push_back(parse_fixture_json(block_json(raw.fixtures[i].json, fmt::format("fixtures[{}]", i)), i));
   }
   return fixtures;
 }

@@ -21,7 +21,7 @@
 
 namespace xb {
 
-/// GPU state read through NVML at one moment (bench/core/fixtures.cpp fills it; kernels/nvml_probe.h).
+/// GPU state read through NVML at one moment (bench/core/fixtures_gpu.cpp fills it; kernels/nvml_probe.h).
 struct GpuClockSample {
   bool valid = false;  ///< false: NVML unavailable or a read failed (see error)
   std::string error;
@@ -67,13 +67,13 @@ struct FixtureTiming {
   std::int64_t sync_found_after = 0;
   int launches_per_sample = 1;  ///< hot mode: calls between the events; cold mode: 1
   int rotation = 1;             ///< cold mode: input copies used in turn (1 = no rotation)
-  /// Stopping rule's target, a fraction: the half-width of the median's interval at `confidence`
-  /// (common/stats.h median_interval); in sessions recorded before that rule (confidence 0), the
-  /// samples' relative standard deviation.
-  double max_noise = 0;
+  /// The stopping rule's settings the fixture was sampled under (bench/core/stopping_rule.h), all
+  /// 0 until sampling starts (a fixture that failed before). max_noise_fraction: the half-width of
+  /// the median's interval at `confidence` (common/stats.h median_interval); in sessions recorded
+  /// before that rule (confidence 0), the samples' relative standard deviation. JSON keys
+  /// "max_noise", "min_samples", "min_time_s", "max_time_s" (docs/formats.md).
+  StoppingSettings stopping{0, 0, 0, 0};
   double confidence = 0;  ///< level of the median's interval (0.95); 0: recorded before, RSD rule
-  int min_samples = 0;
-  double min_time_s = 0, max_time_s = 0;
   /// Minimum length of the median interval's batches, s (common/stats.h batches_in_span):
   /// kDriftBatchS once NVML saw a power or thermal limit holding the clock; 0: none.
   double batch_min_s = 0;

@@ -52,7 +52,7 @@ struct BenchContext {
   std::map<std::string, std::int64_t> delay_ns_by_fixture;
   std::vector<std::string> errors;  ///< fixtures that failed (wrong result, CUDA error, ...)
   /// A device fault or hang in one fixture: it is recorded there, and the fixtures after it are
-  /// not run (nor counted in `errors`); bench_run.cpp reports it in one line.
+  /// not run (nor counted in `errors`); bench_run_gpu.cpp reports it in one line.
   DeviceFailures device_failures;
 };
 

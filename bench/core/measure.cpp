@@ -301,11 +301,8 @@ class FixtureMeasurement {
     }
     t_.blocking = dev_.blocking() && t_.sync.empty();
     t_.rotation = static_cast<int>(launches_.size());
-    t_.max_noise = cfg_.stopping.max_noise_fraction;
+    t_.stopping = cfg_.stopping;  // the user's settings (StoppingSettings), the rule's own beside them
     t_.confidence = cfg_.stopping.confidence;
-    t_.min_samples = cfg_.stopping.min_samples;
-    t_.min_time_s = cfg_.stopping.min_time_s;
-    t_.max_time_s = cfg_.stopping.max_time_s;
     spec_.flush = cold();
     spec_.delay_ns = cfg_.delay_ns;
     spec_.sync = !t_.sync.empty();

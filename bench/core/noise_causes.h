@@ -33,4 +33,11 @@ struct NoiseCauses {
 /// The causes of `t`'s spread (see NoiseCauses).
 NoiseCauses noise_causes(const FixtureTiming& t);
 
+/// The samples' relative standard deviation (a fraction) above which the console and summary.md
+/// say why `t`'s samples spread (noise_causes), whether or not the median converged: the
+/// fixture's noise target, t.stopping.max_noise_fraction, taken as an RSD. Not the stopping rule
+/// (which bounds the median's interval, not the spread): a threshold of its own that reads the
+/// same number, so that a spread is explained wherever it exceeds the precision the user asked for.
+inline double spread_note_rsd(const FixtureTiming& t) { return t.stopping.max_noise_fraction; }
+
 }  // namespace xb

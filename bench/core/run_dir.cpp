@@ -203,7 +203,7 @@ void write_summary(const RawSession& raw, const ValidationReport& report, const 
         "no GPU ran; benchmark.json only a live run writes), recorded by {}\n",
         replayed_from.string(),
         command.empty() ? std::string("a command the session does not name (recorded before 2026-12-03)")
-                        : "`" + command + "`");
+                        : "`" + command + "` (its paths are the recording machine's, not this one's)");
   }
   out << fmt::format("- GPU: {}{}\n- recorded: {}\n- CUDA driver {}, runtime {}, CUPTI {}, cuBLAS {}\n", gpu,
                      uuid.empty() ? "" : " (" + uuid + ")", raw.meta.created_utc, raw.meta.cuda_driver_version,
@@ -252,7 +252,7 @@ void write_summary(const RawSession& raw, const ValidationReport& report, const 
     // RSD: its "timed out" is that rule's, which the interval shown beside it does not contradict.
     const std::string rule = f.timing.confidence > 0 ? ""
                                                      : fmt::format(" on RSD > {:.1f}%, the rule it was recorded under",
-                                                                   f.timing.max_noise * 100);
+                                                                   f.timing.stopping.max_noise_fraction * 100);
     const std::string met = !f.timing.stop || samples == 0 ? "-"
                             : f.timing.stop == StopReason::Converged
                                 ? "yes"
@@ -260,7 +260,7 @@ void write_summary(const RawSession& raw, const ValidationReport& report, const 
     if (const std::string note = sync_note(f.timing); !note.empty())
       sync_notes.push_back(fmt::format("- {} {}", f.name, note));
     // Why the samples spread: named for every fixture that spread beyond its target or timed out.
-    if (samples > 0 && (rsd > f.timing.max_noise || f.timing.stop != StopReason::Converged)) {
+    if (samples > 0 && (rsd > spread_note_rsd(f.timing) || f.timing.stop != StopReason::Converged)) {
       spread_notes.push_back(fmt::format("- {}: RSD {:.2f}%: {}", f.name, rsd * 100, noise_causes(f.timing).text()));
     }
     out << fmt::format(

@@ -1,4 +1,4 @@
-// Pure helpers of the timing loop (bench/core/fixtures.cpp): hot-mode batch size, cold-mode input
+// Pure helpers of the timing loop (bench/core/fixtures_gpu.cpp): hot-mode batch size, cold-mode input
 // rotation, the cold-start measure. No CUDA; CPU-tested in tests/cpu/test_sampling.cpp.
 #pragma once
 

@@ -18,21 +18,27 @@
 namespace nb = nanobind;
 
 namespace xb {
+
+std::tuple<int, std::string, std::string> run_in_process(const std::vector<std::string>& args, const char* name,
+                                                         CommandMain command) {
+  std::vector<const char*> argv;
+  for (const std::string& a : args) argv.push_back(a.c_str());
+  if (argv.empty()) argv.push_back(name);
+  std::ostringstream out, err;
+  int code = 0;
+  {
+    const nb::gil_scoped_release unlocked;  // plain C++ (no Python object): other Python threads run
+    code = command(static_cast<int>(argv.size()), argv.data(), out, err);
+  }
+  return {code, out.str(), err.str()};
+}
+
 namespace {
 
 /// `validate ARGS...` in this process: args[0] is the program's name (in --help and in
 /// "NAME: error: ..."). Returns (exit status, what it printed to stdout, what it printed to stderr).
 std::tuple<int, std::string, std::string> validate_args(const std::vector<std::string>& args) {
-  std::vector<const char*> argv;
-  for (const std::string& a : args) argv.push_back(a.c_str());
-  if (argv.empty()) argv.push_back("validate");
-  std::ostringstream out, err;
-  int code = 0;
-  {
-    const nb::gil_scoped_release unlocked;  // the validator is plain C++: other Python threads run
-    code = validate_command(static_cast<int>(argv.size()), argv.data(), out, err);
-  }
-  return {code, out.str(), err.str()};
+  return run_in_process(args, "validate", validate_command);
 }
 
 /// Validates files as `validate --trace T [--trace T2] [--table F] [--events F] [--report R]

@@ -13,6 +13,7 @@ NB_MODULE(_core, m) {
   xb::add_check_functions(m);
 #if XB_HAVE_BENCH
   xb::add_bench_functions(m);
+  xb::add_compare_functions(m);
   m.attr("bench_unavailable") = "";
 #else
   m.attr("bench_unavailable") =

@@ -12,7 +12,7 @@
 
 #include "bench/cli/cli.h"
 #include "bench/core/run_dir.h"
-#include "bench/qualify/report_format.h"
+#include "bench/gate/report_format.h"
 #include "common/atomic_file.h"
 #include "common/strict_json.h"
 #include "profiler/model/session_io.h"

@@ -16,7 +16,8 @@
 
 #include "bench/core/fixture_records.h"
 #include "bench/core/stopping_rule.h"
-#include "bench/qualify/qualify.h"
+#include "bench/gate/environment.h"
+#include "bench/gate/gate.h"
 #include "validate/validator.h"
 
 namespace xb {
@@ -54,49 +55,6 @@ Suite parse_suite(std::string_view text);
 Suite read_suite(const std::filesystem::path& path);
 
 // ---------------------------------------------------------------------------------------------
-// Environment
-
-/// What a timing depends on besides the code: the GPU and the software under it.
-struct RunEnvironment {
-  std::string gpu_name;  ///< devices[0].name, e.g. "NVIDIA H200"
-  std::string gpu_uuid;  ///< NVML; "" when unavailable
-  /// cudaDeviceGetPCIBusId, e.g. "00000000:19:00.0": which board of a node; "" when unknown (files
-  /// written before it was recorded)
-  std::string gpu_pci_bus_id;
-  std::string driver_version;  ///< NVML display driver, e.g. "580.159.04"; "" when unavailable
-  int cuda_driver_version = 0;
-  int cuda_runtime_version = 0;
-  int cublas_version = 0;
-  std::uint32_t cupti_version = 0;
-  double power_limit_w = -1;
-  int sm_clock_max_mhz = -1;
-  int mem_clock_max_mhz = -1;
-  GpuClockSample clocks_at_start, clocks_at_end;  ///< NVML at the start and end of the recording
-};
-
-/// The environment recorded in a session's meta.
-RunEnvironment environment_of(const SessionMeta& meta);
-
-/// One difference between a baseline's environment and a run's.
-struct EnvironmentDifference {
-  std::string what;      ///< "GPU name", "driver", "CUDA driver", "CUDA runtime", "cuBLAS", ...
-  std::string baseline;  ///< the baseline's value, as text
-  std::string now;       ///< the run's value
-  bool refuses = false;  ///< a difference that makes the comparison meaningless (see compare_environments)
-};
-
-/// Differences, refusing first: GPU name, display driver, CUDA driver, CUDA runtime and cuBLAS
-/// versions refuse (another GPU, or other libraries under the same code); GPU UUID and PCI bus id
-/// (another board of the same model: a baseline matches by model), CUPTI version, power limit and
-/// maximum clocks are reported only. An empty or
-/// unknown (0, -1) value on either side is not compared.
-std::vector<EnvironmentDifference> compare_environments(const RunEnvironment& baseline, const RunEnvironment& now);
-
-/// One line naming every refusing difference: "baseline FILE was recorded on another GPU or
-/// software: GPU name 'A' (baseline) vs 'B' (this run); ...". "" when none refuses.
-std::string mismatch_line(const std::vector<EnvironmentDifference>& differences, const std::string& baseline_file);
-
-// ---------------------------------------------------------------------------------------------
 // Baseline
 
 /// A stored baseline: the environment and every fixture's raw samples.
@@ -108,10 +66,6 @@ struct Baseline {
   /// The fixture with this key, or null.
   const FixtureRecord* find(const std::string& key) const;
 };
-
-/// The environment block of a baseline (full_clocks: every NVML field of the clock samples) and of
-/// the qualify.json report (valid, SM clock and throttle reasons only).
-nlohmann::json environment_json(const RunEnvironment& e, bool full_clocks);
 
 /// Writes the baseline (JSON, docs/formats.md): samples rounded to 0.001 ns, with each fixture's
 /// statistics computed from them. Throws std::invalid_argument for a fixture without samples or
@@ -167,7 +121,7 @@ struct QualifyOptions {
 /// a missing --suite or --baseline, --threshold outside (0, 100], a bad --slow-fixture,
 /// --slow-fixture with --update-baseline (a baseline must not hold a deliberate delay) or with
 /// --from-run, --aggregate with any option but --out. Returns nullopt when --help was printed.
-/// --devices is taken by bench/devices/devices.h before this parser runs; it is listed for --help.
+/// --devices is taken by bench/main/devices.h before this parser runs; it is listed for --help.
 std::optional<QualifyOptions> parse_qualify_args(int argc, const char* const* argv);
 
 /// Default folder: results/qualify/<UTC yyyymmdd-hhmmss>-<pid>.

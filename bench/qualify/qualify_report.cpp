@@ -12,7 +12,7 @@
 
 #include "bench/cli/cli.h"
 #include "bench/core/run_dir.h"
-#include "bench/qualify/report_format.h"
+#include "bench/gate/report_format.h"
 #include "common/atomic_file.h"
 #include "common/stats.h"
 #include "profiler/model/session_io.h"
@@ -282,6 +282,59 @@ void write_qualify_junit(const QualifyOutcome& o, std::ostream& out) {
   write_junit(out, "crossbench qualify " + o.suite_name, suites);
 }
 
+namespace {
+
+/// qualify.md's "Environment": this run's and the baseline's, side by side, then each difference.
+void write_environment_markdown(const QualifyOutcome& o, std::ostream& out) {
+  out << "\n## Environment\n\n| | this run | baseline |\n| --- | --- | --- |\n";
+  const RunEnvironment& e = o.environment;
+  const RunEnvironment* b = o.baseline_environment ? &*o.baseline_environment : nullptr;
+  auto row = [&](const char* what, const std::string& now, const std::string& base) {
+    out << "| " << what << " | " << markdown_cell(now) << " | " << markdown_cell(b ? base : std::string("-")) << " |\n";
+  };
+  row("GPU", env_value(e.gpu_name), b ? env_value(b->gpu_name) : "");
+  row("GPU UUID", env_value(e.gpu_uuid), b ? env_value(b->gpu_uuid) : "");
+  row("driver", env_value(e.driver_version), b ? env_value(b->driver_version) : "");
+  row("CUDA driver / runtime", env_value(e.cuda_driver_version) + " / " + env_value(e.cuda_runtime_version),
+      b ? env_value(b->cuda_driver_version) + " / " + env_value(b->cuda_runtime_version) : "");
+  row("cuBLAS", env_value(e.cublas_version), b ? env_value(b->cublas_version) : "");
+  row("CUPTI", env_value(e.cupti_version), b ? env_value(b->cupti_version) : "");
+  row("power limit (W)", fmt::format("{:.0f}", e.power_limit_w), b ? fmt::format("{:.0f}", b->power_limit_w) : "");
+  row("max SM / memory clock (MHz)", fmt::format("{} / {}", e.sm_clock_max_mhz, e.mem_clock_max_mhz),
+      b ? fmt::format("{} / {}", b->sm_clock_max_mhz, b->mem_clock_max_mhz) : "");
+  for (const EnvironmentDifference& d : o.differences) {
+    out << fmt::format("\n{} {} differs: '{}' (baseline) vs '{}' (this run).",
+                       d.refuses ? "**Mismatch:**" : "Note:", d.what, d.baseline, d.now);
+  }
+  if (!o.differences.empty()) out << "\n";
+}
+
+/// qualify.md's "Rules": the gate's thresholds and tests in words.
+void write_rules_markdown(const GateRules& g, std::ostream& out) {
+  out << "\n## Rules\n\n";
+  if (g.threshold_override) {
+    out << fmt::format("- threshold: {:.1f}% for every fixture (--threshold)\n", *g.threshold_override * 100);
+  } else {
+    out << fmt::format(
+        "- threshold: {:g}% for compute- and memory-bound fixtures, {:g}% for overhead-bound ones "
+        "(baseline median per call under {:.0f} us)\n",
+        g.threshold * 100, g.overhead_threshold * 100, g.overhead_cut_ns / 1e3);
+  }
+  out << fmt::format(
+      "- regression: median slower than the baseline's by more than the threshold AND a two-sided "
+      "Mann-Whitney U test on the raw samples gives p < {}; improvement: the same, faster; else unchanged\n",
+      g.alpha);
+  out << fmt::format(
+      "- inconclusive (never a pass): noise target missed (now or in the baseline), throttled "
+      "(thermal/hardware slowdown; or power cap where the baseline had none, or SM clock more than "
+      "{:.0f}% off the baseline's), fewer than {} samples\n",
+      g.clock_tolerance * 100, g.min_samples);
+  out << "- exit codes: 0 all pass, 1 regression or validation failure, 2 usage or input error, 3 inconclusive only\n";
+  out << "- definitions: docs/qualify.md\n";
+}
+
+}  // namespace
+
 void write_qualify_markdown(const QualifyOutcome& o, std::ostream& out) {
   const VerdictCounts c = count_verdicts(o.fixtures);
   out << "# crossbench qualification: " << o.suite_name << "\n\n";
@@ -313,28 +366,7 @@ void write_qualify_markdown(const QualifyOutcome& o, std::ostream& out) {
                        us);
   }
   for (const std::string& n : o.notes) out << "- note: " << n << "\n";
-  out << "\n## Environment\n\n| | this run | baseline |\n| --- | --- | --- |\n";
-  const RunEnvironment& e = o.environment;
-  const RunEnvironment* b = o.baseline_environment ? &*o.baseline_environment : nullptr;
-  auto row = [&](const char* what, const std::string& now, const std::string& base) {
-    out << "| " << what << " | " << markdown_cell(now) << " | " << markdown_cell(b ? base : std::string("-")) << " |\n";
-  };
-  row("GPU", env_value(e.gpu_name), b ? env_value(b->gpu_name) : "");
-  row("GPU UUID", env_value(e.gpu_uuid), b ? env_value(b->gpu_uuid) : "");
-  row("driver", env_value(e.driver_version), b ? env_value(b->driver_version) : "");
-  row("CUDA driver / runtime", env_value(e.cuda_driver_version) + " / " + env_value(e.cuda_runtime_version),
-      b ? env_value(b->cuda_driver_version) + " / " + env_value(b->cuda_runtime_version) : "");
-  row("cuBLAS", env_value(e.cublas_version), b ? env_value(b->cublas_version) : "");
-  row("CUPTI", env_value(e.cupti_version), b ? env_value(b->cupti_version) : "");
-  row("power limit (W)", fmt::format("{:.0f}", e.power_limit_w), b ? fmt::format("{:.0f}", b->power_limit_w) : "");
-  row("max SM / memory clock (MHz)", fmt::format("{} / {}", e.sm_clock_max_mhz, e.mem_clock_max_mhz),
-      b ? fmt::format("{} / {}", b->sm_clock_max_mhz, b->mem_clock_max_mhz) : "");
-  for (const EnvironmentDifference& d : o.differences) {
-    out << fmt::format("\n{} {} differs: '{}' (baseline) vs '{}' (this run).",
-                       d.refuses ? "**Mismatch:**" : "Note:", d.what, d.baseline, d.now);
-  }
-  if (!o.differences.empty()) out << "\n";
-
+  write_environment_markdown(o, out);
   out << "\n## Fixtures\n\n";
   out << "| fixture | mode | class | threshold | baseline median (us) | now (us) | delta % | delta (us) | p-value | "
          "verdict | why |\n";
@@ -362,27 +394,7 @@ void write_qualify_markdown(const QualifyOutcome& o, std::ostream& out) {
     out << fmt::format("| `{}` | {} | {} | {} | {} | {} |\n", r.dir.string(),
                        r.validation.passed() ? "passed" : "**FAILED**", k.passed, k.failed, k.not_claimed, k.not_run);
   }
-  const GateRules& g = o.rules;
-  out << "\n## Rules\n\n";
-  if (g.threshold_override) {
-    out << fmt::format("- threshold: {:.1f}% for every fixture (--threshold)\n", *g.threshold_override * 100);
-  } else {
-    out << fmt::format(
-        "- threshold: {:g}% for compute- and memory-bound fixtures, {:g}% for overhead-bound ones "
-        "(baseline median per call under {:.0f} us)\n",
-        g.threshold * 100, g.overhead_threshold * 100, g.overhead_cut_ns / 1e3);
-  }
-  out << fmt::format(
-      "- regression: median slower than the baseline's by more than the threshold AND a two-sided "
-      "Mann-Whitney U test on the raw samples gives p < {}; improvement: the same, faster; else unchanged\n",
-      g.alpha);
-  out << fmt::format(
-      "- inconclusive (never a pass): noise target missed (now or in the baseline), throttled "
-      "(thermal/hardware slowdown; or power cap where the baseline had none, or SM clock more than "
-      "{:.0f}% off the baseline's), fewer than {} samples\n",
-      g.clock_tolerance * 100, g.min_samples);
-  out << "- exit codes: 0 all pass, 1 regression or validation failure, 2 usage or input error, 3 inconclusive only\n";
-  out << "- definitions: docs/qualify.md\n";
+  write_rules_markdown(o.rules, out);
 }
 
 void write_qualify_json(const QualifyOutcome& o, std::ostream& out) {

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "bench/qualify/qualify.h"
+#include "bench/gate/gate.h"
+#include "bench/gate/report_format.h"
 #include "bench/qualify/qualify_files.h"
-#include "bench/qualify/report_format.h"
 
 namespace xb {
 

@@ -50,7 +50,7 @@ int run_bench(const BenchOptions& options, const BenchPlan& plan, const char* ar
 /// The plain run of bench's command line over the registered benchmarks: parse_bench_args (with
 /// `help_footer` ending --help), then run_bench. Returns the exit code; throws as run_bench.
 /// `bench_executable`: the caller is bench's main, which dispatches its commands (sweep, qualify,
-/// ...) and --devices before calling this (bench/cli/main.cpp); --help then lists --devices.
+/// ...) and --devices before calling this (bench/main/main.cpp); --help then lists --devices.
 /// Otherwise (xb::main: a user's program, linked with the measuring core alone) --devices and a
 /// first argument that is not an option are refused with a UsageError saying that they are
 /// commands of the bench executable.

@@ -52,7 +52,7 @@ std::optional<SweepOptions> parse_sweep_args(int argc, const char* const* argv) 
   app.add_option("--warmup-ms", opt.warmup_ms, "back-to-back warm-up per point, ms (default 20)");
   app.add_option("--busy-threshold", opt.busy_threshold,
                  "GPU busy fraction under which a point is overhead-bound (default 0.5)");
-  // main.cpp hands a sweep with --devices to bench/devices/devices.h before this parser sees it;
+  // main.cpp hands a sweep with --devices to bench/main/devices.h before this parser sees it;
   // the option is here for --help.
   std::string devices;
   app.add_option("--devices", devices,
@@ -122,26 +122,61 @@ std::int64_t union_length(std::vector<std::pair<std::int64_t, std::int64_t>> v) 
 
 }  // namespace
 
+namespace {
+
+/// The session's host side, indexed: API calls by the cpu_op range they were made in, cpu_op
+/// ranges by their step, the eager windows by annotation name.
+struct HostIndex {
+  std::unordered_map<std::uint64_t, std::vector<std::pair<std::int64_t, std::int64_t>>> api_by_op;
+  std::unordered_map<std::uint64_t, std::vector<const HostRange*>> ops_by_step;
+  std::unordered_map<std::string, const HostRange*> eager_by_name;
+};
+
+HostIndex host_index(const Session& s, const StepIndex& index) {
+  HostIndex h;
+  std::unordered_map<std::uint64_t, const HostRange*> by_id;
+  for (const HostRange& r : s.ranges) by_id[r.id] = &r;
+  for (const ApiCall& c : s.api) {
+    auto it = by_id.find(c.external_id);
+    if (it == by_id.end() || it->second->category != RangeCategory::CpuOp) continue;
+    h.api_by_op[c.external_id].emplace_back(c.start_ns, c.end_ns);
+  }
+  for (const HostRange& r : s.ranges) {
+    if (r.category == RangeCategory::CpuOp) h.ops_by_step[index.root(r.id)].push_back(&r);
+    if (r.category == RangeCategory::UserAnnotation && r.name.rfind("eager:", 0) == 0) h.eager_by_name[r.name] = &r;
+  }
+  return h;
+}
+
+/// Host time per call of each of `fixture`'s timed steps, ns: the union of its API calls inside
+/// the op ranges, and the op ranges' summed length.
+std::pair<std::vector<double>, std::vector<double>> host_per_call(HostIndex& h, const std::vector<StepMetrics>& steps,
+                                                                  const std::string& fixture) {
+  std::vector<double> host_api, host_op;
+  for (const StepMetrics& t : step_metrics_of(steps, fixture)) {
+    std::vector<std::pair<std::int64_t, std::int64_t>> calls;
+    std::int64_t op_ns = 0;
+    for (const HostRange* op : h.ops_by_step[t.range_id]) {
+      op_ns += op->end_ns - op->start_ns;
+      const auto& c = h.api_by_op[op->id];
+      calls.insert(calls.end(), c.begin(), c.end());
+    }
+    host_api.push_back(static_cast<double>(union_length(std::move(calls))) / t.launches);
+    host_op.push_back(static_cast<double>(op_ns) / t.launches);
+  }
+  return {std::move(host_api), std::move(host_op)};
+}
+
+}  // namespace
+
 std::vector<PointMeasurement> measure_points(const RawSession& raw) {
   const Session s = build_session(raw);
   const StepIndex index(s.ranges);
   const std::vector<StepMetrics> steps = step_metrics(s);
   const auto device = device_by_step(s, index);  // the eager windows' steps
-  std::unordered_map<std::uint64_t, const HostRange*> by_id;
-  for (const HostRange& r : s.ranges) by_id[r.id] = &r;
-  // API calls by the cpu_op range they were made in.
-  std::unordered_map<std::uint64_t, std::vector<std::pair<std::int64_t, std::int64_t>>> api_by_op;
-  for (const ApiCall& c : s.api) {
-    auto it = by_id.find(c.external_id);
-    if (it == by_id.end() || it->second->category != RangeCategory::CpuOp) continue;
-    api_by_op[c.external_id].emplace_back(c.start_ns, c.end_ns);
-  }
-  std::unordered_map<std::uint64_t, std::vector<const HostRange*>> ops_by_step;
-  std::unordered_map<std::string, const HostRange*> eager_by_name;
-  for (const HostRange& r : s.ranges) {
-    if (r.category == RangeCategory::CpuOp) ops_by_step[index.root(r.id)].push_back(&r);
-    if (r.category == RangeCategory::UserAnnotation && r.name.rfind("eager:", 0) == 0) eager_by_name[r.name] = &r;
-  }
+  HostIndex host = host_index(s, index);
+  auto& ops_by_step = host.ops_by_step;
+  auto& eager_by_name = host.eager_by_name;
 
   // Per call medians of a fixture's active steps: CUPTI device time and cudaEvent time.
   const auto per_call = [&](const std::string& fixture) {
@@ -175,18 +210,7 @@ std::vector<PointMeasurement> measure_points(const RawSession& raw) {
     m.max_rel_error = f.max_rel_error;
     // Per call: a timed step of the sampling core holds a batch of calls (hot mode).
     const auto [kernel, event] = per_call(f.name);
-    std::vector<double> host_api, host_op;
-    for (const StepMetrics& t : step_metrics_of(steps, f.name)) {
-      std::vector<std::pair<std::int64_t, std::int64_t>> calls;
-      std::int64_t op_ns = 0;
-      for (const HostRange* op : ops_by_step[t.range_id]) {
-        op_ns += op->end_ns - op->start_ns;
-        const auto& c = api_by_op[op->id];
-        calls.insert(calls.end(), c.begin(), c.end());
-      }
-      host_api.push_back(static_cast<double>(union_length(std::move(calls))) / t.launches);
-      host_op.push_back(static_cast<double>(op_ns) / t.launches);
-    }
+    const auto [host_api, host_op] = host_per_call(host, steps, f.name);
     if (!f.verified) {
       m.note = f.max_rel_error < 0 ? "wrong result (non-finite outputs)"
                                    : fmt::format("wrong result (relative error {:.3e})", f.max_rel_error);

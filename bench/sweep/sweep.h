@@ -1,6 +1,6 @@
 // `bench sweep` and `bench calibrate`: their command lines, the per-point measurements taken from
 // a recorded sweep session, and the sweep outputs (sweep.json, sweep.csv, sweep.md). Plain C++ (no
-// CUDA): the GPU side lives in bench/sweep/sweep_run.cpp and bench/calibrate/calibrate.cpp.
+// CUDA): the GPU side lives in bench/sweep/sweep_command_gpu.cpp and bench/calibrate/calibrate_gpu.cpp.
 //
 // A sweep session is a raw session (profiler/model/raw_records.h) in which every point (fixture) has
 //  - timed steps, as `bench` records them: ProfilerStep#N > "<fixture>" annotation > "xb::<op>"

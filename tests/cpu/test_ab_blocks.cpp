@@ -1,4 +1,4 @@
-// bench ab's and bench tune-add's blocks (bench/ab/blocks.h) without a GPU: blocks recorded the
+// bench ab's and bench tune-add's blocks (bench/core/blocks.h) without a GPU: blocks recorded the
 // way the two commands record them (one timed_sample of the sampling core per block, in a profiler
 // session over the fake activity source and a fake SampleDevice), then paired through
 // build_session + step_metrics. Checks the A B / B A order, per-round device and cudaEvent time
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "../common/fake_activity_source.h"
-#include "bench/ab/blocks.h"
+#include "bench/core/blocks.h"
 #include "bench/core/measure.h"
 #include "profiler/model/event_model.h"
 #include "profiler/model/step_metrics.h"

@@ -262,7 +262,7 @@ class FaultingDevice : public SampleDevice {
   void abandon() noexcept override { ++abandons; }
 };
 
-/// One fixture as run_fixture (bench/core/fixtures.cpp) runs it: admitted, measured, its block
+/// One fixture as run_fixture (bench/core/fixtures_gpu.cpp) runs it: admitted, measured, its block
 /// added; a device failure recorded, any other failure the fixture's own.
 void run_one(const std::string& name, Profiler& prof, FaultingDevice& dev, FakeSource& src, DeviceFailures& failures,
              std::vector<std::string>& errors) {

@@ -1,4 +1,4 @@
-// `--devices` without a GPU (bench/devices/): the list and its bad input, CUDA_VISIBLE_DEVICES for
+// `--devices` without a GPU (bench/main/): the list and its bad input, CUDA_VISIBLE_DEVICES for
 // each child, the devices compared side by side through qualify's gate on recorded H200 samples
 // (one device's medians perturbed to show the flag), the orchestration with a fake child (bench and
 // qualify layouts, exit codes, nothing left after a usage error), and the per-device layout through
@@ -19,8 +19,8 @@
 #include "bench/cli/cli.h"
 #include "bench/core/options.h"
 #include "bench/core/run_dir.h"
-#include "bench/devices/device_compare.h"
-#include "bench/devices/devices.h"
+#include "bench/main/devices.h"
+#include "bench/qualify/device_compare.h"
 #include "bench/qualify/qualify_files.h"
 #include "profiler/model/session_io.h"
 #include "tests/common/run_command.h"

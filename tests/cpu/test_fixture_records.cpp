@@ -65,10 +65,7 @@ std::vector<FixtureInfo> golden_fixtures() {
   a.max_rel_error = 0.00123;
   a.timing.mode = TimingMode::Hot;
   a.timing.launches_per_sample = 8;
-  a.timing.max_noise = 0.005;
-  a.timing.min_samples = 10;
-  a.timing.min_time_s = 0.5;
-  a.timing.max_time_s = 3;
+  a.timing.stopping = StoppingSettings{0.005, 10, 0.5, 3};
   a.timing.stop = StopReason::Converged;
   a.timing.sampling_s = 0.51234;
   a.timing.samples_ns = {2687.5, 2690.125, 2701, 1e-3, 3.0e9};

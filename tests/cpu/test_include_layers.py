@@ -21,8 +21,9 @@ directly or through others (an include cycle). The CMake libraries keep to the s
 folder's CMakeLists.txt links no xb_ library of a layer not below it (LIBRARY_LAYER).
 
 Within bench/, the measuring core that a user's benchmark links (crossbench::bench: bench/core/,
-bench/run/, bench/cli/cli.*, include/crossbench/bench/) includes none of the commands' folders
-(COMMANDS: linked into the bench executable alone, bench/CMakeLists.txt).
+bench/cli/, bench/run/, include/crossbench/bench/) includes none of the commands' folders nor the
+roof, bench/main/ (COMMANDS: linked into the bench executable alone, bench/CMakeLists.txt), and no command folder
+includes another's (commands are leaves; bench/main/, the roof, includes them all).
 
 Usage: test_include_layers.py REPO_ROOT. Exit 0: no violation; 1: each violation listed
 (FILE:LINE: what); 2: bad usage.
@@ -42,9 +43,8 @@ LAYERS = {
     "bench": ("validate", "profiler/exporters", "profiler/adapters", "kernels"),
 }
 FOLDERS = ("common", "kernels", "profiler", "validate", "bench")
-MEASURING_CORE = ("bench/core/", "bench/run/", "bench/cli/cli.", "include/crossbench/bench/")
-COMMANDS = ("bench/sweep/", "bench/qualify/", "bench/devices/", "bench/ab/", "bench/calibrate/", "bench/overhead/",
-            "bench/tune_add/")
+MEASURING_CORE = ("bench/core/", "bench/cli/", "bench/run/", "include/crossbench/bench/")
+COMMANDS = ("bench/sweep/", "bench/qualify/", "bench/compare/", "bench/ab/", "bench/calibrate/", "bench/overhead/", "bench/main/")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 SOURCE = (".h", ".cuh", ".cpp", ".cu")
 
@@ -76,6 +76,12 @@ def layer(path):
         if path.startswith(name + "/"):
             return name
     return None
+
+
+def command_folder(path):
+    """The command folder (one of COMMANDS) a repository path or include name is in, or None."""
+    path = path.replace(os.sep, "/")
+    return next((c for c in COMMANDS if path.startswith(c)), None)
 
 
 def sources(root):
@@ -146,6 +152,11 @@ def check(root):
                     continue
                 if src.replace(os.sep, "/").startswith(MEASURING_CORE) and m.group(1).startswith(COMMANDS):
                     bad.append(f"{src}:{number}: the measuring core includes {m.group(1)}, a command's")
+                mine = command_folder(src)
+                theirs = command_folder(m.group(1))
+                if mine and theirs and mine != theirs and mine != "bench/main/":
+                    bad.append(f"{src}:{number}: the command folder {mine} includes {m.group(1)}, another command's "
+                               "(commands are leaves: what two share goes below them, e.g. bench/gate/)")
                 other = layer(m.group(1))
                 if other is None:
                     continue
@@ -173,6 +184,8 @@ def main(argv):
             or layer("profiler/adapters/cupti_api.h") != "profiler/adapters" or layer("common/errors.h") != "common"
             or layer("tests/x.cpp") is not None or layer("profiler/x.cpp") is not None):
         bad.append("self-check: layer() maps paths wrongly")
+    if command_folder("bench/compare/compare.h") != "bench/compare/" or command_folder("bench/gate/gate.h") is not None:
+        bad.append("self-check: command_folder() maps paths wrongly")
     if cycles({k: set(v) for k, v in LAYERS.items()}):
         bad.append("self-check: the layer graph LAYERS has a cycle")
     if ("profiler/model" in MAY_INCLUDE["validate"] or "common" not in MAY_INCLUDE["bench"]

@@ -1,5 +1,5 @@
 // The interrupt flag: a handled SIGINT/SIGTERM is recorded, not fatal; the run then stops between
-// samples (bench/core/fixtures.cpp) and exits with 128 + signal. A second signal kills.
+// samples (bench/core/fixtures_gpu.cpp) and exits with 128 + signal. A second signal kills.
 #include <gtest/gtest.h>
 
 #include <csignal>

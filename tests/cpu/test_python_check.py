@@ -144,6 +144,10 @@ def main():
             check(v.exit_code == exe.returncode, "%s: check_files exit_code %d, validate %d" % (w, v.exit_code, exe.returncode))
             check(v.summary == exe.stdout, "%s: check_files summary differs from validate's output" % w)
             check(v.report_path is None and v.markdown_path is None, "%s: check_files without out_dir wrote a report" % w)
+            # repr() names the verdict, not every result (the dataclass's own repr printed kilobytes).
+            r = repr(v)
+            check(r.startswith("Verdict(") and len(r) < 600 and "exit_code=%d" % v.exit_code in r and
+                  v.verdict[:40] in r, "%s: repr(Verdict) %d characters: %s" % (w, len(r), r[:200]))
             want = expected[w]
             check(v.passed == (not want) and v.status == ("passed" if not want else "failed") and bool(v) == v.passed,
                   "%s: status %r, expected findings %r" % (w, v.status, want))

@@ -18,7 +18,7 @@
 
 #include "bench/cli/cli.h"
 #include "bench/core/stopping_rule.h"
-#include "bench/qualify/qualify.h"
+#include "bench/gate/gate.h"
 #include "bench/qualify/qualify_files.h"
 #include "bench/qualify/qualify_report.h"
 #include "kernels/nvml_probe.h"

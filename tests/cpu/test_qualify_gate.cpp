@@ -1,4 +1,4 @@
-// The qualification gate (bench/qualify/qualify.h): Mann-Whitney U against scipy and a hand computation,
+// The qualification gate (bench/gate/gate.h): Mann-Whitney U against scipy and a hand computation,
 // the throttling rule, the thresholds by class, and verdicts on synthetic sample sets (clear
 // regression, noise-only difference, improvement, throttled, noisy, failed) and on real H200
 // samples (tests/data/qualify).
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/qualify/qualify.h"
+#include "bench/gate/gate.h"
 #include "bench/qualify/qualify_files.h"
 #include "common/stats.h"
 #include "kernels/nvml_probe.h"

@@ -18,6 +18,7 @@ import copy
 import glob
 import json
 import os
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -106,6 +107,12 @@ def body(tmp):
             check_file(validators, schema_name, os.path.join(folder, name), removed)
             checked += 1
         print(f"ok: {label}: {', '.join(names)}")
+    # bench compare's report, of the last run folder against itself.
+    compare_out = os.path.join(tmp, "compare")
+    r = subprocess.run([bench, "compare", folder, folder, "--out", compare_out], capture_output=True, text=True)
+    assert r.returncode in (0, 1, 3), f"bench compare: exit {r.returncode}: {r.stderr}"
+    check_file(validators, "compare.schema.json", os.path.join(compare_out, "compare.json"), ("fixtures", 0, "verdict"))
+    print(f"ok: {label}: compare.json of bench compare")
     check_file(validators, "raw_session.schema.json", os.path.join(repo, common.SESSION))
     torch_reports = sorted(glob.glob(os.path.join(repo, "results", "torch-h200-validation", "*.json")))
     for path in torch_reports:

@@ -4,7 +4,7 @@
 // --benchmark_out writes its JSON where asked).
 //
 // Without a GPU `bench` stops at its device check before Google Benchmark runs, so this test
-// builds Google Benchmark's argv from the parsed options the way bench/cli/main.cpp does (its own
+// builds Google Benchmark's argv from the parsed options the way bench/main/main.cpp does (its own
 // flags, then the default JSON output into the run folder unless the user named one) and runs
 // stand-in fixtures registered as bench registers its own: named op/dtype/size, one iteration,
 // manual time in microseconds. Its own executable: Google Benchmark's flags are process-global.
@@ -37,7 +37,7 @@ BenchOptions parse(std::vector<std::string> args) {
   return *opt;
 }
 
-/// Google Benchmark's argv as bench/cli/main.cpp builds it: argv0, the user's --benchmark_* flags in
+/// Google Benchmark's argv as bench/main/main.cpp builds it: argv0, the user's --benchmark_* flags in
 /// order, then JSON output into the run folder unless the user gave --benchmark_out.
 std::vector<std::string> google_benchmark_args(const BenchOptions& opt, const fs::path& default_out) {
   std::vector<std::string> args{"bench"};
@@ -69,7 +69,7 @@ std::vector<std::string> initialize(std::vector<std::string> args) {
   return std::vector<std::string>(argv.begin() + 1, argv.begin() + argc);
 }
 
-/// Stand-ins for bench's fixtures (bench/core/fixtures.cpp register_fixtures): same naming and options.
+/// Stand-ins for bench's fixtures (bench/core/fixtures_gpu.cpp register_fixtures): same naming and options.
 void register_stand_ins() {
   static bool registered = false;
   if (registered) return;
@@ -137,7 +137,7 @@ TEST(GoogleBenchmarkFlags, AreAllConsumedByGoogleBenchmark) {
 }
 
 TEST(GoogleBenchmarkFlags, AMistypedFlagIsLeftForBenchToReport) {
-  // bench/cli/main.cpp turns anything Initialize leaves into "unrecognized Google Benchmark flag".
+  // bench/main/main.cpp turns anything Initialize leaves into "unrecognized Google Benchmark flag".
   const BenchOptions opt = parse({"--benchmark_filtr=add"});
   EXPECT_EQ(initialize(google_benchmark_args(opt, "/tmp/unused.json")),
             std::vector<std::string>{"--benchmark_filtr=add"});

@@ -1,7 +1,7 @@
 """crossbench.bench: time a PyTorch, Triton or any other callable that enqueues GPU work with
 crossbench's method, cross-checked by its CUPTI profiler (docs/python.md).
 
-`bench` runs the same code as the `bench` command (bench/run/bench_run.cpp, through the module
+`bench` runs the same code as the `bench` command (bench/run/bench_run_gpu.cpp, through the module
 crossbench._core): the blocking kernel holds the stream while the start event, the calls and the
 stop event are queued, so the Python launch overhead stays outside the timed interval; hot mode
 batches calls per sample, cold mode flushes the L2 before each one-call sample; the noise-based

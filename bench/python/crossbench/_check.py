@@ -26,7 +26,7 @@ class ValidateError(ValueError):
     destination that cannot be written); the message is validate's one line."""
 
 
-@_dataclasses.dataclass
+@_dataclasses.dataclass(repr=False)
 class Verdict:
     """What the validator found in one set of files: the same as `validate --trace ...` prints,
     writes (validation.json: `report`) and returns (`exit_code`).
@@ -61,6 +61,13 @@ class Verdict:
 
     def __str__(self):
         return self.verdict
+
+    def __repr__(self):
+        # The dataclass's own repr would print every result and the whole report (kilobytes);
+        # this one names what identifies the verdict and where the rest is.
+        shown = {k: v for k, v in self.counts.items() if v}
+        return (f"Verdict({self.verdict[:120]!r}{'...' if len(self.verdict) > 120 else ''}, "
+                f"exit_code={self.exit_code}, counts={shown}, report_path={self.report_path!r})")
 
 
 def _path(p):

@@ -1,4 +1,4 @@
-// One `bench` run (see bench_run.h); moved here from bench/cli/main.cpp so that `bench qualify` can
+// One `bench` run (see bench_run.h); moved here from bench/main/main.cpp so that `bench qualify` can
 // run it once per mode of a suite.
 #include "bench/run/bench_run.h"
 
@@ -223,6 +223,31 @@ BenchPlan plan_from_options(const BenchOptions& options) {
   return plan;
 }
 
+namespace {
+
+/// Runs the registered fixtures through Google Benchmark with bench's console table (or the
+/// reporter --benchmark_format asks for).
+void run_registered_fixtures(const BenchOptions& opt,
+                             const std::vector<std::pair<std::string, std::string>>& gpu_context) {
+  // The display reporter is passed in, not left to RunSpecifiedBenchmarks: given none, it wraps
+  // the process-wide static that CreateDefaultDisplayReporter returns in a unique_ptr and deletes
+  // it on return (src/benchmark.cc of benchmark 1.7.1 to 1.9.x; google/benchmark#2240: the API
+  // expects one run per process), so a second run in one process (crossbench.bench from Python,
+  // bench qualify with two modes) used the freed reporter: "free(): invalid pointer" or a
+  // segfault in FindBenchmarks, right after opening --benchmark_out. The static one still
+  // honours --benchmark_format and --benchmark_color; the file reporter is made per run.
+  // bench's own console table (console_reporter.h: no DEBUG line from the system's library,
+  // per-call CPU and calls timed, plain counters) unless --benchmark_format asks for json or csv.
+  bool gb_console = true;
+  for (const std::string& a : opt.benchmark_args) {
+    if (a.rfind("--benchmark_format=", 0) == 0) gb_console = a == "--benchmark_format=console";
+  }
+  ConsoleReporter console(gpu_context);
+  benchmark::RunSpecifiedBenchmarks(gb_console ? &console : benchmark::CreateDefaultDisplayReporter());
+}
+
+}  // namespace
+
 int run_bench(const BenchOptions& opt, const BenchPlan& plan, const char* argv0) {
   const fs::path dir = opt.out.empty() ? default_run_dir() : opt.out;
   if (opt.replay) return replay_session(*opt.replay, dir, std::cout);
@@ -280,21 +305,7 @@ int run_bench(const BenchOptions& opt, const BenchPlan& plan, const char* argv0)
   install_interrupt_handlers();
   profiler.start();
   claim.keep();
-  // The display reporter is passed in, not left to RunSpecifiedBenchmarks: given none, it wraps
-  // the process-wide static that CreateDefaultDisplayReporter returns in a unique_ptr and deletes
-  // it on return (src/benchmark.cc of benchmark 1.7.1 to 1.9.x; google/benchmark#2240: the API
-  // expects one run per process), so a second run in one process (crossbench.bench from Python,
-  // bench qualify with two modes) used the freed reporter: "free(): invalid pointer" or a
-  // segfault in FindBenchmarks, right after opening --benchmark_out. The static one still
-  // honours --benchmark_format and --benchmark_color; the file reporter is made per run.
-  // bench's own console table (console_reporter.h: no DEBUG line from the system's library,
-  // per-call CPU and calls timed, plain counters) unless --benchmark_format asks for json or csv.
-  bool gb_console = true;
-  for (const std::string& a : opt.benchmark_args) {
-    if (a.rfind("--benchmark_format=", 0) == 0) gb_console = a == "--benchmark_format=console";
-  }
-  ConsoleReporter console(gpu_context);
-  benchmark::RunSpecifiedBenchmarks(gb_console ? &console : benchmark::CreateDefaultDisplayReporter());
+  run_registered_fixtures(opt, gpu_context);
   // After a device fault or hang (a fixture recorded it: device_failures) the device cannot be
   // waited for; everything below but the counter pass needs no working context (CUPTI's records
   // delivered so far are kept, NVML reads the board, the files and the validator are host work).

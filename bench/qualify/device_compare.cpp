@@ -1,5 +1,5 @@
 // Devices side by side (see device_compare.h).
-#include "bench/devices/device_compare.h"
+#include "bench/qualify/device_compare.h"
 
 #include <fmt/format.h>
 
@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/gate/report_format.h"
 #include "bench/qualify/qualify_aggregate.h"
-#include "bench/qualify/report_format.h"
 #include "common/stats.h"
 #include "profiler/model/session_io.h"
 

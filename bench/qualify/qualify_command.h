@@ -1,6 +1,6 @@
 // `bench qualify` on the GPU: runs a suite (one bench run folder per mode), validates every run
 // folder, gates each fixture against a baseline and writes the reports (the gate and the files are
-// plain C++: bench/qualify/qualify.h, qualify_files.h, qualify_report.h; docs/qualify.md).
+// plain C++: bench/gate/gate.h, qualify_files.h, qualify_report.h; docs/qualify.md).
 #pragma once
 
 #include "bench/qualify/qualify_files.h"

@@ -1,5 +1,5 @@
 // Shared report formats (see report_format.h).
-#include "bench/qualify/report_format.h"
+#include "bench/gate/report_format.h"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
 // Devices side by side (`--devices`, docs/qualify.md "Several GPUs"): per fixture, each device's
 // samples against every other device's through qualify's noise-aware gate (gate_fixture in
-// bench/qualify/qualify.h; no second gate), a device flagged when it is off most of the others, and
+// bench/gate/gate.h; no second gate), a device flagged when it is off most of the others, and
 // the two summaries devices.md (people) and devices.json (programs). Plain C++ (no CUDA), CPU-tested
 // in tests/cpu/test_devices.cpp.
 //
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/qualify/qualify.h"
+#include "bench/gate/gate.h"
 #include "bench/qualify/qualify_files.h"
 
 namespace xb {

@@ -1,3 +1,5 @@
+// The `bench` executable's main(), the roof of bench/: the one file that includes every command
+// (a program built on the measuring API gets xb::main instead, bench/run/entry_point.cpp).
 // bench: runs the fixtures, records them with CUPTI, writes the run folder and validates it.
 // Exit codes: 0 success, 1 validation failed or a fixture failed, 2 usage or input error.
 #include <iostream>
@@ -6,18 +8,24 @@
 
 #include "bench/ab/ab.h"
 #include "bench/calibrate/calibrate.h"
+#include "bench/compare/compare_report.h"
 #include "bench/core/device.h"
-#include "bench/devices/devices.h"
+#include "bench/main/devices.h"
 #include "bench/overhead/overhead.h"
-#include "bench/qualify/qualify_run.h"
+#include "bench/qualify/qualify_command.h"
 #include "bench/run/bench_run.h"
 #include "bench/run/builtin_ops.h"
-#include "bench/sweep/sweep_run.h"
-#ifdef XB_LAB
-#include "bench/tune_add/tune_add.h"
-#endif
+#include "bench/sweep/sweep_command.h"
 
 using namespace xb;
+
+#ifdef XB_LAB
+namespace xb {
+/// `bench tune-add`: the team's tuning command, lab code built with -DXB_LAB=ON alone
+/// (tools/lab/tune_add/tune_add.h, linked into this executable from tools/lab/tune_add/).
+int tune_add_command(int argc, const char* const* argv);
+}  // namespace xb
+#endif
 
 namespace {
 
@@ -31,6 +39,8 @@ constexpr Subcommand kSubcommands[] = {
     {"sweep", sweep_command, "sizes from overhead- to compute-bound: roofline, crossovers (docs/metrics.md)"},
     {"calibrate", calibrate_command, "this GPU's copy and GEMM ceilings (ceilings.json)"},
     {"qualify", qualify_command, "release qualification of a suite against a stored baseline (docs/qualify.md)"},
+    {"compare", compare_command,
+     "is run B faster or slower than run A? SAME/FASTER/SLOWER/AMBIGUOUS (docs/compare.md)"},
     {"ab", ab_command, "two ops interleaved in one session: the paired ratio B / A"},
     {"overhead", overhead_command, "the profiler's cost per launch, against CUPTI alone and no profiler"},
 #ifdef XB_LAB  // the team's tuning command: -DXB_LAB=ON (tools/lab/README.md)
@@ -65,7 +75,7 @@ int main(int argc, char** argv) {
   register_builtin_ops();
   const Subcommand* sub = find_subcommand(argc, argv);
   // --devices for bench, sweep and qualify: this executable again per device, each a run of the
-  // command (bench/devices/devices.h). A program built on xb::main has no --devices (run_main).
+  // command (bench/main/devices.h). A program built on xb::main has no --devices (run_main).
   if (sub == nullptr || std::string(sub->name) == "sweep" || std::string(sub->name) == "qualify") {
     const std::vector<std::string> args(argv + (sub == nullptr ? 1 : 2), argv + argc);
     if (has_devices_option(args)) {

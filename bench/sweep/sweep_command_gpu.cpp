@@ -1,5 +1,5 @@
-// `bench sweep` (see sweep_run.h; the analysis and writers are in sweep.h, plain C++).
-#include "bench/sweep/sweep_run.h"
+// `bench sweep` (see sweep_command.h; the analysis and writers are in sweep.h, plain C++).
+#include "bench/sweep/sweep_command.h"
 
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
@@ -15,9 +15,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/calibrate/calibrate.h"
 #include "bench/cli/cli.h"
+#include "bench/core/ceilings.h"
 #include "bench/core/counter_pass.h"
+#include "bench/core/device.h"
 #include "bench/core/fixtures.h"
 #include "bench/core/interrupt.h"
 #include "bench/core/measure.h"
@@ -226,6 +227,75 @@ std::optional<Calibration> preflight(const SweepOptions& opt) {
   return given;
 }
 
+/// Every point of the sweep (op x dtype x size, in that order) with its predicted seconds.
+std::vector<PointPlan> plan_points(const SweepOptions& opt, const Calibration& cal) {
+  std::vector<PointPlan> plan;
+  for (const std::string& op : opt.ops) {
+    for (const std::string& dtype : opt.dtypes) {
+      for (std::int64_t n : opt.sizes) {
+        const Op o = parse_op(op);
+        const DType d = parse_dtype(dtype);
+        plan.push_back({o, d, n, fixture_name(op, dtype, n), predict_seconds(o, d, n, opt, cal)});
+      }
+    }
+  }
+  return plan;
+}
+
+/// Runs every point of `plan` in one profiler session (started here, stopped by the caller), each
+/// with one progress line on stdout and its facts in report.run_info. Returns the failed points'
+/// "name: error" lines.
+std::vector<std::string> run_points(const std::vector<PointPlan>& plan, const SweepOptions& opt, Profiler& profiler,
+                                    SampleDevice& device, cudaStream_t stream, SweepReport& report) {
+  profiler.start();
+  const auto t_points = steady::now();
+  double predicted_done = 0, predicted_left = 0;
+  for (const PointPlan& p : plan) predicted_left += p.predicted_s;
+  std::vector<std::string> errors;
+  const int width = static_cast<int>(std::to_string(plan.size()).size());
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    const PointPlan& p = plan[i];
+    std::cout << fmt::format("[{:>{}}/{}] {:<26}", i + 1, width, plan.size(), p.name) << std::flush;
+    const PointResult r = run_point(p, opt, profiler, device, stream);
+    report.run_info[p.name] = r.info;
+    predicted_done += p.predicted_s;
+    predicted_left -= p.predicted_s;
+    const double elapsed = seconds_since(t_points);
+    const double scale = std::clamp(elapsed / std::max(predicted_done, 1e-9), 0.2, 5.0);
+    std::string what;
+    if (!r.info.error.empty()) {
+      what = "FAILED: " + r.info.error;
+      errors.push_back(p.name + ": " + r.info.error);
+    } else {
+      what = fmt::format(
+          "verified ({:.1f} s), event median {:>10.3f} us{}, eager x{}", r.info.verify_s, r.event_median_ns / 1e3,
+          r.graph_median_ns > 0 ? fmt::format(" (graph {:.3f} us)", r.graph_median_ns / 1e3) : "", r.eager_calls);
+    }
+    std::cout << fmt::format(" {}  | {} elapsed, about {} left\n", what, duration_text(elapsed),
+                             duration_text(std::max(0.0, predicted_left) * scale))
+              << std::flush;
+  }
+  return errors;
+}
+
+/// Validation of the run folder (as `bench`): validation.json and summary.md, its verdict and
+/// summary line into `report`; the validator's log printed only when it failed. Returns its exit code.
+int validate_sweep(const fs::path& dir, SweepReport& report) {
+  std::ostringstream vlog;
+  const int vcode = validate_and_report(dir, vlog);
+  report.validation_passed = vcode == 0;
+  try {
+    const auto v = nlohmann::json::parse(read_text_file(dir / "validation.json"));
+    const auto& s = v.at("summary");
+    report.validation_summary = fmt::format("{} passed, {} failed, {} not run", s.at("passed").get<int>(),
+                                            s.at("failed").get<int>(), s.at("not_run").get<int>());
+  } catch (const std::exception& e) {
+    report.validation_summary = std::string("validation.json summary unreadable: ") + e.what();
+  }
+  if (vcode != 0) std::cout << vlog.str();
+  return vcode;
+}
+
 }  // namespace
 
 int sweep_command(int argc, const char* const* argv) {
@@ -252,50 +322,13 @@ int sweep_command(int argc, const char* const* argv) {
   write_file_atomic(dir / "ceilings.json", [&](std::ostream& o) { write_calibration_json(cal, o); });
   write_file_atomic(dir / "calibration.md", [&](std::ostream& o) { write_calibration_markdown(cal, o); });
 
-  std::vector<PointPlan> plan;
-  for (const std::string& op : opt.ops) {
-    for (const std::string& dtype : opt.dtypes) {
-      for (std::int64_t n : opt.sizes) {
-        const Op o = parse_op(op);
-        const DType d = parse_dtype(dtype);
-        plan.push_back({o, d, n, fixture_name(op, dtype, n), predict_seconds(o, d, n, opt, cal)});
-      }
-    }
-  }
-
+  const std::vector<PointPlan> plan = plan_points(opt, cal);
   Stream stream;
   BlockingKernel blocking;
   const std::unique_ptr<SampleDevice> device = make_cuda_sample_device(stream.get(), &blocking, nullptr);
   Profiler profiler(make_cupti_source());
   profiler.set_mirror(make_nvtx_mirror());
-  profiler.start();
-  const auto t_points = steady::now();
-  double predicted_done = 0, predicted_left = 0;
-  for (const PointPlan& p : plan) predicted_left += p.predicted_s;
-  std::vector<std::string> errors;
-  const int width = static_cast<int>(std::to_string(plan.size()).size());
-  for (std::size_t i = 0; i < plan.size(); ++i) {
-    const PointPlan& p = plan[i];
-    std::cout << fmt::format("[{:>{}}/{}] {:<26}", i + 1, width, plan.size(), p.name) << std::flush;
-    const PointResult r = run_point(p, opt, profiler, *device, stream.get());
-    report.run_info[p.name] = r.info;
-    predicted_done += p.predicted_s;
-    predicted_left -= p.predicted_s;
-    const double elapsed = seconds_since(t_points);
-    const double scale = std::clamp(elapsed / std::max(predicted_done, 1e-9), 0.2, 5.0);
-    std::string what;
-    if (!r.info.error.empty()) {
-      what = "FAILED: " + r.info.error;
-      errors.push_back(p.name + ": " + r.info.error);
-    } else {
-      what = fmt::format(
-          "verified ({:.1f} s), event median {:>10.3f} us{}, eager x{}", r.info.verify_s, r.event_median_ns / 1e3,
-          r.graph_median_ns > 0 ? fmt::format(" (graph {:.3f} us)", r.graph_median_ns / 1e3) : "", r.eager_calls);
-    }
-    std::cout << fmt::format(" {}  | {} elapsed, about {} left\n", what, duration_text(elapsed),
-                             duration_text(std::max(0.0, predicted_left) * scale))
-              << std::flush;
-  }
+  const std::vector<std::string> errors = run_points(plan, opt, profiler, *device, stream.get(), report);
   XB_CUDA(cudaDeviceSynchronize());
   RawSession raw = profiler.stop();
   raw.meta.created_utc = utc_time("%Y-%m-%dT%H:%M:%SZ");
@@ -310,20 +343,7 @@ int sweep_command(int argc, const char* const* argv) {
     run_counter_pass_on_gpu(specs, stream.get(), dir, std::cout);
   }
 
-  // Validation of the run folder (as `bench`): validation.json and summary.md; only its verdict
-  // is printed unless it failed.
-  std::ostringstream vlog;
-  const int vcode = validate_and_report(dir, vlog);
-  report.validation_passed = vcode == 0;
-  try {
-    const auto v = nlohmann::json::parse(read_text_file(dir / "validation.json"));
-    const auto& s = v.at("summary");
-    report.validation_summary = fmt::format("{} passed, {} failed, {} not run", s.at("passed").get<int>(),
-                                            s.at("failed").get<int>(), s.at("not_run").get<int>());
-  } catch (const std::exception& e) {
-    report.validation_summary = std::string("validation.json summary unreadable: ") + e.what();
-  }
-  if (vcode != 0) std::cout << vlog.str();
+  const int vcode = validate_sweep(dir, report);
 
   report.created_utc = raw.meta.created_utc;
   report.meta = raw.meta;

@@ -1,5 +1,5 @@
-// `bench qualify` (see qualify_run.h).
-#include "bench/qualify/qualify_run.h"
+// `bench qualify` (see qualify_command.h).
+#include "bench/qualify/qualify_command.h"
 
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>

@@ -1,5 +1,6 @@
-// `bench calibrate` (see calibrate.h).
-#include "bench/calibrate/calibrate.h"
+// The ceilings' measurement on the GPU (run_calibration, bench/core/ceilings.h): bench calibrate's,
+// and bench sweep's when it is given no --ceilings.
+#include "bench/core/ceilings.h"
 
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
@@ -10,7 +11,7 @@
 #include <string>
 #include <thread>
 
-#include "bench/cli/cli.h"
+#include "bench/core/device.h"
 #include "bench/core/fixtures.h"
 #include "bench/core/gpu_meta.h"
 #include "bench/core/measure.h"
@@ -68,7 +69,7 @@ std::string sampling_note(const Measurement& m) {
   std::string note = fmt::format("{} samples of {} calls", m.timing.samples_ns.size(), m.timing.launches_per_sample);
   if (!m.converged) {
     note += fmt::format(", RSD {:.2f}% above the {:.1f}% target after {:.1f} s", m.stats.rsd() * 100,
-                        m.timing.max_noise * 100, m.timing.sampling_s);
+                        m.timing.stopping.max_noise_fraction * 100, m.timing.sampling_s);
   }
   if (m.timing.gpu_after.throttled) note += ", NVML reported a clock slowdown";
   return note;
@@ -170,32 +171,6 @@ Calibration run_calibration(const CalibrateOptions& opt, std::ostream& log) {
   }
   c.clocks.push_back(to_reading(nvml.snapshot(), "after calibration"));
   return c;
-}
-
-int calibrate_command(int argc, const char* const* argv) {
-  const auto opt = parse_calibrate_args(argc, argv);
-  if (!opt) return 0;
-  const std::filesystem::path dir = opt->out.empty() ? default_run_dir() : opt->out;
-  check_run_dir(dir);  // a bad --out is reported before the device checks
-  require_cuda_device();
-  // Everything that can be checked is checked before the folder is created.
-  require_device_memory(2 * (static_cast<std::size_t>(opt->copy_mib) << 20),
-                        fmt::format("the {} MiB copy", opt->copy_mib));
-  for (const std::string& dtype : opt->dtypes) {
-    for (std::int64_t n : opt->gemm_sizes) {
-      require_device_memory(workload_device_bytes(Op::Matmul, parse_dtype(dtype), n),
-                            fmt::format("GEMM {} {}", dtype, n));
-    }
-  }
-  create_run_dir(dir);
-  const Calibration c = run_calibration(*opt, std::cout);
-  write_file_atomic(dir / "ceilings.json", [&](std::ostream& o) { write_calibration_json(c, o); });
-  write_file_atomic(dir / "calibration.md", [&](std::ostream& o) { write_calibration_markdown(c, o); });
-  release_run_dir(dir);
-  std::cout << "\n";
-  write_calibration_markdown(c, std::cout);
-  std::cout << "\ncalibration folder: " << dir.string() << "\n";
-  return 0;
 }
 
 }  // namespace xb

@@ -1,5 +1,6 @@
-// The release-qualification gate of `bench qualify` (docs/qualify.md): per fixture, is it slower,
-// faster or unchanged against a stored baseline, or can the run not say (inconclusive)? Plain C++
+// The gate shared by `bench qualify` (docs/qualify.md: per fixture, is it slower, faster or
+// unchanged against a stored baseline, or can the run not say: inconclusive) and `bench compare`
+// (the same test, classes and thresholds between two run folders, docs/compare.md). Plain C++
 // (no CUDA), CPU-tested in tests/cpu/test_qualify_gate.cpp.
 //
 // Units: samples and medians in ns per call; deltas and thresholds as fractions (0.03 = 3%).
@@ -117,6 +118,10 @@ ThrottleCheck check_throttle(const FixtureRecord& now, const FixtureRecord* base
 /// Whether the fixture's snapshots show a thermal or hardware slowdown (the first rule alone).
 bool hard_throttled(const FixtureRecord& fixture);
 
+/// Mean SM clock of the fixture's valid NVML snapshots (before and after sampling), MHz; nullopt
+/// when none has one.
+std::optional<double> mean_sm_clock_mhz(const FixtureRecord& fixture);
+
 /// The gate's result for one fixture.
 struct GateResult {
   std::string key, name, op, dtype;
@@ -149,6 +154,11 @@ FixtureClass classify_fixture(const FixtureRecord& fixture, double reference_med
                               const GateRules& rules);
 /// The threshold of a class (threshold_override when set).
 double threshold_for(FixtureClass c, const GateRules& rules);
+/// The threshold of one fixture against its reference (the baseline, or run A of `bench compare`):
+/// threshold_for(c), raised to at least rules.power_capped_threshold when NVML saw both `now` and
+/// `reference` power-capped (SwPowerCap) and no threshold_override is set. `reference` null: threshold_for(c).
+double fixture_threshold(FixtureClass c, const FixtureRecord& now, const FixtureRecord* reference,
+                         const GateRules& rules);
 
 /// Gates one fixture. `baseline` null: --update-baseline (verdict Recorded, or Inconclusive /
 /// Failed). Order of the rules: failed (error or no samples) > inconclusive (noisy now or in the

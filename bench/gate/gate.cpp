@@ -1,5 +1,5 @@
-// The qualification gate (see qualify.h; rules and their reasons in docs/qualify.md).
-#include "bench/qualify/qualify.h"
+// The gate (see gate.h; rules and their reasons in docs/qualify.md).
+#include "bench/gate/gate.h"
 
 #include <fmt/format.h>
 
@@ -106,7 +106,7 @@ FixtureRecord record_of(const FixtureInfo& f) {
   r.launches_per_sample = f.timing.launches_per_sample;
   r.warmed_up = f.timing.warmed_up;
   r.stop = f.timing.stop;
-  r.max_noise = f.timing.max_noise;
+  r.max_noise = f.timing.stopping.max_noise_fraction;
   r.sampling_s = f.timing.sampling_s;
   r.batch_min_s = f.timing.batch_min_s;
   r.samples_ns = f.timing.samples_ns;
@@ -132,8 +132,9 @@ std::uint64_t mask_of(const FixtureRecord& f) {
 
 bool any_valid(const FixtureRecord& f) { return f.gpu_before.valid || f.gpu_after.valid; }
 
-/// Mean SM clock of the valid snapshots, MHz; nullopt when none has one.
-std::optional<double> sm_clock(const FixtureRecord& f) {
+}  // namespace
+
+std::optional<double> mean_sm_clock_mhz(const FixtureRecord& f) {
   double sum = 0;
   int count = 0;
   for (const GpuClockSample* s : {&f.gpu_before, &f.gpu_after}) {
@@ -146,6 +147,8 @@ std::optional<double> sm_clock(const FixtureRecord& f) {
   return sum / count;
 }
 
+namespace {
+
 std::string names_of(std::uint64_t mask) {
   std::string out;
   for (const std::string& n : throttle_reason_names(mask)) out += (out.empty() ? "" : "+") + n;
@@ -153,7 +156,7 @@ std::string names_of(std::uint64_t mask) {
 }
 
 std::string clock_text(const FixtureRecord& f) {
-  const auto c = sm_clock(f);
+  const auto c = mean_sm_clock_mhz(f);
   return c ? fmt::format("SM {:.0f} MHz", *c) : std::string("SM clock unknown");
 }
 
@@ -189,8 +192,8 @@ ThrottleCheck check_throttle(const FixtureRecord& now, const FixtureRecord* base
                            clock_text(*baseline));
     return c;
   }
-  const auto now_clock = sm_clock(now);
-  const auto base_clock = sm_clock(*baseline);
+  const auto now_clock = mean_sm_clock_mhz(now);
+  const auto base_clock = mean_sm_clock_mhz(*baseline);
   if (now_clock && base_clock) {
     const double diff = *now_clock / *base_clock - 1;
     if (std::fabs(diff) > rules.clock_tolerance) {
@@ -226,6 +229,18 @@ double threshold_for(FixtureClass c, const GateRules& rules) {
   return c == FixtureClass::Overhead ? rules.overhead_threshold : rules.threshold;
 }
 
+double fixture_threshold(FixtureClass c, const FixtureRecord& now, const FixtureRecord* reference,
+                         const GateRules& rules) {
+  const auto capped = [](const FixtureRecord& f) {
+    return any_valid(f) && (mask_of(f) & clocks_event::kSwPowerCap) != 0;
+  };
+  const double t = threshold_for(c, rules);
+  if (!rules.threshold_override && reference != nullptr && capped(now) && capped(*reference)) {
+    return std::max(t, rules.power_capped_threshold);
+  }
+  return t;
+}
+
 GateResult gate_fixture(const FixtureRecord& now, const FixtureRecord* baseline, const std::string& gpu_name,
                         const GateRules& rules) {
   GateResult r;
@@ -255,13 +270,7 @@ GateResult gate_fixture(const FixtureRecord& now, const FixtureRecord* baseline,
   r.now_median_ns = s.median;
   r.now_rsd = s.rsd();
   r.cls = classify_fixture(now, baseline ? r.baseline_median_ns : s.median, gpu_name, rules);
-  r.threshold = threshold_for(r.cls, rules);
-  const auto capped = [](const FixtureRecord& f) {
-    return any_valid(f) && (mask_of(f) & clocks_event::kSwPowerCap) != 0;
-  };
-  if (!rules.threshold_override && baseline != nullptr && capped(now) && capped(*baseline)) {
-    r.threshold = std::max(r.threshold, rules.power_capped_threshold);
-  }
+  r.threshold = fixture_threshold(r.cls, now, baseline, rules);
 
   // What the numbers say.
   if (baseline != nullptr) {

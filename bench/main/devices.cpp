@@ -1,5 +1,5 @@
 // `--devices`: one child process per device, then the devices side by side (see devices.h).
-#include "bench/devices/devices.h"
+#include "bench/main/devices.h"
 
 #include <fmt/format.h>
 #include <spawn.h>
@@ -16,7 +16,7 @@
 #include "bench/cli/cli.h"
 #include "bench/core/interrupt.h"
 #include "bench/core/run_dir.h"
-#include "bench/devices/device_compare.h"
+#include "bench/qualify/device_compare.h"
 #include "bench/qualify/qualify_aggregate.h"
 #include "bench/qualify/qualify_files.h"
 #include "bench/sweep/sweep.h"

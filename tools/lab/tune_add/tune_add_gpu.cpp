@@ -1,4 +1,4 @@
-#include "bench/tune_add/tune_add.h"
+#include "tools/lab/tune_add/tune_add.h"
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "bench/ab/blocks.h"
 #include "bench/cli/cli.h"
+#include "bench/core/blocks.h"
 #include "bench/core/device.h"
 #include "bench/core/measure.h"
 #include "common/atomic_file.h"

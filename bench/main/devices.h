@@ -6,7 +6,7 @@
 // qualify, merged into one fleet report (aggregate.*; bench/qualify/qualify_aggregate.h).
 // Without --devices nothing changes. Plain C++ (POSIX); the device count comes from the caller.
 // A command of the bench executable (its commands library, bench/CMakeLists.txt): the comparison
-// is qualify's gate, so a program built on xb::main refuses --devices (bench/run/xb_main.cpp);
+// is qualify's gate, so a program built on xb::main refuses --devices (bench/run/entry_point.cpp);
 // whether arguments hold --devices is has_devices_option (bench/cli/cli.h).
 //
 // Why sequential: devices of one node share the host's CPU, PCIe switches and power budget, so
