@@ -66,10 +66,49 @@ std::string strip_subject(const std::string& description) {
 
 }  // namespace
 
-void apply_style(CLI::App& app, const std::string& version) {
+std::string house_type_name(const std::string& option_name) {
+  // One table for every command (issue 39: LIST/DIR/FILE in one help, TEXT in another).
+  static const std::pair<const char*, const char*> kNames[] = {{"size", "LIST"},
+                                                               {"op", "LIST"},
+                                                               {"dtype", "LIST"},
+                                                               {"devices", "LIST|all"},
+                                                               {"out", "DIR"},
+                                                               {"from-run", "DIR"},
+                                                               {"runs", "DIR"},
+                                                               {"suite", "FILE"},
+                                                               {"baseline", "FILE"},
+                                                               {"ceilings", "FILE"},
+                                                               {"replay", "FILE"},
+                                                               {"trace", "FILE"},
+                                                               {"table", "FILE"},
+                                                               {"events", "FILE"},
+                                                               {"report", "FILE"},
+                                                               {"markdown", "FILE"},
+                                                               {"threshold", "PCT"},
+                                                               {"max-noise", "PCT"},
+                                                               {"overhead-threshold", "PCT"},
+                                                               {"min-time", "SECONDS"},
+                                                               {"max-time", "SECONDS"},
+                                                               {"slow-fixture", "NAME=US"},
+                                                               {"mode", "hot|cold"}};
+  std::string name = option_name;
+  name.erase(0, name.find_first_not_of('-'));
+  for (const auto& [option, type] : kNames)
+    if (name == option) return type;
+  return "";
+}
+
+void apply_style(CLI::App& app, const std::string& version, const std::string& exit_codes) {
   std::string what = strip_subject(app.get_description());
   if (!what.empty()) what[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(what[0])));
   app.description(app.get_name() + ": " + what);
+  for (CLI::Option* opt : app.get_options()) {
+    const std::string type = house_type_name(opt->get_name(false, true));
+    if (!type.empty()) opt->type_name(type);
+  }
+  const std::string footer = app.get_footer();
+  if (footer.rfind("exit codes:", 0) != 0)
+    app.footer("exit codes: " + exit_codes + (footer.empty() ? "" : "\n" + footer));
   app.formatter(std::make_shared<UsageFormatter>());
   if (app.get_option_no_throw("--version") == nullptr) app.set_version_flag("--version", "crossbench " + version);
 }

@@ -202,7 +202,7 @@ int validate_command(int argc, const char* const* argv, std::ostream& out, std::
     ValidateRequest rq;
     std::string run_dir, report, markdown, table, events;
     std::vector<std::string> traces;
-    app.add_option("RUN_DIR", run_dir, "run folder to validate");
+    app.add_option("RUN_DIR", run_dir, "run folder to validate")->type_name("DIR");
     app.add_option(
         "--trace", traces,
         "Chrome/Kineto trace (export_chrome_trace; .json or .json.gz); give a second one of the same session "
@@ -216,7 +216,9 @@ int validate_command(int argc, const char* const* argv, std::ostream& out, std::
     app.add_flag("--force", rq.force,
                  "rewrite RUN_DIR/validation.json even when it holds another verdict (a committed run folder's is "
                  "kept otherwise)");
-    cli::apply_style(app, XB_VERSION);
+    cli::apply_style(app, XB_VERSION,
+                     "0 passed, 1 a check failed, 2 unusable input: a file missing, unreadable or not of one "
+                     "profile, a destination that cannot be written (one line, nothing written)");
     try {
       app.parse(argc, argv);
     } catch (const CLI::CallForHelp&) {

@@ -368,7 +368,7 @@ std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv, 
                "DRAM bytes, FLOPs and throughput per kernel in counters.json, against the model");
   app.add_option("--out", out, "run folder to create (default results/runs/<UTC time>-<pid>)");
   app.add_option("--slow-fixture", slow,
-                 "NAME=US: add a known delay of US microseconds to every call of fixture NAME "
+                 "add a known delay of US microseconds to every call of fixture NAME "
                  "(op/dtype/size; a spin kernel after each call), to test a regression gate");
   app.add_option("--replay", replay, "regenerate table, exports and validation from a raw_session.json (no GPU)");
   // bench's main hands a run with --devices to bench/main/devices.h before this parser sees
@@ -376,7 +376,7 @@ std::optional<BenchOptions> parse_bench_args(int argc, const char* const* argv, 
   std::string devices;
   if (devices_option) {
     app.add_option("--devices", devices,
-                   "LIST|all: run on each device in its own process into OUT/device-N, validated, and compare the "
+                   "run on each device in its own process into OUT/device-N, validated, and compare the "
                    "devices side by side (OUT/devices.md, devices.json)");
   }
   if (!parse_command_line(app, static_cast<int>(ours.size()), ours.data())) return std::nullopt;

@@ -202,21 +202,22 @@ std::optional<CompareOptions> parse_compare_args(int argc, const char* const* ar
   CompareOptions opt;
   CLI::App app{
       "bench compare A B: is run B faster or slower than run A? Per fixture in both run folders, the shift of B "
-      "against A with its interval and one verdict: SAME, FASTER, SLOWER or AMBIGUOUS (docs/compare.md)\n"
-      "exit codes: 0 nothing slower or ambiguous, 1 a fixture slower or failed, or a run not validated (not "
-      "claimed), 2 usage or input error, 3 ambiguous only"};
+      "against A with its interval and one verdict: SAME, FASTER, SLOWER or AMBIGUOUS (docs/compare.md)"};
   app.name("bench compare");
+  app.footer(
+      "exit codes: 0 nothing slower or ambiguous, 1 a fixture slower or failed, or a run not validated (not "
+      "claimed), 2 usage or input error, 3 ambiguous only");
   std::vector<std::string> runs;
   std::string out;
   double threshold = 0, overhead = 0;
-  app.add_option("runs", runs, "DIR DIR: run A (before) and run B (after)")->expected(2);
-  app.add_option("--out", out,
-                 "DIR: folder for compare.md and compare.json (default results/compare/<UTC time>-<pid>)");
+  app.add_option("runs", runs, "run A (before) and run B (after)")->expected(2);
+  app.add_option("--out", out, "folder for compare.md and compare.json (default results/compare/<UTC time>-<pid>)");
   app.add_option(
       "--threshold", threshold,
-      "PCT: the threshold of every fixture (default: 3 for compute- and memory-bound, 10 for overhead-bound, "
+      "the threshold of every fixture, percent (default: 3 for compute- and memory-bound, 10 for overhead-bound, "
       "at least 5 where both runs were power-capped)");
-  app.add_option("--overhead-threshold", overhead, "PCT: the threshold of overhead-bound fixtures only (default 10)");
+  app.add_option("--overhead-threshold", overhead,
+                 "the threshold of overhead-bound fixtures only, percent (default 10)");
   if (!parse_command_line(app, argc, argv, one_line)) return std::nullopt;
   if (runs.size() != 2) throw UsageError("give two run folders: bench compare A B");
   if (runs[0].empty() || runs[1].empty()) throw UsageError("empty run folder name");

@@ -309,10 +309,9 @@ LoadedRun load_run(const fs::path& dir) {
 
 std::optional<QualifyOptions> parse_qualify_args(int argc, const char* const* argv) {
   QualifyOptions opt;
-  CLI::App app{
-      "bench qualify: runs a suite, validates every run folder and gates each fixture against a baseline\n"
-      "exit codes: 0 all pass, 1 regression or validation failure, 2 usage or input error, 3 inconclusive only"};
+  CLI::App app{"bench qualify: runs a suite, validates every run folder and gates each fixture against a baseline"};
   app.name("bench qualify");
+  app.footer("exit codes: 0 all pass, 1 regression or validation failure, 2 usage or input error, 3 inconclusive only");
   std::string suite, baseline, out;
   std::vector<std::string> slow, from;
   double threshold = 0;
@@ -332,11 +331,10 @@ std::optional<QualifyOptions> parse_qualify_args(int argc, const char* const* ar
   app.add_option("--threshold", threshold,
                  "regression threshold, percent, for every fixture (default: 3 for compute- and memory-bound, 10 for "
                  "overhead-bound)");
-  app.add_option("--slow-fixture", slow,
-                 "NAME=US: add a US microsecond delay to every call of fixture NAME (tests the gate)");
+  app.add_option("--slow-fixture", slow, "add a US microsecond delay to every call of fixture NAME (tests the gate)");
   app.add_option("--from-run", from, "gate these existing run folders instead of running the suite (repeatable)");
   app.add_option("--devices", devices,
-                 "LIST|all: qualify each device in its own process into OUT/device-N, then compare the devices side by "
+                 "qualify each device in its own process into OUT/device-N, then compare the devices side by "
                  "side (devices.md) and merge their reports (aggregate.md, .xml, .json)");
   app.add_option("--aggregate", aggregate,
                  "merge qualifications (qualify.json files, or folders searched for them: one per node or device) into "

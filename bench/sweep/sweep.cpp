@@ -56,7 +56,7 @@ std::optional<SweepOptions> parse_sweep_args(int argc, const char* const* argv) 
   // the option is here for --help.
   std::string devices;
   app.add_option("--devices", devices,
-                 "LIST|all: sweep each device in its own process into OUT/device-N, validated, and compare the "
+                 "sweep each device in its own process into OUT/device-N, validated, and compare the "
                  "devices side by side (OUT/devices.md, devices.json)");
   bool no_graph = false;
   app.add_flag("--no-graph", no_graph,

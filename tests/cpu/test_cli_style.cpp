@@ -4,6 +4,8 @@
 // folder; a run folder's validation.json never replaced silently. No GPU needed.
 #include <gtest/gtest.h>
 
+#include "common/cli_style.h"
+
 #include <unistd.h>
 #include <chrono>
 #include <filesystem>
@@ -31,7 +33,7 @@ struct Command {
 std::vector<Command> commands() {
   const std::string bench = XB_BENCH_EXE;
   std::vector<Command> list{{bench, "bench: "}, {std::string(XB_VALIDATE_EXE), "validate: "}};
-  for (const char* sub : {"sweep", "calibrate", "qualify", "ab", "overhead"}) {
+  for (const char* sub : {"sweep", "calibrate", "qualify", "compare", "ab", "overhead"}) {
     list.push_back({bench + " " + sub, std::string("bench ") + sub + ": "});
   }
   return list;
@@ -75,7 +77,16 @@ TEST(CliStyle, EveryCommandAnswersHelpWithOneHeaderAndAUsageLineListingEveryFlag
     EXPECT_GE(described.size(), 2u) << c.argv;
     for (const std::string& f : described) {
       EXPECT_NE(usage_text.find("[" + f), std::string::npos) << c.argv << ": usage lacks " << f << "\n" << usage_text;
+      // One name for one kind of value in every command (LIST, DIR, FILE, PCT, ...), not CLI11's TEXT.
+      const std::string type = cli::house_type_name(f);
+      if (!type.empty()) {
+        EXPECT_NE(usage_text.find("[" + f + " " + type + "]"), std::string::npos)
+            << c.argv << ": " << f << " is not named " << type << "\n"
+            << usage_text;
+      }
     }
+    // Every help ends with the command's exit codes.
+    EXPECT_NE(text.find("\nexit codes: 0 "), std::string::npos) << c.argv << " help lacks its exit codes";
   }
 }
 
