@@ -21,9 +21,13 @@ directly or through others (an include cycle). The CMake libraries keep to the s
 folder's CMakeLists.txt links no xb_ library of a layer not below it (LIBRARY_LAYER).
 
 Within bench/, the measuring core that a user's benchmark links (crossbench::bench: bench/core/,
-bench/cli/, bench/run/, include/crossbench/bench/) includes none of the commands' folders nor the
+bench/cli/, bench/run/, include/crossbench/bench/) and the gate the comparing commands share
+(bench/gate/) include none of the commands' folders nor the
 roof, bench/main/ (COMMANDS: linked into the bench executable alone, bench/CMakeLists.txt), and no command folder
 includes another's (commands are leaves; bench/main/, the roof, includes them all).
+
+docs/development.md ("Layout") draws the same graph in a fenced block, one "layer -> lower, ..."
+line per layer: the test reads it and reports any difference from LAYERS, so the page stays true.
 
 Usage: test_include_layers.py REPO_ROOT. Exit 0: no violation; 1: each violation listed
 (FILE:LINE: what); 2: bad usage.
@@ -43,7 +47,7 @@ LAYERS = {
     "bench": ("validate", "profiler/exporters", "profiler/adapters", "kernels"),
 }
 FOLDERS = ("common", "kernels", "profiler", "validate", "bench")
-MEASURING_CORE = ("bench/core/", "bench/cli/", "bench/run/", "include/crossbench/bench/")
+MEASURING_CORE = ("bench/core/", "bench/cli/", "bench/run/", "bench/gate/", "include/crossbench/bench/")
 COMMANDS = ("bench/sweep/", "bench/qualify/", "bench/compare/", "bench/ab/", "bench/calibrate/", "bench/overhead/", "bench/main/")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 SOURCE = (".h", ".cuh", ".cpp", ".cu")
@@ -171,11 +175,40 @@ def check(root):
     return bad
 
 
+def documented_layers(root):
+    """The layer graph drawn in docs/development.md's "Layout" section (its first fenced block):
+    {layer: (lower, ...)}; {} where the page or the block is missing."""
+    try:
+        with open(os.path.join(root, "docs", "development.md"), encoding="utf-8") as f:
+            text = f.read()
+    except OSError:
+        return {}
+    section = text.split("\n## Layout", 1)[-1] if "\n## Layout" in text else ""
+    block = re.search(r"```\n(.*?)```", section, re.S)
+    graph = {}
+    for line in (block.group(1) if block else "").splitlines():
+        line = re.sub(r"\(.*?\)", "", line).strip()  # "(includes no other folder)" and other notes
+        if not line:
+            continue
+        name, _, lower = line.partition("->")
+        graph[name.strip()] = tuple(x.strip() for x in lower.split(",") if x.strip())
+    return graph
+
+
+def check_docs(root):
+    documented = documented_layers(root)
+    if not documented:
+        return ["docs/development.md: no layer graph (a fenced block in the Layout section) to check"]
+    if documented != LAYERS:
+        return [f"docs/development.md draws the layers as {documented}, the test holds {LAYERS}: update one"]
+    return []
+
+
 def main(argv):
     if len(argv) != 2 or not os.path.isdir(argv[1]):
         print("usage: test_include_layers.py REPO_ROOT", file=sys.stderr)
         return 2
-    bad = check(argv[1]) + check_links(argv[1])
+    bad = check(argv[1]) + check_links(argv[1]) + check_docs(argv[1])
     # The checker itself, on a made-up graph: a cycle and an upward include are found.
     probe = cycles({"kernels": {"profiler"}, "profiler": {"kernels"}})
     if probe != [["kernels", "profiler", "kernels"]]:
