@@ -15,16 +15,9 @@
 #include "tests/gpu/gpu_test.h"
 #include "tools/lab/add_tuning/add_tuning.h"
 
-namespace xb {
+// In xb::testing, beside tests/gpu/add_check.h's helpers and the GpuTest fixtures.
+namespace xb::testing {
 namespace {
-
-using xb::testing::add_span_name;
-using xb::testing::add_spans;
-using xb::testing::AddSpan;
-using xb::testing::check_add_span;
-using xb::testing::GpuTest;
-using xb::testing::GpuTestWithParam;
-using xb::testing::kAddSpanEveryConfigMax;
 
 class AddTuningSpace : public GpuTestWithParam<AddSpan> {};
 
@@ -82,4 +75,4 @@ TEST_F(GpuTest, AddTuningRefusesConfigurationsOutsideTheSpace) {
 }
 
 }  // namespace
-}  // namespace xb
+}  // namespace xb::testing
