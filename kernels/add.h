@@ -70,18 +70,9 @@ AddLaunchConfig add_launch_config(DType dtype, std::int64_t count);
 
 /// bench's configurations, one per size class of add_launch_config in ascending size
 /// (v1/t128/default/lean, v1/t256/default/lean, v1/t256/default/lean/r6), with the current device's
-/// max_blocks: the only ones launch_add runs in a build without -DXB_LAB=ON. Throws CudaError.
+/// max_blocks: the only ones launch_add runs (the rest of the tuning space runs through the team's
+/// tools/lab/add_tuning, launch_add_tuning). Throws CudaError.
 std::vector<AddLaunchConfig> add_size_class_configs();
-
-#ifdef XB_LAB
-/// Every supported configuration, with the current device's max_blocks: the space `bench tune-add`
-/// measures. The 75 standard ones (3 vectors per thread x 5 block sizes x 5 cache policies), then
-/// the 8 lean ones (v1 x 128, 256 threads x default, plain x no residency cap, the block size's
-/// cap: 10 blocks of 128 or 6 of 256 per SM). Built only with -DXB_LAB=ON (the team's tuning
-/// command and the race with PyTorch's add; tools/lab/README.md): add.cu instantiates its
-/// kernels only then. Throws CudaError.
-std::vector<AddLaunchConfig> add_tuning_space();
-#endif
 
 /// How launch_add holds a lean launch to `blocks_per_sm` resident blocks per SM on the current
 /// device (AddLaunchConfig::blocks_per_sm, add_residency): every block asks for `dynamic_smem_bytes` of dynamic
@@ -118,8 +109,8 @@ int add_resident_blocks(DType dtype, const AddLaunchConfig& config);
 /// and std::invalid_argument for count < 0 or a configuration launch_add cannot run (threads per
 /// block not a multiple of 32 in 32..512, vectors_per_thread not 1, 2 or 4, an unknown policy or
 /// variant, a lean configuration outside the tuning space's lean shapes, a residency cap on a
-/// standard configuration or one add_residency refuses; without -DXB_LAB=ON, any configuration
-/// that is not one of add_size_class_configs). A lean configuration whose
+/// standard configuration or one add_residency refuses; any configuration that is not one of
+/// add_size_class_configs: the tuning space's others, tools/lab/add_tuning). A lean configuration whose
 /// launch would need more than max_blocks blocks or 32-bit indices past INT_MAX runs the
 /// standard V = 1 kernel instead (its grid-stride loop, no residency cap), as the standard flat
 /// kernel does.

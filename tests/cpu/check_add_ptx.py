@@ -9,10 +9,11 @@ mangled name's `AddCachePolicyE<n>E`), that its vector loads (`ld.global*.v4*`) 
 ld.global.nc through a const __restrict__ pointer, so the tuning space's plain entries measured
 the default policy's loads under another name; a compiler change could do that again.
 
-What is instantiated follows the build: with --lab (a -DXB_LAB=ON build; add.cu compiled with
-XB_LAB defined) every policy of the tuning space must be there; without, add.cu carries bench's
-size classes only (add.cu, "What a build carries"), so only the default policy and no
-add_vectorized_kernel with V other than 1 may be there.
+What is instantiated follows the source: kernels/add.cu (bench's add) carries bench's size
+classes only (add.cu, "What this file carries"), so only the default policy and no
+add_vectorized_kernel with V other than 1 may be there; with --lab (a -DXB_LAB=ON build) the
+lab's tools/lab/add_tuning/add_tuning.cu is compiled too, and every policy of the tuning space
+and V 1, 2 and 4 must be there.
 
 Usage: check_add_ptx.py NVCC SOURCE_DIR [--lab]
 Exit 0 when every instantiation matches, 1 (listing each mismatch) otherwise, 2 on bad use or when
@@ -70,41 +71,55 @@ def vector_widths(ptx):
             for m in [re.search(r"add_vectorized_kernelI\w+?Li(\d)E", name)] if m}
 
 
+def check_source(nvcc, root, source, lab):
+    """Mismatch lines and a summary for one .cu file; None when nvcc fails (reported)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "add.ptx")
+        cmd = [nvcc, "-std=c++17", "-O3", "-arch=sm_90", "-ptx", "-I", root, os.path.join(root, source), "-o", out]
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode != 0:
+            print(f"check_add_ptx.py: nvcc failed on {source} ({p.returncode}): {(p.stderr or p.stdout).strip()[:400]}",
+                  file=sys.stderr)
+            return None
+        with open(out) as f:
+            ptx = f.read()
+    bad, seen = check(ptx)
+    widths = vector_widths(ptx)
+    if lab and set(seen) != {label for label, _, _ in EXPECTED.values()}:
+        bad.append(f"{source}: instantiations found per policy: {dict(seen)}; expected every policy of kernels/add.h")
+    if lab and widths != {1, 2, 4}:
+        bad.append(f"{source}: add_vectorized_kernel found with V {sorted(widths)}; expected 1, 2 and 4")
+    if not lab and set(seen) != {"default"}:
+        bad.append(f"{source}: instantiations found per policy: {dict(seen)}; expected the default policy alone "
+                   "(bench's size classes; the others are the lab's, tools/lab/add_tuning)")
+    if not lab and widths != {1}:
+        bad.append(f"{source}: add_vectorized_kernel found with V {sorted(widths)}; expected V = 1 alone "
+                   "(bench's fallback)")
+    summary = (f"{source} ({'the tuning space' if lab else 'bench size classes only'}): "
+               + ", ".join(f"{k} {v}" for k, v in sorted(seen.items())) + f"; add_vectorized_kernel V {sorted(widths)}")
+    return bad, summary
+
+
 def main(argv):
     lab = "--lab" in argv[3:]
     if len(argv) not in (3, 4) or (len(argv) == 4 and not lab):
         print("usage: check_add_ptx.py NVCC SOURCE_DIR [--lab]", file=sys.stderr)
         return 2
     nvcc, root = argv[1], argv[2]
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "add.ptx")
-        cmd = [nvcc, "-std=c++17", "-O3", "-arch=sm_90", "-ptx", "-I", root, os.path.join(root, "kernels", "add.cu"),
-               "-o", out] + (["-DXB_LAB=1"] if lab else [])
-        p = subprocess.run(cmd, capture_output=True, text=True)
-        if p.returncode != 0:
-            print(f"check_add_ptx.py: nvcc failed ({p.returncode}): {(p.stderr or p.stdout).strip()[:400]}", file=sys.stderr)
+    sources = [("kernels/add.cu", False)] + ([("tools/lab/add_tuning/add_tuning.cu", True)] if lab else [])
+    bad, summaries = [], []
+    for source, space in sources:
+        result = check_source(nvcc, root, source, space)
+        if result is None:
             return 2
-        with open(out) as f:
-            ptx = f.read()
-    bad, seen = check(ptx)
-    widths = vector_widths(ptx)
-    if lab and set(seen) != {label for label, _, _ in EXPECTED.values()}:
-        bad.append(f"instantiations found per policy: {dict(seen)}; expected every policy of kernels/add.h (--lab)")
-    if lab and widths != {1, 2, 4}:
-        bad.append(f"add_vectorized_kernel found with V {sorted(widths)}; expected 1, 2 and 4 (--lab)")
-    if not lab and set(seen) != {"default"}:
-        bad.append(f"instantiations found per policy: {dict(seen)}; expected the default policy alone "
-                   "(bench's size classes; the others need -DXB_LAB=ON)")
-    if not lab and widths != {1}:
-        bad.append(f"add_vectorized_kernel found with V {sorted(widths)}; expected V = 1 alone (bench's fallback)")
+        bad += result[0]
+        summaries.append(result[1])
     for line in bad:
         print(line)
     if bad:
         print(f"{len(bad)} mismatch(es)")
         return 1
-    print(f"check_add_ptx ({'lab build, the tuning space' if lab else 'bench size classes only'}): every "
-          "policy's vector loads and stores as kernels/add.h says: "
-          + ", ".join(f"{k} {v}" for k, v in sorted(seen.items())) + f"; add_vectorized_kernel V {sorted(widths)}")
+    print("check_add_ptx: every policy's vector loads and stores as kernels/add.h says: " + "; ".join(summaries))
     return 0
 
 

@@ -25,13 +25,19 @@
 #include "kernels/random_fill.h"
 #include "kernels/reference.h"
 #include "kernels/workload.h"
+#include "tests/gpu/add_check.h"
 #include "tests/gpu/gpu_test.h"
 
 namespace xb {
 namespace {
 
+using xb::testing::add_span_name;
+using xb::testing::add_spans;
+using xb::testing::AddSpan;
+using xb::testing::check_add_span;
 using xb::testing::GpuTest;
 using xb::testing::GpuTestWithParam;
+using xb::testing::kAddSpanEveryConfigMax;
 
 // ---- workloads against the host fp64 reference -----------------------------------------------
 
@@ -84,94 +90,20 @@ INSTANTIATE_TEST_SUITE_P(AddTails, WorkloadVerifies,
 
 // ---- add kernel, bit for bit ----------------------------------------------------------------
 
-// fp32 sum of the two inputs, rounded once to the dtype (round to nearest even), as the kernel.
-double expected_add(DType dtype, double a, double b) {
-  const float sum = static_cast<float>(a) + static_cast<float>(b);
-  switch (dtype) {
-    case DType::BF16:
-      return static_cast<double>(__bfloat162float(__float2bfloat16_rn(sum)));
-    case DType::FP16:
-      return static_cast<double>(__half2float(__float2half_rn(sum)));
-    case DType::FP32:
-      return static_cast<double>(sum);
-  }
-  return std::nan("");
-}
-
-// count elements (as one row) at byte offsets into the buffers.
-std::vector<double> copy_span(const DeviceBuffer& buffer, std::size_t offset_bytes, DType dtype, std::int64_t count) {
-  return copy_rows_to_host(static_cast<const char*>(buffer.get()) + offset_bytes, dtype, count, 0, 1);
-}
-
-struct AddSpan {
-  DType dtype;
-  std::int64_t count;
-  std::size_t a_offset;  // bytes
-  std::size_t b_offset;
-  std::size_t out_offset;
-  int max_blocks = 0;  // > 0: cap the grid, so that the grid-stride loops make several passes
-};
-
 class AddKernel : public GpuTestWithParam<AddSpan> {};
 
-// Runs `config` over the span and checks every element bit-exact against the fp32 reference,
-// and that the 64 elements after the span keep their NaN poison.
-void check_add_span(const AddSpan& s, AddLaunchConfig config) {
-  SCOPED_TRACE(to_string(config));
-  const std::size_t e = dtype_bytes(s.dtype);
-  constexpr std::int64_t kCanary = 64;  // elements after the range that must stay untouched
-  const std::size_t bytes = static_cast<std::size_t>(s.count + kCanary) * e + 64;
-  Stream stream;
-  DeviceBuffer a(bytes), b(bytes), out(bytes);
-  const auto total = static_cast<std::int64_t>(bytes / e);
-  launch_random_fill(s.dtype, a.get(), total, 11, stream.get());
-  launch_random_fill(s.dtype, b.get(), total, 12, stream.get());
-  XB_CUDA(cudaMemsetAsync(out.get(), 0xFF, bytes, stream.get()));
-
-  if (s.max_blocks > 0) config.max_blocks = s.max_blocks;
-  launch_add(s.dtype, static_cast<const char*>(a.get()) + s.a_offset, static_cast<const char*>(b.get()) + s.b_offset,
-             static_cast<char*>(out.get()) + s.out_offset, s.count, stream.get(), config);
-  stream.synchronize();
-
-  const std::vector<double> ha = copy_span(a, s.a_offset, s.dtype, s.count);
-  const std::vector<double> hb = copy_span(b, s.b_offset, s.dtype, s.count);
-  const std::vector<double> hout = copy_span(out, s.out_offset, s.dtype, s.count + kCanary);
-  std::int64_t mismatches = 0;
-  for (std::int64_t i = 0; i < s.count; ++i) {
-    const auto k = static_cast<std::size_t>(i);
-    const double want = expected_add(s.dtype, ha[k], hb[k]);
-    if (!(hout[k] == want) && mismatches++ < 5) {
-      ADD_FAILURE() << "element " << i << ": expected " << want << ", found " << hout[k];
-    }
-  }
-  EXPECT_EQ(mismatches, 0) << "of " << s.count;
-  for (std::int64_t i = s.count; i < s.count + kCanary; ++i) {
-    EXPECT_TRUE(std::isnan(hout[static_cast<std::size_t>(i)])) << "wrote past the end at " << i;
-  }
-}
-
-// The configurations a build carries: with -DXB_LAB=ON the whole tuning space, else bench's
-// size classes (kernels/add.h, add_size_class_configs).
-std::vector<AddLaunchConfig> built_add_configs() {
-#ifdef XB_LAB
-  return add_tuning_space();
-#else
-  return add_size_class_configs();
-#endif
-}
-
-// Spans up to 200k elements run under every configuration the build carries (the tuning space:
-// vectors per thread, block size, cache hints, the whole-chunk, partial-chunk, grid-stride and tail
-// paths of each; in both builds the lean kernel's four instantiations per shape: with and without
-// the bounds check and the tail, and its fallback to the standard V = 1 kernel when the grid is
-// capped); longer ones under the configuration bench picks for them.
+// Spans up to 200k elements run under every size class's configuration (the lean kernel's four
+// instantiations per shape: with and without the bounds check and the tail, and its fallback to
+// the standard V = 1 kernel when the grid is capped; the scalar kernel for unaligned pointers);
+// longer ones under the configuration bench picks for them. The rest of the tuning space: the
+// lab's tests (tests/gpu/lab/test_add_tuning.cpp).
 TEST_P(AddKernel, BitExactOnEveryElementAndWritesNothingElse) {
   const AddSpan s = GetParam();
   const AddLaunchConfig chosen = add_launch_config(s.dtype, s.count);
   EXPECT_GT(chosen.max_blocks, 0);
   EXPECT_EQ(chosen.threads_per_block % 32, 0);
-  if (s.count > 200000) return check_add_span(s, chosen);
-  for (const AddLaunchConfig& config : built_add_configs()) check_add_span(s, config);
+  if (s.count > kAddSpanEveryConfigMax) return check_add_span(s, chosen, launch_add);
+  for (const AddLaunchConfig& config : add_size_class_configs()) check_add_span(s, config, launch_add);
 }
 
 // bench's configurations: one per size class, in ascending size, each what add_launch_config
@@ -190,8 +122,8 @@ TEST_F(GpuTest, AddSizeClassConfigsAreWhatBenchPicks) {
 }
 
 // Configurations launch_add cannot run are refused on every path (vector, unaligned, count 0),
-// in both builds; without -DXB_LAB=ON so is every configuration of the tuning space that is not
-// a size class's (its kernels are not built).
+// and so is every configuration of the tuning space that is not a size class's (kernels/add.cu
+// does not instantiate its kernels; tools/lab/add_tuning does).
 TEST_F(GpuTest, AddRefusesConfigurationsItCannotRun) {
   Stream stream;
   DeviceBuffer buf(4096);
@@ -225,7 +157,6 @@ TEST_F(GpuTest, AddRefusesConfigurationsItCannotRun) {
     edit(bad);
     refused(bad);
   }
-#ifndef XB_LAB
   // The tuning space's own configurations: a standard one, another policy, the lean plain one.
   for (auto edit : {+[](AddLaunchConfig& c) { c.kernel = AddKernelVariant::Standard; },
                     +[](AddLaunchConfig& c) {
@@ -241,39 +172,12 @@ TEST_F(GpuTest, AddRefusesConfigurationsItCannotRun) {
     edit(bad);
     try {
       launch_add(DType::FP32, buf.get(), buf.get(), buf.get(), 16, stream.get(), bad);
-      ADD_FAILURE() << to_string(bad) << " ran in a build without -DXB_LAB=ON";
+      ADD_FAILURE() << to_string(bad) << " ran through bench's launch_add";
     } catch (const std::invalid_argument& e) {
-      EXPECT_NE(std::string(e.what()).find("XB_LAB"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("add_size_class_configs"), std::string::npos) << e.what();
     }
   }
-#endif
 }
-
-#ifdef XB_LAB  // the tuning space is built with -DXB_LAB=ON only
-TEST_F(GpuTest, AddTuningSpaceIsEveryCombinationOnce) {
-  const std::vector<AddLaunchConfig> space = add_tuning_space();
-  std::set<std::string> names;
-  for (const AddLaunchConfig& c : space) names.insert(to_string(c));
-  // 3 vectors per thread x 5 block sizes x 5 cache policies, then the lean kernel's 8.
-  EXPECT_EQ(space.size(), 83u);
-  EXPECT_EQ(names.size(), 83u);
-  EXPECT_EQ(names.count("v1/t128/plain"), 1u);
-  for (const char* lean :
-       {"v1/t128/default/lean", "v1/t128/plain/lean", "v1/t256/default/lean", "v1/t256/plain/lean",
-        "v1/t128/default/lean/r10", "v1/t128/plain/lean/r10", "v1/t256/default/lean/r6", "v1/t256/plain/lean/r6"}) {
-    EXPECT_EQ(names.count(lean), 1u) << lean;
-  }
-  EXPECT_EQ(names.count("v1/t32/default"), 1u);
-  EXPECT_EQ(names.count("v4/t512/prefetch256-streaming"), 1u);
-  // Every configuration of the space runs (the bit-exact tests above check what each computes).
-  Stream stream;
-  DeviceBuffer buf(4096);
-  for (const AddLaunchConfig& c : space) {
-    EXPECT_NO_THROW(launch_add(DType::FP32, buf.get(), buf.get(), buf.get(), 16, stream.get(), c)) << to_string(c);
-  }
-  stream.synchronize();
-}
-#endif
 
 // The residency cap holds on this GPU: the occupancy API, given the cap's dynamic shared memory
 // and carveout hint, lets exactly N blocks of the lean kernel share an SM (bench's class above
@@ -310,41 +214,7 @@ TEST_F(GpuTest, AddResidencyCapHoldsOnThisDevice) {
   EXPECT_THROW(add_residency(90, 16), std::invalid_argument);  // 1024 B per block: 91 fit in 100 KB as well
 }
 
-std::vector<AddSpan> add_spans() {
-  std::vector<AddSpan> spans;
-  for (DType d : {DType::BF16, DType::FP16, DType::FP32}) {
-    const std::size_t e = dtype_bytes(d);
-    // Aligned: vector path, tails of 0..7 elements, a single element.
-    // 65536 (256^2) and 65539: vectors a multiple of 128 and 256 threads, without and with a tail
-    // (the lean kernel's no-bounds-check instantiations).
-    // 12000007 > 3072^2: bench's residency-capped class.
-    for (std::int64_t count : {1, 3, 7, 8, 9, 15, 17, 4095, 65536, 65539, 1000003, 5000011, 12000007}) {
-      spans.push_back({d, count, 0, 0, 0});
-    }
-    // Grid capped at 3 blocks: many grid-stride passes, on both paths.
-    spans.push_back({d, 1000003, 0, 0, 0, 3});
-    spans.push_back({d, 1000003, e, 0, 0, 3});
-    spans.push_back({d, 100003, 0, 0, 0, 3});
-    spans.push_back({d, 100003, e, 0, 0, 3});
-    // Unaligned by one element in each pointer in turn, and all three: scalar path.
-    spans.push_back({d, 1000003, e, 0, 0});
-    spans.push_back({d, 1000003, 0, e, 0});
-    spans.push_back({d, 1000003, 0, 0, e});
-    spans.push_back({d, 1000003, e, e, e});
-    // 16-byte aligned but not 256-byte aligned: vector path.
-    spans.push_back({d, 4097, 16, 32, 48});
-  }
-  return spans;
-}
-
-INSTANTIATE_TEST_SUITE_P(Spans, AddKernel, ::testing::ValuesIn(add_spans()),
-                         [](const ::testing::TestParamInfo<AddSpan>& span_info) {
-                           const AddSpan& s = span_info.param;
-                           return std::string(to_string(s.dtype)) + "_count" + std::to_string(s.count) + "_off" +
-                                  std::to_string(s.a_offset) + "_" + std::to_string(s.b_offset) + "_" +
-                                  std::to_string(s.out_offset) +
-                                  (s.max_blocks > 0 ? "_grid" + std::to_string(s.max_blocks) : "");
-                         });
+INSTANTIATE_TEST_SUITE_P(Spans, AddKernel, ::testing::ValuesIn(add_spans()), add_span_name);
 
 TEST_F(GpuTest, AddZeroCountLaunchesNothing) {
   Stream stream;

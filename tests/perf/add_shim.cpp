@@ -34,6 +34,7 @@
 #include "kernels/add.h"
 #include "kernels/cuda_check.h"
 #include "kernels/workload.h"
+#include "tools/lab/add_tuning/add_tuning.h"
 
 #define XB_ADD_SHIM_API extern "C" __attribute__((visibility("default")))
 
@@ -106,8 +107,8 @@ xb::AddLaunchConfig resolve(xb::DType dtype, std::int64_t count, int threads, in
   if (blocks_per_sm >= 0) config.blocks_per_sm = blocks_per_sm;
   if (threads > 0) config.threads_per_block = threads;
   if (vectors > 0) config.vectors_per_thread = vectors;
-  if (policy > 0) config.cache = static_cast<xb::AddCachePolicy>(policy - 1);       // launch_add checks the value
-  if (variant > 0) config.kernel = static_cast<xb::AddKernelVariant>(variant - 1);  // launch_add checks it too
+  if (policy > 0) config.cache = static_cast<xb::AddCachePolicy>(policy - 1);  // launch_add_tuning checks the value
+  if (variant > 0) config.kernel = static_cast<xb::AddKernelVariant>(variant - 1);  // launch_add_tuning checks it too
   return config;
 }
 
@@ -133,8 +134,9 @@ XB_ADD_SHIM_API int xb_add_dtype(const char* name) {
 
 /// Enqueues out = a + b over `count` elements on `stream` (a cudaStream_t; null: the legacy
 /// default stream) with the configuration the six last arguments select (see the top of this
-/// file), through xb::launch_add: the kernel bench times. Capturable into a CUDA graph. Returns 0
-/// or the launch's cudaError_t.
+/// file), through xb::launch_add_tuning (tools/lab/add_tuning: any configuration of the tuning
+/// space; bench's own run the same kernel code as launch_add's, the kernel bench times).
+/// Capturable into a CUDA graph. Returns 0 or the launch's cudaError_t.
 XB_ADD_SHIM_API int xb_add_launch(int dtype, const void* a, const void* b, void* out, long long count, void* stream,
                                   int threads, int vectors, int policy, int variant, int blocks_per_sm,
                                   int max_blocks) {
@@ -144,14 +146,14 @@ XB_ADD_SHIM_API int xb_add_launch(int dtype, const void* a, const void* b, void*
       throw std::invalid_argument("null tensor pointer");
     xb::AddLaunchConfig config = resolve(d, count, threads, vectors, policy, variant, blocks_per_sm);
     if (max_blocks > 0) config.max_blocks = std::min(max_blocks, config.max_blocks);
-    xb::launch_add(d, a, b, out, count, static_cast<cudaStream_t>(stream), config);
+    xb::launch_add_tuning(d, a, b, out, count, static_cast<cudaStream_t>(stream), config);
   });
 }
 
 /// Writes into `name` (`name_len` bytes, NUL included) the configuration xb_add_launch uses for
 /// these arguments, as `bench tune-add` names it ("v1/t256/default"); all four <= 0 and blocks_per_sm < 0 give
 /// bench's own, add_launch_config(dtype, count). Fails with cudaErrorInvalidValue when the
-/// configuration is not one of the tuning space's (kernels/add.h, add_tuning_space).
+/// configuration is not one of the tuning space's (tools/lab/add_tuning/add_tuning.h, add_tuning_space).
 XB_ADD_SHIM_API int xb_add_config(int dtype, long long count, int threads, int vectors, int policy, int variant,
                                   int blocks_per_sm, char* name, std::size_t name_len) {
   return guarded("xb_add_config", [&] {

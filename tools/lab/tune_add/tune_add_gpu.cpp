@@ -23,6 +23,7 @@
 #include "profiler/model/event_model.h"
 #include "profiler/model/profiler.h"
 #include "profiler/model/step_metrics.h"
+#include "tools/lab/add_tuning/add_tuning.h"
 
 namespace xb {
 namespace {
@@ -58,7 +59,7 @@ ConfigTimes measure(DType dtype, const std::string& dtype_name, std::int64_t n,
   stream.synchronize();
   // The GPU leaves its idle clock before the first config is timed.
   warm_up_for(stream.get(), kWarmMs,
-              [&] { launch_add(dtype, a.get(), b.get(), out.get(), count, stream.get(), space.front()); });
+              [&] { launch_add_tuning(dtype, a.get(), b.get(), out.get(), count, stream.get(), space.front()); });
   // Each config is its own fixture: annotation "add/<dtype>/<n>:<config>".
   std::vector<std::string> fixtures;
   for (const AddLaunchConfig& c : space) fixtures.push_back(fmt::format("add/{}/{}:{}", dtype_name, n, to_string(c)));
@@ -69,7 +70,9 @@ ConfigTimes measure(DType dtype, const std::string& dtype_name, std::int64_t n,
   profiler.start();
   for (int pass = 0; pass < o.passes; ++pass) {
     for (std::size_t c = 0; c < space.size(); ++c) {
-      const auto launch = [&, c] { launch_add(dtype, a.get(), b.get(), out.get(), count, stream.get(), space[c]); };
+      const auto launch = [&, c] {
+        launch_add_tuning(dtype, a.get(), b.get(), out.get(), count, stream.get(), space[c]);
+      };
       profiler.begin_fixture(Schedule{1, 0, 1});  // a wait step (not recorded), then the timed one
       timed_sample(launch, profiler, device, fixtures[c], "xb::add", untimed);
       timed_sample(launch, profiler, device, fixtures[c], "xb::add", timed);
