@@ -5,19 +5,35 @@
 
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "common/errors.h"
 
 namespace xb::strict_json {
 
 /// Keeps a message on one line: control characters (a JSON parser quoting a newline it read, ...)
-/// become spaces, and it is cut at 400 characters.
-std::string one_line(std::string text) {
+/// become spaces, and it is cut at `max_chars` characters.
+std::string one_line(std::string text, std::size_t max_chars) {
   for (char& c : text) {
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
   }
-  if (text.size() > 400) text = text.substr(0, 397) + "...";
+  if (text.size() > max_chars) text = text.substr(0, max_chars < 3 ? 0 : max_chars - 3) + "...";
   return text;
+}
+
+std::string one_line(std::string text) { return one_line(std::move(text), 400); }
+
+std::string value_name(const char* key, std::ptrdiff_t element) {
+  return element < 0 ? fmt::format("\"{}\"", key) : fmt::format("\"{}\"[{}]", key, element);
+}
+
+std::string missing_key_text(const char* key) { return fmt::format("missing key \"{}\"", key); }
+
+std::string not_a_text(const std::string& name, const char* kind) { return name + " is not " + kind; }
+
+std::string out_of_range_text(const std::string& name, const std::string& value, const std::string& lo,
+                              const std::string& hi) {
+  return fmt::format("{} = {} is out of range [{}, {}]", name, value, lo, hi);
 }
 
 [[noreturn]] void fail(const std::string& where, const std::string& what) {
@@ -51,37 +67,37 @@ json parse_json(std::string_view text, const std::string& where) {
 const json& need(const json& obj, const char* key, const std::string& where) {
   if (!obj.is_object()) fail(where, "is not an object");
   const auto it = obj.find(key);
-  if (it == obj.end()) fail(where, fmt::format("missing key \"{}\"", key));
+  if (it == obj.end()) fail(where, missing_key_text(key));
   return *it;
 }
 
 const json& need_object(const json& obj, const char* key, const std::string& where) {
   const json& v = need(obj, key, where);
-  if (!v.is_object()) fail(where, fmt::format("\"{}\" is not an object", key));
+  if (!v.is_object()) fail(where, not_a_text(value_name(key), "an object"));
   return v;
 }
 
 const json& need_array(const json& obj, const char* key, const std::string& where) {
   const json& v = need(obj, key, where);
-  if (!v.is_array()) fail(where, fmt::format("\"{}\" is not an array", key));
+  if (!v.is_array()) fail(where, not_a_text(value_name(key), "an array"));
   return v;
 }
 
 std::string need_string(const json& obj, const char* key, const std::string& where) {
   const json& v = need(obj, key, where);
-  if (!v.is_string()) fail(where, fmt::format("\"{}\" is not a string", key));
+  if (!v.is_string()) fail(where, not_a_text(value_name(key), "a string"));
   return v.get<std::string>();
 }
 
 bool need_bool(const json& obj, const char* key, const std::string& where) {
   const json& v = need(obj, key, where);
-  if (!v.is_boolean()) fail(where, fmt::format("\"{}\" is not true or false", key));
+  if (!v.is_boolean()) fail(where, not_a_text(value_name(key), "true or false"));
   return v.get<bool>();
 }
 
 double need_number(const json& obj, const char* key, const std::string& where) {
   const json& v = need(obj, key, where);
-  if (!v.is_number()) fail(where, fmt::format("\"{}\" is not a number", key));
+  if (!v.is_number()) fail(where, not_a_text(value_name(key), "a number"));
   const double d = v.get<double>();
   if (!std::isfinite(d)) fail(where, fmt::format("\"{}\" is not finite", key));
   return d;
@@ -90,16 +106,18 @@ double need_number(const json& obj, const char* key, const std::string& where) {
 /// An integer in [lo, hi] (no fraction, no exponent form that parses as a float).
 std::int64_t need_int(const json& obj, const char* key, const std::string& where, std::int64_t lo, std::int64_t hi) {
   const json& v = need(obj, key, where);
-  if (!v.is_number_integer()) fail(where, fmt::format("\"{}\" is not an integer", key));
+  if (!v.is_number_integer()) fail(where, not_a_text(value_name(key), "an integer"));
   if (v.is_number_unsigned()) {
     const auto u = v.get<std::uint64_t>();
     if (u > static_cast<std::uint64_t>(hi) || (lo > 0 && u < static_cast<std::uint64_t>(lo))) {
-      fail(where, fmt::format("\"{}\" = {} is out of range [{}, {}]", key, u, lo, hi));
+      fail(where, out_of_range_text(value_name(key), std::to_string(u), std::to_string(lo), std::to_string(hi)));
     }
     return static_cast<std::int64_t>(u);
   }
   const auto i = v.get<std::int64_t>();
-  if (i < lo || i > hi) fail(where, fmt::format("\"{}\" = {} is out of range [{}, {}]", key, i, lo, hi));
+  if (i < lo || i > hi) {
+    fail(where, out_of_range_text(value_name(key), std::to_string(i), std::to_string(lo), std::to_string(hi)));
+  }
   return i;
 }
 

@@ -10,6 +10,7 @@
 
 #include "common/atomic_file.h"
 #include "common/cli_style.h"
+#include "common/strict_json.h"
 #include "common/text_file.h"
 
 #include <nlohmann/json.hpp>
@@ -18,14 +19,6 @@ namespace xb {
 namespace {
 
 namespace fs = std::filesystem;
-
-/// One line, at most 1000 characters: error messages never span lines.
-std::string one_line(std::string s) {
-  for (char& ch : s)
-    if (ch == '\n' || ch == '\r') ch = ' ';
-  if (s.size() > 1000) s = s.substr(0, 997) + "...";
-  return s;
-}
 
 /// Why RUN_DIR cannot be validated as a run folder, or empty when it is one: it must be a folder
 /// holding the files bench writes (table.json, trace_only.json, full.json, events.json).
@@ -190,7 +183,8 @@ ValidateOutcome run_validate(const ValidateRequest& given, std::ostream& out) {
 int validate_command(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   const std::string program = argc > 0 && argv[0] != nullptr && *argv[0] != '\0' ? argv[0] : "validate";
   const auto error = [&](const std::string& what) {
-    err << program << ": error: " << one_line(what) << '\n';
+    // One line, at most 1000 characters (a message may quote a long path): never spans lines.
+    err << program << ": error: " << strict_json::one_line(what, 1000) << '\n';
     return 2;
   };
   try {

@@ -18,6 +18,7 @@
 #include "bench/core/run_dir.h"
 #include "common/atomic_file.h"
 #include "kernels/cuda_check.h"
+#include "profiler/adapters/cupti_counter_collector.h"
 
 namespace xb {
 

@@ -1,7 +1,8 @@
 // The harness's records in a session (bench/core/fixture_records.h): their JSON (fixture_json.h),
-// attaching them to a RawSession as client blocks, and reading them back strictly, with the
-// profiler's own accessors (profiler/model/session_json.h) so that a bad fixture is reported in the same
-// words as a bad record ("raw_session: fixtures[2]: missing key \"op\"").
+// attaching them to a RawSession as client blocks, and reading them back strictly with
+// common/strict_json.h's accessors, as raw_session.json's reader reads its own keys, so that a bad
+// fixture is reported in the same words as a bad record ("raw_session: fixtures[2]: missing key
+// \"op\"").
 #include "bench/core/fixture_records.h"
 #include "bench/core/fixture_json.h"
 
@@ -11,14 +12,14 @@
 
 #include <fmt/format.h>
 
+#include "common/strict_json.h"
 #include "profiler/model/session_io.h"
-#include "profiler/model/session_json.h"
 
 namespace xb {
 namespace {
 
 using nlohmann::json;
-namespace rj = raw_session_json;
+namespace sj = strict_json;
 
 void check_finite(double value, const std::string& what) {
   if (!std::isfinite(value)) throw std::invalid_argument(what + " is not finite (JSON has no NaN/Inf)");
@@ -28,118 +29,108 @@ void check_finite(double value, const std::string& what) {
 std::string compact(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
 GpuClockSample parse_gpu_sample(const json& j, const std::string& w) {
-  rj::require_is_object(j, w);
   GpuClockSample g;
-  g.valid = rj::get_bool(j, "valid", w);
-  if (j.contains("error")) g.error = rj::get_string(j, "error", w);
-  g.sm_clock_mhz = rj::get_int(j, "sm_clock_mhz", w);
-  g.mem_clock_mhz = rj::get_int(j, "mem_clock_mhz", w);
-  g.temperature_c = rj::get_int(j, "temperature_c", w);
-  g.power_w = rj::get_double(j, "power_w", w);
-  g.throttle_reasons = rj::get_uint64(j, "throttle_reasons", w);
-  g.throttled = rj::get_bool(j, "throttled", w);
+  g.valid = sj::need_bool(j, "valid", w);
+  if (j.contains("error")) g.error = sj::need_string(j, "error", w);
+  g.sm_clock_mhz = sj::need_integer<int>(j, "sm_clock_mhz", w);
+  g.mem_clock_mhz = sj::need_integer<int>(j, "mem_clock_mhz", w);
+  g.temperature_c = sj::need_integer<int>(j, "temperature_c", w);
+  g.power_w = sj::need_number(j, "power_w", w);
+  g.throttle_reasons = sj::need_integer<std::uint64_t>(j, "throttle_reasons", w);
+  g.throttled = sj::need_bool(j, "throttled", w);
   return g;
 }
 
 FixtureTiming parse_fixture_timing(const json& j, const std::string& w) {
-  rj::require_is_object(j, w);
   FixtureTiming t;
-  const std::string mode = rj::get_string(j, "mode", w);
+  const std::string mode = sj::need_string(j, "mode", w);
   t.mode = timing_mode_named(mode);
-  if (!t.mode) rj::fail(w, "timing mode must be \"hot\" or \"cold\", not \"" + mode + "\"");
-  t.blocking = rj::get_bool(j, "blocking", w);
-  if (j.contains("graph")) t.graph = rj::get_bool(j, "graph", w);  // optional: false before graph mode
+  if (!t.mode) sj::fail(w, "timing mode must be \"hot\" or \"cold\", not \"" + mode + "\"");
+  t.blocking = sj::need_bool(j, "blocking", w);
+  if (j.contains("graph")) t.graph = sj::need_bool(j, "graph", w);  // optional: false before graph mode
   if (j.contains("sync")) {  // optional: absent for launches that do not synchronize
-    t.sync = rj::get_string(j, "sync", w);
+    t.sync = sj::need_string(j, "sync", w);
     if (t.sync != "declared" && t.sync != "detected")
-      rj::fail(w, "timing sync must be \"declared\" or \"detected\", not \"" + t.sync + "\"");
+      sj::fail(w, "timing sync must be \"declared\" or \"detected\", not \"" + t.sync + "\"");
   }
-  if (j.contains("sync_declared")) t.sync_declared = rj::get_bool(j, "sync_declared", w);  // optional: false
-  if (j.contains("sync_found_after")) {                                                    // optional: 0
-    t.sync_found_after = rj::get_int64(j, "sync_found_after", w);
+  if (j.contains("sync_declared")) t.sync_declared = sj::need_bool(j, "sync_declared", w);  // optional: false
+  if (j.contains("sync_found_after")) {                                                     // optional: 0
+    t.sync_found_after = sj::need_integer<std::int64_t>(j, "sync_found_after", w);
     if (t.sync_found_after < 1 || t.sync.empty())
-      rj::fail(w, "timing sync_found_after must be at least 1, and only beside a sync");
+      sj::fail(w, "timing sync_found_after must be at least 1, and only beside a sync");
   }
-  t.launches_per_sample = rj::get_int(j, "launches_per_sample", w);
-  t.rotation = rj::get_int(j, "rotation", w);
-  t.stopping.max_noise_fraction = rj::get_double(j, "max_noise", w);
+  t.launches_per_sample = sj::need_integer<int>(j, "launches_per_sample", w);
+  t.rotation = sj::need_integer<int>(j, "rotation", w);
+  t.stopping.max_noise_fraction = sj::need_number(j, "max_noise", w);
   // Optional: absent in sessions recorded before the median's interval stopped sampling (RSD rule).
   if (j.contains("confidence")) {
-    t.confidence = rj::get_double(j, "confidence", w);
-    if (!(t.confidence > 0 && t.confidence < 1)) rj::fail(w, "timing confidence must be in (0, 1)");
+    t.confidence = sj::need_number(j, "confidence", w);
+    if (!(t.confidence > 0 && t.confidence < 1)) sj::fail(w, "timing confidence must be in (0, 1)");
   }
-  t.stopping.min_samples = rj::get_int(j, "min_samples", w);
-  t.stopping.min_time_s = rj::get_double(j, "min_time_s", w);
-  t.stopping.max_time_s = rj::get_double(j, "max_time_s", w);
+  t.stopping.min_samples = sj::need_integer<int>(j, "min_samples", w);
+  t.stopping.min_time_s = sj::need_number(j, "min_time_s", w);
+  t.stopping.max_time_s = sj::need_number(j, "max_time_s", w);
   // Optional: absent when no minimum batch length applied (and before the rule had one).
   if (j.contains("batch_min_s")) {
-    t.batch_min_s = rj::get_double(j, "batch_min_s", w);
-    if (!(t.batch_min_s > 0) || !std::isfinite(t.batch_min_s)) rj::fail(w, "timing batch_min_s must be positive");
+    t.batch_min_s = sj::need_number(j, "batch_min_s", w);
+    if (!(t.batch_min_s > 0) || !std::isfinite(t.batch_min_s)) sj::fail(w, "timing batch_min_s must be positive");
   }
-  const std::string stop = rj::get_string(j, "stop", w);
+  const std::string stop = sj::need_string(j, "stop", w);
   t.stop = stop_reason_named(stop);  // "" (no stop recorded: a fixture of another's samples) stays none
-  if (!t.stop && !stop.empty()) rj::fail(w, "timing stop must be \"converged\" or \"timed out\", not \"" + stop + "\"");
-  t.sampling_s = rj::get_double(j, "sampling_s", w);
-  const json& samples = rj::require(j, "samples_ns", w);
-  if (!samples.is_array()) rj::fail(w, "key \"samples_ns\" must be an array");
+  if (!t.stop && !stop.empty()) sj::fail(w, "timing stop must be \"converged\" or \"timed out\", not \"" + stop + "\"");
+  t.sampling_s = sj::need_number(j, "sampling_s", w);
+  const json& samples = sj::need_array(j, "samples_ns", w);
   t.samples_ns.reserve(samples.size());
   for (const json& v : samples) {
     if (!v.is_number() || !std::isfinite(v.get<double>()))
-      rj::fail(w, "samples_ns holds a value that is not a finite number");
+      sj::fail(w, "samples_ns holds a value that is not a finite number");
     t.samples_ns.push_back(v.get<double>());
   }
-  t.warmed_up = rj::get_bool(j, "warmed_up", w);
-  t.cold_start = rj::get_bool(j, "cold_start", w);
-  t.early_slowdown = rj::get_double(j, "early_slowdown", w);
-  t.gpu_before = parse_gpu_sample(rj::require(j, "gpu_before", w), w);
-  t.gpu_after = parse_gpu_sample(rj::require(j, "gpu_after", w), w);
+  t.warmed_up = sj::need_bool(j, "warmed_up", w);
+  t.cold_start = sj::need_bool(j, "cold_start", w);
+  t.early_slowdown = sj::need_number(j, "early_slowdown", w);
+  t.gpu_before = parse_gpu_sample(sj::need(j, "gpu_before", w), w);
+  t.gpu_after = parse_gpu_sample(sj::need(j, "gpu_after", w), w);
   return t;
-}
-
-std::uint32_t get_uint32(const json& j, const char* key, const std::string& w) {
-  const std::uint64_t v = rj::get_uint64(j, key, w);
-  if (v > 0xffffffffu) rj::fail(w, fmt::format("key \"{}\" = {} is out of range", key, v));
-  return static_cast<std::uint32_t>(v);
 }
 
 /// A fixture's "work" when its file has none (recorded before the probe existed).
 constexpr const char* kWorkNotRecordedBefore = "the session was recorded before the work-signature probe (2026-12-04)";
 
 WorkSignature parse_work(const json& j, const std::string& w) {
-  rj::require_is_object(j, w);
   WorkSignature s;
-  s.recorded = rj::get_bool(j, "recorded", w);
+  s.recorded = sj::need_bool(j, "recorded", w);
   if (!s.recorded) {
-    s.why = rj::get_string(j, "why", w);
+    s.why = sj::need_string(j, "why", w);
     return s;
   }
-  s.handed_stream_id = get_uint32(j, "handed_stream", w);
-  if (j.contains("legacy_stream")) s.legacy_stream_id = get_uint32(j, "legacy_stream", w);  // optional: 0
-  if (j.contains("per_thread_stream")) s.per_thread_stream_id = get_uint32(j, "per_thread_stream", w);
-  s.streams = rj::get_int(j, "streams", w);
-  s.cross_stream_waits = rj::get_int(j, "cross_stream_waits", w);
-  if (j.contains("probe_s")) s.probe_s = rj::get_double(j, "probe_s", w);  // optional: 0
-  if (j.contains("stream_ordered_allocations"))                            // optional: 0
-    s.stream_ordered_allocations = rj::get_int(j, "stream_ordered_allocations", w);
-  const json& items = rj::require(j, "items", w);
-  if (!items.is_array()) rj::fail(w, "key \"items\" must be an array");
+  s.handed_stream_id = sj::need_integer<std::uint32_t>(j, "handed_stream", w);
+  if (j.contains("legacy_stream"))
+    s.legacy_stream_id = sj::need_integer<std::uint32_t>(j, "legacy_stream", w);  // optional: 0
+  if (j.contains("per_thread_stream"))
+    s.per_thread_stream_id = sj::need_integer<std::uint32_t>(j, "per_thread_stream", w);
+  s.streams = sj::need_integer<int>(j, "streams", w);
+  s.cross_stream_waits = sj::need_integer<int>(j, "cross_stream_waits", w);
+  if (j.contains("probe_s")) s.probe_s = sj::need_number(j, "probe_s", w);  // optional: 0
+  if (j.contains("stream_ordered_allocations"))                             // optional: 0
+    s.stream_ordered_allocations = sj::need_integer<int>(j, "stream_ordered_allocations", w);
+  const json& items = sj::need_array(j, "items", w);
   for (const json& i : items) {
-    rj::require_is_object(i, w);
     WorkItem item;
     try {
-      item.kind = raw_kind_from_string(rj::get_string(i, "kind", w));
-      item.role = stream_role_from_string(rj::get_string(i, "where", w));
+      item.kind = raw_kind_from_string(sj::need_string(i, "kind", w));
+      item.role = stream_role_from_string(sj::need_string(i, "where", w));
     } catch (const std::invalid_argument& e) {
-      rj::fail(w, std::string("work item: ") + e.what());
+      sj::fail(w, std::string("work item: ") + e.what());
     }
     if (item.kind != RawKind::Kernel && item.kind != RawKind::Memcpy && item.kind != RawKind::Memset)
-      rj::fail(w, "work item kind must be kernel, memcpy or memset");
-    item.name = rj::get_string(i, "name", w);
-    item.stream_id = get_uint32(i, "stream", w);
-    item.after_start = rj::get_bool(i, "after_start", w);
-    item.before_end = rj::get_bool(i, "before_end", w);
-    item.bytes = rj::get_uint64(i, "bytes", w);
-    item.duration_ns = rj::get_int64(i, "duration_ns", w);
+      sj::fail(w, "work item kind must be kernel, memcpy or memset");
+    item.name = sj::need_string(i, "name", w);
+    item.stream_id = sj::need_integer<std::uint32_t>(i, "stream", w);
+    item.after_start = sj::need_bool(i, "after_start", w);
+    item.before_end = sj::need_bool(i, "before_end", w);
+    item.bytes = sj::need_integer<std::uint64_t>(i, "bytes", w);
+    item.duration_ns = sj::need_integer<std::int64_t>(i, "duration_ns", w);
     s.items.push_back(std::move(item));
   }
   s.recorded = true;
@@ -147,26 +138,25 @@ WorkSignature parse_work(const json& j, const std::string& w) {
 }
 
 FixtureInfo parse_fixture(const json& j, const std::string& w) {
-  rj::require_is_object(j, w);
   FixtureInfo f;
-  f.name = rj::get_string(j, "name", w);
-  f.op = rj::get_string(j, "op", w);
-  f.dtype = rj::get_string(j, "dtype", w);
-  f.size = rj::get_int64(j, "size", w);
-  f.flops = rj::get_double(j, "flops", w);
-  f.bytes = rj::get_double(j, "bytes", w);
-  f.verified = rj::get_bool(j, "verified", w);
-  f.max_rel_error = rj::get_double(j, "max_rel_error", w);
-  if (j.contains("reference")) f.has_reference = rj::get_bool(j, "reference", w);
+  f.name = sj::need_string(j, "name", w);
+  f.op = sj::need_string(j, "op", w);
+  f.dtype = sj::need_string(j, "dtype", w);
+  f.size = sj::need_integer<std::int64_t>(j, "size", w);
+  f.flops = sj::need_number(j, "flops", w);
+  f.bytes = sj::need_number(j, "bytes", w);
+  f.verified = sj::need_bool(j, "verified", w);
+  f.max_rel_error = sj::need_number(j, "max_rel_error", w);
+  if (j.contains("reference")) f.has_reference = sj::need_bool(j, "reference", w);
   if (j.contains("timing")) f.timing = parse_fixture_timing(j.at("timing"), w);
-  if (j.contains("error")) f.error = rj::get_string(j, "error", w);
+  if (j.contains("error")) f.error = sj::need_string(j, "error", w);
   // Optional: absent in sessions recorded before the work-signature probe.
   if (j.contains("work")) {
     f.work = parse_work(j.at("work"), w + ".work");
   } else {
     f.work.why = kWorkNotRecordedBefore;
   }
-  if (j.contains("graph_replay_items")) f.graph_replay_items = rj::get_int(j, "graph_replay_items", w);
+  if (j.contains("graph_replay_items")) f.graph_replay_items = sj::need_integer<int>(j, "graph_replay_items", w);
   return f;
 }
 
@@ -191,7 +181,7 @@ void check_fixture(const FixtureInfo& f, std::size_t i) {
 /// session by hand can make this fail.
 json block_json(const std::string& text, const std::string& where) {
   json j = json::parse(text, nullptr, false);
-  if (j.is_discarded()) rj::fail(where, "is not JSON");
+  if (j.is_discarded()) sj::fail(where, "is not JSON");
   return j;
 }
 
@@ -347,34 +337,34 @@ void attach_command(SessionMeta& meta, const std::string& command) {
 std::string read_command(const SessionMeta& meta) {
   const MetadataBlock* block = find_metadata(meta, kRunMetadataKey);
   if (block == nullptr) return "";
-  const json j = block_json(block->json, "meta.run");
-  if (!j.is_object()) rj::fail("meta", "key \"run\" must be an object");
-  return rj::get_string(j, "command", "meta.run");
+  const json j = block_json(block->json, "raw_session: meta.run");
+  if (!j.is_object()) sj::fail("raw_session: meta", "\"run\" is not an object");
+  return sj::need_string(j, "command", "raw_session: meta.run");
 }
 
 GpuMeta read_gpu_meta(const SessionMeta& meta) {
   const MetadataBlock* block = find_metadata(meta, kGpuMetadataKey);
   // Optional: sessions recorded before NVML metadata have no "gpu" (source stays "not recorded").
   if (block == nullptr) return GpuMeta{};
-  const json j = block_json(block->json, "meta.gpu");
-  if (!j.is_object()) rj::fail("meta", "key \"gpu\" must be an object");
-  const std::string w = "meta.gpu";
+  const json j = block_json(block->json, "raw_session: meta.gpu");
+  if (!j.is_object()) sj::fail("raw_session: meta", "\"gpu\" is not an object");
+  const std::string w = "raw_session: meta.gpu";
   GpuMeta g;
-  g.source = rj::get_string(j, "source", w);
-  g.error = rj::get_string(j, "error", w);
-  g.uuid = rj::get_string(j, "uuid", w);
-  g.pci_bus_id = rj::get_string(j, "pci_bus_id", w);
-  g.driver_version = rj::get_string(j, "driver_version", w);
-  g.power_limit_w = rj::get_double(j, "power_limit_w", w);
-  g.sm_clock_max_mhz = rj::get_int(j, "sm_clock_max_mhz", w);
-  g.mem_clock_max_mhz = rj::get_int(j, "mem_clock_max_mhz", w);
-  g.at_start = parse_gpu_sample(rj::require_object(j, "at_start", w), "meta.gpu.at_start");
-  g.at_end = parse_gpu_sample(rj::require_object(j, "at_end", w), "meta.gpu.at_end");
+  g.source = sj::need_string(j, "source", w);
+  g.error = sj::need_string(j, "error", w);
+  g.uuid = sj::need_string(j, "uuid", w);
+  g.pci_bus_id = sj::need_string(j, "pci_bus_id", w);
+  g.driver_version = sj::need_string(j, "driver_version", w);
+  g.power_limit_w = sj::need_number(j, "power_limit_w", w);
+  g.sm_clock_max_mhz = sj::need_integer<int>(j, "sm_clock_max_mhz", w);
+  g.mem_clock_max_mhz = sj::need_integer<int>(j, "mem_clock_max_mhz", w);
+  g.at_start = parse_gpu_sample(sj::need_object(j, "at_start", w), "raw_session: meta.gpu.at_start");
+  g.at_end = parse_gpu_sample(sj::need_object(j, "at_end", w), "raw_session: meta.gpu.at_end");
   return g;
 }
 
 FixtureInfo parse_fixture_json(const json& fixture, std::size_t index) {
-  FixtureInfo f = parse_fixture(fixture, fmt::format("fixtures[{}]", index));
+  FixtureInfo f = parse_fixture(fixture, fmt::format("raw_session: fixtures[{}]", index));
   check_fixture(f, index);
   return f;
 }
@@ -383,7 +373,8 @@ std::vector<FixtureInfo> read_fixtures(const RawSession& raw) {
   std::vector<FixtureInfo> fixtures;
   fixtures.reserve(raw.fixtures.size());
   for (std::size_t i = 0; i < raw.fixtures.size(); ++i) {
-    fixtures.push_back(parse_fixture_json(block_json(raw.fixtures[i].json, fmt::format("fixtures[{}]", i)), i));
+    fixtures.push_back(
+        parse_fixture_json(block_json(raw.fixtures[i].json, fmt::format("raw_session: fixtures[{}]", i)), i));
   }
   return fixtures;
 }

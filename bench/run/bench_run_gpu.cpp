@@ -24,6 +24,7 @@
 #include "kernels/cuda_raii.h"
 #include "kernels/spin_delay.h"
 #include "kernels/workload.h"
+#include "profiler/adapters/cupti_source.h"
 #include "profiler/adapters/nvtx_mirror.h"
 #include "profiler/model/profiler.h"
 #include "profiler/model/session_io.h"

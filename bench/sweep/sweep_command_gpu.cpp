@@ -30,6 +30,7 @@
 #include "kernels/cuda_check.h"
 #include "kernels/cuda_raii.h"
 #include "kernels/workload.h"
+#include "profiler/adapters/cupti_source.h"
 #include "profiler/adapters/nvtx_mirror.h"
 #include "profiler/exporters/table.h"
 #include "profiler/model/profiler.h"

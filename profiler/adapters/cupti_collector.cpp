@@ -35,6 +35,7 @@
 #include "kernels/cuda_check.h"
 #include "profiler/adapters/cupti_api.h"
 #include "profiler/adapters/cupti_check.h"
+#include "profiler/adapters/cupti_source.h"
 #include "profiler/adapters/nvtx_mirror.h"
 #include "profiler/model/profiler.h"
 

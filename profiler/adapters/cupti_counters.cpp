@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "profiler/adapters/cupti_api.h"
+#include "profiler/adapters/cupti_counter_collector.h"
 #include "profiler/adapters/cupti_sass_metrics.h"
 #include "profiler/model/counters.h"
 #include "profiler/model/profiler.h"

@@ -7,9 +7,9 @@
 #include <cstddef>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <string_view>
-#include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -29,19 +29,25 @@ using nlohmann::json;
 // nlohmann's SAX interface drives one pass over the text. "records" and "ranges" elements (the
 // bulk of a session) are collected into a reusable FlatObject and converted on the spot; the
 // small rest (crossbench, meta, event_timings, fixtures) is built as an nlohmann::json tree.
-// Both shapes go through the same strict accessors, which name the object ("records[12]") and
-// the key in every error.
+// The tree goes through common/strict_json.h's accessors, the flat records through accessors of
+// their own shape that fail in strict_json's words; both name the object ("raw_session:
+// records[12]") and the key in every error.
 
-/// Where a value sits, e.g. {"records", 12} -> "records[12]"; formatted only on error.
+/// Where a record or range sits, e.g. {"records", 12} -> "records[12]"; formatted only on error
+/// (the flat accessors run for every field of every record).
 struct Loc {
   std::string_view name;
   std::ptrdiff_t index = -1;
   std::string str() const { return index < 0 ? std::string(name) : fmt::format("{}[{}]", name, index); }
 };
 
+/// Throws InputError("raw_session: <where>: <what>") (strict_json's wording).
 [[noreturn]] void fail(const Loc& where, const std::string& what) {
-  throw InputError("raw_session: " + where.str() + ": " + what);
+  strict_json::fail("raw_session: " + where.str(), what);
 }
+
+/// The name of an object for strict_json's accessors: "raw_session: meta", "raw_session: fixtures[3]".
+std::string where(std::string_view name, std::ptrdiff_t index = -1) { return "raw_session: " + Loc{name, index}.str(); }
 
 /// One scalar or (for grid/block) an array of scalars inside a flat record object.
 struct FlatValue {
@@ -82,201 +88,107 @@ struct FlatObject {
   }
 };
 
-// -- strict accessors over nlohmann::json -----------------------------------------------------
-
-const json& require(const json& obj, const char* key, const Loc& where) {
-  const auto it = obj.find(key);
-  if (it == obj.end()) fail(where, fmt::format("missing key \"{}\"", key));
-  return *it;
-}
-
-const json& require_object(const json& parent, const char* key, const Loc& where) {
-  const json& v = require(parent, key, where);
-  if (!v.is_object()) fail(where, fmt::format("key \"{}\" must be an object", key));
-  return v;
-}
-
-const json& require_array(const json& parent, const char* key, const Loc& where) {
-  const json& v = require(parent, key, where);
-  if (!v.is_array()) fail(where, fmt::format("key \"{}\" must be an array", key));
-  return v;
-}
-
-/// Names a value inside an object in error messages: key "grid" or key "grid"[1]; formatted only
-/// on error (the accessors run for every field of every record).
-struct What {
-  const char* key;
-  int element = -1;
-  std::string str() const {
-    return element < 0 ? fmt::format("key \"{}\"", key) : fmt::format("key \"{}\"[{}]", key, element);
-  }
-};
-
-/// Checks an integer (given as unsigned or signed) against Int's range.
-template <typename Int>
-Int checked_int(bool is_unsigned, std::uint64_t u, std::int64_t i, const Loc& where, const What& what) {
-  if (is_unsigned) {
-    if (u <= static_cast<std::uint64_t>(std::numeric_limits<Int>::max())) return static_cast<Int>(u);
-    fail(where, fmt::format("{} = {} is out of range", what.str(), u));
-  }
-  if constexpr (std::is_signed_v<Int>) {
-    if (i >= static_cast<std::int64_t>(std::numeric_limits<Int>::min()) &&
-        i <= static_cast<std::int64_t>(std::numeric_limits<Int>::max())) {
-      return static_cast<Int>(i);
-    }
-  } else {
-    if (i >= 0 && static_cast<std::uint64_t>(i) <= std::numeric_limits<Int>::max()) return static_cast<Int>(i);
-  }
-  fail(where, fmt::format("{} = {} is out of range", what.str(), i));
-}
-
-template <typename Int>
-Int to_int(const json& v, const Loc& where, const What& what) {
-  if (v.is_number_unsigned()) return checked_int<Int>(true, v.get<std::uint64_t>(), 0, where, what);
-  if (v.is_number_integer()) return checked_int<Int>(false, 0, v.get<std::int64_t>(), where, what);
-  fail(where, what.str() + " must be an integer");
-}
-
-template <typename Int>
-Int get_int(const json& obj, const char* key, const Loc& where) {
-  return to_int<Int>(require(obj, key, where), where, What{key});
-}
-
-double get_double(const json& obj, const char* key, const Loc& where) {
-  const json& v = require(obj, key, where);
-  if (!v.is_number()) fail(where, fmt::format("key \"{}\" must be a number", key));
-  const double d = v.get<double>();
-  if (!std::isfinite(d)) fail(where, fmt::format("key \"{}\" is not finite", key));
-  return d;
-}
-
-bool get_bool(const json& obj, const char* key, const Loc& where) {
-  const json& v = require(obj, key, where);
-  if (!v.is_boolean()) fail(where, fmt::format("key \"{}\" must be a boolean", key));
-  return v.get<bool>();
-}
-
-std::string get_string(const json& obj, const char* key, const Loc& where) {
-  const json& v = require(obj, key, where);
-  if (!v.is_string()) fail(where, fmt::format("key \"{}\" must be a string", key));
-  return v.get<std::string>();
-}
-
-void require_is_object(const json& v, const Loc& where) {
-  if (!v.is_object()) fail(where, "must be an object");
-}
-
-// -- the same accessors over FlatObject -------------------------------------------------------
+// -- strict_json's accessors over FlatObject, in its words ------------------------------------
 
 const FlatValue& require(const FlatObject& obj, const char* key, const Loc& where) {
   const FlatValue* v = obj.find(key);
-  if (v == nullptr) fail(where, fmt::format("missing key \"{}\"", key));
+  if (v == nullptr) fail(where, strict_json::missing_key_text(key));
   return *v;
 }
 
+/// `v` as an Int; `key` and `element` (-1: not an array's) name it in a failure.
 template <typename Int>
-Int to_int(const FlatValue& v, const Loc& where, const What& what) {
-  if (v.type == FlatValue::Type::Uint) return checked_int<Int>(true, v.u, 0, where, what);
-  if (v.type == FlatValue::Type::Int) return checked_int<Int>(false, 0, v.i, where, what);
-  fail(where, what.str() + " must be an integer");
+Int to_int(const FlatValue& v, const Loc& where, const char* key, std::ptrdiff_t element = -1) {
+  const bool is_unsigned = v.type == FlatValue::Type::Uint;
+  if (!is_unsigned && v.type != FlatValue::Type::Int) {
+    fail(where, strict_json::not_a_text(strict_json::value_name(key, element), "an integer"));
+  }
+  if (const std::optional<Int> fit = strict_json::fit_integer<Int>(is_unsigned, v.u, v.i)) return *fit;
+  fail(where, strict_json::out_of_range_text<Int>(strict_json::value_name(key, element), is_unsigned, v.u, v.i));
 }
 
 template <typename Int>
 Int get_int(const FlatObject& obj, const char* key, const Loc& where) {
-  return to_int<Int>(require(obj, key, where), where, What{key});
+  return to_int<Int>(require(obj, key, where), where, key);
 }
 
 std::string get_string(const FlatObject& obj, const char* key, const Loc& where) {
   const FlatValue& v = require(obj, key, where);
-  if (v.type != FlatValue::Type::String) fail(where, fmt::format("key \"{}\" must be a string", key));
+  if (v.type != FlatValue::Type::String) fail(where, strict_json::not_a_text(strict_json::value_name(key), "a string"));
   return v.s;
 }
 
-void require_is_object(const FlatObject&, const Loc&) {}  // checked while collecting
-
-template <typename Obj>
-void get_int3(const Obj& obj, const char* key, const Loc& where, std::int32_t (&out)[3]) {
-  const auto& v = require(obj, key, where);
-  bool ok = false;
-  if constexpr (std::is_same_v<Obj, json>) {
-    ok = v.is_array() && v.size() == 3;
-  } else {
-    ok = v.type == FlatValue::Type::Array && !v.nested && v.items.size() == 3;
+void get_int3(const FlatObject& obj, const char* key, const Loc& where, std::int32_t (&out)[3]) {
+  const FlatValue& v = require(obj, key, where);
+  if (v.type != FlatValue::Type::Array || v.nested || v.items.size() != 3) {
+    fail(where, strict_json::not_a_text(strict_json::value_name(key), "an array of 3 integers"));
   }
-  if (!ok) fail(where, fmt::format("key \"{}\" must be an array of 3 integers", key));
-  for (std::size_t k = 0; k < 3; ++k) {
-    if constexpr (std::is_same_v<Obj, json>) {
-      out[k] = to_int<std::int32_t>(v[k], where, What{key, static_cast<int>(k)});
-    } else {
-      out[k] = to_int<std::int32_t>(v.items[k], where, What{key, static_cast<int>(k)});
-    }
-  }
+  for (std::size_t k = 0; k < 3; ++k) out[k] = to_int<std::int32_t>(v.items[k], where, key, static_cast<int>(k));
 }
 
 // -- converters ------------------------------------------------------------------------------
 
-DeviceInfo parse_device(const json& j, const Loc& w) {
-  require_is_object(j, w);
+namespace sj = strict_json;
+
+DeviceInfo parse_device(const json& j, const std::string& w) {
   DeviceInfo d;
-  d.id = get_int<std::uint32_t>(j, "id", w);
-  d.name = get_string(j, "name", w);
-  d.total_global_mem = get_int<std::uint64_t>(j, "total_global_mem", w);
-  d.compute_major = get_int<int>(j, "compute_major", w);
-  d.compute_minor = get_int<int>(j, "compute_minor", w);
-  d.num_sms = get_int<int>(j, "num_sms", w);
-  d.max_threads_per_block = get_int<int>(j, "max_threads_per_block", w);
-  d.max_threads_per_multiprocessor = get_int<int>(j, "max_threads_per_multiprocessor", w);
-  d.regs_per_block = get_int<int>(j, "regs_per_block", w);
-  d.regs_per_multiprocessor = get_int<int>(j, "regs_per_multiprocessor", w);
-  d.warp_size = get_int<int>(j, "warp_size", w);
-  d.shared_mem_per_block = get_int<std::uint64_t>(j, "shared_mem_per_block", w);
-  d.shared_mem_per_block_optin = get_int<std::uint64_t>(j, "shared_mem_per_block_optin", w);
-  d.shared_mem_per_multiprocessor = get_int<std::uint64_t>(j, "shared_mem_per_multiprocessor", w);
-  d.l2_cache_bytes = get_int<std::uint64_t>(j, "l2_cache_bytes", w);
+  d.id = sj::need_integer<std::uint32_t>(j, "id", w);
+  d.name = sj::need_string(j, "name", w);
+  d.total_global_mem = sj::need_integer<std::uint64_t>(j, "total_global_mem", w);
+  d.compute_major = sj::need_integer<int>(j, "compute_major", w);
+  d.compute_minor = sj::need_integer<int>(j, "compute_minor", w);
+  d.num_sms = sj::need_integer<int>(j, "num_sms", w);
+  d.max_threads_per_block = sj::need_integer<int>(j, "max_threads_per_block", w);
+  d.max_threads_per_multiprocessor = sj::need_integer<int>(j, "max_threads_per_multiprocessor", w);
+  d.regs_per_block = sj::need_integer<int>(j, "regs_per_block", w);
+  d.regs_per_multiprocessor = sj::need_integer<int>(j, "regs_per_multiprocessor", w);
+  d.warp_size = sj::need_integer<int>(j, "warp_size", w);
+  d.shared_mem_per_block = sj::need_integer<std::uint64_t>(j, "shared_mem_per_block", w);
+  d.shared_mem_per_block_optin = sj::need_integer<std::uint64_t>(j, "shared_mem_per_block_optin", w);
+  d.shared_mem_per_multiprocessor = sj::need_integer<std::uint64_t>(j, "shared_mem_per_multiprocessor", w);
+  d.l2_cache_bytes = sj::need_integer<std::uint64_t>(j, "l2_cache_bytes", w);
   return d;
 }
 
 SessionMeta parse_meta(const json& j) {
-  const Loc w{"meta"};
+  const std::string w = where("meta");
   SessionMeta m;
-  m.tool = get_string(j, "tool", w);
-  m.created_utc = get_string(j, "created_utc", w);
-  m.window_start_ns = get_int<std::int64_t>(j, "window_start_ns", w);
-  m.window_end_ns = get_int<std::int64_t>(j, "window_end_ns", w);
-  m.dropped_records = get_int<std::uint64_t>(j, "dropped_records", w);
-  m.discarded_by_schedule = get_int<std::uint64_t>(j, "discarded_by_schedule", w);
-  m.cuda_driver_version = get_int<int>(j, "cuda_driver_version", w);
-  m.cuda_runtime_version = get_int<int>(j, "cuda_runtime_version", w);
-  m.cupti_version = get_int<std::uint32_t>(j, "cupti_version", w);
-  m.cublas_version = get_int<int>(j, "cublas_version", w);
+  m.tool = sj::need_string(j, "tool", w);
+  m.created_utc = sj::need_string(j, "created_utc", w);
+  m.window_start_ns = sj::need_integer<std::int64_t>(j, "window_start_ns", w);
+  m.window_end_ns = sj::need_integer<std::int64_t>(j, "window_end_ns", w);
+  m.dropped_records = sj::need_integer<std::uint64_t>(j, "dropped_records", w);
+  m.discarded_by_schedule = sj::need_integer<std::uint64_t>(j, "discarded_by_schedule", w);
+  m.cuda_driver_version = sj::need_integer<int>(j, "cuda_driver_version", w);
+  m.cuda_runtime_version = sj::need_integer<int>(j, "cuda_runtime_version", w);
+  m.cupti_version = sj::need_integer<std::uint32_t>(j, "cupti_version", w);
+  m.cublas_version = sj::need_integer<int>(j, "cublas_version", w);
   if (j.contains("activity_source")) {
-    m.activity_source = get_string(j, "activity_source", w);
+    m.activity_source = sj::need_string(j, "activity_source", w);
     if (m.activity_source != "cupti" && m.activity_source != "none") {
-      fail(w, "activity_source must be \"cupti\" or \"none\", not \"" + m.activity_source + "\"");
+      sj::fail(w, "activity_source must be \"cupti\" or \"none\", not \"" + m.activity_source + "\"");
     }
   }
-  m.process_id = get_int<std::uint32_t>(j, "process_id", w);
-  m.schedule_wait = get_int<int>(j, "schedule_wait", w);
-  m.schedule_warmup = get_int<int>(j, "schedule_warmup", w);
-  m.schedule_active = get_int<int>(j, "schedule_active", w);
-  const json& devices = require_array(j, "devices", w);
+  m.process_id = sj::need_integer<std::uint32_t>(j, "process_id", w);
+  m.schedule_wait = sj::need_integer<int>(j, "schedule_wait", w);
+  m.schedule_warmup = sj::need_integer<int>(j, "schedule_warmup", w);
+  m.schedule_active = sj::need_integer<int>(j, "schedule_active", w);
+  const json& devices = sj::need_array(j, "devices", w);
   m.devices.reserve(devices.size());
   for (std::size_t i = 0; i < devices.size(); ++i) {
-    m.devices.push_back(parse_device(devices[i], Loc{"meta.devices", static_cast<std::ptrdiff_t>(i)}));
+    m.devices.push_back(parse_device(devices[i], where("meta.devices", static_cast<std::ptrdiff_t>(i))));
   }
   // Every other key is the client's metadata, kept as text for the client to read (in key order:
   // nlohmann's objects are sorted).
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (is_session_meta_key(it.key())) continue;
-    if (const std::string error = metadata_key_error(it.key()); !error.empty()) fail(w, error);
+    if (const std::string error = metadata_key_error(it.key()); !error.empty()) sj::fail(w, error);
     m.metadata.push_back(MetadataBlock{it.key(), it.value().dump(-1, ' ', false, json::error_handler_t::replace)});
   }
   return m;
 }
 
-template <typename Obj>
-RawRecord parse_record(const Obj& j, const Loc& w) {
-  require_is_object(j, w);
+RawRecord parse_record(const FlatObject& j, const Loc& w) {
   RawRecord r;
   try {
     r.kind = raw_kind_from_string(get_string(j, "kind", w));
@@ -298,9 +210,8 @@ RawRecord parse_record(const Obj& j, const Loc& w) {
       r.stream_id = get_int<std::uint32_t>(j, "stream_id", w);
       // Optional (sessions before graph mode have neither): CUDA graph node and graph ids.
       if (r.kind != RawKind::Synchronization) {
-        if (const auto* v = j.find("graph_node_id"))
-          r.graph_node_id = to_int<std::uint64_t>(*v, w, What{"graph_node_id"});
-        if (const auto* v = j.find("graph_id")) r.graph_id = to_int<std::uint32_t>(*v, w, What{"graph_id"});
+        if (const auto* v = j.find("graph_node_id")) r.graph_node_id = to_int<std::uint64_t>(*v, w, "graph_node_id");
+        if (const auto* v = j.find("graph_id")) r.graph_id = to_int<std::uint32_t>(*v, w, "graph_id");
       }
       break;
     default:
@@ -342,9 +253,7 @@ RawRecord parse_record(const Obj& j, const Loc& w) {
   return r;
 }
 
-template <typename Obj>
-HostRange parse_range(const Obj& j, const Loc& w) {
-  require_is_object(j, w);
+HostRange parse_range(const FlatObject& j, const Loc& w) {
   HostRange r;
   r.id = get_int<std::uint64_t>(j, "id", w);
   r.parent_id = get_int<std::uint64_t>(j, "parent_id", w);
@@ -361,22 +270,20 @@ HostRange parse_range(const Obj& j, const Loc& w) {
   return r;
 }
 
-StepTiming parse_timing(const json& j, const Loc& w) {
-  require_is_object(j, w);
+StepTiming parse_timing(const json& j, const std::string& w) {
   StepTiming t;
-  t.fixture = get_string(j, "fixture", w);
-  t.step = get_int<std::int64_t>(j, "step", w);
-  t.range_id = get_int<std::uint64_t>(j, "range_id", w);
-  t.event_ns = get_int<std::int64_t>(j, "event_ns", w);
-  if (j.contains("launches")) t.launches = get_int<int>(j, "launches", w);
+  t.fixture = sj::need_string(j, "fixture", w);
+  t.step = sj::need_integer<std::int64_t>(j, "step", w);
+  t.range_id = sj::need_integer<std::uint64_t>(j, "range_id", w);
+  t.event_ns = sj::need_integer<std::int64_t>(j, "event_ns", w);
+  if (j.contains("launches")) t.launches = sj::need_integer<int>(j, "launches", w);
   return t;
 }
 
 /// A fixture: its name; the object itself is the client's, kept as text.
-FixtureBlock parse_fixture(const json& j, const Loc& w) {
-  require_is_object(j, w);
+FixtureBlock parse_fixture(const json& j, const std::string& w) {
   FixtureBlock f;
-  f.name = get_string(j, "name", w);
+  f.name = sj::need_string(j, "name", w);
   f.json = j.dump(-1, ' ', false, json::error_handler_t::replace);
   return f;
 }
@@ -483,7 +390,7 @@ class SessionSax : public nlohmann::json_sax<json> {
     }
     if (stack_.size() == 1 && stack_.back()->is_object() && (key_ == "records" || key_ == "ranges")) {
       flat_ = key_ == "records" ? Flat::Records : Flat::Ranges;
-      if (stack_.back()->contains(key_)) fail(Loc{"top level"}, fmt::format("duplicate key \"{}\"", key_));
+      if (stack_.back()->contains(key_)) sj::fail("raw_session", fmt::format("duplicate key \"{}\"", key_));
       (*stack_.back())[key_] = json::array();  // marks the key as present for the shape checks
       flat_depth_ = 0;
       index_ = 0;
@@ -556,7 +463,7 @@ class SessionSax : public nlohmann::json_sax<json> {
   }
 
   [[noreturn]] void element_not_object() const {
-    fail(Loc{flat_ == Flat::Records ? "records" : "ranges", static_cast<std::ptrdiff_t>(index_)}, "must be an object");
+    fail(Loc{flat_ == Flat::Records ? "records" : "ranges", static_cast<std::ptrdiff_t>(index_)}, "is not an object");
   }
 
   void finish_element() {
@@ -580,34 +487,6 @@ class SessionSax : public nlohmann::json_sax<json> {
 
 }  // namespace
 
-namespace raw_session_json {
-// The accessors above with the object named by a string (Loc keeps a view of it for the call).
-void fail(const std::string& where, const std::string& what) { xb::fail(Loc{where}, what); }
-const json& require(const json& obj, const char* key, const std::string& where) {
-  return xb::require(obj, key, Loc{where});
-}
-const json& require_object(const json& obj, const char* key, const std::string& where) {
-  return xb::require_object(obj, key, Loc{where});
-}
-void require_is_object(const json& value, const std::string& where) { xb::require_is_object(value, Loc{where}); }
-std::string get_string(const json& obj, const char* key, const std::string& where) {
-  return xb::get_string(obj, key, Loc{where});
-}
-bool get_bool(const json& obj, const char* key, const std::string& where) { return xb::get_bool(obj, key, Loc{where}); }
-double get_double(const json& obj, const char* key, const std::string& where) {
-  return xb::get_double(obj, key, Loc{where});
-}
-int get_int(const json& obj, const char* key, const std::string& where) {
-  return xb::get_int<int>(obj, key, Loc{where});
-}
-std::int64_t get_int64(const json& obj, const char* key, const std::string& where) {
-  return xb::get_int<std::int64_t>(obj, key, Loc{where});
-}
-std::uint64_t get_uint64(const json& obj, const char* key, const std::string& where) {
-  return xb::get_int<std::uint64_t>(obj, key, Loc{where});
-}
-}  // namespace raw_session_json
-
 RawSession parse_raw_session(const std::string& text) {
   SessionSax sax;
   sax.input_size = text.size();
@@ -617,33 +496,28 @@ RawSession parse_raw_session(const std::string& text) {
     throw InputError("raw_session: " + strict_json::parse_error_text(e, text.size()));
   }
   const json& root = sax.root;
-  if (!root.is_object()) throw InputError("raw_session: top level must be an object");
+  if (!root.is_object()) sj::fail("raw_session", "is not an object");
   if (!root.contains("crossbench") && root.contains("traceEvents"))
     throw InputError(
         "a Chrome trace (PyTorch's export_chrome_trace, or a run folder's full.json / trace_only.json), not a "
         "raw_session.json: check it with validate --trace FILE");
 
-  const Loc top{"top level"};
-  const Loc block_loc{"crossbench"};
-  const json& block = require_object(root, "crossbench", top);
-  const std::string format = get_string(block, "format", block_loc);
-  if (format != "raw_session") fail(block_loc, "format is \"" + format + "\", expected \"raw_session\"");
-  const auto version = get_int<std::int64_t>(block, "version", block_loc);
-  if (version != 1) fail(block_loc, fmt::format("unsupported version {}", version));
+  const std::string top = "raw_session";
+  sj::check_header(root, "raw_session", top);
 
   RawSession s;
-  s.meta = parse_meta(require_object(root, "meta", top));
-  require_array(root, "records", top);  // present and an array; elements were converted while parsing
-  require_array(root, "ranges", top);
+  s.meta = parse_meta(sj::need_object(root, "meta", top));
+  sj::need_array(root, "records", top);  // present and an array; elements were converted while parsing
+  sj::need_array(root, "ranges", top);
   s.records = std::move(sax.records);
   s.ranges = std::move(sax.ranges);
-  const json& timings = require_array(root, "event_timings", top);
+  const json& timings = sj::need_array(root, "event_timings", top);
   for (std::size_t i = 0; i < timings.size(); ++i) {
-    s.event_timings.push_back(parse_timing(timings[i], Loc{"event_timings", static_cast<std::ptrdiff_t>(i)}));
+    s.event_timings.push_back(parse_timing(timings[i], where("event_timings", static_cast<std::ptrdiff_t>(i))));
   }
-  const json& fixtures = require_array(root, "fixtures", top);
+  const json& fixtures = sj::need_array(root, "fixtures", top);
   for (std::size_t i = 0; i < fixtures.size(); ++i) {
-    s.fixtures.push_back(parse_fixture(fixtures[i], Loc{"fixtures", static_cast<std::ptrdiff_t>(i)}));
+    s.fixtures.push_back(parse_fixture(fixtures[i], where("fixtures", static_cast<std::ptrdiff_t>(i))));
   }
   check_raw_session(s);
   return s;

@@ -203,11 +203,34 @@ TEST(ModelSessionIo, ParseErrorsNameTheProblem) {
               j["records"][15]["name"] = json{{"x", 1}};
             })).find("name"),
             std::string::npos);
-  EXPECT_NE(parse_error(mutated([](json& j) { j["records"][2] = 5; })).find("records[2]: must be an object"),
-            std::string::npos);
+  EXPECT_NE(
+      parse_error(mutated([](json& j) { j["records"][2] = 5; })).find("raw_session: records[2]: is not an object"),
+      std::string::npos);
   EXPECT_NE(parse_error(mutated([](json& j) { j["ranges"][1] = json::array(); })).find("ranges[1]"), std::string::npos);
   EXPECT_NE(parse_error(mutated([](json& j) { j["ranges"][0].erase("parent_id"); })).find("ranges[0]"),
             std::string::npos);
+  // One wording with every strict JSON reader (common/strict_json.h): the object, then the key.
+  EXPECT_EQ(parse_error(mutated([](json& j) { j["records"][1]["correlation_id"] = 1ull << 32; })),
+            "raw_session: records[1]: \"correlation_id\" = 4294967296 is out of range [0, 4294967295]");
+  EXPECT_EQ(parse_error(mutated([](json& j) { j["records"][3]["start_ns"] = "5"; })),
+            "raw_session: records[3]: \"start_ns\" is not an integer");
+  EXPECT_EQ(parse_error(mutated([](json& j) { j["records"][15]["grid"][1] = 1.5; })),
+            "raw_session: records[15]: \"grid\"[1] is not an integer");
+  EXPECT_EQ(parse_error(mutated([](json& j) {
+              j["records"][15]["grid"] = json::array({1, 2});
+            })),
+            "raw_session: records[15]: \"grid\" is not an array of 3 integers");
+  EXPECT_EQ(parse_error(mutated([](json& j) { j["meta"]["devices"][0].erase("warp_size"); })),
+            "raw_session: meta.devices[0]: missing key \"warp_size\"");
+  EXPECT_EQ(parse_error(mutated([](json& j) { j["meta"]["dropped_records"] = -1; })),
+            "raw_session: meta: \"dropped_records\" = -1 is out of range [0, 18446744073709551615]");
+  EXPECT_EQ(parse_error(mutated([](json& j) { j["fixtures"][0]["verified"] = 1; })),
+            "raw_session: fixtures[0]: \"verified\" is not true or false");
+  EXPECT_EQ(parse_error(mutated([](json& j) { j["event_timings"][0]["fixture"] = 3; })),
+            "raw_session: event_timings[0]: \"fixture\" is not a string");
+  EXPECT_EQ(parse_error(mutated([](json& j) { j["crossbench"]["version"] = 2; })),
+            "raw_session: crossbench.version 2 is not supported (this bench reads version 1)");
+  EXPECT_EQ(parse_error("[1, 2]"), "raw_session: is not an object");
   // Unknown extra keys (nested or not) are ignored.
   EXPECT_EQ(parse_error(mutated([](json& j) {
               j["records"][15]["extra"] = json{{"a", json::array({1, {{"b", 2}}})}};

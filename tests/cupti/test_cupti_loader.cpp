@@ -11,6 +11,7 @@
 #include <string>
 
 #include "../common/run_command.h"
+#include "profiler/adapters/cupti_source.h"
 #include "profiler/model/profiler.h"
 
 namespace xb {

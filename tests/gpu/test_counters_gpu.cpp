@@ -35,6 +35,7 @@
 #include "gpu_test.h"
 #include "kernels/cuda_raii.h"
 #include "kernels/workload.h"
+#include "profiler/adapters/cupti_counter_collector.h"
 #include "profiler/model/counters.h"
 #include "profiler/model/profiler.h"
 

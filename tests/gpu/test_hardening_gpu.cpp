@@ -28,6 +28,7 @@
 #include "kernels/cuda_check.h"
 #include "kernels/cuda_raii.h"
 #include "kernels/workload.h"
+#include "profiler/adapters/cupti_source.h"
 #include "profiler/exporters/table.h"
 #include "profiler/exporters/trace_export.h"
 #include "profiler/model/event_model.h"

@@ -17,6 +17,7 @@
 #include "kernels/cuda_check.h"
 #include "kernels/cuda_raii.h"
 #include "kernels/workload.h"
+#include "profiler/adapters/cupti_source.h"
 #include "profiler/model/event_model.h"
 #include "profiler/model/profiler.h"
 

@@ -20,6 +20,7 @@
 #include "kernels/cuda_check.h"
 #include "kernels/cuda_raii.h"
 #include "kernels/random_fill.h"
+#include "profiler/adapters/cupti_source.h"
 #include "profiler/model/event_model.h"
 #include "profiler/model/profiler.h"
 #include "profiler/model/step_metrics.h"

@@ -1,6 +1,6 @@
 // The profiler front end: host ranges (record_function-like annotations and CPU ops), a
 // wait/warmup/active step schedule, and the collection of raw activity records from an
-// ActivitySource. The CUPTI source is make_cupti_source() (below; profiler/adapters/cupti_collector.cpp); tests inject
+// ActivitySource. The CUPTI source is make_cupti_source() (profiler/adapters/cupti_source.h); tests inject
 // a fake one. No CUDA or CUPTI headers here.
 //
 // Units: nanoseconds on the activity source's clock (cuptiGetTimestamp for CUPTI).
@@ -263,18 +263,5 @@ std::size_t activity_buffer_bytes(std::size_t outstanding, std::size_t buffer_by
                                   std::size_t overflow_buffers);
 inline constexpr std::size_t kOverflowBufferBytes = 64u << 10;
 inline constexpr std::size_t kOverflowBuffers = 16384;  ///< 1 GiB of them at most
-
-/// The CUPTI activity source (profiler/adapters/cupti_collector.cpp). `buffer_bytes` per CUPTI buffer,
-/// `max_buffers` of them outstanding, then up to `overflow_buffers` smaller ones
-/// (activity_buffer_bytes; beyond those CUPTI drops records and counts them). Loads
-/// libcupti at run time (profiler/adapters/cupti_api.h; XB_CUPTI_LIBRARY names another file) and points
-/// NVTX at it (docs/formats.md, "NVTX ranges"). Throws ProfilerError when the library cannot be
-/// loaded, when another tool already holds CUPTI, or when CUPTI cannot be initialized;
-/// std::invalid_argument for a buffer under 4 KiB. `kinds` (CuptiKindBits) selects what is
-/// recorded; a session without all of them is incomplete (the validator will say so): for cost
-/// measurements only.
-std::unique_ptr<ActivitySource> make_cupti_source(std::size_t buffer_bytes = 8u << 20, std::size_t max_buffers = 256,
-                                                  unsigned kinds = kCuptiAllKinds,
-                                                  std::size_t overflow_buffers = kOverflowBuffers);
 
 }  // namespace xb
