@@ -24,8 +24,8 @@ __device__ __forceinline__ void read_sm_counters(volatile SmCounters* out) {
   out->written = 1;
 }
 
-__global__ void blocking_kernel(const volatile int* release_flag, volatile int* timed_out_flag,
-                                BlockReadings* readings, std::int64_t timeout_ns) {
+__global__ void blocking_kernel(const volatile int* release_flag, volatile int* timed_out_flag, BlockReadings* readings,
+                                std::int64_t timeout_ns) {
   read_sm_counters(&readings->start);
   const std::uint64_t start = global_timer_ns();
   const auto limit = static_cast<std::uint64_t>(timeout_ns);

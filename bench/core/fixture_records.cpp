@@ -341,7 +341,7 @@ json fixture_timing_json(const FixtureTiming& t) {
   if (t.batch_min_s > 0) j["batch_min_s"] = t.batch_min_s;  // optional key: absent means no minimum batch length
   if (t.sync_declared) j["sync_declared"] = true;           // optional key: absent means not declared
   if (t.sync_found_after > 0) j["sync_found_after"] = t.sync_found_after;  // optional key: absent means 0
-  if (!t.sample_sm_clock_mhz.empty()) {  // optional keys: absent means not recorded
+  if (!t.sample_sm_clock_mhz.empty()) {                                    // optional keys: absent means not recorded
     json clocks = json::array();
     for (const auto& c : t.sample_sm_clock_mhz) {
       if (c) check_finite(*c, "fixture timing SM clock");

@@ -145,8 +145,8 @@ class CudaSampleDevice final : public SampleDevice {
   cudaStream_t stream_;
   BlockingKernel* blocking_;
   const DeviceBuffer* flush_;
-  double deadline_s_;  ///< wait_event / wait_stream give up after this, s (wait_deadline_s)
-  bool held_ = false;  ///< a blocking kernel of hold() may still be pending
+  double deadline_s_;                      ///< wait_event / wait_stream give up after this, s (wait_deadline_s)
+  bool held_ = false;                      ///< a blocking kernel of hold() may still be pending
   std::optional<BlockReadings> readings_;  ///< the last sample's (hold_readings)
   Event start_, stop_;
   Event marker_handed_{cudaEventDisableTiming}, marker_legacy_{cudaEventDisableTiming},

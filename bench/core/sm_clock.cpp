@@ -11,8 +11,7 @@ namespace xb {
 
 std::optional<double> window_sm_clock_mhz(const SmCounters& from, const SmCounters& to, std::int64_t event_ns,
                                           SmClockAbsent& why) {
-  if (from.written == 0 || to.written == 0 || to.clock64 <= from.clock64 ||
-      to.globaltimer_ns <= from.globaltimer_ns) {
+  if (from.written == 0 || to.written == 0 || to.clock64 <= from.clock64 || to.globaltimer_ns <= from.globaltimer_ns) {
     ++why.unreadable;
     return std::nullopt;
   }

@@ -214,14 +214,15 @@ ThrottleCheck check_throttle(const FixtureRecord& now, const FixtureRecord* base
 
 std::string sm_clock_difference(const FixtureRecord& now, const FixtureRecord& reference, const GateRules& rules,
                                 const std::string& reference_name) {
-  if (!now.sm_clock || !reference.sm_clock || !sm_clocks_differ(*now.sm_clock, *reference.sm_clock,
-                                                                rules.sm_clock_tolerance))
+  if (!now.sm_clock || !reference.sm_clock ||
+      !sm_clocks_differ(*now.sm_clock, *reference.sm_clock, rules.sm_clock_tolerance))
     return "";
   const SmClockRange &n = *now.sm_clock, &b = *reference.sm_clock;
-  return fmt::format("SM clock per sample differs: median {:.0f} MHz ({:.0f}..{:.0f}) against {} {:.0f} MHz "
-                     "({:.0f}..{:.0f}), {:+.1f}%",
-                     n.median_mhz, n.min_mhz, n.max_mhz, reference_name, b.median_mhz, b.min_mhz, b.max_mhz,
-                     (n.median_mhz / b.median_mhz - 1) * 100);
+  return fmt::format(
+      "SM clock per sample differs: median {:.0f} MHz ({:.0f}..{:.0f}) against {} {:.0f} MHz "
+      "({:.0f}..{:.0f}), {:+.1f}%",
+      n.median_mhz, n.min_mhz, n.max_mhz, reference_name, b.median_mhz, b.min_mhz, b.max_mhz,
+      (n.median_mhz / b.median_mhz - 1) * 100);
 }
 
 FixtureClass classify_fixture(const FixtureRecord& f, double reference_median_ns, const std::string& gpu_name,

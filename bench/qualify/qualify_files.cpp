@@ -187,7 +187,7 @@ void write_baseline_json(const Baseline& b, std::ostream& out) {
             {"gpu_before", gpu_sample_json(f.gpu_before)},
             {"gpu_after", gpu_sample_json(f.gpu_after)},
             {"stats", sample_stats_json(st)}};
-    if (f.batch_min_s > 0) fj["batch_min_s"] = f.batch_min_s;  // optional: absent means none
+    if (f.batch_min_s > 0) fj["batch_min_s"] = f.batch_min_s;           // optional: absent means none
     if (f.sm_clock) fj["sm_clock"] = sm_clock_range_json(*f.sm_clock);  // optional: absent means not recorded
     std::string head = fj.dump();
     head.pop_back();  // the closing brace: samples follow

@@ -300,7 +300,8 @@ TEST(CompareRuns, AnSmClockDifferenceExplainsAShift) {
 }
 
 TEST(CompareRuns, PerSampleClocksInOneRunOnlyFallBackToNvml) {
-  const fs::path a = derive(kRunA, "clock-one", [](json& e) { set_sample_clocks(fixture_named(e, "add/bf16/4096"), 1980); });
+  const fs::path a =
+      derive(kRunA, "clock-one", [](json& e) { set_sample_clocks(fixture_named(e, "add/bf16/4096"), 1980); });
   const FixtureComparison f = find(compare_dirs(a, kRunA), "add/bf16/4096");
   EXPECT_NE(f.clock_source, "per-sample");
 }

@@ -180,12 +180,12 @@ TEST(SmClockRecords, TheReaderChecksTheClocks) {
     }
     return false;
   };
-  EXPECT_TRUE(refused([](json& t) { t["sample_sm_clock_mhz"].erase(0); }));           // one value short
-  EXPECT_TRUE(refused([](json& t) { t["sample_sm_clock_mhz"][0] = -5; }));            // not positive
-  EXPECT_TRUE(refused([](json& t) { t["sample_sm_clock_mhz"][0] = "1980"; }));        // not a number
-  EXPECT_TRUE(refused([](json& t) { t.erase("sm_clock_absent"); }));                  // reasons missing
-  EXPECT_TRUE(refused([](json& t) { t["sm_clock_absent"]["other_sm"] = 2; }));        // 3 reasons, 2 nulls
-  EXPECT_TRUE(refused([](json& t) { t["sm_clock_absent"]["last"] = 2; }));            // at most one last
+  EXPECT_TRUE(refused([](json& t) { t["sample_sm_clock_mhz"].erase(0); }));     // one value short
+  EXPECT_TRUE(refused([](json& t) { t["sample_sm_clock_mhz"][0] = -5; }));      // not positive
+  EXPECT_TRUE(refused([](json& t) { t["sample_sm_clock_mhz"][0] = "1980"; }));  // not a number
+  EXPECT_TRUE(refused([](json& t) { t.erase("sm_clock_absent"); }));            // reasons missing
+  EXPECT_TRUE(refused([](json& t) { t["sm_clock_absent"]["other_sm"] = 2; }));  // 3 reasons, 2 nulls
+  EXPECT_TRUE(refused([](json& t) { t["sm_clock_absent"]["last"] = 2; }));      // at most one last
   EXPECT_FALSE(refused([](json&) {}));
 }
 
@@ -212,8 +212,9 @@ TEST(SmClockRecords, EventsJsonStatsAndSummaryShowTheRange) {
   none.sm_clock_absent = {};
   none.sm_clock_absent.host_gap = 4;
   none.sm_clock_absent.last = 1;
-  EXPECT_EQ(sm_clock_text(none), "none measured in its 5 samples; absent: 4 window over 2x the sample (the host's "
-                                 "gap), 1 last");
+  EXPECT_EQ(sm_clock_text(none),
+            "none measured in its 5 samples; absent: 4 window over 2x the sample (the host's "
+            "gap), 1 last");
 }
 
 TEST(SmClockGate, QualifySaysWhenTheClocksDiffer) {

@@ -30,15 +30,7 @@ constexpr double kNvmlToleranceFraction = 0.03;
 constexpr double kRangeToleranceFraction = 0.01;
 
 /// Samples of 4 spin kernels of 100 us: 400-us event intervals, windows well over 200 us.
-MeasureConfig clock_config() {
-  MeasureConfig cfg;
-  cfg.batch = 4;
-  cfg.schedule = Schedule{0, 0, 20};
-  cfg.stopping.min_samples = 100;
-  cfg.stopping.min_time_s = 0.3;
-  cfg.stopping.max_time_s = 2;
-  return cfg;
-}
+MeasureConfig clock_config() { return testing::short_measure_config(4, 100, 0.3); }
 
 TEST_F(SmClockGpu, EachSampleClockIsSupportedAndMatchesNvml) {
   Nvml nvml(current_cuda_device_pci_bus_id());
@@ -48,8 +40,7 @@ TEST_F(SmClockGpu, EachSampleClockIsSupportedAndMatchesNvml) {
   const GpuStaticInfo info = nvml.static_info();
   ASSERT_TRUE(!supported.empty() || info.sm_clock_max_mhz > 0) << "NVML lists no SM clock: " << error;
   const double lo = supported.empty() ? 1.0 : *std::min_element(supported.begin(), supported.end());
-  const double hi =
-      supported.empty() ? info.sm_clock_max_mhz : *std::max_element(supported.begin(), supported.end());
+  const double hi = supported.empty() ? info.sm_clock_max_mhz : *std::max_element(supported.begin(), supported.end());
 
   Stream stream;
   BlockingKernel blocking;
