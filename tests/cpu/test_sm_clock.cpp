@@ -248,7 +248,7 @@ TEST(SmClockGate, TheBaselineKeepsTheRange) {
   b.fixtures[0].sm_clock.reset();  // not recorded: no key
   std::ostringstream plain;
   write_baseline_json(b, plain);
-  EXPECT_EQ(plain.str().find("sm_clock"), std::string::npos);
+  EXPECT_EQ(plain.str().find("\"sm_clock\""), std::string::npos);
   EXPECT_FALSE(parse_baseline(plain.str()).fixtures.at(0).sm_clock);
 }
 
