@@ -4,6 +4,11 @@
 // it never hangs: if the host never releases it, it records the timeout and returns.
 //
 // Use: block(s); enqueue the timed work on s; release(); synchronize s; check timed_out().
+//
+// It also reads the SM's counters (kernels/sm_counters.h) when it starts spinning and when it sees
+// the release, into host-mapped memory: the harness derives each sample's SM clock from them
+// (bench/core/sm_clock.h). Both readings are taken while the stream is held, before anything timed
+// starts: no kernel is added to the stream, and nothing runs inside the timed interval.
 #pragma once
 
 #include <cstdint>
@@ -11,11 +16,13 @@
 #include <cuda_runtime_api.h>
 
 #include "kernels/cuda_raii.h"
+#include "kernels/sm_counters.h"
 
 namespace xb {
 
 /// Owns two host-mapped (cudaHostAlloc(cudaHostAllocMapped)) int flags, `release` and
-/// `timed_out`, which the device kernel reads/writes over the bus. One BlockingKernel blocks at
+/// `timed_out`, which the device kernel reads/writes over the bus, and the host-mapped
+/// BlockReadings it writes. One BlockingKernel blocks at
 /// most one stream at a time. Not thread-safe; move-only.
 class BlockingKernel {
  public:
@@ -50,15 +57,26 @@ class BlockingKernel {
   /// has been synchronized after release().
   bool timed_out() const noexcept;
 
+  /// The last block()'s readings of its SM (six loads of host-mapped memory): `start` when it
+  /// began spinning, `release` when it saw release() (`written` 0 when it timed out instead, or
+  /// on a moved-from object). Valid once the stream has been synchronized after release().
+  BlockReadings readings() const noexcept;
+
  private:
+  void clear_readings() noexcept;  ///< both readings' `written` to 0 (before a launch)
+
   PinnedHostBuffer release_flag_;    // int: 0 = hold, 1 = released
   PinnedHostBuffer timed_out_flag_;  // int: written 1 by the device on timeout
+  PinnedHostBuffer readings_;        // BlockReadings, written by the device
 };
 
 namespace detail {
 /// Enqueues the 1-thread spinning kernel on `stream` (kernel in blocking.cu). `release_flag` and
-/// `timed_out_flag` are device addresses of host-mapped ints. Throws CudaError on launch failure.
-void launch_blocking_kernel(const int* release_flag, int* timed_out_flag, std::int64_t timeout_ns, cudaStream_t stream);
+/// `timed_out_flag` are device addresses of host-mapped ints, `readings` of host-mapped
+/// BlockReadings (the kernel writes `start` on entry, `release` on release). Throws CudaError on
+/// launch failure.
+void launch_blocking_kernel(const int* release_flag, int* timed_out_flag, BlockReadings* readings,
+                            std::int64_t timeout_ns, cudaStream_t stream);
 }  // namespace detail
 
 }  // namespace xb

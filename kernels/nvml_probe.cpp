@@ -96,6 +96,8 @@ struct Nvml::Impl {
   // Optional: a missing one fails only the value it reads.
   int (*clock)(Device, int, unsigned*) = nullptr;
   int (*max_clock)(Device, int, unsigned*) = nullptr;
+  int (*supported_mem_clocks)(Device, unsigned*, unsigned*) = nullptr;
+  int (*supported_sm_clocks)(Device, unsigned, unsigned*, unsigned*) = nullptr;
   int (*temperature)(Device, int, unsigned*) = nullptr;
   int (*power_usage)(Device, unsigned*) = nullptr;
   int (*power_limit)(Device, unsigned*) = nullptr;
@@ -159,6 +161,8 @@ Nvml::Nvml(const std::string& pci_bus_id, const std::string& library) : impl_(st
   }
   m.find(m.clock, "nvmlDeviceGetClockInfo");
   m.find(m.max_clock, "nvmlDeviceGetMaxClockInfo");
+  m.find(m.supported_mem_clocks, "nvmlDeviceGetSupportedMemoryClocks");
+  m.find(m.supported_sm_clocks, "nvmlDeviceGetSupportedGraphicsClocks");
   m.find(m.temperature, "nvmlDeviceGetTemperature");
   m.find(m.power_usage, "nvmlDeviceGetPowerUsage");
   m.find(m.power_limit, "nvmlDeviceGetEnforcedPowerLimit");
@@ -274,6 +278,32 @@ GpuStaticInfo Nvml::static_info() const {
   }
   info.error = std::move(errors);
   return info;
+}
+
+std::vector<int> Nvml::supported_sm_clocks_mhz(std::string& error) const {
+  const Impl& m = *impl_;
+  std::vector<int> out;
+  if (!m.ok) {
+    error = m.status;
+    return out;
+  }
+  std::string errors;
+  unsigned mem[256] = {};
+  unsigned mem_count = 256;
+  if (!m.call(errors, "nvmlDeviceGetSupportedMemoryClocks", m.supported_mem_clocks, m.device, &mem_count, mem)) {
+    error = errors;
+    return out;
+  }
+  for (unsigned i = 0; i < mem_count; ++i) {
+    unsigned sm[512] = {};
+    unsigned sm_count = 512;
+    if (m.call(errors, "nvmlDeviceGetSupportedGraphicsClocks", m.supported_sm_clocks, m.device, mem[i], &sm_count,
+               sm)) {
+      for (unsigned k = 0; k < sm_count; ++k) out.push_back(static_cast<int>(sm[k]));
+    }
+  }
+  error = errors;
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------

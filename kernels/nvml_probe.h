@@ -96,6 +96,10 @@ class Nvml {
   GpuSnapshot snapshot() const;
   /// Name, UUID, driver, power limit, maximum clocks.
   GpuStaticInfo static_info() const;
+  /// Every SM clock the GPU supports, MHz, over all its supported memory clocks
+  /// (nvmlDeviceGetSupportedMemoryClocks, then nvmlDeviceGetSupportedGraphicsClocks for each), in
+  /// NVML's order; `error` gets the calls that failed ("" when none). Empty when NVML cannot list them.
+  std::vector<int> supported_sm_clocks_mhz(std::string& error) const;
 
  private:
   struct Impl;

@@ -72,12 +72,13 @@ MedianInterval median_ci(const FixtureRecord& f, double confidence) {
   return median_interval(f.samples_ns, confidence, batches_in_span(f.sampling_s, f.batch_min_s));
 }
 
-/// The SM clock of each run's fixture: the median of the per-sample clocks where both runs
-/// recorded them, else the mean of the NVML snapshots before and after sampling.
+/// The SM clock of each run's fixture: the median of the per-sample clocks (FixtureRecord::sm_clock,
+/// the range summary.md and events.json report) where both runs measured them, else the mean of
+/// the NVML snapshots before and after sampling.
 void read_clocks(const RunFixture& a, const RunFixture& b, FixtureComparison& r) {
-  if (!a.sample_sm_clock_mhz.empty() && !b.sample_sm_clock_mhz.empty()) {
-    r.sm_clock_a_mhz = compute_stats(a.sample_sm_clock_mhz).median;
-    r.sm_clock_b_mhz = compute_stats(b.sample_sm_clock_mhz).median;
+  if (a.record.sm_clock && b.record.sm_clock) {
+    r.sm_clock_a_mhz = a.record.sm_clock->median_mhz;
+    r.sm_clock_b_mhz = b.record.sm_clock->median_mhz;
     r.clock_source = "per-sample";
     return;
   }

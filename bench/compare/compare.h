@@ -35,9 +35,6 @@ CompareVerdict verdict_of_interval(double low, double high, double threshold);
 struct RunFixture {
   FixtureRecord record;  ///< qualify's view: samples, NVML snapshots, mode, stop, error
   bool graph = false;    ///< timing.graph: samples replayed a CUDA graph
-  /// timing.sample_sm_clock_mhz (optional): the SM clock each sample ran at, one per samples_ns
-  /// entry; empty when the run did not record it (docs/formats.md).
-  std::vector<double> sample_sm_clock_mhz;
   /// "hot", "cold", "hot, graph", ...: the timing mode as compared.
   std::string mode_text() const;
   /// "<name> (<mode_text>)": the key fixtures are paired by.

@@ -36,23 +36,6 @@ std::string without_raw_session_prefix(const std::string& what) {
   return what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what;
 }
 
-/// timing.sample_sm_clock_mhz of fixture `j` (optional; empty when absent).
-std::vector<double> read_sample_clocks(const json& j, std::size_t samples, const std::string& where) {
-  if (!j.contains("timing") || !j["timing"].is_object() || !j["timing"].contains("sample_sm_clock_mhz")) return {};
-  const json& clocks = need_array(j["timing"], "sample_sm_clock_mhz", where + ": timing");
-  if (clocks.size() != samples) {
-    fail(where, fmt::format("timing.sample_sm_clock_mhz holds {} values for {} samples", clocks.size(), samples));
-  }
-  std::vector<double> out;
-  out.reserve(clocks.size());
-  for (const json& c : clocks) {
-    if (!c.is_number() || !std::isfinite(c.get<double>()) || !(c.get<double>() > 0))
-      fail(where, "timing.sample_sm_clock_mhz holds a value that is not a positive number");
-    out.push_back(c.get<double>());
-  }
-  return out;
-}
-
 /// The recording window of a file's crossbench block: the same in every file of one recording,
 /// whenever each was written (a replay's validation.json is written later, with a later created_utc).
 std::pair<std::int64_t, std::int64_t> recording_window(const json& meta, const std::string& where) {
@@ -84,8 +67,6 @@ void read_events(const fs::path& path, RunFolder& r) {
     } catch (const InputError& e) {
       throw InputError(where + ": " + without_raw_session_prefix(e.what()));
     }
-    f.sample_sm_clock_mhz =
-        read_sample_clocks(fixtures[i], f.record.samples_ns.size(), fmt::format("{}: fixtures[{}]", where, i));
     if (!seen.insert(f.key()).second) fail(where, fmt::format("fixture {} is listed twice", f.key()));
     r.fixtures.push_back(std::move(f));
   }

@@ -39,8 +39,8 @@ struct RunFolder {
 
 /// Reads a run folder. Throws InputError when it is not a folder, has no events.json, or a file
 /// it reads is malformed (events.json strictly: crossbench.format "events", version 1, each
-/// fixture as raw_session.json's reader checks it; timing.sample_sm_clock_mhz, when present, an
-/// array of positive numbers as long as samples_ns). A missing or failed validation.json is no
+/// fixture as raw_session.json's reader checks it, timing.sample_sm_clock_mhz included: when
+/// present, one positive number or null per samples_ns entry). A missing or failed validation.json is no
 /// error: the folder reads as not validated.
 RunFolder read_run_folder(const std::filesystem::path& dir);
 

@@ -20,6 +20,10 @@ nlohmann::json gpu_sample_json(const GpuClockSample& sample);
 /// q3_ns, rsd.
 nlohmann::json sample_stats_json(const SampleStats& stats);
 
+/// JSON of a fixture's SM clock range (events.json's stats.sm_clock, the qualify report's fixtures'
+/// sm_clock): samples, min_mhz, median_mhz, max_mhz (bench/core/sm_clock.h).
+nlohmann::json sm_clock_range_json(const SmClockRange& range);
+
 /// JSON of the session's NVML facts (raw_session.json's "meta.gpu" and the traces' top-level
 /// "gpu"): source, error, uuid, pci_bus_id, driver_version, power_limit_w, sm_clock_max_mhz,
 /// mem_clock_max_mhz and the clock samples at_start and at_end. Throws std::invalid_argument for a

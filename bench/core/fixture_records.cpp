@@ -41,6 +41,37 @@ GpuClockSample parse_gpu_sample(const json& j, const std::string& w) {
   return g;
 }
 
+/// timing.sample_sm_clock_mhz (one positive number or null per sample) and timing.sm_clock_absent
+/// (the reasons, counted: as many as the nulls).
+void parse_sample_clocks(const json& j, FixtureTiming& t, const std::string& w) {
+  const json& clocks = sj::need_array(j, "sample_sm_clock_mhz", w);
+  if (clocks.size() != t.samples_ns.size())
+    sj::fail(w, fmt::format("timing sample_sm_clock_mhz holds {} values for {} samples", clocks.size(),
+                            t.samples_ns.size()));
+  int nulls = 0;
+  for (const json& c : clocks) {
+    if (c.is_null()) {
+      t.sample_sm_clock_mhz.emplace_back();
+      ++nulls;
+    } else if (c.is_number() && std::isfinite(c.get<double>()) && c.get<double>() > 0) {
+      t.sample_sm_clock_mhz.emplace_back(c.get<double>());
+    } else {
+      sj::fail(w, "timing sample_sm_clock_mhz holds a value that is neither a positive number nor null");
+    }
+  }
+  const json& absent = sj::need_object(j, "sm_clock_absent", w);
+  const std::string wa = w + ": timing sm_clock_absent";
+  SmClockAbsent& a = t.sm_clock_absent;
+  a.other_sm = sj::need_integer<int>(absent, "other_sm", wa);
+  a.host_gap = sj::need_integer<int>(absent, "host_gap", wa);
+  a.short_window = sj::need_integer<int>(absent, "short_window", wa);
+  a.unreadable = sj::need_integer<int>(absent, "unreadable", wa);
+  a.last = sj::need_integer<int>(absent, "last", wa);
+  if (a.other_sm < 0 || a.host_gap < 0 || a.short_window < 0 || a.unreadable < 0 || a.last < 0 || a.last > 1 ||
+      a.total() != nulls)
+    sj::fail(wa, fmt::format("counts must be non-negative (last 0 or 1) and add up to the {} null clocks", nulls));
+}
+
 FixtureTiming parse_fixture_timing(const json& j, const std::string& w) {
   FixtureTiming t;
   const std::string mode = sj::need_string(j, "mode", w);
@@ -91,6 +122,9 @@ FixtureTiming parse_fixture_timing(const json& j, const std::string& w) {
   t.early_slowdown = sj::need_number(j, "early_slowdown", w);
   t.gpu_before = parse_gpu_sample(sj::need(j, "gpu_before", w), w);
   t.gpu_after = parse_gpu_sample(sj::need(j, "gpu_after", w), w);
+  // Optional: absent where not recorded (graph mode, --no-blocking, a launch that synchronizes,
+  // sessions recorded before 2026-12-05).
+  if (j.contains("sample_sm_clock_mhz")) parse_sample_clocks(j, t, w);
   return t;
 }
 
@@ -246,6 +280,29 @@ std::string sync_note(const FixtureTiming& t) {
                            : "detected: the call waited for the blocking kernel");
 }
 
+json sm_clock_range_json(const SmClockRange& r) {
+  return {{"samples", r.samples}, {"min_mhz", r.min_mhz}, {"median_mhz", r.median_mhz}, {"max_mhz", r.max_mhz}};
+}
+
+std::string sm_clock_text(const FixtureTiming& t) {
+  if (t.sample_sm_clock_mhz.empty()) return "";
+  const SmClockAbsent& a = t.sm_clock_absent;
+  std::string absent;
+  const auto add = [&absent](int n, const std::string& why) {
+    if (n > 0) absent += fmt::format("{}{} {}", absent.empty() ? "; absent: " : ", ", n, why);
+  };
+  add(a.other_sm, "on another SM");
+  add(a.host_gap, fmt::format("window over {:g}x the sample (the host's gap)", kClockWindowMaxEventFactor));
+  add(a.short_window, fmt::format("window under {} us", kClockWindowMinNs / 1000));
+  add(a.unreadable, "unreadable");
+  add(a.last, "last");
+  const std::size_t n = t.sample_sm_clock_mhz.size();
+  const auto r = sm_clock_range(t.sample_sm_clock_mhz);
+  if (!r) return fmt::format("none measured in its {} samples{}", n, absent);
+  return fmt::format("{:.1f} / {:.1f} / {:.1f} MHz (min / median / max) over {} of {} samples{}", r->min_mhz,
+                     r->median_mhz, r->max_mhz, r->samples, n, absent);
+}
+
 json fixture_timing_json(const FixtureTiming& t) {
   for (double v : {t.stopping.max_noise_fraction, t.confidence, t.stopping.min_time_s, t.stopping.max_time_s,
                    t.sampling_s, t.early_slowdown, t.batch_min_s})
@@ -273,6 +330,20 @@ json fixture_timing_json(const FixtureTiming& t) {
   if (t.batch_min_s > 0) j["batch_min_s"] = t.batch_min_s;  // optional key: absent means no minimum batch length
   if (t.sync_declared) j["sync_declared"] = true;           // optional key: absent means not declared
   if (t.sync_found_after > 0) j["sync_found_after"] = t.sync_found_after;  // optional key: absent means 0
+  if (!t.sample_sm_clock_mhz.empty()) {                                    // optional keys: absent means not recorded
+    json clocks = json::array();
+    for (const auto& c : t.sample_sm_clock_mhz) {
+      if (c) check_finite(*c, "fixture timing SM clock");
+      clocks.push_back(c ? json(*c) : json());
+    }
+    j["sample_sm_clock_mhz"] = std::move(clocks);
+    const SmClockAbsent& a = t.sm_clock_absent;
+    j["sm_clock_absent"] = {{"other_sm", a.other_sm},
+                            {"host_gap", a.host_gap},
+                            {"short_window", a.short_window},
+                            {"unreadable", a.unreadable},
+                            {"last", a.last}};
+  }
   return j;
 }
 

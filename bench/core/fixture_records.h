@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/core/sm_clock.h"
 #include "bench/core/stopping_rule.h"
 #include "bench/core/timing_mode.h"
 #include "common/stats.h"
@@ -84,6 +85,12 @@ struct FixtureTiming {
   bool cold_start = false;               ///< flagged: not warmed up and the first samples were slower
   double early_slowdown = 0;             ///< median of the first tenth of samples / median of all - 1
   GpuClockSample gpu_before, gpu_after;  ///< NVML before and after sampling
+  /// The SM clock each sample ran at, MHz, one per samples_ns in the same order, nullopt (JSON
+  /// null) where not measured (bench/core/sm_clock.h, why in sm_clock_absent). Recorded only for
+  /// eager samples held by the blocking kernel: empty (the JSON key absent) in graph mode, with
+  /// --no-blocking, for a launch that synchronizes, and in sessions recorded before 2026-12-05.
+  std::vector<std::optional<double>> sample_sm_clock_mhz;
+  SmClockAbsent sm_clock_absent;  ///< why entries of sample_sm_clock_mhz are null (all 0 when empty)
 };
 
 /// The median's interval of a fixture's samples (common/stats.h median_interval) as its stopping
@@ -97,6 +104,11 @@ MedianInterval fixture_median_interval(const FixtureTiming& t);
 /// after the setup call, or caught during sampling after `sync_found_after` calls), or declared
 /// .sync() but timed behind it because it did not; "" for an undeclared asynchronous launch.
 std::string sync_note(const FixtureTiming& t);
+
+/// The fixture's per-sample SM clocks in one line (summary.md, the qualify report): "1755.0 /
+/// 1980.0 / 1980.0 MHz (min / median / max) over 119 of 120 samples; absent: 1 last" or "none
+/// measured in its 120 samples; absent: ..."; "" when not recorded (t.sample_sm_clock_mhz empty).
+std::string sm_clock_text(const FixtureTiming& t);
 
 /// One benchmark fixture (op x dtype x size) and its verified result.
 struct FixtureInfo {

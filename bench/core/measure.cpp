@@ -420,7 +420,10 @@ class FixtureMeasurement {
         t0 = cfg_.now();
         cpu0 = cfg_.cpu_now ? cfg_.cpu_now() : 0.0;
         next_poll = kGpuPollS;
+        clock_readings_.clear();
+        clock_event_ns_.clear();
       }
+      keep_clock_reading(call);
       const double per_launch = static_cast<double>(call.event_ns) / spec_.launches;
       t_.samples_ns.push_back(per_launch);
       const double elapsed = cfg_.now() - t0;
@@ -440,6 +443,11 @@ class FixtureMeasurement {
     t_.stop = stop_reason_of(rule.state());
     m_.stats = compute_stats(t_.samples_ns);
     m_.converged = rule.state() == StoppingRule::State::Converged;
+    if (clocks_recorded()) {
+      SampleClocks c = sample_sm_clocks(clock_readings_, clock_event_ns_);
+      t_.sample_sm_clock_mhz = std::move(c.mhz);
+      t_.sm_clock_absent = c.absent;
+    }
     t_.early_slowdown = early_slowdown(t_.samples_ns);
     t_.cold_start = !t_.warmed_up && std::fabs(t_.early_slowdown) > 0.02;
     return std::move(m_);
@@ -457,6 +465,22 @@ class FixtureMeasurement {
 
   void interrupt() const {
     if (cfg_.check_interrupt) cfg_.check_interrupt();
+  }
+  /// Per-sample SM clocks are recorded for eager samples held by the blocking kernel, when the
+  /// device reads its counters (SampleDevice::hold_readings), for every sample kept.
+  bool clocks_recorded() const {
+    return t_.blocking && !cfg_.graph && clocks_read_ && clock_readings_.size() == t_.samples_ns.size();
+  }
+  /// Keeps the readings of the sample just taken (its blocking kernel's), with its event interval.
+  void keep_clock_reading(const TimedCall& call) {
+    if (!t_.blocking || cfg_.graph || !clocks_read_) return;
+    const std::optional<BlockReadings> r = dev_.hold_readings();
+    if (!r) {
+      clocks_read_ = false;  // a device that reads no counters: no clocks for this fixture
+      return;
+    }
+    clock_readings_.push_back(*r);
+    clock_event_ns_.push_back(call.event_ns);
   }
   bool cold() const { return cfg_.mode == TimingMode::Cold; }
   const char* sync_kind() const { return cfg_.sync ? "declared" : "detected"; }
@@ -501,6 +525,9 @@ class FixtureMeasurement {
   bool restarted_ = false;
   std::size_t next_instance_ = 0;
   std::vector<Launch> cold_cycle_, replays_;
+  std::vector<BlockReadings> clock_readings_;  ///< of the recorded samples, in order (keep_clock_reading)
+  std::vector<std::int64_t> clock_event_ns_;   ///< their whole event intervals, ns
+  bool clocks_read_ = true;                    ///< false once the device gave no reading
   std::optional<HoldWatch> watch_;
   std::optional<DropGraphs> drop_graphs_;  ///< after watch_: destroyed first
 };

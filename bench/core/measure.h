@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -22,6 +23,7 @@
 #include <cuda_runtime_api.h>
 
 #include "bench/core/fixture_records.h"
+#include "bench/core/sm_clock.h"
 #include "bench/core/stopping_rule.h"
 #include "bench/core/timing_mode.h"
 #include "common/stats.h"
@@ -59,6 +61,11 @@ class SampleDevice {
   virtual void synchronize() = 0;
   /// Gives the stream back after a failure (never throws).
   virtual void abandon() noexcept = 0;
+  /// What the last sample's blocking kernel read of its SM (kernels/sm_counters.h), taken by
+  /// release_and_wait_ns (a few loads of host-mapped memory, after the stop event); nullopt when
+  /// that sample was not held, or the device reads none (the default). The sampling loop derives
+  /// each held sample's SM clock from them (bench/core/sm_clock.h).
+  virtual std::optional<BlockReadings> hold_readings() const { return std::nullopt; }
 
   // Graph mode (MeasureConfig::graph). The defaults throw std::logic_error: a device that cannot
   // capture refuses graph mode.

@@ -174,6 +174,8 @@ void write_events_json(const RawSession& raw, std::ostream& out) {
                                   {"half_width", ci.bounded ? nlohmann::json(ci.half_width()) : nlohmann::json()},
                                   {"batches", ci.batches},
                                   {"effective_samples", ci.effective_samples}};
+      if (const auto range = sm_clock_range(f.timing.sample_sm_clock_mhz))  // recorded per sample
+        fj["stats"]["sm_clock"] = sm_clock_range_json(*range);
       fj["stop_rule"] = f.timing.confidence > 0 ? "median_ci" : "rsd";
       fj["noisy"] = f.timing.stop != StopReason::Converged;
       fj["throttled"] = f.timing.gpu_before.throttled || f.timing.gpu_after.throttled;
@@ -214,7 +216,7 @@ void write_summary(const RawSession& raw, const ValidationReport& report, const 
          "cudaEvent per call (us) | CUPTI span per call (us) | event - span (us) | CUPTI kernel sum per call (us) | "
          "TFLOP/s | GB/s |\n";
   out << "| --- | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n";
-  std::vector<std::string> spread_notes, sync_notes, work_notes;
+  std::vector<std::string> spread_notes, sync_notes, work_notes, clock_notes;
   for (const FixtureInfo& f : read_fixtures(raw)) {
     // What one call enqueued (the work signature), for every fixture that was probed or refused.
     if (f.work.recorded || (!f.work.why.empty() && !is_recorded_before_probe(f.work))) {
@@ -257,6 +259,7 @@ void write_summary(const RawSession& raw, const ValidationReport& report, const 
                             : f.timing.stop == StopReason::Converged
                                 ? "yes"
                                 : "NO (" + std::string(to_string(f.timing.stop)) + rule + ")";
+    if (!f.timing.sample_sm_clock_mhz.empty()) clock_notes.push_back("- " + f.name + ": " + sm_clock_text(f.timing));
     if (const std::string note = sync_note(f.timing); !note.empty())
       sync_notes.push_back(fmt::format("- {} {}", f.name, note));
     // Why the samples spread: named for every fixture that spread beyond its target or timed out.
@@ -271,6 +274,11 @@ void write_summary(const RawSession& raw, const ValidationReport& report, const 
   if (!spread_notes.empty()) {
     out << "\nWhy the samples spread (NVML clock-event reasons and clocks before and after sampling):\n\n";
     for (const std::string& n : spread_notes) out << n << "\n";
+  }
+  if (!clock_notes.empty()) {
+    out << "\nSM clock per sample (min / median / max over the samples that have one, from the blocking kernel's "
+           "counters; docs/metrics.md, \"SM clock per sample\"):\n\n";
+    for (const std::string& n : clock_notes) out << n << "\n";
   }
   if (!sync_notes.empty()) {
     out << "\nLaunches that synchronize with the device (docs/own-kernel.md):\n\n";

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -46,10 +47,13 @@ class CudaSampleDevice final : public SampleDevice {
     if (held && blocking_->timed_out()) {
       throw std::runtime_error("blocking kernel timed out before the host released it");
     }
+    readings_.reset();
+    if (held) readings_ = blocking_->readings();  // six loads of host-mapped memory
     const auto ns = static_cast<std::int64_t>(std::llround(static_cast<double>(stop_.elapsed_ms_since(start_)) * 1e6));
     if (ns <= 0) throw std::runtime_error("non-positive cudaEvent interval (" + std::to_string(ns) + " ns)");
     return ns;
   }
+  std::optional<BlockReadings> hold_readings() const override { return readings_; }
   void release() noexcept override {
     if (blocking_ != nullptr) blocking_->release();  // a store to host-mapped memory: any thread
   }
@@ -141,8 +145,9 @@ class CudaSampleDevice final : public SampleDevice {
   cudaStream_t stream_;
   BlockingKernel* blocking_;
   const DeviceBuffer* flush_;
-  double deadline_s_;  ///< wait_event / wait_stream give up after this, s (wait_deadline_s)
-  bool held_ = false;  ///< a blocking kernel of hold() may still be pending
+  double deadline_s_;                      ///< wait_event / wait_stream give up after this, s (wait_deadline_s)
+  bool held_ = false;                      ///< a blocking kernel of hold() may still be pending
+  std::optional<BlockReadings> readings_;  ///< the last sample's (hold_readings)
   Event start_, stop_;
   Event marker_handed_{cudaEventDisableTiming}, marker_legacy_{cudaEventDisableTiming},
       marker_per_thread_{cudaEventDisableTiming};

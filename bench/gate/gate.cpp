@@ -112,6 +112,7 @@ FixtureRecord record_of(const FixtureInfo& f) {
   r.samples_ns = f.timing.samples_ns;
   r.gpu_before = f.timing.gpu_before;
   r.gpu_after = f.timing.gpu_after;
+  r.sm_clock = sm_clock_range(f.timing.sample_sm_clock_mhz);
   r.error = f.error;
   if (r.error.empty() && !f.verified) r.error = "result not verified against the host reference";
   return r;
@@ -209,6 +210,19 @@ ThrottleCheck check_throttle(const FixtureRecord& now, const FixtureRecord* base
   }
   c.reason = "power-capped as in the baseline (SM clocks unknown)";
   return c;
+}
+
+std::string sm_clock_difference(const FixtureRecord& now, const FixtureRecord& reference, const GateRules& rules,
+                                const std::string& reference_name) {
+  if (!now.sm_clock || !reference.sm_clock ||
+      !sm_clocks_differ(*now.sm_clock, *reference.sm_clock, rules.sm_clock_tolerance))
+    return "";
+  const SmClockRange &n = *now.sm_clock, &b = *reference.sm_clock;
+  return fmt::format(
+      "SM clock per sample differs: median {:.0f} MHz ({:.0f}..{:.0f}) against {} {:.0f} MHz "
+      "({:.0f}..{:.0f}), {:+.1f}%",
+      n.median_mhz, n.min_mhz, n.max_mhz, reference_name, b.median_mhz, b.min_mhz, b.max_mhz,
+      (n.median_mhz / b.median_mhz - 1) * 100);
 }
 
 FixtureClass classify_fixture(const FixtureRecord& f, double reference_median_ns, const std::string& gpu_name,
@@ -310,6 +324,10 @@ GateResult gate_fixture(const FixtureRecord& now, const FixtureRecord* baseline,
     why.push_back("throttled: " + th.reason);
   } else {
     r.note = th.reason;
+  }
+  if (baseline != nullptr) {
+    if (const std::string clocks = sm_clock_difference(now, *baseline, rules); !clocks.empty())
+      r.note += (r.note.empty() ? "" : "; ") + clocks;
   }
   if (baseline != nullptr && hard_throttled(*baseline)) {
     r.throttled = true;

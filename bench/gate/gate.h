@@ -72,6 +72,10 @@ struct GateRules {
   /// Both runs power-capped: SM clocks differing by more than this fraction are throttling. One
   /// power-capped GEMM fixture's NVML snapshots range over 1500..1680 MHz on the H200.
   double clock_tolerance = 0.10;
+  /// Per-sample SM clocks (FixtureRecord::sm_clock) whose medians differ by more than this
+  /// fraction are named in the fixture's note (sm_clock_difference): more than their 0.1-MHz
+  /// rounding and the device timer's 1% (bench/core/sm_clock.h), less than a power cap's moves.
+  double sm_clock_tolerance = 0.02;
   /// Fewer samples than this on either side: inconclusive (the normal approximation needs them).
   std::size_t min_samples = 10;
   /// --threshold: replaces both thresholds.
@@ -93,6 +97,9 @@ struct FixtureRecord {
   double batch_min_s = 0;          ///< FixtureTiming::batch_min_s (0: none)
   std::vector<double> samples_ns;  ///< per call, every sample
   GpuClockSample gpu_before, gpu_after;
+  /// The range of the per-sample SM clocks (FixtureTiming::sample_sm_clock_mhz, sm_clock_range);
+  /// none where not recorded or none measured.
+  std::optional<SmClockRange> sm_clock;
   std::string error;  ///< the fixture failed: why ("" when it ran)
 
   /// "<name> (<mode>)": a suite may hold one fixture in both modes.
@@ -121,6 +128,13 @@ bool hard_throttled(const FixtureRecord& fixture);
 /// Mean SM clock of the fixture's valid NVML snapshots (before and after sampling), MHz; nullopt
 /// when none has one.
 std::optional<double> mean_sm_clock_mhz(const FixtureRecord& fixture);
+
+/// When both fixtures have per-sample SM clocks and their medians differ by more than
+/// rules.sm_clock_tolerance (sm_clocks_differ): "SM clock per sample differs: median 1755 MHz
+/// (1700..1800) against the baseline's 1980 MHz (1975..1980), -11.4%", `reference_name` in the
+/// baseline's place; "" otherwise.
+std::string sm_clock_difference(const FixtureRecord& now, const FixtureRecord& reference, const GateRules& rules,
+                                const std::string& reference_name = "the baseline's");
 
 /// The gate's result for one fixture.
 struct GateResult {

@@ -187,13 +187,30 @@ void write_baseline_json(const Baseline& b, std::ostream& out) {
             {"gpu_before", gpu_sample_json(f.gpu_before)},
             {"gpu_after", gpu_sample_json(f.gpu_after)},
             {"stats", sample_stats_json(st)}};
-    if (f.batch_min_s > 0) fj["batch_min_s"] = f.batch_min_s;  // optional: absent means none
+    if (f.batch_min_s > 0) fj["batch_min_s"] = f.batch_min_s;           // optional: absent means none
+    if (f.sm_clock) fj["sm_clock"] = sm_clock_range_json(*f.sm_clock);  // optional: absent means not recorded
     std::string head = fj.dump();
     head.pop_back();  // the closing brace: samples follow
     out << (i == 0 ? "\n  " : ",\n  ") << head << ",\n   \"samples_ns\": " << json(samples).dump() << "}";
   }
   out << "\n ]}\n";
 }
+
+namespace {
+
+/// A baseline fixture's "sm_clock" (optional: its run recorded per-sample SM clocks).
+SmClockRange parse_sm_clock(const json& j, const std::string& at) {
+  SmClockRange r;
+  r.samples = static_cast<std::size_t>(need_int(j, "samples", at, 1, std::numeric_limits<std::int64_t>::max()));
+  r.min_mhz = need_number(j, "min_mhz", at);
+  r.median_mhz = need_number(j, "median_mhz", at);
+  r.max_mhz = need_number(j, "max_mhz", at);
+  if (!(r.min_mhz > 0 && r.min_mhz <= r.median_mhz && r.median_mhz <= r.max_mhz))
+    fail(at, "min_mhz <= median_mhz <= max_mhz, all positive, does not hold");
+  return r;
+}
+
+}  // namespace
 
 Baseline parse_baseline(std::string_view text) {
   const std::string where = "baseline";
@@ -251,6 +268,7 @@ Baseline parse_baseline(std::string_view text) {
       r.batch_min_s = need_number(f, "batch_min_s", at);
       if (!(r.batch_min_s > 0)) fail(at, "batch_min_s must be positive");
     }
+    if (f.contains("sm_clock")) r.sm_clock = parse_sm_clock(need_object(f, "sm_clock", at), at + ": sm_clock");
     r.gpu_before = parse_sample(need(f, "gpu_before", at), at + ": gpu_before");
     r.gpu_after = parse_sample(need(f, "gpu_after", at), at + ": gpu_after");
     const json& samples = need_array(f, "samples_ns", at);

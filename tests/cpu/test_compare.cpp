@@ -265,13 +265,29 @@ TEST(CompareRuns, MismatchedMetadataIsNamedAndExplainsTheShift) {
   EXPECT_NE(md.str().find("cuBLAS version: '130100' in A, '130200' in B (**can explain**)"), std::string::npos);
 }
 
+/// Per-sample clocks as a blocking-mode run records them: `mhz` for every sample but every fifth
+/// (on another SM) and the last (no later reading), which are null, with their reasons counted.
+void set_sample_clocks(json& fixture, double mhz) {
+  json& t = fixture["timing"];
+  const std::size_t n = t["samples_ns"].size();
+  json clocks = json::array();
+  int other_sm = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const bool absent = i + 1 == n || i % 5 == 4;
+    if (absent && i + 1 != n) ++other_sm;
+    clocks.push_back(absent ? json() : json(mhz));
+  }
+  t["sample_sm_clock_mhz"] = clocks;
+  t["sm_clock_absent"] = {{"other_sm", other_sm}, {"host_gap", 0}, {"short_window", 0}, {"unreadable", 0}, {"last", 1}};
+}
+
 TEST(CompareRuns, AnSmClockDifferenceExplainsAShift) {
-  // B ran 7% slower at a 7% lower SM clock (per-sample clocks recorded in both).
+  // B ran 7% slower at a 7% lower SM clock (per-sample clocks recorded in both, some null).
   const auto clocks = [](double mhz) {
     return [mhz](json& e) {
       json& f = fixture_named(e, "add/bf16/4096");
       if (mhz < 1980) add_delay(e, "add/bf16/4096", 2);
-      f["timing"]["sample_sm_clock_mhz"] = std::vector<double>(f["timing"]["samples_ns"].size(), mhz);
+      set_sample_clocks(f, mhz);
     };
   };
   const fs::path a = derive(kRunA, "clock-a", clocks(1980));
@@ -281,6 +297,13 @@ TEST(CompareRuns, AnSmClockDifferenceExplainsAShift) {
   EXPECT_EQ(f.comparison, CompareVerdict::Slower);
   EXPECT_EQ(f.verdict, CompareVerdict::Ambiguous);
   EXPECT_NE(f.reason.find("SM clock 1980 MHz in A, 1840 MHz in B"), std::string::npos) << f.reason;
+}
+
+TEST(CompareRuns, PerSampleClocksInOneRunOnlyFallBackToNvml) {
+  const fs::path a =
+      derive(kRunA, "clock-one", [](json& e) { set_sample_clocks(fixture_named(e, "add/bf16/4096"), 1980); });
+  const FixtureComparison f = find(compare_dirs(a, kRunA), "add/bf16/4096");
+  EXPECT_NE(f.clock_source, "per-sample");
 }
 
 TEST(CompareRuns, ADifferentTimingModeIsPairedAndNamed) {
@@ -366,6 +389,13 @@ TEST(CompareFiles, SummaryGpuLineAndBadFolders) {
     fixture_named(e, "add/bf16/64")["timing"]["sample_sm_clock_mhz"] = json::array({1980});
   });
   EXPECT_THROW(read_run_folder(clocks), InputError);
+  // Null clocks must be as many as the reasons counted in sm_clock_absent.
+  const fs::path miscounted = derive(kRunA, "miscounted-clocks", [](json& e) {
+    json& f = fixture_named(e, "add/bf16/64");
+    set_sample_clocks(f, 1980);
+    f["timing"]["sm_clock_absent"]["last"] = 0;
+  });
+  EXPECT_THROW(read_run_folder(miscounted), InputError);
 }
 
 // --------------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ usage: test_compare_plot.py REPO_ROOT BENCH_EXE [PYTHON_DIR]
 
 Without matplotlib the test is skipped: it prints a line starting "SKIPPED:" and exits 77.
 """
+import json
 import os
 import shutil
 import subprocess
@@ -43,6 +44,23 @@ def main():
         assert r.returncode == 0, f"plot_compare.py --samples failed ({r.returncode}): {r.stderr}"
         check_png(os.path.join(run, "samples.png"))
         print("ok: --samples: samples.png")
+
+        # Per-sample SM clocks as a blocking-mode run records them (null where not measured).
+        clocked = os.path.join(tmp, "clocked")
+        os.makedirs(clocked)
+        with open(os.path.join(run_a, "events.json")) as f:
+            doc = json.load(f)
+        for fx in doc["fixtures"]:
+            n = len((fx.get("timing") or {}).get("samples_ns") or [])
+            if n:
+                fx["timing"]["sample_sm_clock_mhz"] = [None if i % 7 == 6 or i == n - 1 else 1980.0 - i % 3
+                                                       for i in range(n)]
+        with open(os.path.join(clocked, "events.json"), "w") as f:
+            json.dump(doc, f)
+        r = subprocess.run([sys.executable, script, "--samples", clocked], capture_output=True, text=True)
+        assert r.returncode == 0, f"plot_compare.py --samples with clocks failed ({r.returncode}): {r.stderr}"
+        check_png(os.path.join(clocked, "samples.png"))
+        print("ok: --samples with per-sample SM clocks (some null): samples.png")
 
         for args in ([os.path.join(tmp, "missing")], ["--samples", os.path.join(tmp, "missing")]):
             r = subprocess.run([sys.executable, script] + args, capture_output=True, text=True)

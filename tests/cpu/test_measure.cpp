@@ -4,9 +4,11 @@
 // handling and that the recorded session validates its own step metrics.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -39,8 +41,28 @@ class FakeDevice : public SampleDevice {
     ++holds;
     order = {"hold"};
     calls_in_sample = 0;
+    readings.start = counters();
     std::lock_guard<std::mutex> lock(hold_mutex);
     held = true;
+  }
+  // The blocking kernel's SM counters (hold_readings): a device time that each sample advances by
+  // its interval and a 10-us host gap, counted at sm_clock_mhz on SM smid_of(sample).
+  double sm_clock_mhz = 0;  ///< 0: the device reads no counters
+  std::function<std::uint32_t(int sample)> smid_of = [](int) { return 3u; };
+  std::uint64_t device_ns = 1'000'000;
+  BlockReadings readings;
+  std::optional<BlockReadings> last_readings;
+  SmCounters counters() const {
+    SmCounters c;
+    c.globaltimer_ns = device_ns;
+    c.clock64 = static_cast<std::uint64_t>(static_cast<double>(device_ns) * sm_clock_mhz / 1000.0);
+    c.smid = smid_of(samples);
+    c.written = 1;
+    return c;
+  }
+  std::optional<BlockReadings> hold_readings() const override {
+    if (sm_clock_mhz <= 0) return std::nullopt;
+    return last_readings;
   }
   std::function<void()> on_flush;
   void flush_l2() override {
@@ -58,6 +80,9 @@ class FakeDevice : public SampleDevice {
     ++releases;
     order.push_back("release");
     const std::int64_t ns = overhead_ns + per_call(samples) * calls_in_sample;
+    readings.release = counters();
+    last_readings = readings;
+    device_ns += static_cast<std::uint64_t>(ns) + 10'000;
     calls_per_sample.push_back(calls_in_sample);
     ++samples;
     now_s += static_cast<double>(ns) * 1e-9 + 1e-3;  // 1 ms of host time per sample
@@ -606,6 +631,65 @@ TEST(Measure, RejectsBadInput) {
   SampleSpec zero;
   zero.launches = 0;
   EXPECT_THROW(timed_sample(r.launch(), *r.prof, r.dev, "k", "xb::k", zero), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace xb
+
+namespace xb {
+namespace {
+
+/// Held samples long enough for a clock (400 us each), on a device counting 1500 MHz.
+Rig& clocked(Rig& r) {
+  r.cfg.batch = 4;
+  r.dev.per_call = [](int) { return std::int64_t{100'000}; };
+  r.dev.sm_clock_mhz = 1500;
+  return r;
+}
+
+TEST(MeasureSmClock, EveryHeldSampleButTheLastGetsItsClock) {
+  Rig r;
+  const Measurement m = measure({r.launch()}, *r.prof, r.dev, "k", "xb::k", clocked(r).cfg);
+  const FixtureTiming& t = m.timing;
+  ASSERT_EQ(t.sample_sm_clock_mhz.size(), t.samples_ns.size());
+  for (std::size_t i = 0; i + 1 < t.samples_ns.size(); ++i) {
+    ASSERT_TRUE(t.sample_sm_clock_mhz[i]) << i;
+    EXPECT_DOUBLE_EQ(*t.sample_sm_clock_mhz[i], 1500.0) << i;
+  }
+  EXPECT_FALSE(t.sample_sm_clock_mhz.back());
+  EXPECT_EQ(t.sm_clock_absent.last, 1);
+  EXPECT_EQ(t.sm_clock_absent.total(), 1);
+}
+
+TEST(MeasureSmClock, AWindowAcrossTwoSmsIsAbsent) {
+  Rig r;
+  clocked(r).dev.smid_of = [](int sample) { return static_cast<std::uint32_t>(sample / 2); };  // moves every 2nd
+  const Measurement m = measure({r.launch()}, *r.prof, r.dev, "k", "xb::k", r.cfg);
+  const FixtureTiming& t = m.timing;
+  ASSERT_EQ(t.sample_sm_clock_mhz.size(), t.samples_ns.size());
+  EXPECT_GT(t.sm_clock_absent.other_sm, 0);
+  EXPECT_EQ(t.sm_clock_absent.total(),
+            std::count(t.sample_sm_clock_mhz.begin(), t.sample_sm_clock_mhz.end(), std::nullopt));
+}
+
+TEST(MeasureSmClock, NoneInGraphModeWithoutBlockingOrWithoutReadings) {
+  {
+    Rig r;
+    clocked(r).cfg.graph = true;
+    EXPECT_TRUE(measure({r.launch()}, *r.prof, r.dev, "k", "xb::k", r.cfg).timing.sample_sm_clock_mhz.empty());
+  }
+  {
+    Rig r;
+    clocked(r).dev.is_blocking = false;
+    EXPECT_TRUE(measure({r.launch()}, *r.prof, r.dev, "k", "xb::k", r.cfg).timing.sample_sm_clock_mhz.empty());
+  }
+  {
+    Rig r;
+    clocked(r).dev.sm_clock_mhz = 0;  // a device that reads no counters
+    const Measurement m = measure({r.launch()}, *r.prof, r.dev, "k", "xb::k", r.cfg);
+    EXPECT_TRUE(m.timing.sample_sm_clock_mhz.empty());
+    EXPECT_EQ(m.timing.sm_clock_absent.total(), 0);
+  }
 }
 
 }  // namespace

@@ -85,6 +85,27 @@ def check_file(validators, schema_name, path, removed=None):
             f"{'/'.join(str(k) for k in removed)}")
 
 
+def check_sample_clocks(validators, events_path):
+    """A run folder's events.json with per-sample SM clocks (as a blocking-mode run writes them:
+    some null, their reasons counted, the range in stats.sm_clock) matches; a clock that is not a
+    number, or the clocks without their reasons, does not."""
+    with open(events_path) as f:
+        doc = json.load(f)
+    fixture = next(f for f in doc["fixtures"] if f.get("timing", {}).get("samples_ns"))
+    n = len(fixture["timing"]["samples_ns"])
+    fixture["timing"]["sample_sm_clock_mhz"] = [1980.0] * (n - 1) + [None]
+    fixture["timing"]["sm_clock_absent"] = {"other_sm": 0, "host_gap": 0, "short_window": 0, "unreadable": 0,
+                                            "last": 1}
+    fixture["stats"]["sm_clock"] = {"samples": n - 1, "min_mhz": 1980.0, "median_mhz": 1980.0, "max_mhz": 1980.0}
+    v = validators["events.schema.json"]
+    errors = errors_of(v, doc)
+    assert not errors, "events.json with per-sample clocks:\n  " + "\n  ".join(errors)
+    for edit in (lambda t: t["sample_sm_clock_mhz"].__setitem__(0, "1980"), lambda t: t.pop("sm_clock_absent")):
+        broken = copy.deepcopy(doc)
+        edit(next(f for f in broken["fixtures"] if "sample_sm_clock_mhz" in f.get("timing", {}))["timing"])
+        assert next(v.iter_errors(broken), None) is not None, "events.schema.json accepts broken SM clocks"
+
+
 def body(tmp):
     repo, bench = common.parse_args("REPO_ROOT BENCH_EXE")
     common.require_module("jsonschema", "jsonschema", "the JSON Schema test")
@@ -107,6 +128,8 @@ def body(tmp):
             check_file(validators, schema_name, os.path.join(folder, name), removed)
             checked += 1
         print(f"ok: {label}: {', '.join(names)}")
+    check_sample_clocks(validators, os.path.join(folder, "events.json"))
+    print(f"ok: {label}: events.json with per-sample SM clocks")
     # bench compare's report, of the last run folder against itself.
     compare_out = os.path.join(tmp, "compare")
     r = subprocess.run([bench, "compare", folder, folder, "--out", compare_out], capture_output=True, text=True)

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "bench/core/device.h"
+#include "bench/core/measure.h"
 
 namespace xb::testing {
 
@@ -22,5 +23,17 @@ class GpuTest : public ::testing::Test {
 /// The same fixture for value-parameterized tests.
 template <typename Param>
 class GpuTestWithParam : public GpuTest, public ::testing::WithParamInterface<Param> {};
+
+/// A short measurement for GPU tests: batches of `batch` calls, 20 recorded steps, at least
+/// `min_samples` samples and `min_time_s` seconds, at most 2 s.
+inline MeasureConfig short_measure_config(int batch, int min_samples, double min_time_s) {
+  MeasureConfig cfg;
+  cfg.batch = batch;
+  cfg.schedule = Schedule{0, 0, 20};
+  cfg.stopping.min_samples = min_samples;
+  cfg.stopping.min_time_s = min_time_s;
+  cfg.stopping.max_time_s = 2;
+  return cfg;
+}
 
 }  // namespace xb::testing

@@ -23,15 +23,7 @@ using SyncGpu = testing::GpuTest;
 constexpr std::int64_t kKernelNs = 20'000;  // a 20 us spin kernel per call
 
 /// Batches of 4 calls, 20 recorded steps, 50 samples and 0.2 s at least, 2 s at most.
-MeasureConfig short_config() {
-  MeasureConfig cfg;
-  cfg.batch = 4;
-  cfg.schedule = Schedule{0, 0, 20};
-  cfg.stopping.min_samples = 50;
-  cfg.stopping.min_time_s = 0.2;
-  cfg.stopping.max_time_s = 2;
-  return cfg;
-}
+MeasureConfig short_config() { return testing::short_measure_config(4, 50, 0.2); }
 
 TEST_F(SyncGpu, DetectsALaunchThatWaitsForTheStreamAndNotAPlainKernelLaunch) {
   Stream stream;

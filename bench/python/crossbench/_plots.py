@@ -68,8 +68,12 @@ def read_run(run_dir):
         ordered = sorted(samples)
         mid = len(ordered) // 2
         median = ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+        if isinstance(clocks, list) and len(clocks) == len(samples) and any(c is not None for c in clocks):
+            clocks = [float("nan") if c is None else c for c in clocks]  # null: not measured (a gap in the line)
+        else:
+            clocks = None
         out.append({"key": fixture_key(f), "samples_us": [s / 1000 for s in samples],
-                    "clock_mhz": clocks if isinstance(clocks, list) and len(clocks) == len(samples) else None,
+                    "clock_mhz": clocks,
                     "median_us": stats.get("median_ns", median) / 1000,
                     "ci_us": (ci["low_ns"] / 1000, ci["high_ns"] / 1000) if ci.get("bounded") else None,
                     "nvml": nvml})
