@@ -65,3 +65,25 @@ h200_build_or_exit() {
   echo "build failed ($(basename "$1"))"
   exit 1
 }
+
+# h200_build_with_python LOG: builds bench and validate into build-h200 (-DXB_LAB=ON, python3's
+# nanobind for the module), then the Python module crossbench._core by name (`ninja -t targets` did
+# not list it under the H200's CMake 4.4); LOG holds the output. When bench or validate fails,
+# copies LOG into $OUT, checks "build (bench, validate)" FAILED and exits 1; a missing _core is one
+# check line (the Python parts are then not run). Exports XB_BUILD_DIR and XB_JOBS.
+h200_build_with_python() {
+  local log=$1 py3
+  py3=$(command -v python3)
+  export XB_BUILD_DIR=build-h200 XB_JOBS=16 XB_CMAKE_ARGS="-DXB_LAB=ON -DXB_PYTHON3:FILEPATH=$py3"
+  if ! XB_BUILD_TARGETS="bench validate" bash scripts/setup.sh > "$log" 2>&1; then
+    tail -40 "$log"
+    cp "$log" "$OUT/"
+    check "build (bench, validate)" "FAILED"
+    exit 1
+  fi
+  if cmake --build build-h200 -j 16 --target _core >> "$log" 2>&1; then
+    check "build (bench, validate, crossbench._core)" "$(( $(date +%s) - t0 )) s"
+  else
+    check "build (bench, validate; crossbench._core did not build: nanobind missing for python3?)" "$(( $(date +%s) - t0 )) s"
+  fi
+}

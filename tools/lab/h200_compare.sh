@@ -20,16 +20,7 @@ h200_workdir /tmp/xb-compare
 h200_machine "$OUT/machine.txt"
 
 phase "build"
-py3=$(command -v python3)
-export XB_BUILD_DIR=build-h200 XB_JOBS=16 XB_CMAKE_ARGS="-DXB_PYTHON3:FILEPATH=$py3"
-if ! XB_BUILD_TARGETS="bench validate" bash scripts/setup.sh > "$W/build.log" 2>&1; then
-  tail -40 "$W/build.log"
-  cp "$W/build.log" "$OUT/"
-  check "build (bench, validate)" "FAILED"
-  exit 1
-fi
-cmake --build build-h200 -j 16 --target _core >> "$W/build.log" 2>&1 || echo "crossbench._core did not build" >> "$W/build.log"
-check "build" "$(( $(date +%s) - t0 )) s"
+h200_build_with_python "$W/build.log"
 
 run() {  # run NAME ARGS...: one run of the main job into $W/NAME, its console into console.txt
   local name=$1

@@ -27,22 +27,7 @@ python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.versio
 python3 -c "import triton; print('triton', triton.__version__)" >> "$OUT/machine.txt" 2>&1
 
 phase "build"
-py3=$(command -v python3)
-export XB_BUILD_DIR=build-h200 XB_JOBS=16 XB_CMAKE_ARGS="-DXB_LAB=ON -DXB_PYTHON3:FILEPATH=$py3"
-if ! XB_BUILD_TARGETS="bench validate" bash scripts/setup.sh > "$W/build.log" 2>&1; then
-  tail -40 "$W/build.log"
-  cp "$W/build.log" "$OUT/"
-  check "build (bench, validate)" "FAILED"
-  exit 1
-fi
-# The Python module, where nanobind was found for python3 (else the Python cases are NOT RUN,
-# which --require-python turns into mismatches). Built by name: `ninja -t targets` did not list
-# _core under the H200's CMake 4.4 (run 5), so asking ninja for the target list is not the test.
-if cmake --build build-h200 -j 16 --target _core >> "$W/build.log" 2>&1; then
-  check "build (bench, validate, crossbench._core)" "$(( $(date +%s) - t0 )) s"
-else
-  check "build (bench, validate; crossbench._core did not build: nanobind missing for python3?)" "$(( $(date +%s) - t0 )) s"
-fi
+h200_build_with_python "$W/build.log"
 
 phase "corpus"
 budget=$(( 420 - ($(date +%s) - t0) ))
