@@ -74,7 +74,8 @@ std::string house_type_name(const std::string& option_name) {
                                                                {"devices", "LIST|all"},
                                                                {"out", "DIR"},
                                                                {"from-run", "DIR"},
-                                                               {"runs", "DIR"},
+                                                               {"RUN_A", "DIR"},
+                                                               {"RUN_B", "DIR"},
                                                                {"suite", "FILE"},
                                                                {"baseline", "FILE"},
                                                                {"ceilings", "FILE"},
@@ -90,7 +91,10 @@ std::string house_type_name(const std::string& option_name) {
                                                                {"min-time", "SECONDS"},
                                                                {"max-time", "SECONDS"},
                                                                {"slow-fixture", "NAME=US"},
-                                                               {"mode", "hot|cold"}};
+                                                               {"mode", "hot|cold"},
+                                                               {"aggregate", "FILE|DIR"},
+                                                               {"warmup-ms", "MS"},
+                                                               {"busy-threshold", "FRACTION"}};
   std::string name = option_name;
   name.erase(0, name.find_first_not_of('-'));
   for (const auto& [option, type] : kNames)
@@ -133,6 +137,16 @@ std::string nearest_option(const CLI::App& app, const std::string& arg) {
 std::string parse_error_message(const CLI::App& app, const CLI::ParseError& error, int argc, const char* const* argv) {
   std::string message = error.what();
   std::replace(message.begin(), message.end(), '\n', ' ');
+  // CLI11's wording for a value that is not a number ("Could not convert: --threshold = abc") in the
+  // house's ("--threshold: 'abc' is not a number"), as the commands' own checks word theirs.
+  if (dynamic_cast<const CLI::ConversionError*>(&error) != nullptr) {
+    const std::string tag = "Could not convert: ";
+    const std::size_t at = message.find(tag), eq = message.find(" = ", at == std::string::npos ? 0 : at);
+    if (at != std::string::npos && eq != std::string::npos)
+      return message.substr(at + tag.size(), eq - at - tag.size()) + ": '" + message.substr(eq + 3) +
+             "' is not a number";
+    return message;
+  }
   if (dynamic_cast<const CLI::ExtrasError*>(&error) == nullptr) return message;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -142,7 +156,9 @@ std::string parse_error_message(const CLI::App& app, const CLI::ParseError& erro
     for (const CLI::Option* opt : app.get_options()) known = known || opt->check_name(name);
     if (known) continue;
     const std::string near = nearest_option(app, name);
-    if (!near.empty()) return message + " (did you mean " + near + "?)";
+    // "unknown option --sise (did you mean --size?)" rather than CLI11's list of every word it
+    // did not expect ("The following arguments were not expected: 64 --sise").
+    return "unknown option " + name + (near.empty() ? "" : " (did you mean " + near + "?)");
   }
   return message;
 }

@@ -26,11 +26,11 @@ inline constexpr const char* kBenchExitCodes =
 void apply_style(CLI::App& app, const std::string& version, const std::string& exit_codes = kBenchExitCodes);
 
 /// The house name of an option's value, by the option's name, for every command alike:
-/// "LIST" (comma-separated: --size, --op, --dtype), "LIST|all" (--devices), "DIR" (--out, --from-run, run
-/// folders), "FILE" (--suite, --baseline, --ceilings, --replay, --trace, --table, --events,
+/// "LIST" (comma-separated: --size, --op, --dtype), "LIST|all" (--devices), "DIR" (--out, --from-run, the run
+/// folders RUN_A and RUN_B), "FILE" (--suite, --baseline, --ceilings, --replay, --trace, --table, --events,
 /// --report, --markdown), "PCT" (--threshold, --overhead-threshold, --max-noise), "SECONDS"
-/// (--min-time, --max-time), "NAME=US" (--slow-fixture), "hot|cold" (--mode); "" for any other
-/// (CLI11's own name stays).
+/// (--min-time, --max-time), "NAME=US" (--slow-fixture), "hot|cold" (--mode), "FILE|DIR" (--aggregate), "MS"
+/// (--warmup-ms), "FRACTION" (--busy-threshold); "" for any other (CLI11's own name stays).
 std::string house_type_name(const std::string& option_name);
 
 /// The option of `app` nearest to the mistyped `arg` ("--sizes" -> "--size"), by edit distance

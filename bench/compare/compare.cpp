@@ -126,9 +126,9 @@ std::vector<std::string> notes_of(const RunFixture& a, const RunFixture& b) {
   for (const auto* side : {&a, &b}) {
     const char* name = side == &a ? "A" : "B";
     if (side->record.stop && *side->record.stop != StopReason::Converged) {
-      notes.push_back(
-          fmt::format("{} missed its precision target ({:.2f}%): its median's drift-aware interval widens the shift's",
-                      name, side->record.max_noise * 100));
+      notes.push_back(fmt::format(
+          "{} missed its precision target ({:.2f}%): its median's drift-aware interval widens the shift's interval",
+          name, side->record.max_noise * 100));
     }
   }
   return notes;

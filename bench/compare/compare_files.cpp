@@ -187,11 +187,12 @@ std::optional<CompareOptions> parse_compare_args(int argc, const char* const* ar
   app.name("bench compare");
   app.footer(
       "exit codes: 0 nothing slower or ambiguous, 1 a fixture slower or failed, or a run not validated (not "
-      "claimed), 2 usage or input error, 3 ambiguous only");
-  std::vector<std::string> runs;
+      "claimed), 2 usage or input error (one line, nothing written), 3 ambiguous only");
+  std::string run_a, run_b;
   std::string out;
   double threshold = 0, overhead = 0;
-  app.add_option("runs", runs, "run A (before) and run B (after)")->expected(2);
+  app.add_option("RUN_A", run_a, "run A: the run folder before the change")->required();
+  app.add_option("RUN_B", run_b, "run B: the run folder after the change")->required();
   app.add_option("--out", out, "folder for compare.md and compare.json (default results/compare/<UTC time>-<pid>)");
   app.add_option(
       "--threshold", threshold,
@@ -200,10 +201,9 @@ std::optional<CompareOptions> parse_compare_args(int argc, const char* const* ar
   app.add_option("--overhead-threshold", overhead,
                  "the threshold of overhead-bound fixtures only, percent (default 10)");
   if (!parse_command_line(app, argc, argv, one_line)) return std::nullopt;
-  if (runs.size() != 2) throw UsageError("give two run folders: bench compare A B");
-  if (runs[0].empty() || runs[1].empty()) throw UsageError("empty run folder name");
-  opt.a = runs[0];
-  opt.b = runs[1];
+  if (run_a.empty() || run_b.empty()) throw UsageError("empty run folder name");
+  opt.a = run_a;
+  opt.b = run_b;
   if (app.count("--out") > 0 && out.empty()) throw UsageError("empty --out folder");
   opt.out = out;
   if (app.count("--threshold") > 0 && app.count("--overhead-threshold") > 0)

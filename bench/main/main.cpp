@@ -8,6 +8,7 @@
 
 #include "bench/ab/ab.h"
 #include "bench/calibrate/calibrate.h"
+#include "bench/cli/cli.h"
 #include "bench/compare/compare_report.h"
 #include "bench/core/device.h"
 #include "bench/main/devices.h"
@@ -87,8 +88,10 @@ int main(int argc, char** argv) {
       });
     }
   }
-  // Only the plain bench has --no-cupti; subcommands that need CUPTI say what failed.
-  return run_command(argv[0], sub == nullptr, [&] {
+  // Only the plain bench has --no-cupti; subcommands that need CUPTI say what failed. A
+  // subcommand's errors name it ("bench sweep: error: ..."), as its --help header does.
+  const std::string program = sub != nullptr ? program_name(argv[0]) + " " + sub->name : std::string(argv[0]);
+  return run_command(program.c_str(), sub == nullptr, [&] {
     return sub != nullptr ? sub->run(argc - 1, argv + 1) : run_main(argc, argv, subcommand_help(), true);
   });
 }

@@ -329,7 +329,9 @@ std::optional<QualifyOptions> parse_qualify_args(int argc, const char* const* ar
   QualifyOptions opt;
   CLI::App app{"bench qualify: runs a suite, validates every run folder and gates each fixture against a baseline"};
   app.name("bench qualify");
-  app.footer("exit codes: 0 all pass, 1 regression or validation failure, 2 usage or input error, 3 inconclusive only");
+  app.footer(
+      "exit codes: 0 all pass, 1 regression or validation failure, 2 usage or input error (one line, nothing "
+      "written), 3 inconclusive only");
   std::string suite, baseline, out;
   std::vector<std::string> slow, from;
   double threshold = 0;

@@ -102,7 +102,7 @@ void expect_one_line_error(const Result& r, const std::vector<std::string>& need
   EXPECT_EQ(r.code, 2) << r.out << r.err;
   ASSERT_FALSE(r.err.empty());
   EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "more than one line: " << r.err;
-  EXPECT_EQ(r.err.rfind("bench: error: ", 0), 0u) << r.err;
+  EXPECT_EQ(r.err.rfind("bench qualify: error: ", 0), 0u) << r.err;
   for (const std::string& n : needles) EXPECT_NE(r.err.find(n), std::string::npos) << n << " not in: " << r.err;
 }
 

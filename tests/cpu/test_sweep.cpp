@@ -514,7 +514,9 @@ TEST(BenchSweepExe, BadInputExitsTwoWithOneLineAndWritesNothing) {
     const auto [code, text] = testing::run_command(std::string(XB_BENCH_EXE) + " " + args + " --out " + out.string());
     EXPECT_EQ(code, 2) << args << ": " << text;
     EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << args << ": " << text;
-    EXPECT_EQ(text.rfind("bench: error: ", 0), 0u) << text;
+    // The subcommand's errors name it: "bench sweep: error: ...".
+    const std::string sub = args.substr(0, args.find(' '));
+    EXPECT_EQ(text.rfind("bench " + sub + ": error: ", 0), 0u) << text;
     EXPECT_FALSE(fs::exists(out)) << args;
   }
 }
