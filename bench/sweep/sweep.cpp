@@ -40,8 +40,8 @@ std::optional<SweepOptions> parse_sweep_args(int argc, const char* const* argv) 
   app.add_option("--size", sizes,
                  "sizes: list and/or power-of-two ranges, e.g. 64:16384:x2 or 64,1000,4096 "
                  "(default 64:16384:x2)");
-  app.add_option("--op", ops, "comma-separated ops: matmul, add, addmm, addmm_bias1d (default all)");
-  app.add_option("--dtype", dtypes, "comma-separated dtypes: bf16, fp16, fp32 (default bf16)");
+  app.add_option("--op", ops, "comma-separated ops: matmul,add,addmm,addmm_bias1d (default all)");
+  app.add_option("--dtype", dtypes, "comma-separated dtypes: bf16,fp16,fp32 (default bf16)");
   app.add_option("--ceilings", ceilings, "ceilings.json from `bench calibrate` (default: calibrate first)");
   app.add_option("--out", out, "run folder to create (default results/runs/<UTC time>-<pid>)");
   app.add_option("--wait-steps", opt.wait_steps, "timed schedule: unrecorded steps per point (default 1)");
