@@ -29,13 +29,6 @@ namespace {
 
 using namespace strict_json;
 
-/// InputError's text without the "raw_session: " the shared fixture reader puts first (the file
-/// read here is events.json, named before it).
-std::string without_raw_session_prefix(const std::string& what) {
-  const std::string prefix = "raw_session: ";
-  return what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what;
-}
-
 /// The recording window of a file's crossbench block: the same in every file of one recording,
 /// whenever each was written (a replay's validation.json is written later, with a later created_utc).
 std::pair<std::int64_t, std::int64_t> recording_window(const json& meta, const std::string& where) {
@@ -51,7 +44,7 @@ void read_events(const fs::path& path, RunFolder& r) {
   const json& meta = need_object(doc, "crossbench", where);
   r.created_utc = need_string(meta, "created_utc", where + ": crossbench");
   r.window_ns = recording_window(meta, where + ": crossbench");
-  constexpr std::int64_t kIntMax = 2147483647;
+  constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
   r.environment.cuda_driver_version = static_cast<int>(need_int(meta, "cuda_driver_version", where, 0, kIntMax));
   r.environment.cuda_runtime_version = static_cast<int>(need_int(meta, "cuda_runtime_version", where, 0, kIntMax));
   r.environment.cublas_version = static_cast<int>(need_int(meta, "cublas_version", where, 0, kIntMax));
@@ -60,13 +53,9 @@ void read_events(const fs::path& path, RunFolder& r) {
   std::set<std::string> seen;
   for (std::size_t i = 0; i < fixtures.size(); ++i) {
     RunFixture f;
-    try {
-      const FixtureInfo info = parse_fixture_json(fixtures[i], i);
-      f.record = record_of(info);
-      f.graph = info.timing.graph;
-    } catch (const InputError& e) {
-      throw InputError(where + ": " + without_raw_session_prefix(e.what()));
-    }
+    const FixtureInfo info = parse_fixture_json(fixtures[i], i, where);
+    f.record = record_of(info);
+    f.graph = info.timing.graph;
     if (!seen.insert(f.key()).second) fail(where, fmt::format("fixture {} is listed twice", f.key()));
     r.fixtures.push_back(std::move(f));
   }

@@ -47,8 +47,10 @@ nlohmann::json fixture_json(const FixtureInfo& fixture);
 
 /// Reads back the fixture object fixture_json writes, as raw_session.json's fixture blocks and
 /// events.json's "fixtures" entries hold it (keys only events.json writes, such as stats and steps,
-/// are not read), strictly, with read_fixtures' checks. `index`: its place in the file's list.
-/// Throws InputError("raw_session: fixtures[index]: ...") naming the first problem.
-FixtureInfo parse_fixture_json(const nlohmann::json& fixture, std::size_t index);
+/// are not read), strictly, with read_fixtures' checks. `index`: its place in the file's list;
+/// `file`: the file's name in messages. Throws InputError("<file>: fixtures[index]: ...") naming
+/// the first problem.
+FixtureInfo parse_fixture_json(const nlohmann::json& fixture, std::size_t index,
+                               const std::string& file = "raw_session");
 
 }  // namespace xb

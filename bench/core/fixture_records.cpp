@@ -195,8 +195,8 @@ FixtureInfo parse_fixture(const json& j, const std::string& w) {
 }
 
 /// What raw_session.json's reader has always checked of a fixture's values.
-void check_fixture(const FixtureInfo& f, std::size_t i) {
-  const auto bad = [](const std::string& what) { throw InputError("raw_session: " + what); };
+void check_fixture(const FixtureInfo& f, std::size_t i, const std::string& file) {
+  const auto bad = [&](const std::string& what) { throw InputError(file + ": " + what); };
   if (f.timing.mode) {
     const FixtureTiming& t = f.timing;
     if (t.launches_per_sample < 1 || t.rotation < 1) {
@@ -434,9 +434,9 @@ GpuMeta read_gpu_meta(const SessionMeta& meta) {
   return g;
 }
 
-FixtureInfo parse_fixture_json(const json& fixture, std::size_t index) {
-  FixtureInfo f = parse_fixture(fixture, fmt::format("raw_session: fixtures[{}]", index));
-  check_fixture(f, index);
+FixtureInfo parse_fixture_json(const json& fixture, std::size_t index, const std::string& file) {
+  FixtureInfo f = parse_fixture(fixture, fmt::format("{}: fixtures[{}]", file, index));
+  check_fixture(f, index, file);
   return f;
 }
 

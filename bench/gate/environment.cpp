@@ -13,12 +13,6 @@ namespace xb {
 
 using nlohmann::json;
 
-namespace {
-
-std::string int_text(long long v) { return std::to_string(v); }
-
-}  // namespace
-
 RunEnvironment environment_of(const SessionMeta& meta) {
   RunEnvironment e;
   const GpuMeta gpu = read_gpu_meta(meta);
@@ -44,7 +38,7 @@ std::vector<EnvironmentDifference> compare_environments(const RunEnvironment& b,
     if (!bv.empty() && !nv.empty() && bv != nv) out.push_back({what, bv, nv, refuses});
   };
   auto number = [&](const char* what, long long bv, long long nv, bool refuses) {
-    if (bv > 0 && nv > 0 && bv != nv) out.push_back({what, int_text(bv), int_text(nv), refuses});
+    if (bv > 0 && nv > 0 && bv != nv) out.push_back({what, std::to_string(bv), std::to_string(nv), refuses});
   };
   text("GPU name", b.gpu_name, n.gpu_name, true);
   text("driver", b.driver_version, n.driver_version, true);
